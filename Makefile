@@ -1,0 +1,31 @@
+# Todo parte de un Python 3.11 pelado: el entorno virtual se crea solo.
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+SELLO  := $(VENV)/.instalado
+
+.PHONY: install demo test lint bench clean
+
+$(SELLO): pyproject.toml requirements.lock
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Falta $(PYTHON): instala Python 3.11 o usa 'make PYTHON=python3 ...'"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e ".[dev]"
+	touch $(SELLO)
+
+install: $(SELLO)
+
+demo: $(SELLO)
+	$(BIN)/agente demo
+
+lint: $(SELLO)
+	$(BIN)/ruff check agente politicas herramientas tests bench
+
+test: $(SELLO) lint
+	$(BIN)/python -m pytest
+
+bench: $(SELLO)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Agente de atención al cliente para tiendas: ensambla y sirve (politicas/ decide, herramientas/ actúa)."""

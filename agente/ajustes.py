@@ -1,0 +1,73 @@
+"""Ajustes del producto: una sola clase, leída del entorno.
+
+Variables con prefijo ``AGENTE_``, más ``DATABASE_URL`` y las estándar de Langfuse.
+Cada campo está documentado en la tabla de ajustes del README (lo comprueba un test).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SECRETO_DEMO = "demo-no-usar-en-produccion"
+
+
+class Ajustes(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENTE_", extra="ignore")
+
+    database_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("DATABASE_URL"),
+        description="URL de un PostgreSQL existente; sin ella se arranca el embebido.",
+    )
+    pgdata: Path = Field(
+        default=Path(".agente/pgdata"),
+        description="Carpeta de datos del PostgreSQL embebido.",
+    )
+    pool_max: int = Field(default=10, ge=1, description="Conexiones máximas del pool.")
+    modelo: str = Field(
+        default="offline",
+        description="'offline' (reglas, sin LLM) o 'proveedor:modelo' de init_chat_model.",
+    )
+    demo: bool = Field(default=False, description="Modo demo: login de demo y secreto por defecto.")
+    secreto: str = Field(default=SECRETO_DEMO, description="Secreto con el que se firman los tokens.")
+    token_horas: int = Field(default=12, ge=1, description="Validez de los tokens emitidos.")
+    pasarela_retardo: Decimal = Field(
+        default=Decimal("0"), ge=0, description="Segundos que tarda la pasarela simulada."
+    )
+    pasarela_fallo: bool = Field(
+        default=False, description="La pasarela simulada falla (pruebas y demos)."
+    )
+    max_llamadas_modelo_turno: int = Field(default=8, ge=1, description="Llamadas al modelo por turno.")
+    max_llamadas_modelo_hilo: int = Field(default=60, ge=1, description="Llamadas al modelo por hilo.")
+    mensajes_por_minuto: int = Field(default=20, ge=1, description="Mensajes por cliente y minuto.")
+    langfuse_public_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("LANGFUSE_PUBLIC_KEY")
+    )
+    langfuse_secret_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("LANGFUSE_SECRET_KEY")
+    )
+    langfuse_host: str = Field(
+        default="https://cloud.langfuse.com", validation_alias=AliasChoices("LANGFUSE_HOST")
+    )
+
+    @model_validator(mode="after")
+    def _secreto_real_fuera_de_demo(self) -> Ajustes:
+        # Solo se exige al servir; la CLI de base de datos no firma nada.
+        return self
+
+    def secreto_es_de_demo(self) -> bool:
+        return not self.secreto or self.secreto == SECRETO_DEMO
+
+    @property
+    def tracing_activo(self) -> bool:
+        return bool(self.langfuse_public_key and self.langfuse_secret_key)
+
+
+@lru_cache(maxsize=1)
+def ajustes() -> Ajustes:
+    return Ajustes()

@@ -1,0 +1,262 @@
+"""Catálogo de demostración: dos tiendas, 24 productos, 12 clientes, 30+ pedidos.
+
+Los identificadores son fijos (README, docs y tests los nombran); las fechas son
+relativas a hoy para que la demo no caduque. Cargar dos veces deja lo mismo:
+cada fila se inserta con ``ON CONFLICT DO UPDATE`` y las fechas se recalculan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+import psycopg
+
+D = Decimal
+
+TIENDAS = [("talavera", "Talavera de la Reina"), ("madrid-centro", "Madrid-Centro")]
+
+ENCARGADOS = [
+    ("enc-talavera", "talavera", "Lucía Moreno", True),
+    ("enc-madrid-centro", "madrid-centro", "Javier Ortega", True),
+    ("enc-talavera-baja", "talavera", "Pedro Sanz (de baja)", False),
+]
+
+# sku, nombre, categoria, pvp
+PRODUCTOS = [
+    ("CAF-001", "Cafetera de goteo Aroma 10 tazas", "cafeteras", D("120.00")),
+    ("CAF-002", "Cafetera italiana Moka 6 tazas", "cafeteras", D("29.90")),
+    ("CAF-003", "Cafetera espresso Crema 15 bar", "cafeteras", D("120.00")),
+    ("CAF-004", "Cafetera superautomática Barista", "cafeteras", D("249.00")),
+    ("CAF-005", "Cafetera de cápsulas Mini", "cafeteras", D("69.00")),
+    ("MEN-001", "Sartén antiadherente 24 cm", "menaje", D("24.90")),
+    ("MEN-002", "Sartén antiadherente 20 cm", "menaje", D("19.90")),
+    ("MEN-003", "Sartén inducción Pro 24 cm", "menaje", D("24.90")),
+    ("MEN-004", "Sartén honda 28 cm", "menaje", D("34.90")),
+    ("MEN-005", "Juego de 3 cuchillos", "menaje", D("45.00")),
+    ("TEX-001", "Toalla de baño algodón", "textil", D("15.00")),
+    ("TEX-002", "Juego de sábanas 90 cm", "textil", D("35.00")),
+    ("TEX-003", "Juego de sábanas 135 cm", "textil", D("45.00")),
+    ("TEX-004", "Nórdico 150 cm", "textil", D("59.00")),
+    ("TEX-005", "Cojín decorativo", "textil", D("12.00")),
+    ("ILU-001", "Lámpara de mesa Nube", "iluminacion", D("40.00")),
+    ("ILU-002", "Flexo LED articulado", "iluminacion", D("30.00")),
+    ("ILU-003", "Lámpara de pie Arco", "iluminacion", D("40.00")),
+    ("ILU-004", "Pack 4 bombillas LED", "iluminacion", D("9.90")),
+    ("ELE-001", "Batidora de vaso 600 W", "electrodomesticos", D("30.00")),
+    ("ELE-002", "Tostadora 2 ranuras", "electrodomesticos", D("25.00")),
+    ("ELE-003", "Exprimidor eléctrico", "electrodomesticos", D("30.00")),
+    ("ELE-004", "Hervidor de agua 1,7 l", "electrodomesticos", D("35.00")),
+    ("REP-001", "Jarra de repuesto para cafetera Aroma", "repuestos", D("14.90")),
+]
+
+# Stock por tienda; REP-001 está agotado en las dos (sin alternativa posible).
+STOCK_POR_DEFECTO = 8
+STOCK_ESPECIAL = {
+    ("talavera", "REP-001"): 0,
+    ("madrid-centro", "REP-001"): 0,
+    ("talavera", "CAF-004"): 2,
+    ("madrid-centro", "TEX-004"): 0,
+}
+
+# id, tienda, nombre, email, telefono
+CLIENTES = [
+    ("C-0001", "talavera", "Ana García López", "ana.garcia@example.com", "+34 600 111 001"),
+    ("C-0002", "talavera", "Bruno Díaz Martín", "bruno.diaz@example.com", "+34 600 111 002"),
+    ("C-0003", "madrid-centro", "Carmen Ruiz Gómez", "carmen.ruiz@example.com", "+34 600 111 003"),
+    ("C-0004", "madrid-centro", "David Fernández Gil", "david.fernandez@example.com", "+34 600 111 004"),
+    ("C-0005", "talavera", "Elena Navarro Ramos", "elena.navarro@example.com", "+34 600 111 005"),
+    ("C-0006", "talavera", "Fernando Torres Vidal", "fernando.torres@example.com", "+34 600 111 006"),
+    ("C-0007", "madrid-centro", "Gloria Herrera Castro", "gloria.herrera@example.com", "+34 600 111 007"),
+    ("C-0008", "madrid-centro", "Hugo Molina Ortiz", "hugo.molina@example.com", "+34 600 111 008"),
+    ("C-0009", "talavera", "Irene Delgado Serrano", "irene.delgado@example.com", "+34 600 111 009"),
+    ("C-0010", "madrid-centro", "Jorge Castillo Rubio", "jorge.castillo@example.com", "+34 600 111 010"),
+    ("C-0011", "talavera", "Laura Ibáñez Pascual", "laura.ibanez@example.com", "+34 600 111 011"),
+    ("C-0012", "madrid-centro", "Marcos Vega Prieto", "marcos.vega@example.com", "+34 600 111 012"),
+]
+
+
+@dataclass(frozen=True)
+class PedidoDemo:
+    id: str
+    cliente_id: str
+    dias_desde_compra: int
+    estado: str
+    dias_desde_entrega: int | None
+    lineas: tuple[tuple[str, int], ...]  # (sku, unidades); precio = pvp del catálogo
+
+
+PEDIDOS_CLAVE = [
+    # 120 EUR, cafetera, entregado hace 4 días: reembolso necesita encargado (importe).
+    PedidoDemo("P-20260917-0041", "C-0001", 9, "entregado", 4, (("CAF-001", 1),)),
+    # 24,90 EUR entregado hace 3 días, cliente sin devoluciones: reembolso sin firma.
+    PedidoDemo("P-20260920-0102", "C-0002", 7, "entregado", 3, (("MEN-001", 1),)),
+    # 35 EUR entregado hace 45 días: necesita encargado (antigüedad de la entrega).
+    PedidoDemo("P-20260801-0007", "C-0003", 50, "entregado", 45, (("TEX-002", 1),)),
+    # 40 EUR aún no entregado.
+    PedidoDemo("P-20260925-0150", "C-0004", 2, "enviado", None, (("ILU-001", 1),)),
+    # 30 EUR entregado hace 5 días, cliente con 2 devoluciones en 30 días.
+    PedidoDemo("P-20260922-0077", "C-0005", 8, "entregado", 5, (("ELE-001", 1),)),
+    # Jarra de repuesto: sin alternativa en stock en su categoría.
+    PedidoDemo("P-20260919-0055", "C-0001", 6, "entregado", 2, (("REP-001", 1),)),
+]
+
+PEDIDOS_RELLENO = [
+    PedidoDemo("P-20260901-0011", "C-0005", 28, "entregado", 25, (("TEX-001", 2),)),
+    PedidoDemo("P-20260905-0019", "C-0005", 24, "entregado", 20, (("ILU-004", 1),)),
+    PedidoDemo("P-20260910-0021", "C-0002", 40, "entregado", 36, (("ELE-002", 1),)),
+    PedidoDemo("P-20260911-0022", "C-0006", 12, "entregado", 8, (("MEN-002", 1), ("TEX-005", 2))),
+    PedidoDemo("P-20260912-0023", "C-0006", 3, "pendiente", None, (("CAF-005", 1),)),
+    PedidoDemo("P-20260913-0024", "C-0007", 15, "entregado", 11, (("TEX-003", 1),)),
+    PedidoDemo("P-20260914-0025", "C-0007", 1, "pendiente", None, (("ILU-002", 1),)),
+    PedidoDemo("P-20260915-0026", "C-0008", 20, "entregado", 16, (("ELE-004", 1), ("ILU-004", 2))),
+    PedidoDemo("P-20260916-0027", "C-0008", 4, "enviado", None, (("MEN-004", 1),)),
+    PedidoDemo("P-20260917-0028", "C-0009", 10, "entregado", 6, (("CAF-002", 1),)),
+    PedidoDemo("P-20260918-0029", "C-0009", 60, "entregado", 55, (("TEX-004", 1),)),
+    PedidoDemo("P-20260919-0030", "C-0010", 14, "entregado", 9, (("ILU-003", 1),)),
+    PedidoDemo("P-20260920-0031", "C-0010", 5, "cancelado", None, (("ELE-003", 1),)),
+    PedidoDemo("P-20260921-0032", "C-0011", 11, "entregado", 7, (("MEN-005", 1),)),
+    PedidoDemo("P-20260922-0033", "C-0011", 2, "enviado", None, (("TEX-001", 4),)),
+    PedidoDemo("P-20260923-0034", "C-0012", 18, "entregado", 13, (("CAF-003", 1),)),
+    PedidoDemo("P-20260924-0035", "C-0012", 6, "entregado", 1, (("ELE-002", 1), ("MEN-002", 1))),
+    PedidoDemo("P-20260925-0036", "C-0001", 35, "entregado", 31, (("TEX-005", 3),)),
+    PedidoDemo("P-20260926-0037", "C-0003", 9, "entregado", 5, (("ILU-002", 1),)),
+    PedidoDemo("P-20260927-0038", "C-0004", 25, "entregado", 21, (("MEN-003", 2),)),
+    PedidoDemo("P-20260928-0039", "C-0002", 3, "pendiente", None, (("TEX-002", 1),)),
+    PedidoDemo("P-20260929-0040", "C-0006", 45, "entregado", 40, (("ELE-001", 1),)),
+    PedidoDemo("P-20260930-0042", "C-0007", 7, "entregado", 2, (("CAF-002", 2),)),
+    PedidoDemo("P-20261001-0043", "C-0008", 16, "entregado", 12, (("TEX-003", 1), ("TEX-005", 1))),
+    PedidoDemo("P-20261002-0044", "C-0009", 1, "pendiente", None, (("ILU-001", 1),)),
+    PedidoDemo("P-20261003-0045", "C-0010", 30, "entregado", 26, (("MEN-001", 2),)),
+    PedidoDemo("P-20261004-0046", "C-0011", 22, "entregado", 18, (("ELE-004", 1),)),
+]
+
+PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO
+
+# Devoluciones históricas (ya resueltas fuera del agente): C-0005 tiene dos recientes.
+DEVOLUCIONES = [
+    ("P-20260901-0011", "C-0005", D("15.00"), "La toalla destiñe", 10),
+    ("P-20260905-0019", "C-0005", D("9.90"), "Bombillas fundidas", 20),
+    ("P-20260910-0021", "C-0002", D("25.00"), "No la usaba", 34),
+]
+
+UPSERT_TIENDA_SQL = """
+INSERT INTO tiendas (id, nombre) VALUES (%(id)s, %(nombre)s)
+ON CONFLICT (id) DO UPDATE SET nombre = EXCLUDED.nombre
+"""
+UPSERT_POLITICA_SQL = """
+INSERT INTO politicas_tienda (tienda) VALUES (%(tienda)s) ON CONFLICT (tienda) DO NOTHING
+"""
+UPSERT_ENCARGADO_SQL = """
+INSERT INTO encargados (id, tienda, nombre, activo) VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s)
+ON CONFLICT (id) DO UPDATE SET tienda = EXCLUDED.tienda, nombre = EXCLUDED.nombre, activo = EXCLUDED.activo
+"""
+UPSERT_PRODUCTO_SQL = """
+INSERT INTO productos (sku, nombre, categoria, pvp) VALUES (%(sku)s, %(nombre)s, %(categoria)s, %(pvp)s)
+ON CONFLICT (sku) DO UPDATE
+SET nombre = EXCLUDED.nombre, categoria = EXCLUDED.categoria, pvp = EXCLUDED.pvp
+"""
+UPSERT_STOCK_SQL = """
+INSERT INTO stock (sku, tienda, unidades) VALUES (%(sku)s, %(tienda)s, %(unidades)s)
+ON CONFLICT (tienda, sku) DO UPDATE SET unidades = EXCLUDED.unidades
+"""
+UPSERT_CLIENTE_SQL = """
+INSERT INTO clientes (id, tienda, nombre, email, telefono)
+VALUES (%(id)s, %(tienda)s, %(nombre)s, %(email)s, %(telefono)s)
+ON CONFLICT (id) DO UPDATE SET tienda = EXCLUDED.tienda, nombre = EXCLUDED.nombre,
+    email = EXCLUDED.email, telefono = EXCLUDED.telefono
+"""
+UPSERT_PEDIDO_SQL = """
+INSERT INTO pedidos (id, cliente_id, tienda, fecha, estado, entregado_en, importe)
+VALUES (%(id)s, %(cliente_id)s, %(tienda)s,
+        now() - make_interval(days => %(dias_compra)s),
+        %(estado)s,
+        now() - make_interval(days => %(dias_entrega)s::int),
+        %(importe)s)
+ON CONFLICT (id) DO UPDATE SET cliente_id = EXCLUDED.cliente_id, tienda = EXCLUDED.tienda,
+    fecha = EXCLUDED.fecha, estado = EXCLUDED.estado, entregado_en = EXCLUDED.entregado_en,
+    importe = EXCLUDED.importe
+"""
+UPSERT_LINEA_SQL = """
+INSERT INTO lineas_pedido (pedido_id, linea, sku, unidades, precio_unitario)
+VALUES (%(pedido_id)s, %(linea)s, %(sku)s, %(unidades)s, %(precio)s)
+ON CONFLICT (pedido_id, linea) DO UPDATE
+SET sku = EXCLUDED.sku, unidades = EXCLUDED.unidades, precio_unitario = EXCLUDED.precio_unitario
+"""
+BORRAR_DEVOLUCIONES_DEMO_SQL = """
+DELETE FROM devoluciones WHERE reembolso_id IS NULL AND pedido_id = ANY(%(pedidos)s)
+"""
+INSERT_DEVOLUCION_SQL = """
+INSERT INTO devoluciones (pedido_id, cliente_id, tienda, importe, motivo, creada)
+VALUES (%(pedido_id)s, %(cliente_id)s, %(tienda)s, %(importe)s, %(motivo)s,
+        now() - make_interval(days => %(dias)s))
+"""
+
+
+def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
+    """Carga (o refresca) el catálogo de demo en una transacción. Devuelve recuentos."""
+    pvp = {sku: precio for sku, _, _, precio in PRODUCTOS}
+    tienda_de = {cid: tienda for cid, tienda, *_ in CLIENTES}
+    with conexion.transaction(), conexion.cursor() as cur:
+        cur.executemany(UPSERT_TIENDA_SQL, [{"id": i, "nombre": n} for i, n in TIENDAS])
+        cur.executemany(UPSERT_POLITICA_SQL, [{"tienda": i} for i, _ in TIENDAS])
+        cur.executemany(
+            UPSERT_ENCARGADO_SQL,
+            [{"id": i, "tienda": t, "nombre": n, "activo": a} for i, t, n, a in ENCARGADOS],
+        )
+        cur.executemany(
+            UPSERT_PRODUCTO_SQL,
+            [{"sku": s, "nombre": n, "categoria": c, "pvp": p} for s, n, c, p in PRODUCTOS],
+        )
+        cur.executemany(
+            UPSERT_STOCK_SQL,
+            [
+                {"sku": sku, "tienda": t, "unidades": STOCK_ESPECIAL.get((t, sku), STOCK_POR_DEFECTO)}
+                for t, _ in TIENDAS
+                for sku, *_ in PRODUCTOS
+            ],
+        )
+        cur.executemany(
+            UPSERT_CLIENTE_SQL,
+            [
+                {"id": i, "tienda": t, "nombre": n, "email": e, "telefono": f}
+                for i, t, n, e, f in CLIENTES
+            ],
+        )
+        for pedido in PEDIDOS:
+            importe = sum((pvp[sku] * unidades for sku, unidades in pedido.lineas), D("0"))
+            cur.execute(
+                UPSERT_PEDIDO_SQL,
+                {
+                    "id": pedido.id,
+                    "cliente_id": pedido.cliente_id,
+                    "tienda": tienda_de[pedido.cliente_id],
+                    "dias_compra": pedido.dias_desde_compra,
+                    "estado": pedido.estado,
+                    "dias_entrega": pedido.dias_desde_entrega,
+                    "importe": importe,
+                },
+            )
+            cur.executemany(
+                UPSERT_LINEA_SQL,
+                [
+                    {"pedido_id": pedido.id, "linea": n, "sku": sku, "unidades": u, "precio": pvp[sku]}
+                    for n, (sku, u) in enumerate(pedido.lineas, start=1)
+                ],
+            )
+        cur.execute(BORRAR_DEVOLUCIONES_DEMO_SQL, {"pedidos": [p for p, *_ in DEVOLUCIONES]})
+        cur.executemany(
+            INSERT_DEVOLUCION_SQL,
+            [
+                {"pedido_id": p, "cliente_id": c, "tienda": tienda_de[c], "importe": i,
+                 "motivo": m, "dias": d}
+                for p, c, i, m, d in DEVOLUCIONES
+            ],
+        )
+    return {
+        "tiendas": len(TIENDAS),
+        "productos": len(PRODUCTOS),
+        "clientes": len(CLIENTES),
+        "pedidos": len(PEDIDOS),
+        "encargados": len(ENCARGADOS),
+    }

@@ -1,0 +1,111 @@
+"""Errores del dominio, con su estado HTTP (se traducen a HTTP en un solo sitio).
+
+    ErrorDominio (400)
+    ├── ErrorConfiguracion            ajuste inválido o servicio inalcanzable (500)
+    ├── ContextoAusente               falta el contexto del cliente en la ejecución (500)
+    ├── PedidoNoEncontrado            no existe o no es del cliente (404)
+    ├── ProductoNoEncontrado          (404)
+    ├── ImporteNoValido               <= 0 o por encima de lo reembolsable (422)
+    ├── ConflictoIdempotencia         misma clave, otros argumentos (409)
+    ├── AprobacionCaducada            stock o precio cambiaron desde la propuesta (409)
+    ├── SinStock                      (409)
+    ├── ErrorPasarela                 el proveedor de pagos falló (502)
+    ├── HiloNoEncontrado              (404)
+    ├── NadaPendiente                 no hay aprobación pendiente en el hilo (404)
+    ├── YaDecidida                    otra decisión llegó antes (409)
+    ├── AprobacionPendiente           el hilo espera a un encargado (409)
+    ├── DecisionNoValida              (422)
+    ├── NoAutorizado                  sin credencial válida (401)
+    ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
+    └── DemasiadasPeticiones          (429)
+
+El ``mensaje`` está en español: lo lee un cliente, un encargado o un operador.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ErrorDominio(Exception):
+    estado_http = 400
+
+    def __init__(self, mensaje: str, **datos: Any) -> None:
+        super().__init__(mensaje)
+        self.mensaje = mensaje
+        self.datos = datos
+
+
+class ErrorConfiguracion(ErrorDominio):
+    estado_http = 500
+
+
+class ContextoAusente(ErrorDominio):
+    estado_http = 500
+
+
+class PedidoNoEncontrado(ErrorDominio):
+    estado_http = 404
+
+    def __init__(self, pedido: str) -> None:
+        # Mismo texto para "no existe" y "es de otro cliente": no se filtra su existencia.
+        super().__init__(f"pedido no encontrado: {pedido}", pedido=pedido)
+
+
+class ProductoNoEncontrado(ErrorDominio):
+    estado_http = 404
+
+    def __init__(self, sku: str) -> None:
+        super().__init__(f"producto no encontrado: {sku}", sku=sku)
+
+
+class ImporteNoValido(ErrorDominio):
+    estado_http = 422
+
+
+class ConflictoIdempotencia(ErrorDominio):
+    estado_http = 409
+
+
+class AprobacionCaducada(ErrorDominio):
+    estado_http = 409
+
+
+class SinStock(ErrorDominio):
+    estado_http = 409
+
+
+class ErrorPasarela(ErrorDominio):
+    estado_http = 502
+
+
+class HiloNoEncontrado(ErrorDominio):
+    estado_http = 404
+
+
+class NadaPendiente(ErrorDominio):
+    estado_http = 404
+
+
+class YaDecidida(ErrorDominio):
+    estado_http = 409
+
+
+class AprobacionPendiente(ErrorDominio):
+    estado_http = 409
+
+
+class DecisionNoValida(ErrorDominio):
+    estado_http = 422
+
+
+class NoAutorizado(ErrorDominio):
+    estado_http = 401
+
+
+class Prohibido(ErrorDominio):
+    estado_http = 403
+
+
+class DemasiadasPeticiones(ErrorDominio):
+    estado_http = 429

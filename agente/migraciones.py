@@ -1,0 +1,82 @@
+"""Aplica ``sql/NNN_*.sql`` en orden, cada fichero en una transacción, bajo un candado.
+
+Un candado de sesión (advisory lock) serializa a los procesos que arrancan a la vez:
+el segundo espera y después no encuentra nada que aplicar. Bajo el mismo candado se
+ejecuta ``PostgresSaver.setup()``, que no tolera ejecuciones concurrentes.
+
+Trampa: ``setup()`` crea índices con ``CREATE INDEX CONCURRENTLY``, que espera a que
+terminen todas las sentencias en curso; un segundo proceso bloqueado dentro de
+``pg_advisory_lock()`` es una sentencia en curso y el servidor lo declara interbloqueo.
+Por eso se espera con ``pg_try_advisory_lock`` y pausas, fuera de cualquier sentencia.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
+
+from agente.bd import KWARGS_CONEXION
+from agente.errores import ErrorConfiguracion
+
+CARPETA_SQL = Path(__file__).resolve().parent.parent / "sql"
+CANDADO_MIGRACIONES = 7_310_001  # clave de pg_advisory_lock propia de este producto
+
+CREAR_TABLA_VERSIONES_SQL = """
+CREATE TABLE IF NOT EXISTS esquema_versiones (
+    version   text PRIMARY KEY,
+    aplicada  timestamptz NOT NULL DEFAULT now()
+)
+"""
+SELECT_VERSIONES_SQL = "SELECT version FROM esquema_versiones"
+INSERT_VERSION_SQL = "INSERT INTO esquema_versiones (version) VALUES (%(version)s)"
+_NOMBRE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+
+
+@dataclass(frozen=True)
+class Migracion:
+    version: str
+    ruta: Path
+
+
+def migraciones_disponibles(carpeta: Path = CARPETA_SQL) -> list[Migracion]:
+    if not carpeta.is_dir():
+        raise ErrorConfiguracion(f"no se encuentra la carpeta de migraciones {carpeta}")
+    encontradas = []
+    for ruta in sorted(carpeta.glob("*.sql")):
+        if not _NOMBRE.match(ruta.name):
+            raise ErrorConfiguracion(f"nombre de migración no válido: {ruta.name} (NNN_nombre.sql)")
+        encontradas.append(Migracion(version=ruta.stem, ruta=ruta))
+    return encontradas
+
+
+def _esperar_candado(conexion: psycopg.Connection, *, pausa: float = 0.1) -> None:
+    while not conexion.execute(
+        "SELECT pg_try_advisory_lock(%(clave)s) AS ok", {"clave": CANDADO_MIGRACIONES}
+    ).fetchone()["ok"]:
+        time.sleep(pausa)
+
+
+def migrar(url: str, *, carpeta: Path = CARPETA_SQL) -> list[str]:
+    """Aplica las migraciones pendientes y prepara el checkpointer. Devuelve las aplicadas."""
+    aplicadas: list[str] = []
+    with psycopg.connect(url, **KWARGS_CONEXION) as conexion:
+        _esperar_candado(conexion)
+        try:
+            conexion.execute(CREAR_TABLA_VERSIONES_SQL)
+            hechas = {fila["version"] for fila in conexion.execute(SELECT_VERSIONES_SQL)}
+            for migracion in migraciones_disponibles(carpeta):
+                if migracion.version in hechas:
+                    continue
+                with conexion.transaction():
+                    conexion.execute(migracion.ruta.read_text(encoding="utf-8"), prepare=False)
+                    conexion.execute(INSERT_VERSION_SQL, {"version": migracion.version})
+                aplicadas.append(migracion.version)
+            PostgresSaver(conexion).setup()
+        finally:
+            conexion.execute("SELECT pg_advisory_unlock(%(clave)s)", {"clave": CANDADO_MIGRACIONES})
+    return aplicadas

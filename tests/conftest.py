@@ -1,0 +1,117 @@
+"""Fixtures comunes: un PostgreSQL real por sesión y una base de datos nueva por test.
+
+Sin ``DATABASE_URL`` se arranca el PostgreSQL embebido en una carpeta temporal. Cada
+test recibe una base clonada de una plantilla ya migrada (``CREATE DATABASE ...
+TEMPLATE``), así que los tests no se ven entre sí y no hay que limpiar nada.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from agente.bd import KWARGS_CONEXION, abrir_pool, arrancar_embebido
+from agente.demo import cargar_demo
+from agente.migraciones import migrar
+
+RAIZ = Path(__file__).resolve().parent.parent
+
+
+def url_de(base: str, url_admin: str) -> str:
+    datos = conninfo_to_dict(url_admin)
+    datos["dbname"] = base
+    return make_conninfo(**datos)
+
+
+@pytest.fixture(scope="session")
+def url_admin():
+    if os.environ.get("DATABASE_URL"):
+        yield os.environ["DATABASE_URL"]
+        return
+    carpeta = Path(tempfile.mkdtemp(prefix="agente-tests-"))
+    servidor = arrancar_embebido(carpeta / "pgdata")
+    yield servidor.get_uri()
+    servidor.cleanup()
+    shutil.rmtree(carpeta, ignore_errors=True)
+
+
+def _crear_base(url_admin: str, nombre: str, plantilla: str | None = None) -> str:
+    with psycopg.connect(url_admin, autocommit=True) as conexion:
+        conexion.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(nombre)))
+        if plantilla:
+            conexion.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                    sql.Identifier(nombre), sql.Identifier(plantilla)
+                )
+            )
+        else:
+            conexion.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(nombre)))
+    return url_de(nombre, url_admin)
+
+
+def _borrar_base(url_admin: str, nombre: str) -> None:
+    with psycopg.connect(url_admin, autocommit=True) as conexion:
+        conexion.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(nombre)))
+
+
+@pytest.fixture(scope="session")
+def plantillas(url_admin):
+    """Dos plantillas por sesión: solo el esquema, y esquema + demo."""
+    sufijo = uuid.uuid4().hex[:8]
+    esquema = f"plantilla_esquema_{sufijo}"
+    demo = f"plantilla_demo_{sufijo}"
+    url_esquema = _crear_base(url_admin, esquema)
+    migrar(url_esquema)
+    url_demo = _crear_base(url_admin, demo, plantilla=esquema)
+    with psycopg.connect(url_demo, **KWARGS_CONEXION) as conexion:
+        cargar_demo(conexion)
+    yield {"esquema": esquema, "demo": demo}
+    _borrar_base(url_admin, demo)
+    _borrar_base(url_admin, esquema)
+
+
+@pytest.fixture
+def bd_url(url_admin, plantillas):
+    """URL de una base nueva con el esquema y el catálogo de demo."""
+    nombre = f"t_{uuid.uuid4().hex[:12]}"
+    url = _crear_base(url_admin, nombre, plantilla=plantillas["demo"])
+    yield url
+    _borrar_base(url_admin, nombre)
+
+
+@pytest.fixture
+def bd_vacia_url(url_admin, plantillas):
+    """URL de una base nueva con el esquema migrado y sin datos."""
+    nombre = f"t_{uuid.uuid4().hex[:12]}"
+    url = _crear_base(url_admin, nombre, plantilla=plantillas["esquema"])
+    yield url
+    _borrar_base(url_admin, nombre)
+
+
+@pytest.fixture
+def bd_sin_migrar_url(url_admin):
+    nombre = f"t_{uuid.uuid4().hex[:12]}"
+    url = _crear_base(url_admin, nombre)
+    yield url
+    _borrar_base(url_admin, nombre)
+
+
+@pytest.fixture
+def pool(bd_url):
+    p = abrir_pool(bd_url, max_size=8)
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def conexion(bd_url):
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        yield c
