@@ -10,7 +10,7 @@ from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SECRETO_DEMO = "demo-no-usar-en-produccion"
@@ -33,6 +33,9 @@ class Ajustes(BaseSettings):
         default="offline",
         description="'offline' (reglas, sin LLM) o 'proveedor:modelo' de init_chat_model.",
     )
+    modelo_base_url: str | None = Field(
+        default=None, description="URL base de un servidor compatible con OpenAI."
+    )
     demo: bool = Field(default=False, description="Modo demo: login de demo y secreto por defecto.")
     secreto: str = Field(default=SECRETO_DEMO, description="Secreto con el que se firman los tokens.")
     token_horas: int = Field(default=12, ge=1, description="Validez de los tokens emitidos.")
@@ -54,11 +57,6 @@ class Ajustes(BaseSettings):
     langfuse_host: str = Field(
         default="https://cloud.langfuse.com", validation_alias=AliasChoices("LANGFUSE_HOST")
     )
-
-    @model_validator(mode="after")
-    def _secreto_real_fuera_de_demo(self) -> Ajustes:
-        # Solo se exige al servir; la CLI de base de datos no firma nada.
-        return self
 
     def secreto_es_de_demo(self) -> bool:
         return not self.secreto or self.secreto == SECRETO_DEMO

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from functools import wraps
 
 import typer
@@ -99,6 +100,192 @@ def db_reset(
         conexion.execute("CREATE SCHEMA public")
     migrar(url)
     typer.echo("Base de datos vaciada y migrada de nuevo.")
+
+
+@contextmanager
+def _servicio():
+    from agente.migraciones import migrar
+    from agente.servicio.fabrica import crear_servicio
+
+    url = _url()
+    migrar(url)
+    servicio = crear_servicio(ajustes(), url=url)
+    try:
+        yield servicio
+    finally:
+        servicio.cerrar()  # vacía las trazas pendientes antes de salir
+
+
+def _tabla(titulo: str, columnas: list[str], filas: list[list]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    tabla = Table(title=titulo)
+    for columna in columnas:
+        tabla.add_column(columna)
+    for fila in filas:
+        tabla.add_row(*[str(v) if v is not None else "" for v in fila])
+    Console(width=160).print(tabla)
+
+
+@app.command("chat")
+@_errores_en_una_linea
+def chat(
+    cliente: str = typer.Option(..., "--cliente", help="Id del cliente (p. ej. C-0001)."),
+    hilo: str | None = typer.Option(None, "--hilo", help="Continuar una conversación existente."),
+) -> None:
+    """Conversación por terminal como ese cliente (Ctrl-D para salir)."""
+    from agente.errores import AprobacionPendiente
+
+    with _servicio() as servicio:
+        ctx = servicio.contexto_de_cliente(cliente, canal="terminal")
+        thread_id = hilo or servicio.iniciar_conversacion(ctx)
+        typer.echo(f"Conversación {thread_id} como {ctx.nombre} ({ctx.tienda}). Ctrl-D para salir.")
+        while True:
+            try:
+                texto = input("tú> ")
+            except EOFError:
+                typer.echo("")
+                break
+            if not texto.strip():
+                continue
+            try:
+                respuesta = servicio.conversar(thread_id, texto, ctx)
+            except AprobacionPendiente as exc:
+                typer.echo(f"agente> {exc.mensaje}")
+                continue
+            typer.echo(f"agente> {respuesta.mensaje_cliente}")
+            if respuesta.estado == "esperando_aprobacion":
+                typer.echo(f"[pendiente de un encargado: agente decidir {thread_id} --encargado ...]")
+
+
+@app.command("aprobaciones")
+@_errores_en_una_linea
+def aprobaciones(
+    tienda: str | None = typer.Option(None, "--tienda", help="Solo las de esta tienda."),
+    limite: int = typer.Option(50, "--limite", min=1, max=500),
+) -> None:
+    """La cola de aprobaciones pendientes, la más antigua primero, con los motivos."""
+    from agente.servicio.textos import euros
+
+    with _servicio() as servicio:
+        filas = servicio.aprobaciones_pendientes(tienda, limite)
+        if not filas:
+            typer.echo("No hay aprobaciones pendientes.")
+            return
+        tabla = []
+        for fila in filas:
+            acciones = fila["peticion"].get("action_requests", [])
+            resumen = "; ".join(
+                f"{a['name']} {a['args'].get('pedido', '')} {euros(a['args']['importe']) if 'importe' in a['args'] else ''}".strip()
+                for a in acciones
+            )
+            motivos = "; ".join(m for lista in fila["motivos"] for m in lista)
+            tabla.append([
+                fila["thread_id"], fila["tienda"], f"{fila['cliente_nombre']} ({fila['cliente_id']})",
+                fila["creada"].strftime("%Y-%m-%d %H:%M"), f"{fila['espera_segundos'] // 60} min",
+                resumen, motivos, fila["estado"], fila["traza_url"] or "",
+            ])
+        _tabla("Aprobaciones pendientes",
+               ["Hilo", "Tienda", "Cliente", "Creada", "Espera", "Operaciones", "Motivos", "Estado", "Traza"],
+               tabla)
+
+
+@app.command("decidir")
+@_errores_en_una_linea
+def decidir(
+    hilo: str = typer.Argument(..., help="thread_id de la conversación."),
+    accion: str = typer.Argument(..., help="aprobar | rechazar | editar | responder"),
+    encargado: str = typer.Option(..., "--encargado", help="Id del encargado que decide."),
+    motivo: str | None = typer.Option(None, "--motivo", help="Motivo del rechazo (lo lee el cliente)."),
+    importe: str | None = typer.Option(None, "--importe", help="Nuevo importe al editar (p. ej. 90)."),
+    texto: str | None = typer.Option(None, "--texto", help="Respuesta a una consulta al encargado."),
+) -> None:
+    """Decide la aprobación pendiente de un hilo (la misma decisión para cada operación)."""
+    from agente.errores import DecisionNoValida
+
+    with _servicio() as servicio:
+        pendiente = servicio.aprobacion(hilo)
+        acciones = pendiente["peticion"].get("action_requests", [])
+        if accion == "aprobar":
+            decisiones = [{"type": "approve"} for _ in acciones]
+        elif accion == "rechazar":
+            decisiones = [{"type": "reject", "message": motivo or ""} for _ in acciones]
+        elif accion == "responder":
+            decisiones = [{"type": "respond", "message": texto or ""} for _ in acciones]
+        elif accion == "editar":
+            if importe is None:
+                raise DecisionNoValida("editar necesita --importe")
+            decisiones = [
+                {"type": "edit", "edited_action": {"name": a["name"], "args": {**a["args"], "importe": importe}}}
+                for a in acciones
+            ]
+        else:
+            raise DecisionNoValida(f"acción desconocida «{accion}»: usa aprobar, rechazar, editar o responder")
+        respuesta = servicio.decidir(hilo, encargado, decisiones)
+        typer.echo(f"Decisión registrada y aplicada. Mensaje al cliente:\n{respuesta.mensaje_cliente}")
+
+
+@app.command("hilo")
+@_errores_en_una_linea
+def hilo(thread_id: str = typer.Argument(..., help="thread_id de la conversación.")) -> None:
+    """Estado de un hilo: mensajes, siguiente paso, pausa pendiente e historia de checkpoints."""
+    import json
+
+    with _servicio() as servicio:
+        estado = servicio.estado_hilo(thread_id)
+        consulta = estado["consulta"]
+        typer.echo(f"Hilo {thread_id} · cliente {consulta['cliente_id']} · tienda {consulta['tienda']} · "
+                   f"estado {consulta['estado']}")
+        typer.echo(f"Siguiente paso: {', '.join(estado['siguiente']) or '(ninguno: terminado)'}")
+        for interrupcion in estado["interrupciones"]:
+            typer.echo(f"Pausa pendiente {interrupcion['id']}:")
+            typer.echo(json.dumps(interrupcion["valor"], ensure_ascii=False, indent=2, default=str))
+        filas = []
+        for m in estado["mensajes"]:
+            llamadas = ", ".join(f"{t['name']}({json.dumps(t['args'], ensure_ascii=False, default=str)})"
+                                 for t in getattr(m, "tool_calls", []) or [])
+            filas.append([m.type, (str(m.content) or llamadas)[:200], getattr(m, "tool_call_id", "") or ""])
+        _tabla("Mensajes", ["Tipo", "Contenido", "tool_call_id"], filas)
+        _tabla("Historia de checkpoints (reciente primero)", ["checkpoint_id", "Paso", "Siguiente", "Mensajes"],
+               [[h["checkpoint_id"], h["paso"], ", ".join(h["siguiente"]), h["mensajes"]] for h in estado["historia"]])
+
+
+@app.command("reconciliar")
+@_errores_en_una_linea
+def reconciliar() -> None:
+    """Repara hilos a medias: reencola, aplica decisiones no aplicadas, borra filas obsoletas."""
+    with _servicio() as servicio:
+        caducadas = servicio.caducar()
+        arreglos = servicio.reconciliar()
+        if not arreglos and not caducadas:
+            typer.echo("Todo en orden: nada que conciliar.")
+            return
+        for thread_id in caducadas:
+            typer.echo(f"{thread_id}: caducada sin revisión")
+        for arreglo in arreglos:
+            typer.echo(f"{arreglo['thread_id']}: {arreglo['accion']}")
+
+
+@app.command("auditoria")
+@_errores_en_una_linea
+def auditoria() -> None:
+    """Efectos que necesitaban firma y salieron sin ella (sale con código 1 si hay alguno)."""
+    with _servicio() as servicio:
+        informe = servicio.auditoria()
+    sin_firma = informe["sin_firma"]
+    if sin_firma:
+        _tabla("Efectos sin la firma requerida",
+               ["Tipo", "Número", "Hilo", "tool_call_id", "Tienda", "Importe", "Aprobado por", "Creado"],
+               [[f["tipo"], f["numero"], f["thread_id"], f["tool_call_id"], f["tienda"], f["importe"],
+                 f["aprobado_por"], f["creado"]] for f in sin_firma])
+    typer.echo(f"Efectos sin la firma requerida: {len(sin_firma)}")
+    if informe["tiempos"]:
+        _tabla("Tiempo hasta la decisión (segundos)", ["Tienda", "Decisiones", "p50", "p90", "Máximo"],
+               [[t["tienda"], t["decisiones"], f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['maximo']:.0f}"]
+                for t in informe["tiempos"]])
+    if sin_firma:
+        raise typer.Exit(code=1)
 
 
 def main() -> None:  # pragma: no cover - punto de entrada alternativo

@@ -44,12 +44,15 @@ CREATE TABLE decisiones_encargado (
 );
 CREATE INDEX decisiones_sin_aplicar_idx ON decisiones_encargado (decidida) WHERE aplicada IS NULL;
 
--- Mensajes del cliente recibidos mientras su hilo esperaba a un encargado.
-CREATE TABLE mensajes_retenidos (
+-- Lo que el cliente ve de su conversación (sin llamadas a herramientas ni notas
+-- internas), con fecha. Un mensaje del cliente recibido mientras su hilo esperaba a un
+-- encargado se guarda con retenido = true: no llega al agente y no se pierde.
+CREATE TABLE mensajes_conversacion (
     id          bigserial PRIMARY KEY,
     thread_id   text NOT NULL REFERENCES consultas_asistente(thread_id),
+    rol         text NOT NULL CHECK (rol IN ('cliente', 'agente')),
     texto       text NOT NULL,
-    recibido    timestamptz NOT NULL DEFAULT now(),
-    entregado   timestamptz
+    retenido    boolean NOT NULL DEFAULT false,
+    creado      timestamptz NOT NULL DEFAULT clock_timestamp()
 );
-CREATE INDEX mensajes_retenidos_hilo_idx ON mensajes_retenidos (thread_id, recibido);
+CREATE INDEX mensajes_conversacion_hilo_idx ON mensajes_conversacion (thread_id, id);

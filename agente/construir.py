@@ -1,0 +1,50 @@
+"""Ensambla el agente: modelo, herramientas, prompt, errores, firma y límites.
+
+Orden del middleware: en ``wrap_*`` el primero envuelve a los demás; en ``after_model``
+se ejecutan del último al primero. Los límites van detrás de la firma para que una
+llamada que excede el límite se corte antes de pedir firma a nadie.
+"""
+
+from __future__ import annotations
+
+from langchain.agents import create_agent
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from agente.contexto import ContextoCliente
+from agente.middleware.aprobacion import middleware_aprobacion
+from agente.middleware.errores import middleware_errores
+from agente.middleware.limites import middleware_limites
+from agente.middleware.prompt_cliente import prompt_cliente
+from herramientas import crear_herramientas
+from politicas import DescripcionEncargado, PoliticaAprobacion
+
+DURABILIDAD = "sync"  # el tool_call_id solo es clave de idempotencia estable así
+
+
+def construir_agente(
+    modelo,
+    checkpointer: BaseCheckpointSaver,
+    *,
+    pool,
+    pasarela,
+    llamadas_modelo_turno: int = 8,
+    llamadas_modelo_hilo: int = 60,
+    pausa_reintentos: float = 0.2,
+    politica: PoliticaAprobacion | None = None,
+):
+    politica = politica or PoliticaAprobacion(pool=pool)
+    return create_agent(
+        modelo,
+        tools=crear_herramientas(pool=pool, pasarela=pasarela),
+        middleware=[
+            prompt_cliente,
+            *middleware_errores(pausa_inicial=pausa_reintentos),
+            middleware_aprobacion(politica=politica, descripcion=DescripcionEncargado(pool=pool)),
+            *middleware_limites(
+                llamadas_modelo_turno=llamadas_modelo_turno,
+                llamadas_modelo_hilo=llamadas_modelo_hilo,
+            ),
+        ],
+        context_schema=ContextoCliente,
+        checkpointer=checkpointer,
+    )

@@ -1,0 +1,1 @@
+"""Middleware del agente: un concepto por módulo, sobre los de LangChain."""

@@ -1,0 +1,86 @@
+"""Errores de herramientas y del proveedor, sobre el middleware de LangChain.
+
+Capas (de fuera adentro): ``ToolErrorMiddleware`` convierte errores en un resultado que
+el modelo puede leer; dentro, ``ToolRetryMiddleware`` reintenta solo errores
+transitorios de base de datos y solo en herramientas idempotentes (un reintento no
+paga dos veces: la clave es el ``tool_call_id``). ``ModelRetryMiddleware`` reintenta
+los fallos del proveedor del modelo.
+
+- Error de negocio (``ErrorDominio``): «Error: <mensaje en español>», el modelo actúa.
+- Error inesperado: se registra con el hilo y el modelo recibe una disculpa corta,
+  nunca una traza.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import psycopg
+from langchain.agents.middleware import (
+    ModelRetryMiddleware,
+    ToolCallRequest,
+    ToolErrorMiddleware,
+    ToolRetryMiddleware,
+)
+
+from agente.errores import ContextoAusente, ErrorDominio
+
+logger = logging.getLogger(__name__)
+
+HERRAMIENTAS_IDEMPOTENTES = [
+    "consultar_pedido",
+    "consultar_politica",
+    "stock_alternativas",
+    "reembolsar",
+    "sustituir",
+]
+ERRORES_TRANSITORIOS = (psycopg.OperationalError,)
+MENSAJE_INTERNO = (
+    "Error: no se ha podido completar la operación por un problema interno. "
+    "No se ha hecho ningún cargo ni movimiento; pide disculpas al cliente."
+)
+
+
+def _hilo(request: ToolCallRequest) -> str | None:
+    config = getattr(request.runtime, "config", None) or {}
+    return (config.get("configurable") or {}).get("thread_id")
+
+
+def convertir_error(exc: Exception, request: ToolCallRequest) -> str | None:
+    if isinstance(exc, ContextoAusente):
+        return None  # sin cliente no hay nada que contar al modelo: que pare la ejecución
+    if isinstance(exc, ErrorDominio):
+        return f"Error: {exc.mensaje}"
+    logger.exception(
+        "error inesperado en la herramienta %s (hilo %s, tool_call_id %s)",
+        request.tool_call.get("name"),
+        _hilo(request),
+        request.tool_call.get("id"),
+    )
+    return MENSAJE_INTERNO
+
+
+def _es_fallo_del_proveedor(exc: Exception) -> bool:
+    # Nuestros errores de dominio no se arreglan repitiendo la llamada.
+    return not isinstance(exc, ErrorDominio)
+
+
+def middleware_errores(*, reintentos: int = 2, pausa_inicial: float = 0.2) -> list:
+    return [
+        ToolErrorMiddleware(on_error=convertir_error),
+        ToolRetryMiddleware(
+            tools=HERRAMIENTAS_IDEMPOTENTES,
+            retry_on=ERRORES_TRANSITORIOS,
+            on_failure="error",
+            max_retries=reintentos,
+            initial_delay=pausa_inicial,
+            max_delay=2.0,
+        ),
+        ModelRetryMiddleware(
+            retry_on=_es_fallo_del_proveedor,
+            on_failure="error",
+            max_retries=reintentos,
+            initial_delay=pausa_inicial * 5,
+            max_delay=10.0,
+        ),
+    ]

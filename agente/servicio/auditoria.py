@@ -1,0 +1,57 @@
+"""Auditoría: ningún euro ni unidad sale sin la firma que exigía la política.
+
+Una sola consulta cruza los efectos (reembolsos, sustituciones) con el veredicto
+guardado de la política y con las decisiones de los encargados. Un efecto sin
+veredicto cuenta como «necesitaba firma»: algo lo creó sin pasar por el agente.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+SELECT_EFECTOS_SIN_FIRMA_SQL = """
+WITH efectos AS (
+    SELECT 'reembolso' AS tipo, numero, thread_id, tool_call_id, tienda, importe,
+           aprobado_por, creado
+    FROM reembolsos
+    UNION ALL
+    SELECT 'sustitucion', numero, thread_id, tool_call_id, tienda, diferencia,
+           aprobado_por, creada
+    FROM sustituciones
+),
+firmas AS (
+    SELECT d.thread_id, d.encargado_id, t.tool_call_id, d.decisiones -> (t.n::int - 1) ->> 'type' AS tipo
+    FROM decisiones_encargado d
+    CROSS JOIN LATERAL jsonb_array_elements_text(d.peticion -> 'tool_call_ids')
+        WITH ORDINALITY AS t(tool_call_id, n)
+)
+SELECT e.tipo, e.numero, e.thread_id, e.tool_call_id, e.tienda, e.importe, e.aprobado_por,
+       e.creado, ev.requiere_encargado, ev.motivos
+FROM efectos e
+LEFT JOIN evaluaciones_politica ev
+       ON ev.thread_id = e.thread_id AND ev.tool_call_id = e.tool_call_id
+WHERE ev.requiere_encargado IS NOT FALSE
+  AND NOT EXISTS (
+      SELECT 1 FROM firmas f JOIN encargados en ON en.id = f.encargado_id
+      WHERE f.thread_id = e.thread_id AND f.tool_call_id = e.tool_call_id
+        AND f.tipo IN ('approve', 'edit') AND en.tienda = e.tienda
+  )
+ORDER BY e.creado
+"""
+
+SELECT_TIEMPOS_DECISION_SQL = """
+SELECT tienda, count(*) AS decisiones,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY espera_segundos) AS p50,
+       percentile_cont(0.9) WITHIN GROUP (ORDER BY espera_segundos) AS p90,
+       max(espera_segundos) AS maximo
+FROM decisiones_encargado
+GROUP BY tienda ORDER BY tienda
+"""
+
+
+def efectos_sin_firma(conexion: psycopg.Connection) -> list[dict]:
+    return conexion.execute(SELECT_EFECTOS_SIN_FIRMA_SQL).fetchall()
+
+
+def tiempos_de_decision(conexion: psycopg.Connection) -> list[dict]:
+    return conexion.execute(SELECT_TIEMPOS_DECISION_SQL).fetchall()

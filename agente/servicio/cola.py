@@ -1,0 +1,98 @@
+"""La cola de aprobaciones: qué hilos esperan a un encargado, y desde cuándo."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+UPSERT_APROBACION_SQL = """
+INSERT INTO aprobaciones_pendientes
+    (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id)
+VALUES (%(thread_id)s, %(tienda)s, %(cliente_id)s, %(interrupt_id)s, %(peticion)s,
+        %(contexto)s, %(trace_id)s)
+ON CONFLICT (thread_id) DO UPDATE
+SET interrupt_id = EXCLUDED.interrupt_id, peticion = EXCLUDED.peticion,
+    contexto = EXCLUDED.contexto, trace_id = EXCLUDED.trace_id,
+    estado = 'pendiente', asignada_a = NULL, creada = now()
+"""
+SELECT_APROBACION_SQL = "SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s"
+SELECT_APROBACION_PARA_DECIDIR_SQL = """
+SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s FOR UPDATE
+"""
+MARCAR_DECIDIENDO_SQL = """
+UPDATE aprobaciones_pendientes SET estado = 'decidiendo', asignada_a = %(encargado)s
+WHERE thread_id = %(thread_id)s AND estado = 'pendiente'
+"""
+BORRAR_APROBACION_SQL = """
+DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s
+"""
+# Una página de la bandeja de una tienda, la más antigua primero (índice tienda, creada).
+SELECT_BANDEJA_SQL = """
+SELECT a.thread_id, a.cliente_id, c.nombre AS cliente_nombre, a.creada,
+       extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
+       a.peticion, a.trace_id, a.estado, a.tienda
+FROM aprobaciones_pendientes a JOIN clientes c ON c.id = a.cliente_id
+WHERE a.tienda = %(tienda)s
+ORDER BY a.creada, a.thread_id
+LIMIT %(limite)s
+"""
+SELECT_BANDEJA_TODAS_SQL = """
+SELECT a.thread_id, a.cliente_id, c.nombre AS cliente_nombre, a.creada,
+       extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
+       a.peticion, a.trace_id, a.estado, a.tienda
+FROM aprobaciones_pendientes a JOIN clientes c ON c.id = a.cliente_id
+ORDER BY a.creada, a.thread_id
+LIMIT %(limite)s
+"""
+SELECT_CADUCADAS_SQL = """
+SELECT a.thread_id FROM aprobaciones_pendientes a
+LEFT JOIN politicas_tienda p ON p.tienda = a.tienda
+WHERE a.estado = 'pendiente'
+  AND a.creada < now() - make_interval(hours => coalesce(p.horas_caducidad, 72))
+ORDER BY a.creada
+"""
+
+
+def encolar(
+    conexion: psycopg.Connection,
+    *,
+    thread_id: str,
+    tienda: str,
+    cliente_id: str,
+    interrupt_id: str,
+    peticion: dict[str, Any],
+    contexto: dict[str, Any],
+    trace_id: str | None,
+) -> None:
+    conexion.execute(
+        UPSERT_APROBACION_SQL,
+        {
+            "thread_id": thread_id,
+            "tienda": tienda,
+            "cliente_id": cliente_id,
+            "interrupt_id": interrupt_id,
+            "peticion": Jsonb(peticion),
+            "contexto": Jsonb(contexto),
+            "trace_id": trace_id,
+        },
+    )
+
+
+def aprobacion(conexion: psycopg.Connection, thread_id: str) -> dict | None:
+    return conexion.execute(SELECT_APROBACION_SQL, {"thread_id": thread_id}).fetchone()
+
+
+def bandeja(conexion: psycopg.Connection, tienda: str | None, limite: int = 50) -> list[dict]:
+    if tienda is None:
+        return conexion.execute(SELECT_BANDEJA_TODAS_SQL, {"limite": limite}).fetchall()
+    return conexion.execute(SELECT_BANDEJA_SQL, {"tienda": tienda, "limite": limite}).fetchall()
+
+
+def desencolar(conexion: psycopg.Connection, thread_id: str) -> None:
+    conexion.execute(BORRAR_APROBACION_SQL, {"thread_id": thread_id})
+
+
+def caducadas(conexion: psycopg.Connection) -> list[str]:
+    return [f["thread_id"] for f in conexion.execute(SELECT_CADUCADAS_SQL)]

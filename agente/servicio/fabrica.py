@@ -1,0 +1,40 @@
+"""Construye el servicio completo desde los ajustes: pool, checkpointer, modelo, agente, trazas."""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.postgres import PostgresSaver
+
+from agente.ajustes import Ajustes
+from agente.bd import abrir_pool, url_basedatos
+from agente.servicio import Servicio
+
+
+def crear_servicio(
+    ajustes: Ajustes,
+    *,
+    url: str | None = None,
+    modelo=None,
+    pasarela=None,
+    trazador=None,
+    pausa_reintentos: float = 0.2,
+) -> Servicio:
+    from agente.construir import construir_agente
+    from agente.modelos import crear_modelo
+    from agente.trazas import Trazador
+    from herramientas.pasarela import pasarela_desde_ajustes
+
+    pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max)
+    agente = construir_agente(
+        modelo if modelo is not None else crear_modelo(ajustes.modelo),
+        PostgresSaver(pool),
+        pool=pool,
+        pasarela=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes),
+        llamadas_modelo_turno=ajustes.max_llamadas_modelo_turno,
+        llamadas_modelo_hilo=ajustes.max_llamadas_modelo_hilo,
+        pausa_reintentos=pausa_reintentos,
+    )
+    return Servicio(
+        pool=pool,
+        agente=agente,
+        trazador=trazador if trazador is not None else Trazador.desde_ajustes(ajustes),
+    )

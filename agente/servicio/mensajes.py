@@ -1,0 +1,51 @@
+"""Lo que el cliente ve de su conversación, y el aviso entre procesos de un mensaje nuevo."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+CANAL_NOTIFY = "mensajes_hilo"
+
+INSERT_MENSAJE_SQL = """
+INSERT INTO mensajes_conversacion (thread_id, rol, texto, retenido)
+VALUES (%(thread_id)s, %(rol)s, %(texto)s, %(retenido)s)
+RETURNING id, creado
+"""
+NOTIFY_SQL = "SELECT pg_notify(%(canal)s, %(thread_id)s)"
+SELECT_MENSAJES_SQL = """
+SELECT id, rol, texto, retenido, creado FROM mensajes_conversacion
+WHERE thread_id = %(thread_id)s AND id > %(desde)s ORDER BY id
+"""
+SELECT_RETENIDOS_SQL = """
+SELECT texto, creado FROM mensajes_conversacion
+WHERE thread_id = %(thread_id)s AND retenido ORDER BY id
+"""
+
+
+def anotar_mensaje(
+    conexion: psycopg.Connection,
+    thread_id: str,
+    rol: str,
+    texto: str,
+    *,
+    retenido: bool = False,
+    avisar: bool = False,
+) -> dict[str, Any]:
+    """Guarda un mensaje; con ``avisar`` lo anuncia por NOTIFY (llega al confirmar)."""
+    fila = conexion.execute(
+        INSERT_MENSAJE_SQL,
+        {"thread_id": thread_id, "rol": rol, "texto": texto, "retenido": retenido},
+    ).fetchone()
+    if avisar:
+        conexion.execute(NOTIFY_SQL, {"canal": CANAL_NOTIFY, "thread_id": thread_id})
+    return fila
+
+
+def mensajes_de(conexion: psycopg.Connection, thread_id: str, *, desde: int = 0) -> list[dict]:
+    return conexion.execute(SELECT_MENSAJES_SQL, {"thread_id": thread_id, "desde": desde}).fetchall()
+
+
+def retenidos_de(conexion: psycopg.Connection, thread_id: str) -> list[dict]:
+    return conexion.execute(SELECT_RETENIDOS_SQL, {"thread_id": thread_id}).fetchall()
