@@ -288,6 +288,11 @@ def auditoria() -> None:
         raise typer.Exit(code=1)
 
 
+from agente.web.cli_web import registrar as _registrar_web  # noqa: E402
+
+_registrar_web(app)
+
+
 def main() -> None:  # pragma: no cover - punto de entrada alternativo
     app(prog_name="agente")
 

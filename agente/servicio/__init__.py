@@ -113,7 +113,7 @@ class Servicio:
 
         self.pool = pool
         self.agente = agente
-        self.trazador = trazador or Trazador.desactivado()
+        self.trazador = trazador or Trazador()
         self.espera_candado = espera_candado
 
     # -- configuración de cada ejecución ---------------------------------------------
@@ -244,9 +244,11 @@ class Servicio:
         ]
 
     def _encolar_desde_estado(self, thread_id, ctx, interrupcion, *, trace_id, mensajes_estado=None):
-        if mensajes_estado is None:
+        if mensajes_estado is None or trace_id is None:
             estado = self.agente.get_state({"configurable": {"thread_id": thread_id}})
             mensajes_estado = estado.values.get("messages", [])
+            # La metadata de la ejecución se copia en cada checkpoint: ahí sigue la traza.
+            trace_id = trace_id or (estado.metadata or {}).get("trace_id")
         peticion = dict(interrupcion.value)
         peticion["tool_call_ids"] = self._ids_de_acciones(thread_id, peticion, mensajes_estado)
         with self.pool.connection() as c, c.transaction():
@@ -308,7 +310,7 @@ class Servicio:
             filas = cola.bandeja(c, tienda, limite)
             for fila in filas:
                 fila["retenidos"] = mensajes.retenidos_de(c, fila["thread_id"])
-                fila["traza_url"] = self.trazador.url_traza(fila["trace_id"])
+                fila["traza_url"] = self.trazador.url_traza(fila["trace_id"]) if fila["trace_id"] else None
                 fila["motivos"] = self._motivos(c, fila)
         return filas
 
@@ -333,7 +335,7 @@ class Servicio:
             fila["cliente_nombre"] = cliente["nombre"] if cliente else fila["cliente_id"]
             fila["espera_segundos"] = int((datetime.now(UTC) - fila["creada"]).total_seconds())
             fila["retenidos"] = mensajes.retenidos_de(c, thread_id)
-            fila["traza_url"] = self.trazador.url_traza(fila["trace_id"])
+            fila["traza_url"] = self.trazador.url_traza(fila["trace_id"]) if fila["trace_id"] else None
             fila["motivos"] = self._motivos(c, fila)
         return fila
 
@@ -396,7 +398,11 @@ class Servicio:
             "decisiones": normalizadas,
             "trace_id": fila["trace_id"],
         }
-        return self._aplicar(registro, ContextoCliente.desde_json(fila["contexto"]))
+        return self._aplicar(
+            registro,
+            ContextoCliente.desde_json(fila["contexto"]),
+            tipo="caducidad" if sistema else "decision_encargado",
+        )
 
     def _puntuar(self, fila, decisiones, espera: Decimal, *, sistema: bool) -> None:
         tipos = {d["type"] for d in decisiones}
@@ -413,14 +419,14 @@ class Servicio:
             espera_minutos=float(espera) / 60,
         )
 
-    def _aplicar(self, decision: dict, ctx: ContextoCliente) -> Respuesta:
+    def _aplicar(self, decision: dict, ctx: ContextoCliente, *, tipo: str) -> Respuesta:
         """Reanuda con una decisión ya registrada. La usan decidir y el conciliador."""
         thread_id = decision["thread_id"]
         trace_id = decision.get("trace_id")
         encargado = decision["encargado_id"]
         with candado_hilo(self.pool, thread_id, esperar=self.espera_candado):
             config = self._config(
-                thread_id, ctx, trace_id=trace_id, tipo="decision_encargado", encargado_id=encargado
+                thread_id, ctx, trace_id=trace_id, tipo=tipo, encargado_id=encargado
             )
             resume = {decision["interrupt_id"]: {"decisions": decision["decisiones"]}}
             salida = self._invocar(Command(resume=resume), config, ctx)
@@ -486,9 +492,9 @@ class Servicio:
         with self.pool.connection() as c:
             fila_cola = cola.aprobacion(c, thread_id)
             pendiente = c.execute(SELECT_DECISION_SIN_APLICAR_HILO_SQL, {"thread_id": thread_id}).fetchone()
-        if fila_cola is not None:
+        try:
             ctx = ContextoCliente.desde_json(fila_cola["contexto"])
-        else:
+        except (TypeError, KeyError):  # sin fila o con un contexto ilegible: el de la tabla
             ctx = self.contexto_de_cliente(hilo["cliente_id"], hilo["canal"])
         if pendiente is not None:
             registro = {
@@ -500,7 +506,7 @@ class Servicio:
                 "trace_id": pendiente["trace_id"],
             }
             config = self._config(
-                thread_id, ctx, trace_id=pendiente["trace_id"], tipo="conciliador",
+                thread_id, ctx, trace_id=pendiente["trace_id"], tipo="reanudacion",
                 encargado_id=pendiente["encargado_id"],
             )
             if interrupcion is not None and interrupcion.id == pendiente["interrupt_id"]:

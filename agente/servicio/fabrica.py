@@ -25,7 +25,9 @@ def crear_servicio(
 
     pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max)
     agente = construir_agente(
-        modelo if modelo is not None else crear_modelo(ajustes.modelo),
+        modelo if modelo is not None else crear_modelo(
+            ajustes.modelo, base_url=ajustes.modelo_base_url, sin_reintentos=True
+        ),
         PostgresSaver(pool),
         pool=pool,
         pasarela=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes),

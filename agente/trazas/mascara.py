@@ -1,0 +1,171 @@
+"""Enmascarado de datos personales en todo lo que se envía a Langfuse.
+
+Se ocultan correos, teléfonos españoles, IBAN, números de tarjeta y DNI/NIE. Quedan
+a la vista los identificadores del negocio (``P-20260917-0041``, ``RE-000001``,
+``CAF-001``) y los importes (``120,00 EUR``, ``120.00``): sin ellos una traza no sirve
+para depurar.
+
+Es deliberadamente por patrones: no detecta nombres ni direcciones escritos en texto
+libre. El orden de aplicación importa (IBAN y tarjeta antes que el teléfono sin
+prefijo, para que un número largo no se quede a medio tapar).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from datetime import date, datetime
+from decimal import Decimal
+from enum import Enum
+from typing import Any
+
+CORREO = "[CORREO]"
+TELEFONO = "[TELÉFONO]"
+IBAN = "[IBAN]"
+TARJETA = "[TARJETA]"
+DNI = "[DNI]"
+
+_CIFRA_RE = re.compile(r"\d")
+_CORREO_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+# IBAN con los grupos solo de cifras (el español y la mayoría de los que se
+# escriben a mano): 2 letras, 2 de control, 10-30 cifras con espacios o guiones
+# sueltos. Los grupos son numéricos para no tragarse la palabra siguiente.
+_IBAN_NUMERICO_RE = re.compile(r"(?<![\w])[A-Za-z]{2}\d{2}(?:[ -]?\d){10,30}(?![\w])")
+# IBAN compacto con letras (GB29NWBK60161331926819): mayúsculas y sin espacios;
+# se confirma con el dígito de control para no tapar identificadores al azar.
+_IBAN_ALFANUMERICO_RE = re.compile(r"(?<![\w])[A-Z]{2}\d{2}[A-Z0-9]{11,30}(?![\w])")
+
+# 13-19 cifras con espacios o guiones sueltos entre ellas.
+_TARJETA_RE = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w])")
+
+# Teléfono español: 9 cifras que empiezan por 6, 7, 8 o 9, agrupadas como sea
+# (600 111 001, 91 123 45 67, 600-111-001), con prefijo +34/0034/(+34) o sin él.
+# Con prefijo va antes que la tarjeta ("0034 600 111 001" son 13 cifras).
+_NUEVE_CIFRAS = r"[6-9](?:[\s.-]?\d){8}(?![\d])"
+_TELEFONO_PREFIJO_RE = re.compile(r"(?<![\w+])(?:(?:\+|00)\s?34[\s.-]?|\(\+?34\)\s?)" + _NUEVE_CIFRAS)
+_TELEFONO_RE = re.compile(r"(?<![\w+])" + _NUEVE_CIFRAS)
+
+_DNI_RE = re.compile(r"(?<![\w-])(?:\d{8}|[XYZ]-?\d{7})-?[A-HJ-NP-TV-Z](?![\w])")
+
+
+def _iban_valido(candidato: str) -> bool:
+    compacto = candidato.upper()
+    reordenado = compacto[4:] + compacto[:4]
+    numero = "".join(str(int(c, 36)) for c in reordenado)
+    return int(numero) % 97 == 1
+
+
+def _iban_alfanumerico(m: re.Match[str]) -> str:
+    return IBAN if _iban_valido(m.group(0)) else m.group(0)
+
+
+def enmascarar_texto(texto: str) -> str:
+    """Devuelve ``texto`` con los datos personales sustituidos por marcadores."""
+    if not texto:
+        return texto
+    # Atajo barato: sin '@' ni cifras no hay nada que tapar.
+    if "@" not in texto and not _CIFRA_RE.search(texto):
+        return texto
+    texto = _CORREO_RE.sub(CORREO, texto)
+    texto = _IBAN_NUMERICO_RE.sub(IBAN, texto)
+    texto = _IBAN_ALFANUMERICO_RE.sub(_iban_alfanumerico, texto)
+    texto = _TELEFONO_PREFIJO_RE.sub(TELEFONO, texto)
+    texto = _TARJETA_RE.sub(TARJETA, texto)
+    texto = _TELEFONO_RE.sub(TELEFONO, texto)
+    texto = _DNI_RE.sub(DNI, texto)
+    return texto
+
+
+def _enmascarar_entero(n: int) -> int | str:
+    # Un teléfono o una tarjeta también pueden llegar como número en un JSON.
+    cifras = str(abs(n))
+    if 13 <= len(cifras) <= 19:
+        return TARJETA
+    if len(cifras) == 9 and cifras[0] in "6789":
+        return TELEFONO
+    return n
+
+
+def enmascarar_valor(valor: Any) -> Any:
+    """Enmascara recursivamente y devuelve algo serializable a JSON.
+
+    Los objetos que no son JSON (mensajes de LangChain, modelos pydantic, Decimal...)
+    se pasan antes a JSON con el serializador del propio SDK de Langfuse, para
+    enmascarar exactamente lo que se habría enviado.
+    """
+    if isinstance(valor, str):
+        return enmascarar_texto(valor)
+    if valor is None or isinstance(valor, bool | float):
+        return valor
+    if isinstance(valor, int):
+        return _enmascarar_entero(valor)
+    if isinstance(valor, Decimal):
+        return str(valor)  # el dinero viaja como texto "120.00"
+    if isinstance(valor, Mapping):
+        return {k if isinstance(k, str) else str(k): enmascarar_valor(v) for k, v in valor.items()}
+    if isinstance(valor, list | tuple | set | frozenset):
+        return [enmascarar_valor(v) for v in valor]
+    if isinstance(valor, datetime | date):
+        return valor.isoformat()
+    if isinstance(valor, Enum):
+        return enmascarar_valor(valor.value)
+    if dataclasses.is_dataclass(valor) and not isinstance(valor, type):
+        return enmascarar_valor(dataclasses.asdict(valor))
+    return enmascarar_valor(_a_json(valor))
+
+
+def _a_json(valor: Any) -> Any:
+    try:
+        from langfuse._utils.serializer import EventSerializer
+    except ImportError:  # módulo interno del SDK: si cambia, basta con str()
+        return json.loads(json.dumps(valor, default=str))
+    return json.loads(json.dumps(valor, cls=EventSerializer))
+
+
+def enmascarar(*, data: Any, **_: Any) -> Any:
+    """La firma que espera ``Langfuse(mask=...)``."""
+    return enmascarar_valor(data)
+
+
+# Atributos que el ``mask=`` del SDK ya cubre (entrada, salida y metadatos de cada
+# observación) o que son nuestros identificadores seudónimos.
+_YA_CUBIERTOS = (
+    "langfuse.observation.input",
+    "langfuse.observation.output",
+    "langfuse.observation.metadata.",
+    "session.id",
+    "user.id",
+    "langfuse.trace.tags",
+)
+
+
+def enmascarar_spans_otel(*, params: Any) -> Any:
+    """Red de seguridad en la exportación (``Langfuse(mask_otel_spans=...)``).
+
+    ``mask=`` no cubre todo: el SDK escribe, por ejemplo, el texto de la interrupción
+    de HITL (con los argumentos de la herramienta) en
+    ``langfuse.observation.status_message``. Aquí se enmascara cualquier otro atributo
+    de texto. Corre en el hilo exportador, fuera del camino de la petición.
+    """
+    from langfuse.types import MaskOtelSpansResult, OtelSpanPatch
+
+    parches = {}
+    for identificador, span in params.spans.items():
+        cambios: dict[str, Any] = {}
+        for clave, valor in span.attributes.items():
+            if clave.startswith(_YA_CUBIERTOS):
+                continue
+            if isinstance(valor, str):
+                nuevo = enmascarar_texto(valor)
+                if nuevo != valor:
+                    cambios[clave] = nuevo
+            elif isinstance(valor, list | tuple) and valor and all(isinstance(v, str) for v in valor):
+                nuevos = [enmascarar_texto(v) for v in valor]
+                if nuevos != list(valor):
+                    cambios[clave] = nuevos
+        if cambios:
+            parches[identificador] = OtelSpanPatch(set_attributes=cambios)
+    return MaskOtelSpansResult(span_patches=parches)

@@ -1,0 +1,179 @@
+"""La aplicación FastAPI: ``crear_app(ajustes)`` y la fábrica de uvicorn ``app_desde_entorno``.
+
+Cada proceso (worker) crea su servicio (pool, agente) y su oyente de ``LISTEN``; entre
+procesos solo se comparte PostgreSQL. Sin CDN: todo lo que sirve sale de ``estaticos/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agente.ajustes import Ajustes
+from agente.errores import ErrorConfiguracion, HiloNoEncontrado
+from agente.web import errores_http, esquemas, metricas, rutas_cliente, rutas_demo, rutas_encargado
+from agente.web.eventos import Oyente
+from agente.web.limites import MAX_CUERPO, LimiteCuerpo
+
+logger = logging.getLogger(__name__)
+
+ESTATICOS = Path(__file__).resolve().parent / "estaticos"
+
+# Sin scripts ni estilos en línea: aunque un texto se colara como HTML, no se ejecutaría.
+CABECERAS_SEGURIDAD = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+        b"form-action 'self'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+
+
+class CabecerasSeguridad:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def enviar(mensaje: Message) -> None:
+            if mensaje["type"] == "http.response.start":
+                mensaje.setdefault("headers", [])
+                mensaje["headers"] = list(mensaje["headers"]) + CABECERAS_SEGURIDAD
+            await send(mensaje)
+
+        await self.app(scope, receive, enviar)
+
+
+class _SinTokenEnLog(logging.Filter):
+    """El token de ``/eventos?token=`` no debe acabar en el log de accesos."""
+
+    _patron = re.compile(r"(token=)[^&\s]+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                self._patron.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args
+            )
+        return True
+
+
+def _filtrar_log_accesos() -> None:
+    registro = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, _SinTokenEnLog) for f in registro.filters):
+        registro.addFilter(_SinTokenEnLog())
+
+
+def comprobar_secreto(ajustes: Ajustes) -> None:
+    if not ajustes.demo and ajustes.secreto_es_de_demo():
+        raise ErrorConfiguracion(
+            "AGENTE_SECRETO: define un secreto propio (p. ej. «openssl rand -hex 32») para servir "
+            "fuera del modo demo; el de serie o uno vacío no valen",
+            ajuste="AGENTE_SECRETO",
+        )
+
+
+def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
+    """La app. Sin ``servicio``, lo crea al arrancar (y lo cierra al parar)."""
+    ajustes = ajustes or Ajustes()
+    comprobar_secreto(ajustes)
+    _filtrar_log_accesos()
+
+    @asynccontextmanager
+    async def ciclo_de_vida(app: FastAPI):
+        propio = servicio is None
+        if propio:
+            from agente.bd import url_basedatos
+            from agente.servicio.fabrica import crear_servicio
+
+            app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
+        else:
+            app.state.servicio = servicio
+        app.state.oyente = Oyente(app.state.servicio.pool.conninfo)
+        app.state.oyente.iniciar()
+        try:
+            yield
+        finally:
+            app.state.oyente.parar()
+            if propio:
+                app.state.servicio.cerrar()
+
+    app = FastAPI(
+        title="Agente de atención al cliente",
+        description=(
+            "API del canal web y de la bandeja del encargado. Autenticación: "
+            "`Authorization: Bearer <token>` (cliente o encargado). Errores: `{\"detalle\": ...}`."
+        ),
+        version="1.0",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=ciclo_de_vida,
+    )
+    app.state.ajustes = ajustes
+    errores_http.instalar(app)
+    app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
+    app.add_middleware(CabecerasSeguridad)
+
+    app.include_router(rutas_cliente.router)
+    app.include_router(rutas_encargado.router)
+    app.include_router(rutas_demo.router)
+    app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
+
+    def pagina(nombre: str) -> FileResponse:
+        return FileResponse(ESTATICOS / nombre, media_type="text/html; charset=utf-8")
+
+    @app.get("/", include_in_schema=False)
+    def chat():
+        return pagina("chat.html")
+
+    @app.get("/encargado", include_in_schema=False)
+    def bandeja():
+        return pagina("encargado.html")
+
+    @app.get("/demo", include_in_schema=False)
+    def demo(request: Request):
+        if not request.app.state.ajustes.demo:
+            raise HiloNoEncontrado("no encontrado")
+        return pagina("demo.html")
+
+    @app.get("/docs", include_in_schema=False)
+    def documentacion():
+        return pagina("docs.html")
+
+    @app.get("/healthz", response_model=esquemas.Salud, tags=["operación"],
+             responses={503: {"model": esquemas.Error}})
+    def salud(request: Request):
+        """La base de datos responde."""
+        try:
+            with request.app.state.servicio.pool.connection(timeout=3) as conexion:
+                conexion.execute("SELECT 1")
+        except Exception as exc:  # PoolTimeout u OperationalError: da igual cuál
+            logger.warning("healthz: %s", exc)
+            return JSONResponse({"detalle": "la base de datos no responde"}, status_code=503)
+        return {"estado": "ok"}
+
+    @app.get("/metrics", tags=["operación"], response_class=Response,
+             responses={200: {"content": {"text/plain": {}}}})
+    def metrics(request: Request):
+        """Métricas Prometheus (ver ``agente.web.metricas``)."""
+        return Response(metricas.exponer(request.app.state.servicio.pool), media_type=metricas.TIPO_CONTENIDO)
+
+    return app
+
+
+def app_desde_entorno() -> FastAPI:
+    """Fábrica de uvicorn (``factory=True``): ajustes del entorno (``DATABASE_URL`` del padre)."""
+    return crear_app(Ajustes())

@@ -1,0 +1,163 @@
+"""Comandos ``agente serve``, ``agente demo`` y ``agente token``; los registra ``agente.cli``."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from functools import wraps
+
+import typer
+
+from agente.errores import ErrorDominio
+
+FABRICA = "agente.web.app:app_desde_entorno"
+
+token_app = typer.Typer(help="Emite tokens firmados con AGENTE_SECRETO.", no_args_is_help=True)
+
+
+def _una_linea(funcion):
+    @wraps(funcion)
+    def envoltura(*args, **kwargs):
+        try:
+            return funcion(*args, **kwargs)
+        except ErrorDominio as exc:
+            typer.echo(f"Error: {exc.mensaje}", err=True)
+            raise typer.Exit(code=2) from None
+
+    return envoltura
+
+
+def _ajustes():
+    from agente.ajustes import ajustes
+
+    ajustes.cache_clear()  # demo cambia el entorno antes de leerlos
+    return ajustes()
+
+
+def _preparar_bd(ajustes) -> str:
+    """URL de la base (arranca el embebido en ESTE proceso) y migraciones, una sola vez."""
+    from agente.bd import comprobar_conexion, url_basedatos
+    from agente.migraciones import migrar
+
+    url = url_basedatos(ajustes)
+    comprobar_conexion(url, ajuste="DATABASE_URL" if ajustes.database_url else "AGENTE_PGDATA")
+    migrar(url)
+    return url
+
+
+def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
+    import uvicorn
+
+    from agente.web.app import comprobar_secreto
+
+    comprobar_secreto(ajustes)
+    # Los workers leen la URL del entorno: ninguno arranca su propio PostgreSQL.
+    os.environ["DATABASE_URL"] = url
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="agente-metricas-")
+    uvicorn.run(
+        FABRICA,
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        timeout_graceful_shutdown=3,
+        log_level="info",
+    )
+
+
+@_una_linea
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
+    workers: int = typer.Option(1, "--workers", min=1, max=64, help="Procesos (comparten solo PostgreSQL)."),
+) -> None:
+    """Sirve la API, la página del cliente (/) y la bandeja del encargado (/encargado)."""
+    from agente.web.app import comprobar_secreto
+
+    ajustes = _ajustes()
+    comprobar_secreto(ajustes)  # antes de tocar la base de datos
+    url = _preparar_bd(ajustes)
+    typer.echo(f"Sirviendo en http://{host}:{port} ({workers} proceso(s)); API en http://{host}:{port}/docs")
+    _servir(ajustes, url, host, port, workers)
+
+
+@_una_linea
+def demo(
+    host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
+) -> None:
+    """Demo sin claves: migra, carga el catálogo de demo y sirve con el modelo offline."""
+    import psycopg
+
+    from agente.bd import KWARGS_CONEXION
+    from agente.demo import CLIENTES, ENCARGADOS, cargar_demo
+    from agente.web.rutas_demo import EJEMPLOS
+
+    os.environ["AGENTE_DEMO"] = "1"
+    os.environ["AGENTE_MODELO"] = "offline"
+    ajustes = _ajustes()
+    url = _preparar_bd(ajustes)
+    with psycopg.connect(url, **KWARGS_CONEXION) as conexion:
+        cargar_demo(conexion)
+    base = f"http://{host}:{port}"
+    typer.echo(f"Demo lista en {base}/demo (modelo offline: reglas, no un LLM).")
+    typer.echo("Entra como cliente o como encargado desde esa página (cada pestaña guarda su sesión):")
+    for cliente_id, tienda, nombre, _email, _tel in CLIENTES:
+        if cliente_id in EJEMPLOS:
+            typer.echo(f"  cliente {cliente_id}  {nombre} ({tienda}): «{EJEMPLOS[cliente_id]}»")
+    for encargado_id, tienda, nombre, activo in ENCARGADOS:
+        typer.echo(f"  encargado {encargado_id}  {nombre} ({tienda}){'' if activo else ' — de baja: se le rechaza'}")
+    typer.echo(f"Chat del cliente: {base}/   Bandeja del encargado: {base}/encargado   API: {base}/docs")
+    _servir(ajustes, url, host, port, 1)
+
+
+SELECT_TIENDA_CLIENTE_SQL = "SELECT tienda FROM clientes WHERE id = %(id)s"
+SELECT_ENCARGADO_SQL = "SELECT tienda, activo FROM encargados WHERE id = %(id)s"
+
+
+def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
+    import psycopg
+
+    from agente.bd import KWARGS_CONEXION
+    from agente.errores import Prohibido
+    from agente.web.app import comprobar_secreto
+    from agente.web.auth import emitir_token
+
+    ajustes = _ajustes()
+    comprobar_secreto(ajustes)  # un token firmado con el secreto de serie no sirve de nada
+    url = _preparar_bd(ajustes)
+    consulta = SELECT_TIENDA_CLIENTE_SQL if rol == "cliente" else SELECT_ENCARGADO_SQL
+    with psycopg.connect(url, **KWARGS_CONEXION) as conexion:
+        fila = conexion.execute(consulta, {"id": sujeto}).fetchone()
+    if fila is None:
+        raise Prohibido(f"{rol} desconocido: {sujeto}")
+    if rol == "encargado" and not fila["activo"]:
+        raise Prohibido(f"el encargado {sujeto} está dado de baja")
+    typer.echo(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=fila["tienda"], horas=horas))
+
+
+@token_app.command("cliente")
+@_una_linea
+def token_cliente(
+    cliente_id: str = typer.Argument(..., help="Id del cliente (p. ej. C-0001)."),
+    horas: float | None = typer.Option(None, "--horas", min=0.01, help="Validez (por defecto AGENTE_TOKEN_HORAS)."),
+) -> None:
+    """Token de cliente para la API y la página /."""
+    _emitir("cliente", cliente_id, horas)
+
+
+@token_app.command("encargado")
+@_una_linea
+def token_encargado(
+    encargado_id: str = typer.Argument(..., help="Id del encargado (p. ej. enc-talavera)."),
+    horas: float | None = typer.Option(None, "--horas", min=0.01, help="Validez (por defecto AGENTE_TOKEN_HORAS)."),
+) -> None:
+    """Token de encargado para la bandeja /encargado."""
+    _emitir("encargado", encargado_id, horas)
+
+
+def registrar(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("demo")(demo)
+    app.add_typer(token_app, name="token")

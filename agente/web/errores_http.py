@@ -1,0 +1,101 @@
+"""Traducción a HTTP de los errores, en un solo sitio: ``{"detalle": <mensaje en español>}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agente.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado
+
+logger = logging.getLogger(__name__)
+
+TEXTOS_HTTP = {
+    400: "petición no válida",
+    401: "falta una credencial válida",
+    403: "no tienes permiso para esto",
+    404: "no encontrado",
+    405: "método no permitido",
+    406: "formato de respuesta no disponible",
+    413: "la petición es demasiado grande",
+    415: "tipo de contenido no admitido",
+    429: "demasiadas peticiones",
+    500: "error interno del servidor",
+    503: "servicio no disponible",
+}
+
+# Tipos de error de pydantic -> texto en español (el resto cae en "valor no válido").
+_TEXTOS_VALIDACION = {
+    "missing": "es obligatorio",
+    "string_too_short": "no puede estar vacío",
+    "string_too_long": "es demasiado largo (máximo {max_length} caracteres)",
+    "string_type": "debe ser un texto",
+    "int_parsing": "debe ser un número entero",
+    "int_type": "debe ser un número entero",
+    "greater_than_equal": "debe ser mayor o igual que {ge}",
+    "less_than_equal": "debe ser menor o igual que {le}",
+    "too_short": "debe tener al menos {min_length} elemento(s)",
+    "too_long": "tiene demasiados elementos (máximo {max_length})",
+    "list_type": "debe ser una lista",
+    "dict_type": "debe ser un objeto",
+    "model_type": "debe ser un objeto",
+    "model_attributes_type": "debe ser un objeto",
+    "json_invalid": "el cuerpo no es JSON válido",
+    "union_tag_invalid": "tipo de decisión desconocido (approve, edit, reject o respond)",
+    "union_tag_not_found": "falta el campo «type» de la decisión",
+    "literal_error": "valor no permitido",
+    "extra_forbidden": "campo no admitido",
+}
+
+
+def _campo(loc: tuple[Any, ...]) -> str:
+    partes = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(partes)
+
+
+def texto_validacion(errores: list[dict[str, Any]]) -> str:
+    frases = []
+    for error in errores[:5]:
+        plantilla = _TEXTOS_VALIDACION.get(error.get("type", ""), "valor no válido")
+        try:
+            frase = plantilla.format(**(error.get("ctx") or {}))
+        except (KeyError, IndexError):
+            frase = plantilla
+        campo = _campo(tuple(error.get("loc", ())))
+        frases.append(f"{campo}: {frase}" if campo else frase)
+    return "; ".join(frases) or "petición no válida"
+
+
+def respuesta_error(estado: int, detalle: str, cabeceras: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detalle": detalle}, status_code=estado, headers=cabeceras)
+
+
+def instalar(app: FastAPI) -> None:
+    @app.exception_handler(ErrorDominio)
+    async def _dominio(_request: Request, exc: ErrorDominio) -> JSONResponse:
+        cabeceras = {}
+        if isinstance(exc, NoAutorizado):
+            cabeceras["WWW-Authenticate"] = "Bearer"
+        if isinstance(exc, DemasiadasPeticiones):
+            cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", 60))
+        if exc.estado_http >= 500:
+            logger.error("error %s: %s", exc.estado_http, exc.mensaje)
+        return respuesta_error(exc.estado_http, exc.mensaje, cabeceras or None)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validacion(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return respuesta_error(422, texto_validacion(list(exc.errors())))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detalle = TEXTOS_HTTP.get(exc.status_code, "error en la petición")
+        return respuesta_error(exc.status_code, detalle, getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _inesperado(_request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("error no controlado", exc_info=exc)
+        return respuesta_error(500, TEXTOS_HTTP[500])

@@ -1,0 +1,225 @@
+"""Formas de la API (pydantic): lo que entra, lo que sale y cómo se pasa del servicio a JSON.
+
+El dinero viaja como texto ("120.00"), nunca como número de coma flotante.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_TEXTO = 2000
+
+
+# -- entradas ------------------------------------------------------------------------------
+
+
+class MensajeEntrada(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    texto: str = Field(min_length=1, max_length=MAX_TEXTO, description="Lo que escribe el cliente.")
+
+
+class Aprobar(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["approve"]
+
+
+class AccionEditada(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    args: dict[str, Any]
+
+
+class Editar(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["edit"]
+    edited_action: AccionEditada
+
+
+class Rechazar(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["reject"]
+    message: str = Field(max_length=MAX_TEXTO, description="Motivo; lo lee el cliente.")
+
+
+class Responder(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["respond"]
+    message: str = Field(max_length=MAX_TEXTO, description="Respuesta del encargado al cliente.")
+
+
+Decision = Annotated[Aprobar | Editar | Rechazar | Responder, Field(discriminator="type")]
+
+
+class DecisionEntrada(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    decisiones: list[Decision] = Field(
+        min_length=1, max_length=20, description="Una decisión por operación pendiente, en su orden."
+    )
+
+    def como_lista(self) -> list[dict[str, Any]]:
+        return [d.model_dump() for d in self.decisiones]
+
+
+class DemoLogin(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rol: Literal["cliente", "encargado"]
+    id: str = Field(min_length=1, max_length=100)
+
+
+# -- salidas -------------------------------------------------------------------------------
+
+
+class ConversacionCreada(BaseModel):
+    thread_id: str
+
+
+class MensajeAgente(BaseModel):
+    rol: Literal["agente"] = "agente"
+    texto: str
+
+
+class RespuestaTurno(BaseModel):
+    estado: Literal["respondida", "esperando_aprobacion"]
+    mensajes: list[MensajeAgente]
+
+
+class MensajeHistorial(BaseModel):
+    id: int
+    rol: Literal["cliente", "agente"]
+    texto: str
+    fecha: datetime
+    retenido: bool = Field(description="Llegó mientras se esperaba a un encargado: lo verá él.")
+
+
+class Conversacion(BaseModel):
+    thread_id: str
+    estado: str
+    mensajes: list[MensajeHistorial]
+
+
+class Cliente(BaseModel):
+    id: str
+    nombre: str
+
+
+class Accion(BaseModel):
+    nombre: str
+    args: dict[str, Any]
+    descripcion: str
+    motivos: list[str]
+    decisiones_permitidas: list[str]
+
+
+class MensajeRetenido(BaseModel):
+    texto: str
+    fecha: datetime
+
+
+class Aprobacion(BaseModel):
+    thread_id: str
+    tienda: str
+    estado: str = Field(description="pendiente | decidiendo")
+    cliente: Cliente
+    creada: datetime
+    espera_segundos: int
+    acciones: list[Accion]
+    traza_url: str | None
+    mensajes_retenidos: list[MensajeRetenido]
+
+
+class RespuestaDecision(BaseModel):
+    mensaje_cliente: str
+    estado: str
+
+
+class Error(BaseModel):
+    detalle: str
+
+
+class Salud(BaseModel):
+    estado: str
+
+
+class Token(BaseModel):
+    token: str
+    destino: str
+
+
+class IdentidadDemo(BaseModel):
+    rol: str
+    id: str
+    nombre: str
+    tienda: str
+    ejemplo: str | None = None
+
+
+# -- del servicio a la API -----------------------------------------------------------------
+
+
+def _sin_decimales(valor: Any) -> Any:
+    if isinstance(valor, Decimal):
+        return str(valor)
+    if isinstance(valor, float):
+        return f"{valor:.2f}" if valor == round(valor, 2) else str(valor)
+    if isinstance(valor, dict):
+        return {k: _sin_decimales(v) for k, v in valor.items()}
+    if isinstance(valor, list | tuple):
+        return [_sin_decimales(v) for v in valor]
+    return valor
+
+
+def respuesta_turno(respuesta) -> dict[str, Any]:
+    return {"estado": respuesta.estado, "mensajes": [{"rol": "agente", "texto": respuesta.mensaje_cliente}]}
+
+
+def conversacion(historial: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "thread_id": historial["thread_id"],
+        "estado": historial["estado"],
+        "mensajes": [
+            {
+                "id": m["id"],
+                "rol": m["rol"],
+                "texto": m["texto"],
+                "fecha": m["creado"],
+                "retenido": bool(m.get("retenido")),
+            }
+            for m in historial["mensajes"]
+        ],
+    }
+
+
+def aprobacion(fila: dict[str, Any]) -> dict[str, Any]:
+    peticion = fila.get("peticion") or {}
+    solicitudes = peticion.get("action_requests") or []
+    configs = {c.get("action_name"): c.get("allowed_decisions", []) for c in peticion.get("review_configs") or []}
+    motivos = fila.get("motivos") or []
+    acciones = []
+    for n, solicitud in enumerate(solicitudes):
+        acciones.append({
+            "nombre": solicitud.get("name"),
+            "args": _sin_decimales(solicitud.get("args") or {}),
+            "descripcion": solicitud.get("description") or "",
+            "motivos": list(motivos[n]) if n < len(motivos) else [],
+            "decisiones_permitidas": list(configs.get(solicitud.get("name"), [])),
+        })
+    return {
+        "thread_id": fila["thread_id"],
+        "tienda": fila["tienda"],
+        "estado": fila.get("estado", "pendiente"),
+        "cliente": {"id": fila["cliente_id"], "nombre": fila.get("cliente_nombre") or fila["cliente_id"]},
+        "creada": fila["creada"],
+        "espera_segundos": int(fila.get("espera_segundos") or 0),
+        "acciones": acciones,
+        "traza_url": fila.get("traza_url"),
+        "mensajes_retenidos": [
+            {"texto": m["texto"], "fecha": m["creado"]} for m in fila.get("retenidos") or []
+        ],
+    }
+
+
+def respuesta_decision(respuesta) -> dict[str, Any]:
+    return {"mensaje_cliente": respuesta.mensaje_cliente, "estado": respuesta.estado}

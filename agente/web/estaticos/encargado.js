@@ -1,0 +1,280 @@
+// Bandeja del encargado: tarjetas de las aprobaciones pendientes de su tienda, que se
+// actualizan solas (consulta cada pocos segundos), y las decisiones que cada operación admite.
+// Los textos del cliente (motivo, mensajes retenidos) se pintan con textContent.
+import { CLAVES, api, datosToken, duracion, el, ErrorApi, euros, fecha, tokenDeSesion } from "./comun.js";
+
+const $ = (id) => document.getElementById(id);
+const CADA_MS = 4000;
+const NOMBRES = { reembolsar: "Reembolso", sustituir: "Sustitución de producto", consultar_encargado: "Consulta al encargado" };
+const BOTONES = { approve: "Aprobar", edit: "Editar importe", reject: "Rechazar con motivo", respond: "Responder" };
+const estado = { token: null, tarjetas: new Map(), temporizador: null, cargando: false };
+let contador = 0;
+
+function mostrarNota(texto) {
+  $("nota").textContent = texto || "";
+  $("nota").hidden = !texto;
+}
+
+function enlaceSeguro(url) {
+  return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
+}
+
+function datosAccion(accion) {
+  const a = accion.args || {};
+  const filas = [];
+  const fila = (nombre, valor) => {
+    if (valor !== undefined && valor !== null && valor !== "") filas.push(el("dt", {}, nombre), el("dd", {}, valor));
+  };
+  fila("Pedido", a.pedido);
+  if (accion.nombre === "reembolsar") {
+    fila("Importe", euros(a.importe));
+    fila("Líneas", Array.isArray(a.lineas) ? a.lineas.join(", ") : a.lineas ? String(a.lineas) : "todo el pedido");
+    fila("Motivo del cliente", a.motivo);
+  } else if (accion.nombre === "sustituir") {
+    fila("Producto original", a.sku_original);
+    fila("Producto nuevo", a.sku_nuevo);
+  } else if (accion.nombre === "consultar_encargado") {
+    fila("Pregunta", a.pregunta);
+  }
+  return el("dl", { class: "datos" }, filas);
+}
+
+/** Los controles de una operación: un botón por decisión permitida y su campo. */
+function controlesAccion(tarjeta, accion, indice) {
+  const id = `${tarjeta.dataset.n}-${indice}`;
+  const contenedor = el("div", { class: "decision", role: "group", "aria-label": `Decisión: ${NOMBRES[accion.nombre] || accion.nombre}` });
+  const botones = el("div", { class: "botones" });
+  const campos = el("div", { class: "campos" });
+  const eleccion = { tipo: null, campo: null };
+  tarjeta._elecciones[indice] = eleccion;
+
+  const campoPara = (tipo) => {
+    if (tipo === "edit") {
+      return el("p", { class: "campo" },
+        el("label", { for: `importe-${id}` }, "Nuevo importe (EUR)"),
+        el("input", { id: `importe-${id}`, name: "importe", inputmode: "decimal", autocomplete: "off",
+          value: accion.args?.importe ?? "", required: true }));
+    }
+    if (tipo === "reject") {
+      return el("p", { class: "campo" },
+        el("label", { for: `motivo-${id}` }, "Motivo del rechazo (lo leerá el cliente)"),
+        el("textarea", { id: `motivo-${id}`, name: "motivo", rows: 2, maxlength: 2000, required: true }));
+    }
+    if (tipo === "respond") {
+      return el("p", { class: "campo" },
+        el("label", { for: `respuesta-${id}` }, "Respuesta para el cliente"),
+        el("textarea", { id: `respuesta-${id}`, name: "respuesta", rows: 3, maxlength: 2000, required: true }));
+    }
+    return null;
+  };
+
+  for (const tipo of accion.decisiones_permitidas) {
+    const boton = el("button", { type: "button", class: `eleccion ${tipo}`, "aria-pressed": "false", "data-tipo": tipo },
+      BOTONES[tipo] || tipo);
+    boton.addEventListener("click", () => {
+      for (const b of botones.children) b.setAttribute("aria-pressed", String(b === boton));
+      eleccion.tipo = tipo;
+      eleccion.campo = campoPara(tipo);
+      campos.replaceChildren(...(eleccion.campo ? [eleccion.campo] : []));
+      eleccion.campo?.querySelector("input, textarea")?.focus();
+      actualizarEnvio(tarjeta);
+    });
+    botones.append(boton);
+  }
+  contenedor.append(botones, campos);
+  return contenedor;
+}
+
+function actualizarEnvio(tarjeta) {
+  const listo = tarjeta._elecciones.every((e) => e.tipo);
+  tarjeta.querySelector(".enviar").disabled = !listo || tarjeta.dataset.enviando === "1";
+}
+
+function decisiones(tarjeta) {
+  return tarjeta._aprobacion.acciones.map((accion, i) => {
+    const e = tarjeta._elecciones[i];
+    const valor = e.campo?.querySelector("input, textarea")?.value.trim() ?? "";
+    if (e.tipo === "approve") return { type: "approve" };
+    if (e.tipo === "reject") return { type: "reject", message: valor };
+    if (e.tipo === "respond") return { type: "respond", message: valor };
+    const importe = valor.replace(/\s|EUR|€/gi, "").replace(",", ".");
+    return { type: "edit", edited_action: { name: accion.nombre, args: { ...accion.args, importe } } };
+  });
+}
+
+async function enviarDecision(tarjeta) {
+  const resultado = tarjeta.querySelector(".resultado");
+  for (const [i, e] of tarjeta._elecciones.entries()) {
+    const campo = e.campo?.querySelector("input, textarea");
+    if (campo && !campo.value.trim()) {
+      resultado.textContent = `Completa el campo de la operación ${i + 1}.`;
+      campo.focus();
+      return;
+    }
+  }
+  tarjeta.dataset.enviando = "1";
+  actualizarEnvio(tarjeta);
+  resultado.textContent = "Enviando la decisión…";
+  try {
+    const r = await api(`/api/aprobaciones/${encodeURIComponent(tarjeta.dataset.thread)}/decision`, {
+      metodo: "POST", token: estado.token, cuerpo: { decisiones: decisiones(tarjeta) },
+    });
+    tarjeta.classList.add("resuelta");
+    tarjeta.dataset.resuelta = "1";
+    for (const control of tarjeta.querySelectorAll("button, input, textarea")) control.disabled = true;
+    resultado.replaceChildren(
+      el("strong", {}, "Decisión aplicada. "),
+      "Mensaje enviado al cliente: ",
+      el("q", { class: "mensaje-cliente" }, r.mensaje_cliente),
+      " ",
+      el("button", { type: "button", class: "secundario", onclick: () => quitarTarjeta(tarjeta) }, "Cerrar"),
+    );
+    resultado.querySelector("button").disabled = false;
+  } catch (e) {
+    if (e instanceof ErrorApi && e.estado === 401) return salir("Tu sesión ha caducado.");
+    resultado.textContent = e.detalle || "No se ha podido enviar la decisión.";
+    if (e instanceof ErrorApi && [403, 404, 409].includes(e.estado)) refrescar();
+  } finally {
+    delete tarjeta.dataset.enviando;
+    if (!tarjeta.dataset.resuelta) actualizarEnvio(tarjeta);
+  }
+}
+
+function quitarTarjeta(tarjeta) {
+  estado.tarjetas.delete(tarjeta.dataset.thread);
+  tarjeta.remove();
+  $("vacia").hidden = estado.tarjetas.size > 0;
+}
+
+function bloqueRetenidos(aprobacion) {
+  const bloque = el("div", { class: "retenidos" });
+  if (aprobacion.mensajes_retenidos.length) {
+    bloque.append(
+      el("p", { class: "subtitulo" }, "Mensajes del cliente mientras esperaba:"),
+      el("ul", {}, aprobacion.mensajes_retenidos.map((m) => el("li", {},
+        el("span", { class: "texto-cliente" }, m.texto),
+        el("span", { class: "fecha" }, ` (${fecha(m.fecha)})`)))));
+  }
+  return bloque;
+}
+
+function crearTarjeta(aprobacion) {
+  const n = ++contador;
+  const tarjeta = el("article", { class: "tarjeta", "data-thread": aprobacion.thread_id, "data-n": n,
+    "aria-labelledby": `titulo-${n}` });
+  tarjeta._aprobacion = aprobacion;
+  tarjeta._elecciones = [];
+  const traza = enlaceSeguro(aprobacion.traza_url);
+  tarjeta.append(
+    el("header", { class: "cabecera-tarjeta" },
+      el("h3", { id: `titulo-${n}` }, `${aprobacion.cliente.nombre} (${aprobacion.cliente.id})`),
+      el("p", { class: "espera" },
+        "Esperando ", el("span", { class: "tiempo" }, duracion(aprobacion.espera_segundos)),
+        ` · desde ${fecha(aprobacion.creada)}`),
+      el("p", { class: "estado-tarjeta", role: "status" })),
+  );
+  aprobacion.acciones.forEach((accion, i) => {
+    const motivos = accion.motivos.length
+      ? el("div", { class: "motivos" }, el("p", { class: "subtitulo" }, "Por qué necesita tu firma:"),
+        el("ul", {}, accion.motivos.map((m) => el("li", {}, m))))
+      : null;
+    tarjeta.append(el("section", { class: "accion", "aria-label": NOMBRES[accion.nombre] || accion.nombre },
+      el("h4", {}, NOMBRES[accion.nombre] || accion.nombre),
+      datosAccion(accion),
+      motivos,
+      accion.descripcion ? el("details", {}, el("summary", {}, "Detalle del pedido"),
+        el("p", { class: "descripcion" }, accion.descripcion)) : null,
+      controlesAccion(tarjeta, accion, i)));
+  });
+  tarjeta.append(bloqueRetenidos(aprobacion));
+  tarjeta.append(el("footer", { class: "pie-tarjeta" },
+    traza ? el("a", { href: traza, target: "_blank", rel: "noopener noreferrer" }, "Ver traza") : null,
+    el("button", { type: "button", class: "enviar", disabled: true, onclick: () => enviarDecision(tarjeta) },
+      "Enviar decisión"),
+    el("p", { class: "resultado", role: "status", "aria-live": "polite" })));
+  actualizarTarjeta(tarjeta, aprobacion);
+  return tarjeta;
+}
+
+function actualizarTarjeta(tarjeta, aprobacion) {
+  tarjeta.querySelector(".tiempo").textContent = duracion(aprobacion.espera_segundos);
+  const decidiendo = aprobacion.estado === "decidiendo" && !tarjeta.dataset.enviando;
+  tarjeta.querySelector(".estado-tarjeta").textContent = decidiendo ? "Otro encargado la está decidiendo ahora." : "";
+  // Los mensajes retenidos pueden crecer mientras espera: se repinta solo esa parte.
+  if (aprobacion.mensajes_retenidos.length !== tarjeta._aprobacion.mensajes_retenidos.length) {
+    tarjeta.querySelector(".retenidos").replaceWith(bloqueRetenidos(aprobacion));
+  }
+  tarjeta._aprobacion = { ...tarjeta._aprobacion, espera_segundos: aprobacion.espera_segundos,
+    estado: aprobacion.estado, mensajes_retenidos: aprobacion.mensajes_retenidos };
+}
+
+async function refrescar() {
+  if (estado.cargando) return;
+  estado.cargando = true;
+  try {
+    const lista = await api("/api/aprobaciones", { token: estado.token });
+    mostrarNota("");
+    const vistas = new Set();
+    let anterior = null;
+    for (const aprobacion of lista) {
+      vistas.add(aprobacion.thread_id);
+      let tarjeta = estado.tarjetas.get(aprobacion.thread_id);
+      if (tarjeta) actualizarTarjeta(tarjeta, aprobacion);
+      else {
+        tarjeta = crearTarjeta(aprobacion);
+        estado.tarjetas.set(aprobacion.thread_id, tarjeta);
+      }
+      // Orden del servidor (la más antigua primero), sin recrear las que ya están.
+      if (anterior) anterior.after(tarjeta);
+      else $("tarjetas").prepend(tarjeta);
+      anterior = tarjeta;
+    }
+    for (const [thread, tarjeta] of estado.tarjetas) {
+      if (!vistas.has(thread) && !tarjeta.dataset.resuelta && !tarjeta.dataset.enviando) quitarTarjeta(tarjeta);
+    }
+    $("vacia").hidden = estado.tarjetas.size > 0;
+    $("actualizado").textContent = `Actualizado a las ${new Date().toLocaleTimeString("es-ES")}`;
+    document.body.dataset.listo = "1";
+  } catch (e) {
+    if (e instanceof ErrorApi && (e.estado === 401 || e.estado === 403)) return salir(e.detalle);
+    mostrarNota(e.detalle || "No se ha podido actualizar la bandeja.");
+  } finally {
+    estado.cargando = false;
+  }
+}
+
+function salir(motivo) {
+  sessionStorage.removeItem(CLAVES.encargado);
+  if (motivo) sessionStorage.setItem("agente.motivo", motivo);
+  clearInterval(estado.temporizador);
+  location.replace(location.pathname);
+}
+
+function pedirToken() {
+  $("sin-sesion").hidden = false;
+  const motivo = sessionStorage.getItem("agente.motivo");
+  if (motivo) {
+    sessionStorage.removeItem("agente.motivo");
+    $("titulo-sin-sesion").after(el("p", { class: "nota", role: "alert" }, motivo));
+  }
+  fetch("/api/demo/identidades").then((r) => { $("enlace-demo").hidden = !r.ok; }).catch(() => {});
+  $("form-token").addEventListener("submit", (e) => {
+    e.preventDefault();
+    sessionStorage.setItem(CLAVES.encargado, $("token").value.trim());
+    location.reload();
+  });
+}
+
+function iniciar() {
+  estado.token = tokenDeSesion(CLAVES.encargado);
+  const datos = estado.token && datosToken(estado.token);
+  if (!datos || datos.rol !== "encargado") return pedirToken();
+  $("sesion").textContent = `Encargado ${datos.encargado_id} · tienda ${datos.tienda}`;
+  $("bandeja").hidden = false;
+  $("salir").hidden = false;
+  $("salir").addEventListener("click", () => salir());
+  refrescar();
+  estado.temporizador = setInterval(refrescar, CADA_MS);
+}
+
+iniciar();

@@ -1,0 +1,113 @@
+"""Límites: tamaño del cuerpo de la petición (413) y mensajes por cliente y minuto (429)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastapi import Depends, Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agente.contexto import ContextoCliente
+from agente.errores import DemasiadasPeticiones
+from agente.web.auth import ClienteActual
+
+MAX_CUERPO = 16 * 1024
+_SIN_CUERPO = {"GET", "HEAD", "OPTIONS"}
+
+
+class LimiteCuerpo:
+    """Rechaza con 413 los cuerpos de más de ``maximo`` bytes, declarados o no.
+
+    Lee el cuerpo entero (como mucho ``maximo`` bytes) antes de pasar la petición: así el
+    413 sale siempre en JSON y en español, nunca a mitad de una respuesta.
+    """
+
+    def __init__(self, app: ASGIApp, maximo: int = MAX_CUERPO) -> None:
+        self.app = app
+        self.maximo = maximo
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in _SIN_CUERPO:
+            await self.app(scope, receive, send)
+            return
+        declarado = dict(scope["headers"]).get(b"content-length")
+        if declarado is not None and declarado.isdigit() and int(declarado) > self.maximo:
+            await self._rechazar(send)
+            return
+        partes: list[bytes] = []
+        total = 0
+        while True:
+            mensaje = await receive()
+            if mensaje["type"] == "http.disconnect":
+                return
+            cuerpo = mensaje.get("body", b"")
+            total += len(cuerpo)
+            if total > self.maximo:
+                await self._rechazar(send)
+                return
+            partes.append(cuerpo)
+            if not mensaje.get("more_body", False):
+                break
+        entregado = False
+
+        async def recibir() -> Message:
+            nonlocal entregado
+            if not entregado:
+                entregado = True
+                return {"type": "http.request", "body": b"".join(partes), "more_body": False}
+            return await receive()
+
+        await self.app(scope, recibir, send)
+
+    async def _rechazar(self, send: Send) -> None:
+        cuerpo = json.dumps(
+            {"detalle": f"la petición es demasiado grande (máximo {self.maximo // 1024} KiB)"},
+            ensure_ascii=False,
+        ).encode()
+        await send({
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(cuerpo)).encode()),
+                (b"connection", b"close"),
+            ],
+        })
+        await send({"type": "http.response.body", "body": cuerpo})
+
+
+# Se cuentan los mensajes del cliente ya guardados: el límite vale para todos los
+# procesos y servidores que comparten la base de datos, sin tabla propia. Dos peticiones
+# simultáneas pueden pasar las dos con el contador en el límite (como mucho una por
+# proceso de más): es un freno contra abusos, no una cuota exacta.
+CONTAR_MENSAJES_RECIENTES_SQL = """
+SELECT count(*) AS n, extract(epoch FROM min(m.creado) + interval '1 minute' - now()) AS espera
+FROM mensajes_conversacion m
+JOIN consultas_asistente c ON c.thread_id = m.thread_id
+WHERE c.cliente_id = %(cliente_id)s AND m.rol = 'cliente'
+  AND m.creado > now() - interval '1 minute'
+"""
+
+
+def comprobar_ritmo(pool, cliente_id: str, maximo: int) -> None:
+    with pool.connection() as conexion:
+        fila = conexion.execute(CONTAR_MENSAJES_RECIENTES_SQL, {"cliente_id": cliente_id}).fetchone()
+    if fila["n"] >= maximo:
+        espera = max(1, int(float(fila["espera"] or 60)) + 1)
+        raise DemasiadasPeticiones(
+            f"has enviado demasiados mensajes seguidos (máximo {maximo} por minuto): "
+            f"espera {espera} segundos y vuelve a intentarlo",
+            reintentar_en=espera,
+        )
+
+
+def limite_mensajes(request: Request, ctx: ClienteActual) -> ContextoCliente:
+    """Dependencia de la ruta de mensajes: el cliente autenticado, si no supera su ritmo."""
+    comprobar_ritmo(
+        request.app.state.servicio.pool, ctx.cliente_id, request.app.state.ajustes.mensajes_por_minuto
+    )
+    return ctx
+
+
+ClienteConRitmo = Annotated[ContextoCliente, Depends(limite_mensajes)]

@@ -1,0 +1,69 @@
+"""API del encargado: la bandeja de su tienda y las decisiones."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from starlette.concurrency import run_in_threadpool
+
+from agente.web import esquemas
+from agente.web.auth import EncargadoActual
+from agente.web.directo import ejecutar_decision
+
+router = APIRouter(prefix="/api/aprobaciones", tags=["encargado"])
+
+_ERRORES = {
+    401: {"model": esquemas.Error, "description": "Sin token o token no válido o caducado."},
+    403: {"model": esquemas.Error, "description": "Otra tienda, o encargado de baja."},
+}
+
+
+def _servicio(request: Request):
+    return request.app.state.servicio
+
+
+@router.get("", response_model=list[esquemas.Aprobacion], responses=_ERRORES)
+def bandeja(
+    request: Request,
+    encargado: EncargadoActual,
+    limite: Annotated[int, Query(ge=1, le=200)] = 50,
+):
+    """Aprobaciones pendientes de la tienda del encargado, la más antigua primero."""
+    filas = _servicio(request).aprobaciones_pendientes(encargado.tienda, limite)
+    return [esquemas.aprobacion(f) for f in filas]
+
+
+@router.get(
+    "/{thread_id}",
+    response_model=esquemas.Aprobacion,
+    responses={**_ERRORES, 404: {"model": esquemas.Error, "description": "Nada pendiente en ese hilo."}},
+)
+def una_aprobacion(thread_id: str, request: Request, encargado: EncargadoActual):
+    """La aprobación pendiente de un hilo de la tienda del encargado."""
+    return esquemas.aprobacion(_servicio(request).aprobacion(thread_id, tienda=encargado.tienda))
+
+
+@router.post(
+    "/{thread_id}/decision",
+    response_model=esquemas.RespuestaDecision,
+    responses={
+        **_ERRORES,
+        404: {"model": esquemas.Error, "description": "Nada pendiente en ese hilo."},
+        409: {"model": esquemas.Error, "description": "Ya decidida, o decidiéndose ahora."},
+        422: {"model": esquemas.Error, "description": "Decisión no válida."},
+    },
+)
+async def decidir(
+    thread_id: str,
+    cuerpo: esquemas.DecisionEntrada,
+    request: Request,
+    encargado: EncargadoActual,
+):
+    """Decide la pausa del hilo (una decisión por operación) y reanuda el agente. Con un 4xx no
+    cambia nada. Devuelve lo que se le ha dicho al cliente."""
+    respuesta = await run_in_threadpool(
+        ejecutar_decision, _servicio(request), thread_id, encargado.encargado_id, encargado.tienda,
+        cuerpo.como_lista(),
+    )
+    return esquemas.respuesta_decision(respuesta)

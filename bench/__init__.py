@@ -1,0 +1,1 @@
+"""Benchmarks del producto (``make bench``)."""

@@ -1,0 +1,423 @@
+"""Coste por turno: el framework pelado frente al producto, con el modelo offline.
+
+Cuatro casos en un mismo proceso, intercalados (el orden cambia en cada iteración)
+para que compartan el ruido de la máquina:
+
+- A: ``create_agent`` pelado con las mismas herramientas e ``InMemorySaver``;
+- B: lo mismo con ``PostgresSaver`` y ``durability="sync"``;
+- C: el agente y el servicio del producto (``crear_servicio``) sin trazas;
+- D: C con trazas hacia un Langfuse de mentira local (``tests/receptor_langfuse.py``).
+
+A y B llevan ``HumanInTheLoopMiddleware`` con un ``when`` en Python puro (importe >
+60 EUR), lo mínimo que escribiría quien use el framework para pausar el reembolso
+grande; sin él no habría pausa que reanudar. Cada conversación usa un cliente nuevo
+(sin devoluciones previas) con dos pedidos propios, así los reembolsos no se agotan.
+
+Después, fuera del cronómetro, una pasada de recuento para B y C: cada sentencia que
+el proceso manda por psycopg, con su origen, y los viajes de ida y vuelta leídos del
+protocolo (PQtrace) de todas las conexiones del pool.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter, defaultdict
+from contextlib import ExitStack, contextmanager
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+
+from bench import util
+
+ESCENARIOS = ("consulta", "reembolso_pequeno", "reembolso_grande", "reanudacion")
+ROTULOS = {
+    "consulta": "consulta de un pedido",
+    "reembolso_pequeno": "reembolso pequeño (sin firma)",
+    "reembolso_grande": "reembolso grande hasta la pausa",
+    "reanudacion": "reanudación tras aprobar",
+}
+CASOS = ("A", "B", "C", "D")
+DESCRIPCION_CASOS = {
+    "A": "create_agent + InMemorySaver",
+    "B": "create_agent + PostgresSaver (durability=sync)",
+    "C": "producto (crear_servicio), sin trazas",
+    "D": "producto con trazas a un receptor Langfuse local",
+}
+LIMITE_BASE = Decimal("60.00")  # el límite por defecto de la tienda, para el `when` de A y B
+APROBAR = [{"type": "approve"}]
+
+
+# --- Los casos -------------------------------------------------------------------------
+
+
+def agente_pelado(pool, checkpointer):
+    """``create_agent`` con las herramientas del producto y la pausa mínima del framework."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig
+
+    from agente.contexto import ContextoCliente
+    from agente.modelo_offline import ModeloOffline
+    from herramientas import crear_herramientas
+    from herramientas.pasarela import PasarelaSimulada
+
+    def grande(peticion) -> bool:
+        return Decimal(str(peticion.tool_call["args"].get("importe", "0"))) > LIMITE_BASE
+
+    return create_agent(
+        ModeloOffline(),
+        tools=crear_herramientas(pool=pool, pasarela=PasarelaSimulada(pool=pool)),
+        middleware=[
+            HumanInTheLoopMiddleware(
+                interrupt_on={
+                    "reembolsar": InterruptOnConfig(
+                        allowed_decisions=["approve", "edit", "reject"], when=grande
+                    )
+                }
+            )
+        ],
+        context_schema=ContextoCliente,
+        checkpointer=checkpointer,
+    )
+
+
+class CasoPelado:
+    """A o B: el grafo se invoca directamente, como en un tutorial del framework."""
+
+    def __init__(self, nombre: str, agente) -> None:
+        self.nombre = nombre
+        self.agente = agente
+        self._n = 0
+
+    def _hilo(self) -> str:
+        self._n += 1
+        return f"bench-{self.nombre}-{time.time_ns()}-{self._n}"
+
+    def _turno(self, hilo, entrada, ctx):
+        from langchain_core.messages import HumanMessage
+
+        if isinstance(entrada, str):
+            entrada = {"messages": [HumanMessage(entrada)]}
+        return self.agente.invoke(
+            entrada, {"configurable": {"thread_id": hilo}}, context=ctx,
+            durability="sync", version="v2",
+        )
+
+    def conversacion(self, cliente: util.ClienteBench, medir) -> None:
+        from langgraph.types import Command
+
+        ctx = cliente.contexto()
+        hilo = self._hilo()
+        salida = medir("consulta", lambda: self._turno(hilo, util.texto_consulta(cliente), ctx))
+        _comprobar(not salida.interrupts, self.nombre, "la consulta no debe pausar")
+        hilo = self._hilo()
+        salida = medir(
+            "reembolso_pequeno", lambda: self._turno(hilo, util.texto_reembolso_pequeno(cliente), ctx)
+        )
+        _comprobar(not salida.interrupts and "RE-" in _ultimo(salida), self.nombre,
+                   "el reembolso pequeño debe salir sin firma")
+        hilo = self._hilo()
+        salida = medir(
+            "reembolso_grande", lambda: self._turno(hilo, util.texto_reembolso_grande(cliente), ctx)
+        )
+        _comprobar(bool(salida.interrupts), self.nombre, "el reembolso grande debe pausar")
+        resume = Command(resume={salida.interrupts[0].id: {"decisions": APROBAR}})
+        salida = medir("reanudacion", lambda: self._turno(hilo, resume, ctx))
+        _comprobar("RE-" in _ultimo(salida), self.nombre, "tras aprobar debe haber reembolso")
+
+
+class CasoServicio:
+    """C o D: la misma puerta que usan la web y la CLI (``Servicio``)."""
+
+    def __init__(self, nombre: str, servicio) -> None:
+        self.nombre = nombre
+        self.servicio = servicio
+
+    def conversacion(self, cliente: util.ClienteBench, medir) -> None:
+        s = self.servicio
+        ctx = cliente.contexto()
+        hilo = s.iniciar_conversacion(ctx)
+        r = medir("consulta", lambda: s.conversar(hilo, util.texto_consulta(cliente), ctx))
+        _comprobar(r.estado == "respondida", self.nombre, "la consulta debe responderse")
+        hilo = s.iniciar_conversacion(ctx)
+        r = medir("reembolso_pequeno", lambda: s.conversar(hilo, util.texto_reembolso_pequeno(cliente), ctx))
+        _comprobar(r.estado == "respondida" and "RE-" in r.mensaje_cliente, self.nombre,
+                   "el reembolso pequeño debe salir sin firma")
+        hilo = s.iniciar_conversacion(ctx)
+        r = medir("reembolso_grande", lambda: s.conversar(hilo, util.texto_reembolso_grande(cliente), ctx))
+        _comprobar(r.estado == "esperando_aprobacion", self.nombre, "el reembolso grande debe pausar")
+        r = medir("reanudacion", lambda: s.decidir(hilo, "enc-talavera", APROBAR))
+        _comprobar(r.estado == "respondida" and "RE-" in r.mensaje_cliente, self.nombre,
+                   "tras aprobar debe haber reembolso")
+
+
+def _ultimo(salida) -> str:
+    mensajes = salida.value.get("messages", [])
+    return str(mensajes[-1].content) if mensajes else ""
+
+
+def _comprobar(condicion: bool, caso: str, que: str) -> None:
+    if not condicion:
+        raise RuntimeError(f"bench de turnos, caso {caso}: {que} (el bench mediría otra cosa)")
+
+
+def ajustes_de(url: str, *, receptor: str | None = None):
+    from agente.ajustes import Ajustes
+
+    if receptor is None:
+        return Ajustes(database_url=url, langfuse_public_key=None, langfuse_secret_key=None)
+    return Ajustes(
+        database_url=url,
+        langfuse_public_key="pk-lf-bench",
+        langfuse_secret_key="sk-lf-bench",
+        langfuse_host=receptor,
+    )
+
+
+@contextmanager
+def casos(url: str, receptor_url: str):
+    """Los cuatro casos listos para usar; los cierra al salir."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from agente.servicio.fabrica import crear_servicio
+
+    with ExitStack() as pila:
+        pool_a = util.abrir_pool(url)
+        pila.callback(pool_a.close)
+        pool_b = util.abrir_pool(url)
+        pila.callback(pool_b.close)
+        servicio_c = crear_servicio(ajustes_de(url), url=url)
+        pila.callback(servicio_c.cerrar)
+        servicio_d = crear_servicio(ajustes_de(url, receptor=receptor_url), url=url)
+        pila.callback(servicio_d.cerrar)
+        if not servicio_d.trazador.activo:
+            raise RuntimeError("caso D: el trazador no se activó con las claves de prueba")
+        yield {
+            "A": CasoPelado("A", agente_pelado(pool_a, InMemorySaver())),
+            "B": CasoPelado("B", agente_pelado(pool_b, PostgresSaver(pool_b))),
+            "C": CasoServicio("C", servicio_c),
+            "D": CasoServicio("D", servicio_d),
+        }
+
+
+# --- Cronometrado intercalado ------------------------------------------------------------
+
+
+def cronometrar(url: str, *, iteraciones: int, calentamiento: int = 3, semilla: int = 7) -> dict:
+    import sys
+
+    sys.path.insert(0, str(util.RAIZ))  # tests/receptor_langfuse.py
+    from tests.receptor_langfuse import ReceptorLangfuse
+
+    total = iteraciones + calentamiento
+    with psycopg.connect(url, autocommit=True) as c:
+        clientes = {
+            caso: util.crear_clientes(c, f"T{caso}-", total, base=90_000_000 + k * 100_000)
+            for k, caso in enumerate(CASOS)
+        }
+    muestras: dict[str, dict[str, list[float]]] = {c: defaultdict(list) for c in CASOS}
+    orden = list(CASOS)
+    azar = random.Random(semilla)
+    with ReceptorLangfuse() as receptor, casos(url, receptor.url) as instancias:
+        inicio = time.perf_counter()
+        for i in range(total):
+            azar.shuffle(orden)
+            for caso in orden:
+                destino = muestras[caso] if i >= calentamiento else defaultdict(list)
+
+                def medir(escenario, funcion, destino=destino):
+                    t0 = time.perf_counter_ns()
+                    resultado = funcion()
+                    destino[escenario].append((time.perf_counter_ns() - t0) / 1e6)
+                    return resultado
+
+                instancias[caso].conversacion(clientes[caso][i], medir)
+        duracion = time.perf_counter() - inicio
+        instancias["D"].servicio.trazador.cerrar()  # vacía lo pendiente hacia el receptor
+        spans = len(receptor.spans)
+    resultado: dict[str, Any] = {
+        "iteraciones": iteraciones,
+        "calentamiento": calentamiento,
+        "segundos": round(duracion, 1),
+        "spans_recibidos_d": spans,
+        "casos": {c: DESCRIPCION_CASOS[c] for c in CASOS},
+        "por_escenario": {},
+    }
+    for escenario in ESCENARIOS:
+        fila = {caso: util.resumen(muestras[caso][escenario]) for caso in CASOS}
+        b50, b99 = fila["B"]["p50_ms"], fila["B"]["p99_ms"]
+        fila["cocientes"] = {
+            "C/B_p50": util.cociente(fila["C"]["p50_ms"], b50),
+            "D/B_p50": util.cociente(fila["D"]["p50_ms"], b50),
+            "B/A_p50": util.cociente(b50, fila["A"]["p50_ms"]),
+            "C/B_p99": util.cociente(fila["C"]["p99_ms"], b99),
+            "D/B_p99": util.cociente(fila["D"]["p99_ms"], b99),
+        }
+        resultado["por_escenario"][escenario] = fila
+    # Cociente global: suma de medianas de los cuatro turnos (una conversación típica).
+    suma = {c: sum(resultado["por_escenario"][e][c]["p50_ms"] for e in ESCENARIOS) for c in CASOS}
+    resultado["conversacion_p50_ms"] = {c: round(v, 1) for c, v in suma.items()}
+    resultado["cocientes_conversacion"] = {
+        "C/B": util.cociente(suma["C"], suma["B"]),
+        "D/B": util.cociente(suma["D"], suma["B"]),
+        "B/A": util.cociente(suma["B"], suma["A"]),
+    }
+    return resultado
+
+
+# --- Recuento de sentencias ------------------------------------------------------------------
+
+# Por qué C hace cada sentencia que B no hace (clave: prefijo del origen).
+MOTIVOS = [
+    ("agente/servicio/candados.py", "candado del hilo (advisory lock de sesión): una sola ejecución "
+     "por hilo entre procesos; toma y suelta"),
+    ("agente/servicio/__init__.py:consulta", "la conversación existe y es de este cliente"),
+    ("agente/servicio/__init__.py:conversar", "¿hay aprobación pendiente? (un mensaje nunca llega a "
+     "un hilo en pausa) y transcripción del mensaje del cliente"),
+    ("agente/servicio/mensajes.py", "transcripción que ve el cliente (mensajes_conversacion)"),
+    ("agente/servicio/cola.py", "cola de aprobaciones"),
+    ("agente/servicio/__init__.py:_tras_ejecucion", "cierre del turno: desencolar, transcripción de "
+     "la respuesta, estado/actividad de la consulta (una transacción)"),
+    ("agente/servicio/__init__.py:_encolar_desde_estado", "encolar la aprobación y marcar la "
+     "consulta esperando_aprobacion (una transacción)"),
+    ("agente/servicio/__init__.py:_ids_de_acciones", "tool_call_id que requieren firma (para la "
+     "auditoría): relee veredictos ya guardados"),
+    ("agente/servicio/__init__.py:_decidir", "decisión write-ahead: encargado, fila de la cola FOR "
+     "UPDATE, validación, marcar decidiendo, insertar decisión"),
+    ("agente/servicio/__init__.py:_cerrar_decision", "marcar la decisión aplicada"),
+    ("agente/servicio/validacion.py", "validación de la decisión del encargado"),
+    ("politicas/aprobacion.py", "veredicto de la política (calcula y guarda o relee en "
+     "evaluaciones_politica)"),
+    ("politicas/descripcion.py", "texto de la tarjeta para el encargado"),
+    ("checkpointer:get_tuple ← agente/servicio", "get_state() del servicio fuera de la ejecución"),
+    ("checkpointer:", "checkpoint: más nodos de middleware del producto (prompt, errores, firma, "
+     "límites) ⇒ más pasos que guardar"),
+    ("herramientas/", "herramienta (la misma en B)"),
+]
+
+
+def motivo_de(origen: str) -> str:
+    for prefijo, motivo in MOTIVOS:
+        if origen.startswith(prefijo):
+            return motivo
+    return ""
+
+
+@contextmanager
+def _servicio_trazado(url: str, traza: util.TrazaProtocolo):
+    """``crear_servicio`` con el pool trazado (el mismo pool que crearía, más PQtrace)."""
+    from agente.servicio import fabrica
+
+    original = fabrica.abrir_pool
+    fabrica.abrir_pool = lambda u, max_size=10: util.abrir_pool(
+        u, max_size=max_size, configure=traza.configurar
+    )
+    try:
+        servicio = fabrica.crear_servicio(ajustes_de(url), url=url)
+    finally:
+        fabrica.abrir_pool = original
+    try:
+        yield servicio
+    finally:
+        servicio.cerrar()
+
+
+def contar(url: str, *, conversaciones: int = 4, calentamiento: int = 2) -> dict:
+    """Sentencias por turno (con origen) y viajes por turno, para B y C."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    total = conversaciones + calentamiento
+    with psycopg.connect(url, autocommit=True) as c:
+        clientes = {
+            caso: util.crear_clientes(c, f"N{caso}-", total, base=95_000_000 + k * 100_000)
+            for k, caso in enumerate(("B", "C"))
+        }
+    registro = util.RegistroSentencias()
+    salida: dict[str, Any] = {}
+    with registro.instalar():
+        for caso in ("B", "C"):
+            traza = util.TrazaProtocolo()
+            with ExitStack() as pila:
+                if caso == "B":
+                    pool = util.abrir_pool(url, configure=traza.configurar)
+                    pila.callback(pool.close)
+                    instancia = CasoPelado("B", agente_pelado(pool, PostgresSaver(pool)))
+                else:
+                    servicio = pila.enter_context(_servicio_trazado(url, traza))
+                    instancia = CasoServicio("C", servicio)
+                por_escenario: dict[str, Counter] = defaultdict(Counter)
+                viajes: dict[str, Counter] = defaultdict(Counter)
+
+                def medir(escenario, funcion, contando, por_escenario=por_escenario,
+                          viajes=viajes, traza=traza):
+                    if not contando:
+                        return funcion()
+                    antes = traza.totales()
+                    with registro.contar() as cuenta:
+                        resultado = funcion()
+                    despues = traza.totales()
+                    por_escenario[escenario].update(cuenta)
+                    for k in despues:
+                        viajes[escenario][k] += despues[k] - antes[k]
+                    return resultado
+
+                for i in range(total):
+                    contando = i >= calentamiento
+                    instancia.conversacion(
+                        clientes[caso][i], lambda e, f, contando=contando: medir(e, f, contando)
+                    )
+                traza.cerrar()
+            salida[caso] = {
+                escenario: {
+                    "sentencias_psycopg": round(sum(por_escenario[escenario].values()) / conversaciones, 2),
+                    "sentencias_protocolo": round(viajes[escenario]["sentencias"] / conversaciones, 2),
+                    "viajes": round(viajes[escenario]["viajes"] / conversaciones, 2),
+                    "preparaciones": round(viajes[escenario]["preparaciones"] / conversaciones, 2),
+                    "detalle": {
+                        f"{origen} | {sentencia}": round(n / conversaciones, 2)
+                        for (origen, sentencia), n in sorted(por_escenario[escenario].items())
+                    },
+                }
+                for escenario in ESCENARIOS
+            }
+    salida["diferencias"] = {e: diferencias(salida["B"][e]["detalle"], salida["C"][e]["detalle"])
+                             for e in ESCENARIOS}
+    salida["conversaciones"] = conversaciones
+    return salida
+
+
+def diferencias(detalle_b: dict[str, float], detalle_c: dict[str, float]) -> list[dict]:
+    """Lo que C hace de más (o de menos) por turno que B, con el motivo."""
+    filas = []
+    for clave in sorted(set(detalle_b) | set(detalle_c)):
+        b, c = detalle_b.get(clave, 0), detalle_c.get(clave, 0)
+        extra = round(c - b, 2)
+        if abs(extra) < 0.01:
+            continue
+        origen, sentencia = clave.split(" | ", 1)
+        filas.append({
+            "origen": origen, "sentencia": sentencia, "b": b, "c": c, "extra": extra,
+            "motivo": motivo_de(origen),
+        })
+    filas.sort(key=lambda f: (-f["extra"], f["origen"], f["sentencia"]))
+    return filas
+
+
+def ejecutar(url: str) -> dict:
+    iteraciones = util.segun_modo(40, 5)
+    print(f"[turnos] A/B/C/D intercalados, {iteraciones} conversaciones por caso…", flush=True)
+    tiempos = cronometrar(url, iteraciones=iteraciones, calentamiento=util.segun_modo(3, 1))
+    for escenario in ESCENARIOS:
+        f = tiempos["por_escenario"][escenario]
+        print(f"  {ROTULOS[escenario]:<34} " + "  ".join(
+            f"{c} p50 {f[c]['p50_ms']:.1f} p99 {f[c]['p99_ms']:.1f}" for c in CASOS
+        ) + f"  C/B {f['cocientes']['C/B_p50']}  D/B {f['cocientes']['D/B_p50']}", flush=True)
+    print("[turnos] recuento de sentencias y viajes (B y C)…", flush=True)
+    recuento = contar(url, conversaciones=util.segun_modo(4, 2), calentamiento=util.segun_modo(2, 1))
+    for escenario in ESCENARIOS:
+        b, c = recuento["B"][escenario], recuento["C"][escenario]
+        print(f"  {ROTULOS[escenario]:<34} sentencias B {b['sentencias_protocolo']} C "
+              f"{c['sentencias_protocolo']}  viajes B {b['viajes']} C {c['viajes']}", flush=True)
+    return {"tiempos": tiempos, "recuento": recuento}

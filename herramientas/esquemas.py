@@ -1,0 +1,125 @@
+"""Argumentos de las herramientas tal como los ve el modelo.
+
+Las descripciones son lo único que el modelo lee de cada argumento: dicen qué poner,
+en qué formato y de dónde sacarlo. El cliente nunca es un argumento: sale del contexto.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Any
+
+from langchain_core.tools import InjectedToolArg
+from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
+
+
+def _importe_sin_float(valor: Any) -> Any:
+    # Un float JSON (24.9) pasa por su repr más corto: Decimal("24.9"), no 24.899999...
+    if isinstance(valor, float):
+        return str(valor)
+    return valor
+
+
+# Para el modelo es un número; dentro, un Decimal. Los céntimos y el signo los valida el
+# dominio (ImporteNoValido, con un mensaje en español que dice el máximo).
+Importe = Annotated[
+    Decimal,
+    BeforeValidator(_importe_sin_float),
+    WithJsonSchema({"type": "number", "exclusiveMinimum": 0}),
+]
+
+DESCRIPCION_PEDIDO = (
+    "Número de pedido con el formato P-AAAAMMDD-NNNN, por ejemplo P-20260917-0041, tal como "
+    "lo da el cliente o aparece en una respuesta anterior. No lo inventes: si el cliente no "
+    "lo sabe, pídeselo."
+)
+
+
+class ConsultarPedidoArgs(BaseModel):
+    """Argumentos de consultar_pedido."""
+
+    pedido: str = Field(description=DESCRIPCION_PEDIDO)
+
+
+class ConsultarPoliticaArgs(BaseModel):
+    """consultar_politica no lleva argumentos: la tienda es la del cliente."""
+
+    # Trampa de langchain-core: con un args_schema sin campos, la herramienta se llama sin
+    # argumentos y se pierde el ToolRuntime inyectado. Este campo lo mantiene; al ser
+    # InjectedToolArg no aparece en el esquema que ve el modelo.
+    runtime: Annotated[Any, InjectedToolArg] = Field(default=None, exclude=True)
+
+
+class StockAlternativasArgs(BaseModel):
+    """Argumentos de stock_alternativas."""
+
+    sku: str = Field(
+        description=(
+            "Código (SKU) del producto que el cliente quiere cambiar, por ejemplo CAF-001. "
+            "Cópialo del campo `sku` de una línea de `consultar_pedido`."
+        )
+    )
+
+
+class ReembolsarArgs(BaseModel):
+    """Argumentos de reembolsar."""
+
+    pedido: str = Field(description=DESCRIPCION_PEDIDO)
+    importe: Importe = Field(
+        description=(
+            "Importe a devolver en euros, número con punto decimal y como mucho dos decimales "
+            "(por ejemplo 24.90). Debe ser mayor que cero y no superar el campo `reembolsable` "
+            "que devuelve `consultar_pedido` para este pedido. Para un reembolso parcial, pon "
+            "solo la parte acordada con el cliente."
+        )
+    )
+    motivo: str = Field(
+        min_length=1,
+        max_length=500,
+        description=(
+            "Motivo del reembolso en una frase en español que resuma lo que dice el cliente, por "
+            "ejemplo «la cafetera llegó con el depósito roto». Lo leen el encargado que aprueba "
+            "y contabilidad."
+        ),
+    )
+    lineas: list[int] | None = Field(
+        default=None,
+        description=(
+            "Números de línea del pedido (campo `linea` de cada línea en `consultar_pedido`) a "
+            "los que corresponde el reembolso. Omítelo si se reembolsa el pedido entero. Si lo "
+            "das, el importe no puede superar la suma de esas líneas."
+        ),
+    )
+
+
+class SustituirArgs(BaseModel):
+    """Argumentos de sustituir."""
+
+    pedido: str = Field(description=DESCRIPCION_PEDIDO)
+    sku_original: str = Field(
+        description=(
+            "SKU del producto del pedido que el cliente devuelve; tiene que ser el `sku` de una "
+            "línea de ese pedido según `consultar_pedido`."
+        )
+    )
+    sku_nuevo: str = Field(
+        description=(
+            "SKU del producto que el cliente recibe a cambio. Elígelo de la lista `alternativas` "
+            "de `stock_alternativas` para `sku_original` (misma categoría y con stock), y solo "
+            "después de que el cliente haya aceptado ese producto y su diferencia de precio."
+        )
+    )
+
+
+class ConsultarEncargadoArgs(BaseModel):
+    """Argumentos de consultar_encargado."""
+
+    pregunta: str = Field(
+        min_length=1,
+        max_length=1000,
+        description=(
+            "La pregunta para el encargado de la tienda, en español, completa y que se entienda "
+            "sola: número de pedido si lo hay, qué pide el cliente y qué dato o permiso te falta. "
+            "No incluyas datos personales que no hagan falta para responder."
+        ),
+    )

@@ -1,0 +1,96 @@
+"""La pasarela de pagos: un protocolo y una simulación sobre PostgreSQL.
+
+La idempotencia la pone la pasarela, como un proveedor real con su clave de
+idempotencia: repetir ``emitir_reembolso`` con la misma referencia devuelve el
+movimiento ya creado y no mueve dinero otra vez. Por eso ``reembolsar`` puede repetir
+la llamada sin miedo tras una caída. Un proveedor real se enchufa implementando
+``Pasarela``; sus errores deben llegar como ``ErrorPasarela``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Protocol, runtime_checkable
+
+from psycopg_pool import ConnectionPool
+
+from agente.ajustes import Ajustes
+from agente.errores import ErrorPasarela
+
+
+@dataclass(frozen=True)
+class MovimientoPasarela:
+    id: int
+    referencia: str
+    importe: Decimal
+    creado: datetime
+    nuevo: bool  # False si la referencia ya existía (llamada repetida)
+
+
+@runtime_checkable
+class Pasarela(Protocol):
+    def emitir_reembolso(self, referencia: str, importe: Decimal) -> MovimientoPasarela:
+        """Devuelve ``importe`` al cliente. Idempotente por ``referencia``."""
+        ...
+
+
+INSERT_MOVIMIENTO_SQL = """
+INSERT INTO pasarela_movimientos (referencia, importe)
+VALUES (%(referencia)s, %(importe)s)
+ON CONFLICT (referencia) DO NOTHING
+RETURNING id, referencia, importe, creado
+"""
+
+SELECT_MOVIMIENTO_SQL = """
+SELECT id, referencia, importe, creado FROM pasarela_movimientos WHERE referencia = %(referencia)s
+"""
+
+
+class PasarelaSimulada:
+    """Pasarela de pruebas y demo: apunta cada movimiento en ``pasarela_movimientos``.
+
+    ``retardo`` (segundos) se duerme antes de responder, sin conexión ni transacción
+    abiertas; ``falla`` hace que toda llamada acabe en ``ErrorPasarela`` sin apuntar nada.
+    """
+
+    def __init__(
+        self, *, pool: ConnectionPool, retardo: Decimal = Decimal("0"), falla: bool = False
+    ) -> None:
+        self.pool = pool
+        self.retardo = Decimal(retardo)
+        self.falla = falla
+
+    def emitir_reembolso(self, referencia: str, importe: Decimal) -> MovimientoPasarela:
+        if not referencia:
+            raise ErrorPasarela("la pasarela de pagos exige una referencia para el reembolso")
+        if self.retardo > 0:
+            time.sleep(float(self.retardo))
+        if self.falla:
+            raise ErrorPasarela("la pasarela de pagos no está disponible (fallo simulado)")
+        parametros = {"referencia": referencia, "importe": importe}
+        with self.pool.connection() as conexion:
+            fila = conexion.execute(INSERT_MOVIMIENTO_SQL, parametros).fetchone()
+            nuevo = fila is not None
+            if fila is None:
+                # Otra llamada con la misma referencia llegó antes: se devuelve la suya.
+                fila = conexion.execute(SELECT_MOVIMIENTO_SQL, parametros).fetchone()
+        if fila["importe"] != importe:
+            raise ErrorPasarela(
+                f"la pasarela de pagos rechaza la referencia {referencia}: ya se usó con otro importe",
+                referencia=referencia,
+            )
+        return MovimientoPasarela(
+            id=fila["id"],
+            referencia=fila["referencia"],
+            importe=fila["importe"],
+            creado=fila["creado"],
+            nuevo=nuevo,
+        )
+
+
+def pasarela_desde_ajustes(pool: ConnectionPool, ajustes: Ajustes) -> Pasarela:
+    """La pasarela configurada: hoy solo existe la simulada."""
+    return PasarelaSimulada(pool=pool, retardo=ajustes.pasarela_retardo, falla=ajustes.pasarela_fallo)

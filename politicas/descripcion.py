@@ -1,0 +1,198 @@
+"""El texto que lee el encargado en la petición de firma (``InterruptOnConfig.description``).
+
+``DescripcionEncargado(pool=...)`` es el callable ``(tool_call, state, runtime) -> str``
+del middleware. Unas líneas en español con lo que el encargado necesita para decidir:
+cliente, pedido y fechas, líneas afectadas (o productos original y nuevo con precios),
+importe, motivo del cliente y los motivos de la política.
+
+Los motivos salen del veredicto guardado de ese ``tool_call_id``: en ``after_model`` el
+``when`` corre antes que la descripción, así que ya está guardado y coincide con lo que
+decidió la política (si faltara, se evalúa y se guarda aquí mismo). La descripción se
+vuelve a generar al reanudar, como el ``when``: necesita también el contexto del cliente.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from psycopg.rows import dict_row
+
+from agente.contexto import contexto_de
+from politicas.aprobacion import PoliticaAprobacion, Veredicto, hilo_de, importe_de
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+ZONA_TIENDAS = "Europe/Madrid"
+_MAX_TEXTO_CLIENTE = 300
+
+SELECT_DATOS_DESCRIPCION_SQL = """
+SELECT c.nombre AS cliente,
+       p.id AS pedido,
+       p.estado,
+       to_char(p.fecha AT TIME ZONE %(zona)s, 'DD/MM/YYYY') AS fecha,
+       to_char(p.entregado_en AT TIME ZONE %(zona)s, 'DD/MM/YYYY') AS entregado_en,
+       floor(extract(epoch FROM now() - p.entregado_en) / 86400)::int AS dias_entrega,
+       p.importe,
+       (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                   'linea', l.linea, 'sku', l.sku, 'nombre', pr.nombre,
+                   'unidades', l.unidades, 'importe', l.importe::text) ORDER BY l.linea), '[]')
+          FROM lineas_pedido l JOIN productos pr ON pr.sku = l.sku
+         WHERE l.pedido_id = p.id) AS lineas,
+       (SELECT coalesce(jsonb_object_agg(pr.sku, jsonb_build_object(
+                   'nombre', pr.nombre, 'pvp', pr.pvp::text)), '{}')
+          FROM productos pr
+         WHERE pr.sku = ANY(%(skus)s::text[])) AS productos
+FROM (VALUES (1)) AS una (fila)
+LEFT JOIN clientes c ON c.id = %(cliente_id)s::text
+LEFT JOIN pedidos p ON p.id = %(pedido)s::text AND p.cliente_id = %(cliente_id)s::text
+"""
+
+_ESTADOS = {"pendiente": "pendiente de envío", "enviado": "enviado, sin entregar", "cancelado": "cancelado"}
+
+
+def eur(valor: Decimal | str) -> str:
+    """Dinero en formato español: ``Decimal("1234.5")`` -> ``"1.234,50 EUR"``."""
+    texto = f"{Decimal(valor):,.2f}"
+    return texto.translate(str.maketrans(",.", ".,")) + " EUR"
+
+
+def _del_cliente(valor: Any) -> str:
+    """Texto del cliente o del modelo, en una línea y acotado (no es un volcado de args)."""
+    texto = " ".join(str(valor).split())
+    if len(texto) > _MAX_TEXTO_CLIENTE:
+        texto = texto[: _MAX_TEXTO_CLIENTE - 1] + "…"
+    return texto
+
+
+def _hace(dias: int) -> str:
+    return "hoy" if dias <= 0 else ("hace 1 día" if dias == 1 else f"hace {dias} días")
+
+
+def _lineas_pedidas(valor: Any) -> list[int] | None:
+    if not isinstance(valor, list | tuple) or not valor:
+        return None
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in valor):
+        return None
+    return list(valor)
+
+
+class DescripcionEncargado:
+    """``InterruptOnConfig.description``: ``(tool_call, state, runtime) -> str``.
+
+    ``runtime`` es el ``Runtime`` del grafo (sin ``config``): el thread_id sale de
+    ``runtime.execution_info`` o de ``get_config()``. Dos sentencias: el veredicto
+    guardado y los datos del pedido.
+
+    Raises:
+        ContextoAusente: sin contexto del cliente (p. ej. reanudar sin ``context=``).
+    """
+
+    def __init__(self, *, pool: ConnectionPool, politica: PoliticaAprobacion | None = None) -> None:
+        self._pool = pool
+        self._politica = politica or PoliticaAprobacion(pool=pool)
+
+    def __call__(self, tool_call: Mapping[str, Any], state: Any, runtime: Any) -> str:
+        contexto = contexto_de(runtime)
+        herramienta = tool_call.get("name") or ""
+        args = dict(tool_call.get("args") or {})
+        veredicto = self._politica.evaluar(
+            thread_id=hilo_de(runtime),
+            tool_call_id=tool_call.get("id"),
+            herramienta=herramienta,
+            args=args,
+            contexto=contexto,
+        )
+        skus = [s for s in (args.get("sku_original"), args.get("sku_nuevo")) if isinstance(s, str)]
+        pedido = args.get("pedido") if isinstance(args.get("pedido"), str) else None
+        with self._pool.connection() as conexion, conexion.cursor(row_factory=dict_row) as cur:
+            datos = cur.execute(
+                SELECT_DATOS_DESCRIPCION_SQL,
+                {"zona": ZONA_TIENDAS, "cliente_id": contexto.cliente_id, "pedido": pedido,
+                 "skus": skus},
+            ).fetchone()
+        cliente = f"{datos['cliente'] or contexto.nombre} (cliente {contexto.cliente_id})"
+        if herramienta == "reembolsar":
+            lineas = self._reembolso(args, datos, cliente)
+        elif herramienta == "sustituir":
+            lineas = self._sustitucion(args, datos, cliente)
+        elif herramienta == "consultar_encargado":
+            lineas = [
+                f"Consulta de {cliente} para el encargado:",
+                f"«{_del_cliente(args.get('pregunta', ''))}»",
+            ]
+        else:
+            lineas = [f"Operación {herramienta} solicitada para {cliente}."]
+        lineas.append(self._motivos(veredicto))
+        return "\n".join(lineas)
+
+    @staticmethod
+    def _pedido(args: Mapping[str, Any], datos: Mapping[str, Any]) -> str:
+        if datos["pedido"] is None:
+            return f"Pedido {_del_cliente(args.get('pedido', '(sin indicar)'))}: no encontrado para este cliente."
+        if datos["entregado_en"]:
+            entrega = f"entregado {datos['entregado_en']} ({_hace(datos['dias_entrega'])})"
+        else:
+            entrega = f"entrega: {_ESTADOS.get(datos['estado'], datos['estado'])}"
+        return (
+            f"Pedido {datos['pedido']}: compra {datos['fecha']}, {entrega}; "
+            f"total {eur(datos['importe'])}."
+        )
+
+    def _reembolso(self, args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str) -> list[str]:
+        importe = importe_de(args.get("importe"))
+        pedido = f"Reembolso de {eur(importe)}" if importe is not None else (
+            f"Reembolso de importe no válido («{_del_cliente(args.get('importe'))}»)"
+        )
+        texto = [f"{pedido} para {cliente}.", self._pedido(args, datos)]
+        if datos["pedido"] is not None:
+            todas: Sequence[Mapping[str, Any]] = datos["lineas"]
+            pedidas = _lineas_pedidas(args.get("lineas"))
+            elegidas = [ln for ln in todas if pedidas is None or ln["linea"] in pedidas]
+            faltan = sorted(set(pedidas or ()) - {ln["linea"] for ln in todas})
+            titulo = "Líneas a reembolsar" if pedidas is not None else "Líneas (todo el pedido)"
+            detalle = "; ".join(
+                f"línea {ln['linea']}: {ln['unidades']} × {ln['nombre']} ({ln['sku']}), {eur(ln['importe'])}"
+                for ln in elegidas
+            )
+            if faltan:
+                detalle += ("; " if detalle else "") + "líneas que no existen en el pedido: " + ", ".join(
+                    str(n) for n in faltan
+                )
+            texto.append(f"{titulo}: {detalle or 'ninguna'}.")
+        motivo = args.get("motivo")
+        texto.append(
+            f"Motivo del cliente: «{_del_cliente(motivo)}»." if motivo else "Motivo del cliente: no indicado."
+        )
+        return texto
+
+    def _sustitucion(self, args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str) -> list[str]:
+        productos: Mapping[str, Mapping[str, Any]] = datos["productos"]
+        texto = [f"Sustitución de producto para {cliente}.", self._pedido(args, datos)]
+
+        def producto(clave: str, rotulo: str) -> Decimal | None:
+            sku = args.get(clave)
+            datos_sku = productos.get(sku) if isinstance(sku, str) else None
+            if datos_sku is None:
+                texto.append(f"{rotulo}: {_del_cliente(sku or '(sin indicar)')} (no existe en el catálogo).")
+                return None
+            texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), {eur(datos_sku['pvp'])}.")
+            return Decimal(datos_sku["pvp"])
+
+        original = producto("sku_original", "Original")
+        nuevo = producto("sku_nuevo", "Nuevo")
+        if original is not None and nuevo is not None:
+            diferencia = nuevo - original
+            signo = "+" if diferencia > 0 else ("−" if diferencia < 0 else "")
+            texto.append(f"Diferencia de precio: {signo}{eur(abs(diferencia))}.")
+        if args.get("motivo"):
+            texto.append(f"Motivo del cliente: «{_del_cliente(args['motivo'])}».")
+        return texto
+
+    @staticmethod
+    def _motivos(veredicto: Veredicto) -> str:
+        if not veredicto.motivos:
+            return "Política: no exige firma."
+        return "Motivos de la política: " + "; ".join(veredicto.motivos) + "."

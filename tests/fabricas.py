@@ -1,0 +1,79 @@
+"""Factorías de datos y atajos para las pruebas del agente y del servicio."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import psycopg
+
+from agente.ajustes import Ajustes
+from agente.bd import KWARGS_CONEXION
+
+PEDIDO_GRANDE = "P-20260917-0041"  # 120 EUR, C-0001, talavera
+PEDIDO_PEQUENO = "P-20260920-0102"  # 24,90 EUR, C-0002, talavera
+
+
+def ajustes_prueba(bd_url: str, **extra) -> Ajustes:
+    return Ajustes(database_url=bd_url, langfuse_public_key=None, langfuse_secret_key=None, **extra)
+
+
+class PasarelaContada:
+    """Envuelve la pasarela real (simulada) y cuenta las llamadas: instrumenta la herramienta."""
+
+    def __init__(self, interna):
+        self.interna = interna
+        self.llamadas: list[tuple[str, Decimal]] = []
+
+    def emitir_reembolso(self, referencia, importe):
+        self.llamadas.append((referencia, Decimal(str(importe))))
+        return self.interna.emitir_reembolso(referencia, importe)
+
+
+def consultar(bd_url: str, sql: str, params: dict | None = None) -> list[dict]:
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        return c.execute(sql, params or {}).fetchall()
+
+
+def uno(bd_url: str, sql: str, params: dict | None = None):
+    filas = consultar(bd_url, sql, params)
+    return next(iter(filas[0].values())) if filas else None
+
+
+def conversacion(servicio, cliente_id: str, *textos: str):
+    """Abre una conversación y envía los textos; devuelve (hilo, última respuesta)."""
+    ctx = servicio.contexto_de_cliente(cliente_id)
+    hilo = servicio.iniciar_conversacion(ctx)
+    respuesta = None
+    for texto in textos:
+        respuesta = servicio.conversar(hilo, texto, ctx)
+    return hilo, respuesta
+
+
+_secuencia = iter(range(1, 10_000))
+
+INSERT_PEDIDO_SQL = """
+INSERT INTO pedidos (id, cliente_id, tienda, fecha, estado, entregado_en, importe)
+SELECT %(id)s, c.id, c.tienda, now() - make_interval(days => coalesce(%(dias)s::int, 0) + 3),
+       CASE WHEN %(dias)s::int IS NULL THEN 'enviado' ELSE 'entregado' END,
+       now() - make_interval(days => %(dias)s::int), %(importe)s
+FROM clientes c WHERE c.id = %(cliente)s
+"""
+INSERT_LINEA_SQL = """
+INSERT INTO lineas_pedido (pedido_id, linea, sku, unidades, precio_unitario)
+SELECT %(pedido)s, %(linea)s, sku, %(unidades)s, pvp FROM productos WHERE sku = %(sku)s
+"""
+
+
+def crear_pedido(bd_url: str, cliente_id: str, lineas: list[tuple[str, int]], *, dias_entrega: int | None = 4) -> str:
+    """Un pedido nuevo del cliente con esas líneas (precio = pvp actual). Devuelve su id."""
+    pedido = f"P-20261101-{9000 + next(_secuencia):04d}"
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c, c.transaction():
+        precios = {
+            f["sku"]: f["pvp"]
+            for f in c.execute("SELECT sku, pvp FROM productos WHERE sku = ANY(%s)", ([s for s, _ in lineas],))
+        }
+        importe = sum((precios[s] * u for s, u in lineas), Decimal("0"))
+        c.execute(INSERT_PEDIDO_SQL, {"id": pedido, "cliente": cliente_id, "dias": dias_entrega, "importe": importe})
+        for n, (sku, unidades) in enumerate(lineas, 1):
+            c.execute(INSERT_LINEA_SQL, {"pedido": pedido, "linea": n, "sku": sku, "unidades": unidades})
+    return pedido

@@ -1,0 +1,227 @@
+"""Elección del modelo (AGENTE_MODELO) e ida y vuelta con un proveedor compatible con OpenAI."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import openai
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from agente.errores import ErrorConfiguracion
+from agente.modelo_offline import ModeloOffline
+from agente.modelos import crear_modelo
+from tests.servidor_openai import ServidorOpenAI
+
+
+@tool
+def consultar_pedido(pedido: str) -> str:
+    """Consulta un pedido del cliente por su número."""
+    return json.dumps({"pedido": pedido, "estado": "entregado"})
+
+
+@tool
+def reembolsar(pedido: str, importe: str, motivo: str) -> str:
+    """Emite un reembolso del pedido."""
+    return json.dumps({"reembolso": "RE-000001", "pedido": pedido, "importe": importe,
+                       "estado": "emitido", "repetido": False})
+
+
+@pytest.fixture
+def servidor():
+    with ServidorOpenAI() as arrancado:
+        yield arrancado
+
+
+@pytest.fixture
+def sin_claves(monkeypatch):
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(variable, raising=False)
+
+
+# ------------------------------------------------------------------ elección
+
+
+@pytest.mark.parametrize("nombre", ["offline", " OFFLINE "])
+def test_offline_da_el_modelo_de_reglas(nombre):
+    assert isinstance(crear_modelo(nombre), ModeloOffline)
+
+
+@pytest.mark.parametrize("nombre", ["gpt-4o-mini", "openai:", ":gpt-4o", ""])
+def test_nombre_sin_proveedor_y_modelo_es_error_de_configuracion(nombre):
+    with pytest.raises(ErrorConfiguracion, match="no es válido: usa 'offline'"):
+        crear_modelo(nombre)
+
+
+def test_proveedor_desconocido_es_error_de_configuracion():
+    with pytest.raises(ErrorConfiguracion, match="Proveedor de modelo desconocido.*'patata'") as exc:
+        crear_modelo("patata:grande")
+    assert exc.value.estado_http == 500
+
+
+@pytest.mark.parametrize(("proveedor", "paquete"), [("anthropic", "langchain_anthropic"), ("ollama", "langchain_ollama")])
+def test_paquete_sin_instalar_nombra_el_extra(monkeypatch, proveedor, paquete):
+    monkeypatch.setitem(sys.modules, paquete, None)  # la importación falla como si no estuviera
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-prueba")
+    with pytest.raises(ErrorConfiguracion) as exc:
+        crear_modelo(f"{proveedor}:algo")
+    assert f'pip install "agente-tienda[{proveedor}]"' in exc.value.mensaje
+    assert "no está instalado" in exc.value.mensaje
+
+
+def test_proveedor_sin_extra_propio_nombra_su_paquete(monkeypatch):
+    monkeypatch.setitem(sys.modules, "langchain_groq", None)
+    with pytest.raises(ErrorConfiguracion, match="pip install langchain-groq"):
+        crear_modelo("groq:llama-3.1-8b")
+
+
+@pytest.mark.usefixtures("sin_claves")
+def test_falta_la_clave_nombra_la_variable():
+    with pytest.raises(ErrorConfiguracion) as exc:
+        crear_modelo("openai:gpt-4o-mini")
+    assert "OPENAI_API_KEY" in exc.value.mensaje
+    assert "AGENTE_MODELO=offline" in exc.value.mensaje
+
+
+def test_sin_reintentos_timeout_y_base_url(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-prueba")
+    modelo = crear_modelo(
+        "openai:gpt-4o-mini", base_url="http://127.0.0.1:9/v1", sin_reintentos=True, timeout=7.5
+    )
+    assert modelo.max_retries == 0
+    assert modelo.request_timeout == 7.5
+    assert modelo.openai_api_base == "http://127.0.0.1:9/v1"
+    assert crear_modelo("openai:gpt-4o-mini").max_retries != 0
+
+
+@pytest.mark.usefixtures("sin_claves")
+def test_servidor_propio_compatible_no_exige_clave():
+    modelo = crear_modelo("openai:local", base_url="http://127.0.0.1:9/v1")
+    assert modelo.openai_api_key.get_secret_value() == "sin-clave"
+
+
+# ------------------------------------------------------------------ ida y vuelta
+
+
+@pytest.mark.usefixtures("sin_claves")
+def test_ida_y_vuelta_con_llamada_guionizada(servidor):
+    [id_llamada] = servidor.responder_llamadas(("consultar_pedido", {"pedido": "P-20260917-0041"}))
+    servidor.responder_texto("Tu pedido está entregado.")
+    modelo = crear_modelo("openai:prueba", base_url=servidor.base_url, sin_reintentos=True)
+    enlazado = modelo.bind_tools([consultar_pedido, reembolsar])
+
+    historial = [HumanMessage("¿dónde está mi pedido P-20260917-0041?")]
+    respuesta = enlazado.invoke(historial)
+    assert respuesta.tool_calls == [
+        {"name": "consultar_pedido", "args": {"pedido": "P-20260917-0041"}, "id": id_llamada,
+         "type": "tool_call"}
+    ]
+    primera = servidor.peticiones[0]
+    assert primera.ruta == "/v1/chat/completions"
+    esquemas = primera.herramientas()
+    assert set(esquemas) == {"consultar_pedido", "reembolsar"}
+    assert esquemas["reembolsar"]["required"] == ["pedido", "importe", "motivo"]
+
+    historial += [respuesta, ToolMessage('{"estado": "entregado"}', tool_call_id=id_llamada)]
+    final = enlazado.invoke(historial)
+    assert final.content == "Tu pedido está entregado."
+    segunda = servidor.peticiones[1]
+    assert segunda.llamadas_sin_respuesta() == []
+    assert segunda.respuestas_huerfanas() == []
+    assert segunda.mensajes[-1] == {"role": "tool", "tool_call_id": id_llamada,
+                                    "content": '{"estado": "entregado"}'}
+
+
+def test_streaming_sse_texto_y_llamadas(servidor):
+    servidor.responder_texto("Hola, ¿en qué puedo ayudarte hoy?")
+    ids = servidor.responder_llamadas(
+        ("consultar_pedido", {"pedido": "P-1"}), ("reembolsar", {"pedido": "P-1", "importe": "1.00",
+                                                                  "motivo": "roto"})
+    )
+    modelo = crear_modelo("openai:prueba", base_url=servidor.base_url, sin_reintentos=True)
+    enlazado = modelo.bind_tools([consultar_pedido, reembolsar])
+
+    trozos = list(enlazado.stream([HumanMessage("hola")]))
+    assert len([t for t in trozos if t.content]) > 3
+    assert "".join(t.content for t in trozos) == "Hola, ¿en qué puedo ayudarte hoy?"
+    assert servidor.peticiones[0].cuerpo["stream"] is True
+
+    completo = None
+    for trozo in enlazado.stream([HumanMessage("devuélvelo")]):
+        completo = trozo if completo is None else completo + trozo
+    assert [(c["id"], c["name"]) for c in completo.tool_calls] == [
+        (ids[0], "consultar_pedido"), (ids[1], "reembolsar")
+    ]
+    assert completo.tool_calls[1]["args"] == {"pedido": "P-1", "importe": "1.00", "motivo": "roto"}
+
+
+def test_sin_reintentos_un_error_del_proveedor_hace_una_sola_peticion(servidor):
+    servidor.responder_error(500)
+    servidor.responder_texto("no debería pedirse")
+    modelo = crear_modelo("openai:prueba", base_url=servidor.base_url, sin_reintentos=True)
+    with pytest.raises(openai.InternalServerError):
+        modelo.invoke([HumanMessage("hola")])
+    assert len(servidor.peticiones) == 1
+    assert servidor.pendientes == 1
+
+
+def test_servidor_sin_guion_responde_error():
+    with ServidorOpenAI() as servidor:
+        modelo = crear_modelo("openai:prueba", base_url=servidor.base_url, sin_reintentos=True)
+        with pytest.raises(openai.InternalServerError, match="no tiene más respuestas"):
+            modelo.invoke([HumanMessage("hola")])
+
+
+# ------------------------------------------------------------------ con create_agent y firma
+
+
+def _agente(base_url):
+    return create_agent(
+        crear_modelo("openai:prueba", base_url=base_url, sin_reintentos=True),
+        tools=[consultar_pedido, reembolsar],
+        middleware=[
+            HumanInTheLoopMiddleware(
+                {"reembolsar": {"allowed_decisions": ["approve", "edit", "reject"]}},
+                edit_notice="Aviso: un encargado modificó esta operación antes de ejecutarla.",
+            )
+        ],
+        checkpointer=InMemorySaver(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("decision", "en_la_respuesta"),
+    [
+        ({"type": "reject", "message": "Fuera de plazo"},
+         "User rejected the tool call for `reembolsar` with reason: Fuera de plazo"),
+        ({"type": "edit", "edited_action": {"name": "reembolsar", "args": {
+            "pedido": "P-20260917-0041", "importe": "90.00", "motivo": "gotea"}}},
+         '"importe": "90.00"'),
+    ],
+)
+def test_tras_rechazo_o_edicion_el_proveedor_recibe_un_historial_valido(
+    servidor, decision, en_la_respuesta
+):
+    [id_propuesta] = servidor.responder_llamadas(
+        ("reembolsar", {"pedido": "P-20260917-0041", "importe": "120.00", "motivo": "gotea"})
+    )
+    servidor.responder_texto("Hecho.")
+    agente = _agente(servidor.base_url)
+    config = {"configurable": {"thread_id": "t"}}
+    salida = agente.invoke({"messages": [HumanMessage("devuelve la cafetera")]}, config, version="v2")
+    assert salida.interrupts
+    salida = agente.invoke(Command(resume={"decisions": [decision]}), config, version="v2")
+    assert salida.value["messages"][-1].content == "Hecho."
+
+    segunda = servidor.peticiones[1]
+    assert segunda.llamadas_sin_respuesta() == []
+    assert segunda.respuestas_huerfanas() == []
+    [respuesta] = [m for m in segunda.mensajes if m.get("role") == "tool"]
+    assert respuesta["tool_call_id"] == id_propuesta
+    assert en_la_respuesta in respuesta["content"]

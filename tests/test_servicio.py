@@ -1,0 +1,305 @@
+"""El servicio de aprobaciones: cola, decisiones, candado por hilo, caducidad, conciliador, auditoría."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import psycopg
+import pytest
+
+from agente.bd import KWARGS_CONEXION
+from agente.errores import (
+    AprobacionPendiente,
+    DecisionNoValida,
+    HiloNoEncontrado,
+    NadaPendiente,
+    Prohibido,
+    YaDecidida,
+)
+from agente.servicio.candados import ESPACIO_HILOS
+from agente.servicio.fabrica import crear_servicio
+from herramientas.pasarela import PasarelaSimulada
+
+from .conftest import RAIZ
+from .fabricas import (
+    PEDIDO_GRANDE,
+    PasarelaContada,
+    ajustes_prueba,
+    consultar,
+    conversacion,
+    crear_pedido,
+    uno,
+)
+
+DEVOLVER_CAFETERA = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
+
+
+@pytest.fixture
+def pasarela(pool):
+    return PasarelaContada(PasarelaSimulada(pool=pool))
+
+
+@pytest.fixture
+def servicio(bd_url, pasarela):
+    s = crear_servicio(ajustes_prueba(bd_url), url=bd_url, pasarela=pasarela, pausa_reintentos=0.01)
+    yield s
+    s.cerrar()
+
+
+def _cli(bd_url, *args, **entorno):
+    env = {**os.environ, "DATABASE_URL": bd_url, **entorno}
+    return subprocess.Popen(
+        [sys.executable, "-m", "agente.cli", *args], cwd=RAIZ, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _mensajes_agente(bd_url, hilo):
+    return [f["texto"] for f in consultar(
+        bd_url, "SELECT texto FROM mensajes_conversacion WHERE thread_id = %(h)s AND rol = 'agente' ORDER BY id",
+        {"h": hilo})]
+
+
+def test_pausa_en_un_proceso_y_decision_en_otro_llega_al_cliente(servicio, bd_url):
+    hilo, respuesta = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    assert respuesta.estado == "esperando_aprobacion"
+    proceso = _cli(bd_url, "decidir", hilo, "aprobar", "--encargado", "enc-talavera")
+    salida, error = proceso.communicate(timeout=120)
+    assert proceso.returncode == 0, error
+    numero = uno(bd_url, "SELECT numero FROM reembolsos")
+    assert numero in salida
+    assert numero in _mensajes_agente(bd_url, hilo)[-1]
+    assert uno(bd_url, "SELECT count(*) FROM aprobaciones_pendientes") == 0
+    historial = servicio.historial(hilo, servicio.contexto_de_cliente("C-0001"))
+    assert historial["mensajes"][-1]["texto"].count(numero) == 1
+
+
+def test_mensaje_nuevo_con_aprobacion_pendiente_se_guarda_y_no_borra_la_pausa(servicio, bd_url):
+    ctx = servicio.contexto_de_cliente("C-0001")
+    hilo = servicio.iniciar_conversacion(ctx)
+    servicio.conversar(hilo, DEVOLVER_CAFETERA, ctx)
+    antes = servicio.aprobacion(hilo)
+    with pytest.raises(AprobacionPendiente, match="pendiente de revisión"):
+        servicio.conversar(hilo, "¿Cuánto falta? Mi email es ana@example.com", ctx)
+    despues = servicio.aprobacion(hilo)
+    assert despues["interrupt_id"] == antes["interrupt_id"]
+    estado = servicio.agente.get_state({"configurable": {"thread_id": hilo}})
+    assert [i.id for t in estado.tasks for i in t.interrupts] == [antes["interrupt_id"]]
+    assert [r["texto"] for r in despues["retenidos"]] == ["¿Cuánto falta? Mi email es ana@example.com"]
+    # Y la decisión posterior sigue funcionando.
+    final = servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+    assert final.estado == "respondida"
+
+
+def test_dos_decisiones_a_la_vez_una_reanuda_y_la_otra_ya_decidida(servicio, pasarela, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    resultados, errores = [], []
+    barrera = threading.Barrier(2)
+
+    def decidir():
+        barrera.wait()
+        try:
+            resultados.append(servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}]))
+        except YaDecidida as exc:
+            errores.append(exc)
+
+    hilos = [threading.Thread(target=decidir) for _ in range(2)]
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join(timeout=120)
+    assert len(resultados) == 1 and len(errores) == 1
+    assert "ya está decidida" in errores[0].mensaje
+    assert len(pasarela.llamadas) == 1
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 1
+    assert uno(bd_url, "SELECT count(*) FROM decisiones_encargado") == 1
+
+
+@pytest.mark.parametrize(
+    ("encargado", "decisiones", "error", "texto"),
+    [
+        ("enc-talavera", [], DecisionNoValida, "1 operación"),
+        ("enc-talavera", [{"type": "approve"}, {"type": "approve"}], DecisionNoValida, "2 decisión"),
+        ("enc-talavera", [{"type": "respond", "message": "hola"}], DecisionNoValida, "no está permitida"),
+        ("enc-talavera", [{"type": "edit", "edited_action": {"name": "sustituir", "args": {}}}],
+         DecisionNoValida, "herramienta"),
+        ("enc-talavera", [{"type": "edit", "edited_action": {"name": "reembolsar",
+          "args": {"pedido": "P-20260920-0102", "importe": "10"}}}], DecisionNoValida, "pedido"),
+        ("enc-talavera", [{"type": "edit", "edited_action": {"name": "reembolsar",
+          "args": {"pedido": PEDIDO_GRANDE, "importe": "150"}}}], DecisionNoValida, "supera lo que pidió"),
+        ("enc-talavera", [{"type": "edit", "edited_action": {"name": "reembolsar",
+          "args": {"pedido": PEDIDO_GRANDE, "importe": "0"}}}], DecisionNoValida, "mayor que cero"),
+        ("enc-talavera", [{"type": "reject", "message": "  "}], DecisionNoValida, "motivo"),
+        ("enc-madrid-centro", [{"type": "approve"}], Prohibido, "otra tienda"),
+        ("enc-talavera-baja", [{"type": "approve"}], Prohibido, "de baja"),
+        ("enc-nadie", [{"type": "approve"}], Prohibido, "desconocido"),
+    ],
+)
+def test_decision_no_valida_da_su_error_y_la_aprobacion_sigue_pendiente(
+    servicio, pasarela, bd_url, encargado, decisiones, error, texto
+):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    antes = servicio.aprobacion(hilo)
+    with pytest.raises(error, match=texto):
+        servicio.decidir(hilo, encargado, decisiones)
+    despues = servicio.aprobacion(hilo)
+    assert (despues["estado"], despues["interrupt_id"]) == ("pendiente", antes["interrupt_id"])
+    assert uno(bd_url, "SELECT count(*) FROM decisiones_encargado") == 0
+    assert pasarela.llamadas == []
+
+
+def test_decidir_hilo_desconocido_o_sin_pausa(servicio):
+    with pytest.raises(HiloNoEncontrado):
+        servicio.decidir("h-no-existe", "enc-talavera", [{"type": "approve"}])
+    hilo, _ = conversacion(servicio, "C-0004", "¿Dónde está mi pedido P-20260925-0150?")
+    with pytest.raises(NadaPendiente):
+        servicio.decidir(hilo, "enc-madrid-centro", [{"type": "approve"}])
+
+
+def _esperar(condicion, segundos=60.0):
+    limite = time.monotonic() + segundos
+    while time.monotonic() < limite:
+        if condicion():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_decision_muerta_tras_registrarse_la_termina_el_conciliador(servicio, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    # Retenemos el candado del hilo: el proceso registra la decisión y se queda esperando.
+    retenedor = psycopg.connect(bd_url, autocommit=True)
+    retenedor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
+    proceso = _cli(bd_url, "decidir", hilo, "aprobar", "--encargado", "enc-talavera")
+    assert _esperar(lambda: uno(bd_url, "SELECT count(*) FROM decisiones_encargado") == 1)
+    proceso.send_signal(signal.SIGKILL)
+    proceso.wait(timeout=30)
+    retenedor.close()
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 0
+    arreglos = servicio.reconciliar()
+    assert {"thread_id": hilo, "accion": "decision_aplicada"} in arreglos
+    _comprobar_una_sola_vez(servicio, bd_url, hilo)
+
+
+def test_decision_muerta_durante_el_reembolso_la_termina_el_conciliador(servicio, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    proceso = _cli(bd_url, "decidir", hilo, "aprobar", "--encargado", "enc-talavera",
+                   AGENTE_PASARELA_RETARDO="60")
+    assert _esperar(lambda: uno(bd_url, "SELECT count(*) FROM reembolsos WHERE estado = 'pendiente'") == 1)
+    proceso.send_signal(signal.SIGKILL)
+    proceso.wait(timeout=30)
+    assert uno(bd_url, "SELECT count(*) FROM pasarela_movimientos") == 0
+    arreglos = servicio.reconciliar()
+    assert {"thread_id": hilo, "accion": "ejecucion_completada"} in arreglos
+    _comprobar_una_sola_vez(servicio, bd_url, hilo)
+
+
+def _comprobar_una_sola_vez(servicio, bd_url, hilo):
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 1
+    assert uno(bd_url, "SELECT estado FROM reembolsos") == "emitido"
+    assert uno(bd_url, "SELECT count(*) FROM pasarela_movimientos") == 1
+    assert servicio.auditoria()["sin_firma"] == []
+    numero = uno(bd_url, "SELECT numero FROM reembolsos")
+    assert numero in _mensajes_agente(bd_url, hilo)[-1]
+    assert uno(bd_url, "SELECT count(*) FROM decisiones_encargado WHERE aplicada IS NULL") == 0
+    assert servicio.reconciliar() == []
+
+
+def test_conciliador_reencola_hilo_pausado_sin_fila_y_borra_fila_obsoleta(servicio, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    interrupt_id = servicio.aprobacion(hilo)["interrupt_id"]
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("DELETE FROM aprobaciones_pendientes")
+    assert servicio.reconciliar() == [{"thread_id": hilo, "accion": "reencolada"}]
+    assert servicio.aprobacion(hilo)["interrupt_id"] == interrupt_id
+
+    otro, _ = conversacion(servicio, "C-0004", "¿Dónde está mi pedido P-20260925-0150?")
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute(
+            """INSERT INTO aprobaciones_pendientes (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto)
+               VALUES (%s, 'madrid-centro', 'C-0004', 'viejo', '{"action_requests": []}', '{}')""",
+            (otro,),
+        )
+    assert servicio.reconciliar() == [{"thread_id": otro, "accion": "fila_obsoleta_borrada"}]
+    with pytest.raises(NadaPendiente):
+        servicio.aprobacion(otro)
+
+
+def test_aprobacion_caducada_se_rechaza_y_se_informa(servicio, pasarela, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET creada = now() - interval '73 hours'")
+    assert servicio.caducar() == [hilo]
+    assert pasarela.llamadas == []
+    decision = consultar(bd_url, "SELECT encargado_id, decisiones FROM decisiones_encargado")[0]
+    assert decision["encargado_id"] == "sistema"
+    assert decision["decisiones"] == [{"type": "reject", "message": "caducada sin revisión"}]
+    assert "caducada sin revisión" in _mensajes_agente(bd_url, hilo)[-1]
+    assert servicio.caducar() == []
+
+
+def test_auditoria_cero_en_una_mezcla_y_uno_con_reembolso_por_fuera(servicio, bd_url):
+    # (cliente, líneas del pedido nuevo, días desde la entrega, texto, decisión del encargado)
+    casos = [
+        ("C-0002", [("MEN-001", 1)], 3, "Quiero devolver la sartén del pedido {p} porque se pega", None),
+        ("C-0001", [("CAF-001", 1)], 4, "Quiero devolver la cafetera del pedido {p} porque gotea", {"type": "approve"}),
+        ("C-0001", [("CAF-001", 1)], 4, "Quiero devolver la cafetera del pedido {p} porque gotea", "editar"),
+        ("C-0001", [("CAF-001", 1)], 4, "Quiero devolver la cafetera del pedido {p} porque gotea",
+         {"type": "reject", "message": "Producto usado"}),
+        ("C-0001", [("CAF-001", 1)], 4, "Quiero cambiar la cafetera del pedido {p} por una más barata", None),
+        ("C-0001", [("CAF-002", 1)], 4, "Quiero cambiar la cafetera del pedido {p} por la CAF-005",
+         {"type": "approve"}),
+        ("C-0001", [("CAF-001", 1)], 4, "Pregunta al encargado si tenéis la jarra de repuesto del pedido {p}",
+         {"type": "respond", "message": "Sí"}),
+        ("C-0005", [("ELE-001", 1)], 5, "Quiero devolver la batidora del pedido {p} porque no funciona",
+         {"type": "approve"}),
+        ("C-0004", [("ILU-001", 1)], None, "¿Dónde está mi pedido {p}?", None),
+        ("C-0003", [("TEX-002", 1)], 45, "Quiero devolver las sábanas del pedido {p} porque no me gustan",
+         {"type": "reject", "message": "Fuera de plazo"}),
+    ]
+    encargado = {"C-0003": "enc-madrid-centro", "C-0004": "enc-madrid-centro"}
+    hechas = 0
+    for n in range(50):
+        cliente, lineas, dias, texto, decision = casos[n % len(casos)]
+        if n % len(casos) == 0:
+            # Clientes distintos: cada devolución cuenta para la regla de 2 en 30 días.
+            cliente = ["C-0002", "C-0006", "C-0009", "C-0011", "C-0007"][n // len(casos)]
+        pedido = crear_pedido(bd_url, cliente, lineas, dias_entrega=dias)
+        hilo, respuesta = conversacion(servicio, cliente, texto.format(p=pedido))
+        if respuesta.estado == "esperando_aprobacion":
+            assert decision is not None, respuesta.mensaje_cliente
+            pendiente = servicio.aprobacion(hilo)
+            if decision == "editar":
+                args = pendiente["peticion"]["action_requests"][0]["args"]
+                decision = {"type": "edit", "edited_action": {"name": "reembolsar",
+                            "args": {**args, "importe": "10"}}}
+            servicio.decidir(hilo, encargado.get(cliente, "enc-talavera"),
+                             [decision] * len(pendiente["peticion"]["action_requests"]))
+            hechas += 1
+        else:
+            assert decision is None, respuesta.mensaje_cliente
+    assert hechas == 35
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") > 0
+    assert servicio.auditoria()["sin_firma"] == []
+    r = _cli(bd_url, "auditoria")
+    salida, error = r.communicate(timeout=120)
+    assert r.returncode == 0, error
+    assert "Efectos sin la firma requerida: 0" in salida
+
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute(
+            """INSERT INTO reembolsos (clave_idempotencia, thread_id, tool_call_id, pedido_id, cliente_id,
+                                       tienda, importe, estado)
+               VALUES ('manual:1', 'manual', '1', 'P-20260909-0000', 'C-0008', 'madrid-centro', 5, 'emitido')"""
+            .replace("P-20260909-0000", "P-20260915-0026")
+        )
+    assert len(servicio.auditoria()["sin_firma"]) == 1
+    r = _cli(bd_url, "auditoria")
+    salida, _ = r.communicate(timeout=120)
+    assert r.returncode == 1
+    assert "Efectos sin la firma requerida: 1" in salida
