@@ -62,7 +62,7 @@ WHERE c.actualizada < now() - make_interval(days => %(dias)s)
   AND (%(ids)s::text[] IS NULL OR c.thread_id = ANY(%(ids)s::text[]))
   AND NOT EXISTS (SELECT 1 FROM aprobaciones_pendientes a WHERE a.thread_id = c.thread_id)
   AND NOT EXISTS (SELECT 1 FROM decisiones_encargado d
-                  WHERE d.thread_id = c.thread_id AND false)
+                  WHERE d.thread_id = c.thread_id AND d.aplicada IS NULL)
   AND EXISTS (SELECT 1 FROM checkpoints k WHERE k.thread_id = c.thread_id)
   AND NOT EXISTS (
       SELECT 1 FROM checkpoint_writes w

@@ -94,7 +94,7 @@ class CasoPelado:
         self._n += 1
         return f"bench-{self.nombre}-{time.time_ns()}-{self._n}"
 
-    def _turno(self, hilo, entrada, ctx):
+    def turno(self, hilo, entrada, ctx):
         from langchain_core.messages import HumanMessage
 
         if isinstance(entrada, str):
@@ -109,21 +109,21 @@ class CasoPelado:
 
         ctx = cliente.contexto()
         hilo = self._hilo()
-        salida = medir("consulta", lambda: self._turno(hilo, util.texto_consulta(cliente), ctx))
+        salida = medir("consulta", lambda: self.turno(hilo, util.texto_consulta(cliente), ctx))
         _comprobar(not salida.interrupts, self.nombre, "la consulta no debe pausar")
         hilo = self._hilo()
         salida = medir(
-            "reembolso_pequeno", lambda: self._turno(hilo, util.texto_reembolso_pequeno(cliente), ctx)
+            "reembolso_pequeno", lambda: self.turno(hilo, util.texto_reembolso_pequeno(cliente), ctx)
         )
         _comprobar(not salida.interrupts and "RE-" in _ultimo(salida), self.nombre,
                    "el reembolso pequeño debe salir sin firma")
         hilo = self._hilo()
         salida = medir(
-            "reembolso_grande", lambda: self._turno(hilo, util.texto_reembolso_grande(cliente), ctx)
+            "reembolso_grande", lambda: self.turno(hilo, util.texto_reembolso_grande(cliente), ctx)
         )
         _comprobar(bool(salida.interrupts), self.nombre, "el reembolso grande debe pausar")
         resume = Command(resume={salida.interrupts[0].id: {"decisions": APROBAR}})
-        salida = medir("reanudacion", lambda: self._turno(hilo, resume, ctx))
+        salida = medir("reanudacion", lambda: self.turno(hilo, resume, ctx))
         _comprobar("RE-" in _ultimo(salida), self.nombre, "tras aprobar debe haber reembolso")
 
 

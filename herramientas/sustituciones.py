@@ -36,8 +36,13 @@ WHERE id = %(pedido)s AND cliente_id = %(cliente_id)s
 FOR UPDATE
 """
 
+# Unidades de la línea que aún no se han cambiado: un cambio no se repite sobre la misma unidad.
 SELECT_LINEA_CON_SKU_SQL = """
-SELECT linea FROM lineas_pedido WHERE pedido_id = %(pedido)s AND sku = %(sku)s LIMIT 1
+SELECT l.linea,
+       l.unidades - (SELECT count(*) FROM sustituciones s
+                     WHERE s.pedido_id = l.pedido_id AND s.sku_original = l.sku) AS sin_cambiar
+FROM lineas_pedido l WHERE l.pedido_id = %(pedido)s AND l.sku = %(sku)s
+ORDER BY l.linea LIMIT 1
 """
 
 # FOR SHARE: un cambio de precio a la vez espera a que esta transacción termine.
@@ -128,6 +133,10 @@ def sustituir(
             if linea is None:
                 raise ErrorDominio(
                     f"el producto {sku_original} no está en el pedido {pedido}", pedido=pedido
+                )
+            if linea["sin_cambiar"] <= 0:
+                raise ErrorDominio(
+                    f"el producto {sku_original} del pedido {pedido} ya se cambió antes", pedido=pedido
                 )
             productos = {
                 p["sku"]: p

@@ -31,7 +31,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -239,7 +239,10 @@ nueva AS (
          requiere_encargado, motivos, umbrales)
     SELECT %(thread_id)s, %(tool_call_id)s, %(herramienta)s, %(args)s, %(tienda)s,
            %(cliente_id)s, cardinality(e.lista) > 0, to_jsonb(e.lista),
-           jsonb_build_object('diferencia_max_sustitucion', e.diferencia_max::text)
+           -- Los precios vistos al proponer: sustituir caduca la firma si cambian.
+           jsonb_build_object('diferencia_max_sustitucion', e.diferencia_max::text,
+                              'pvp_original', e.pvp_original::text,
+                              'pvp_nuevo', e.pvp_nuevo::text)
     FROM evaluacion e
     WHERE NOT EXISTS (SELECT 1 FROM previa)
     ON CONFLICT (thread_id, tool_call_id) DO NOTHING
@@ -425,7 +428,7 @@ class PoliticaAprobacion:
         tool_call_id: str | None,
         herramienta: str,
         args: Mapping[str, Any] | None,
-        contexto: ContextoCliente | None,
+        contexto: ContextoCliente | Mapping[str, Any] | None,
     ) -> Veredicto:
         """El veredicto de una llamada: el guardado si existe; si no, lo calcula y guarda.
 
@@ -435,8 +438,8 @@ class PoliticaAprobacion:
         """
         if herramienta in HERRAMIENTAS_LECTURA:
             return Veredicto(requiere_encargado=False, motivos=(), herramienta=herramienta)
-        if contexto is None:
-            contexto = contexto_de(None)  # lanza ContextoAusente con el mensaje común
+        # Mismo criterio y mensaje que las herramientas (None -> ContextoAusente, dict -> ok).
+        contexto = contexto_de(SimpleNamespace(context=contexto))
         if not thread_id:
             raise ContextoAusente("falta el thread_id de la ejecución")
         if not tool_call_id:

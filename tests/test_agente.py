@@ -7,6 +7,7 @@ import subprocess
 import sys
 from decimal import Decimal
 
+import psycopg
 import pytest
 from langgraph.types import Command
 
@@ -172,3 +173,18 @@ def test_pedido_de_otro_cliente_se_contesta_como_no_encontrado(servicio, bd_url)
     assert respuesta.estado == "respondida"
     assert "no encontrado" in respuesta.mensaje_cliente.lower()
     assert _reembolsos(bd_url) == 0
+
+
+def test_sustitucion_aprobada_tras_cambiar_el_precio_caduca_y_no_mueve_stock(servicio, bd_url):
+    hilo, respuesta = conversacion(
+        servicio, "C-0001", f"Quiero cambiar la cafetera del pedido {PEDIDO_GRANDE} por la CAF-004"
+    )
+    assert respuesta.estado == "esperando_aprobacion"
+    stock = "SELECT unidades FROM stock WHERE tienda = 'talavera' AND sku = %(s)s"
+    antes = (uno(bd_url, stock, {"s": "CAF-004"}), uno(bd_url, stock, {"s": "CAF-001"}))
+    with psycopg.connect(bd_url, autocommit=True) as c:
+        c.execute("UPDATE productos SET pvp = 259.00 WHERE sku = 'CAF-004'")
+    final = servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+    assert "caducado" in final.mensaje_cliente
+    assert uno(bd_url, "SELECT count(*) FROM sustituciones") == 0
+    assert (uno(bd_url, stock, {"s": "CAF-004"}), uno(bd_url, stock, {"s": "CAF-001"})) == antes

@@ -540,6 +540,8 @@ def test_sustitucion_con_precio_cambiado_desde_la_propuesta_caduca(pool, sku_cam
 
 
 def test_precio_de_la_propuesta_como_numero_y_evaluacion_de_otros_sku_no_cuenta(pool):
+    with pool.connection() as c:  # dos cafeteras: cada cambio usa su unidad
+        c.execute("UPDATE lineas_pedido SET unidades = 2 WHERE pedido_id = 'P-20260917-0041'")
     guardar_evaluacion(pool, umbrales={"pvp_original": 120, "pvp_nuevo": 249.0})
     guardar_evaluacion(pool, tool_call_id="call-editada", sku_nuevo="CAF-005",
                        umbrales={"pvp_original": "999.00", "pvp_nuevo": "999.00"})
@@ -548,22 +550,39 @@ def test_precio_de_la_propuesta_como_numero_y_evaluacion_de_otros_sku_no_cuenta(
     assert cambio(pool, tool_call_id="call-editada", sku_nuevo="CAF-003")["sku_nuevo"] == "CAF-003"
 
 
-def test_dos_sustituciones_a_la_vez_por_la_ultima_unidad_solo_gana_una(pool):
+def test_dos_sustituciones_a_la_vez_por_la_ultima_unidad_solo_gana_una(pool, bd_url):
+    # Pedidos de dos clientes distintos: solo compiten por la fila de stock. El test la
+    # retiene hasta que las dos esperan por ella, y entonces la suelta.
     fijar_stock(pool, "CAF-004", 1)
     antes = efectos(pool)
-    resultados = en_paralelo(
-        lambda: cambio(pool, tool_call_id="call-ana"),
-        lambda: cambio(pool, contexto=IRENE, pedido=PEDIDO_IRENE, sku_original="CAF-002",
-                       tool_call_id="call-irene", thread_id="hilo-irene"),
-    )
-    ganadoras = [r for r in resultados if isinstance(r, dict)]
-    perdedoras = [r for r in resultados if isinstance(r, Exception)]
-    assert len(ganadoras) == 1 and len(perdedoras) == 1
+    resultados = {}
+    llamadas = {
+        "ana": lambda: cambio(pool, tool_call_id="call-ana"),
+        "irene": lambda: cambio(pool, contexto=IRENE, pedido=PEDIDO_IRENE, sku_original="CAF-002",
+                                tool_call_id="call-irene", thread_id="hilo-irene"),
+    }
+    with psycopg.connect(bd_url, autocommit=True) as retenedor:
+        retenedor.execute("BEGIN")
+        retenedor.execute("SELECT 1 FROM stock WHERE tienda = 'talavera' AND sku = 'CAF-004' FOR UPDATE")
+        hilos = [threading.Thread(target=lambda n=n, f=f: resultados.__setitem__(n, _capturar(f)))
+                 for n, f in llamadas.items()]
+        for h in hilos:
+            h.start()
+        try:
+            esperar_bloqueadas(pool, 2)
+        finally:
+            retenedor.execute("COMMIT")
+            for h in hilos:
+                h.join(timeout=60)
+    ganadoras = [r for r in resultados.values() if isinstance(r, dict)]
+    perdedoras = [r for r in resultados.values() if isinstance(r, Exception)]
+    assert len(ganadoras) == 1 and len(perdedoras) == 1, resultados
     assert isinstance(perdedoras[0], AprobacionCaducada)
+    assert "la aprobación ha caducado" in perdedoras[0].mensaje
     assert unidades(pool, "CAF-004") == 0
     assert contar(pool, "sustituciones") == 1
-    devueltas = unidades(pool, "CAF-001") + unidades(pool, "CAF-002")
-    assert devueltas == 17  # 8 + 8 y solo la ganadora devolvió su unidad
+    # 8 + 8 y solo la ganadora devolvió su unidad al stock.
+    assert unidades(pool, "CAF-001") + unidades(pool, "CAF-002") == 17
     assert efectos(pool)["stock"] == antes["stock"]
 
 
@@ -663,3 +682,16 @@ def test_dentro_de_un_grafo_langgraph_inyecta_el_runtime_con_contexto_hilo_y_met
     fila = fila_reembolso(pool, "RE-000001")
     assert (fila["clave_idempotencia"], fila["aprobado_por"], fila["cliente_id"]) == (
         "hilo-grafo:call-grafo", "enc-talavera", "C-0001")
+
+
+def test_no_se_cambia_dos_veces_la_misma_unidad(pool):
+    from agente.contexto import ContextoCliente
+    from herramientas.sustituciones import sustituir
+
+    ctx = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana")
+    primero = sustituir(pool, contexto=ctx, thread_id="h1", tool_call_id="c1",
+                        pedido="P-20260917-0041", sku_original="CAF-001", sku_nuevo="CAF-002")
+    assert primero["repetido"] is False
+    with pytest.raises(ErrorDominio, match="ya se cambió"):
+        sustituir(pool, contexto=ctx, thread_id="h2", tool_call_id="c2",
+                  pedido="P-20260917-0041", sku_original="CAF-001", sku_nuevo="CAF-003")

@@ -175,7 +175,7 @@ def test_sustitucion_por_producto_mas_caro_requiere_encargado(politica):
     assert politica.necesita_encargado(peticion("sustituir", _sustitucion("CAF-004"), ANA)) is True
     v = veredicto(politica, "sustituir", _sustitucion("CAF-004"), ANA)
     assert v.motivos == ("el producto nuevo cuesta 129,00 EUR más que el original",)
-    assert v.umbrales == {"diferencia_max_sustitucion": "0.00"}
+    assert v.umbrales == {"diferencia_max_sustitucion": "0.00", "pvp_original": "120.00", "pvp_nuevo": "249.00"}
 
 
 @pytest.mark.parametrize("sku_nuevo", ["CAF-002", "CAF-003"], ids=["mas_barato", "mismo_precio"])
@@ -345,7 +345,7 @@ def test_carrera_de_dos_evaluaciones_devuelve_el_veredicto_que_gano(pool, bd_url
         for _ in range(500):
             esperando = observador.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND wait_event_type = 'Lock' AND query LIKE '%%evaluaciones_politica%%'"
+                "AND wait_event_type = 'Lock' AND query LIKE '%evaluaciones_politica%'"
             ).fetchone()[0]
             if esperando or not hilo.is_alive():
                 break
@@ -395,6 +395,12 @@ def test_sin_contexto_del_cliente_lanza_contexto_ausente_y_no_guarda_nada(pool, 
         politica.necesita_encargado(peticion("reembolsar", REEMBOLSO_120, None))
     with pool.connection() as c:
         assert c.execute("SELECT count(*) AS n FROM evaluaciones_politica").fetchone()["n"] == 0
+
+
+def test_evaluar_sin_contexto_lanza_y_con_contexto_en_dict_funciona(politica):
+    with pytest.raises(ContextoAusente):
+        veredicto(politica, "reembolsar", REEMBOLSO_120, None)
+    assert veredicto(politica, "reembolsar", REEMBOLSO_120, ANA.como_json()).motivos == (MOTIVO_120,)
 
 
 def test_sin_thread_id_lanza_contexto_ausente(politica):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import subprocess
 import sys
 import uuid
@@ -309,6 +310,15 @@ def test_los_ids_de_negocio_y_los_importes_quedan_visibles(texto):
     assert enmascarar_texto(texto) == texto
 
 
+def test_los_uuid_y_los_hex_de_traza_no_se_confunden_con_datos_personales():
+    azar = random.Random(20260917)
+    for _ in range(5000):
+        valor = uuid.UUID(int=azar.getrandbits(128), version=4)
+        assert enmascarar_texto(str(valor)) == str(valor)
+        assert enmascarar_texto(valor.hex) == valor.hex
+        assert enmascarar_texto(f"h-{valor.hex}") == f"h-{valor.hex}"  # ids de hilo del servicio
+
+
 def test_un_mensaje_mixto_tapa_lo_personal_y_deja_pedido_e_importe():
     enmascarado = enmascarar_texto(MENSAJE_CON_PII)
     for dato in PII:
@@ -392,18 +402,30 @@ def test_sin_claves_el_trazador_esta_apagado_y_no_falla_nada():
     assert not t.activo
     trace_id = t.nuevo_trace_id()
     config = t.config_ejecucion(
-        trace_id=trace_id, thread_id=HILO, cliente_id=CLIENTE, tienda="talavera", canal="web",
+        trace_id=trace_id,
+        thread_id=HILO,
+        cliente_id=CLIENTE,
+        tienda="talavera",
+        canal="web",
         tipo="turno_cliente",
     )
     assert config["callbacks"] == []
     assert config["metadata"]["langfuse_session_id"] == HILO
     t.registrar_veredicto(
-        trace_id=trace_id, herramienta="reembolsar", tool_call_id="call_1",
-        requiere_encargado=True, motivos=["importe"], umbrales={"importe_max": "50.00"},
+        trace_id=trace_id,
+        herramienta="reembolsar",
+        tool_call_id="call_1",
+        requiere_encargado=True,
+        motivos=["importe"],
+        umbrales={"importe_max": "50.00"},
     )
     t.puntuar_decision(
-        trace_id=trace_id, thread_id=HILO, interrupt_id="i1", decision="reject",
-        comentario="no", espera_minutos=1.0,
+        trace_id=trace_id,
+        thread_id=HILO,
+        interrupt_id="i1",
+        decision="reject",
+        comentario="no",
+        espera_minutos=1.0,
     )
     assert t.url_traza(trace_id) is None
     t.flush()
@@ -415,7 +437,9 @@ def test_el_trace_id_es_el_mismo_que_el_del_sdk_con_o_sin_claves():
     from langfuse import Langfuse
 
     apagado = Trazador()
-    assert apagado.nuevo_trace_id("hilo-1:turno-3") == Langfuse.create_trace_id(seed="hilo-1:turno-3")
+    assert apagado.nuevo_trace_id("hilo-1:turno-3") == Langfuse.create_trace_id(
+        seed="hilo-1:turno-3"
+    )
     assert apagado.nuevo_trace_id("hilo-1:turno-3") != apagado.nuevo_trace_id("hilo-1:turno-4")
     a, b = apagado.nuevo_trace_id(), apagado.nuevo_trace_id()
     assert a != b
@@ -425,8 +449,13 @@ def test_el_trace_id_es_el_mismo_que_el_del_sdk_con_o_sin_claves():
 
 def test_los_metadatos_de_la_ejecucion_solo_llevan_ids():
     config = Trazador().config_ejecucion(
-        trace_id=None, thread_id=HILO, cliente_id=CLIENTE, tienda="talavera", canal="web",
-        encargado_id="enc-talavera", tipo="decision_encargado",
+        trace_id=None,
+        thread_id=HILO,
+        cliente_id=CLIENTE,
+        tienda="talavera",
+        canal="web",
+        encargado_id="enc-talavera",
+        tipo="decision_encargado",
     )
     assert config["metadata"] == {
         "langfuse_session_id": HILO,
@@ -446,12 +475,19 @@ def test_los_metadatos_de_la_ejecucion_solo_llevan_ids():
         {"cliente_id": "Ana García"},
         {"thread_id": ""},
         {"canal": "x" * 201},
+        {"cliente_id": "ana@example.com"},
+        {"cliente_id": "600111001"},
+        {"thread_id": "tel:600111001"},
     ],
 )
 def test_config_ejecucion_rechaza_argumentos_invalidos_aun_apagado(cambio):
     argumentos = {
-        "trace_id": "0" * 32, "thread_id": HILO, "cliente_id": CLIENTE, "tienda": "talavera",
-        "canal": "web", "tipo": "turno_cliente",
+        "trace_id": "0" * 32,
+        "thread_id": HILO,
+        "cliente_id": CLIENTE,
+        "tienda": "talavera",
+        "canal": "web",
+        "tipo": "turno_cliente",
     }
     argumentos.update(cambio)
     with pytest.raises(ValueError):
@@ -461,13 +497,19 @@ def test_config_ejecucion_rechaza_argumentos_invalidos_aun_apagado(cambio):
 def test_puntuar_una_decision_desconocida_es_un_error():
     with pytest.raises(ValueError):
         Trazador().puntuar_decision(
-            trace_id="0" * 32, thread_id=HILO, interrupt_id="i1", decision="aprobar",
-            comentario=None, espera_minutos=1,
+            trace_id="0" * 32,
+            thread_id=HILO,
+            interrupt_id="i1",
+            decision="aprobar",
+            comentario=None,
+            espera_minutos=1,
         )
 
 
 def test_el_id_de_puntuacion_es_estable_y_distinto_por_nombre_e_interrupcion():
-    assert id_puntuacion(HILO, "i1", PUNTUACION_DECISION) == id_puntuacion(HILO, "i1", PUNTUACION_DECISION)
+    assert id_puntuacion(HILO, "i1", PUNTUACION_DECISION) == id_puntuacion(
+        HILO, "i1", PUNTUACION_DECISION
+    )
     ids = {
         id_puntuacion(HILO, "i1", PUNTUACION_DECISION),
         id_puntuacion(HILO, "i1", PUNTUACION_ESPERA),
@@ -478,11 +520,17 @@ def test_el_id_de_puntuacion_es_estable_y_distinto_por_nombre_e_interrupcion():
 
 
 def test_desde_ajustes_sigue_las_claves():
-    assert not Trazador.desde_ajustes(Ajustes(langfuse_public_key=None, langfuse_secret_key=None)).activo
-    assert not Trazador.desde_ajustes(Ajustes(langfuse_public_key="pk", langfuse_secret_key=None)).activo
+    assert not Trazador.desde_ajustes(
+        Ajustes(langfuse_public_key=None, langfuse_secret_key=None)
+    ).activo
+    assert not Trazador.desde_ajustes(
+        Ajustes(langfuse_public_key="pk", langfuse_secret_key=None)
+    ).activo
     with ReceptorLangfuse() as r:
         ajustes = Ajustes(
-            langfuse_public_key=f"pk-{uuid.uuid4().hex}", langfuse_secret_key="sk", langfuse_host=r.url
+            langfuse_public_key=f"pk-{uuid.uuid4().hex}",
+            langfuse_secret_key="sk",
+            langfuse_host=r.url,
         )
         with Trazador.desde_ajustes(ajustes) as t:
             assert t.activo
@@ -493,7 +541,10 @@ def test_desde_ajustes_sigue_las_claves():
 def test_url_traza_no_hace_peticiones_y_usa_el_proyecto_si_se_conoce(receptor):
     trace_id = "ab" * 16
     with Trazador(
-        public_key=f"pk-{uuid.uuid4().hex}", secret_key="sk", host=receptor.url + "/", project_id="proy1"
+        public_key=f"pk-{uuid.uuid4().hex}",
+        secret_key="sk",
+        host=receptor.url + "/",
+        project_id="proy1",
     ) as t:
         assert t.url_traza(trace_id) == f"{receptor.url}/project/proy1/traces/{trace_id}"
     with Trazador(public_key=f"pk-{uuid.uuid4().hex}", secret_key="sk", host=receptor.url) as t:
@@ -557,8 +608,12 @@ def test_reintentar_la_puntuacion_de_una_decision_reutiliza_los_ids(receptor, tr
     trace_id = trazador.nuevo_trace_id()
     for _ in range(2):
         trazador.puntuar_decision(
-            trace_id=trace_id, thread_id=HILO, interrupt_id="int-1", decision="reject",
-            comentario="No procede: escribe a ana@example.com", espera_minutos=12.345,
+            trace_id=trace_id,
+            thread_id=HILO,
+            interrupt_id="int-1",
+            decision="reject",
+            comentario="No procede: escribe a ana@example.com",
+            espera_minutos=12.345,
         )
     trazador.flush()
 
@@ -568,7 +623,9 @@ def test_reintentar_la_puntuacion_de_una_decision_reutiliza_los_ids(receptor, tr
     for s in scores:
         por_nombre.setdefault(s["name"], []).append(s)
     decision, espera = por_nombre[PUNTUACION_DECISION], por_nombre[PUNTUACION_ESPERA]
-    assert decision[0]["id"] == decision[1]["id"] == id_puntuacion(HILO, "int-1", PUNTUACION_DECISION)
+    assert (
+        decision[0]["id"] == decision[1]["id"] == id_puntuacion(HILO, "int-1", PUNTUACION_DECISION)
+    )
     assert espera[0]["id"] == espera[1]["id"] == id_puntuacion(HILO, "int-1", PUNTUACION_ESPERA)
     assert decision[0]["dataType"] == "CATEGORICAL" and decision[0]["value"] == "reject"
     assert decision[0]["comment"] == f"No procede: escribe a {CORREO}"
@@ -584,8 +641,11 @@ def test_el_veredicto_de_la_politica_cuelga_del_nodo_de_aprobacion(receptor, tra
         if llamada["id"] not in evaluados:  # solo el veredicto nuevo, no el recordado
             evaluados.add(llamada["id"])
             trazador.registrar_veredicto(
-                trace_id=None, herramienta=llamada["name"], tool_call_id=llamada["id"],
-                requiere_encargado=True, motivos=["importe 120.00 supera 50.00"],
+                trace_id=None,
+                herramienta=llamada["name"],
+                tool_call_id=llamada["id"],
+                requiere_encargado=True,
+                motivos=["importe 120.00 supera 50.00"],
                 umbrales={"importe_max": Decimal("50.00")},
             )
         return True
@@ -595,8 +655,12 @@ def test_el_veredicto_de_la_politica_cuelga_del_nodo_de_aprobacion(receptor, tra
     aprobar(agente, trazador, trace_id)
     # Fuera de una ejecución, con el trace id guardado.
     trazador.registrar_veredicto(
-        trace_id=trace_id, herramienta="reembolsar", tool_call_id="call_9",
-        requiere_encargado=False, motivos=[], umbrales={"importe_max": "50.00"},
+        trace_id=trace_id,
+        herramienta="reembolsar",
+        tool_call_id="call_9",
+        requiere_encargado=False,
+        motivos=[],
+        umbrales={"importe_max": "50.00"},
     )
     trazador.flush()
 
@@ -608,7 +672,8 @@ def test_el_veredicto_de_la_politica_cuelga_del_nodo_de_aprobacion(receptor, tra
     assert dentro.atributos["langfuse.observation.type"] == "event"
     assert por_id[dentro.parent_span_id].nombre == "HumanInTheLoopMiddleware.after_model"
     assert json.loads(dentro.atributos["langfuse.observation.output"]) == {
-        "requiere_encargado": True, "motivos": ["importe 120.00 supera 50.00"],
+        "requiere_encargado": True,
+        "motivos": ["importe 120.00 supera 50.00"],
     }
     assert json.loads(dentro.atributos["langfuse.observation.metadata.umbrales"]) == {
         "importe_max": "50.00"
@@ -626,12 +691,20 @@ def test_sin_claves_una_ejecucion_completa_no_envia_nada(receptor):
     salida = aprobar(agente, t, trace_id)
     assert "RE-000001" in salida.value["messages"][-1].content
     t.registrar_veredicto(
-        trace_id=trace_id, herramienta="reembolsar", tool_call_id="call_1",
-        requiere_encargado=True, motivos=["x"], umbrales={},
+        trace_id=trace_id,
+        herramienta="reembolsar",
+        tool_call_id="call_1",
+        requiere_encargado=True,
+        motivos=["x"],
+        umbrales={},
     )
     t.puntuar_decision(
-        trace_id=trace_id, thread_id=HILO, interrupt_id=interrupcion.id, decision="approve",
-        comentario=None, espera_minutos=0.5,
+        trace_id=trace_id,
+        thread_id=HILO,
+        interrupt_id=interrupcion.id,
+        decision="approve",
+        comentario=None,
+        espera_minutos=0.5,
     )
     t.flush()
     t.cerrar()
@@ -645,8 +718,12 @@ def test_cerrar_suelta_el_cliente_y_el_siguiente_con_la_misma_clave_va_a_su_host
     with ReceptorLangfuse() as primero, ReceptorLangfuse() as segundo:
         with Trazador(public_key=clave, secret_key="sk", host=primero.url) as t1:
             t1.puntuar_decision(
-                trace_id="1" * 32, thread_id=HILO, interrupt_id="a", decision="approve",
-                comentario=None, espera_minutos=1,
+                trace_id="1" * 32,
+                thread_id=HILO,
+                interrupt_id="a",
+                decision="approve",
+                comentario=None,
+                espera_minutos=1,
             )
         antes = primero.num_peticiones
         with Trazador(public_key=clave, secret_key="sk", host=segundo.url) as t2:

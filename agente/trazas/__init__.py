@@ -106,7 +106,12 @@ def _validar_trace_id(trace_id: str) -> None:
 def _validar_id(nombre: str, valor: str) -> None:
     # Langfuse descarta en silencio sesión/usuario/etiquetas no ASCII o de más de 200.
     if not isinstance(valor, str) or not valor or not valor.isascii() or len(valor) > 200:
-        raise ValueError(f"{nombre} debe ser texto ASCII no vacío de hasta 200 caracteres: {valor!r}")
+        raise ValueError(
+            f"{nombre} debe ser texto ASCII no vacío de hasta 200 caracteres: {valor!r}"
+        )
+    # Sesión, usuario y etiquetas no pasan por mask= y se copian a los checkpoints.
+    if enmascarar_texto(valor) != valor:
+        raise ValueError(f"{nombre} parece un dato personal; usa un id seudónimo")
 
 
 class Trazador:
@@ -264,7 +269,10 @@ class Trazador:
             evento: dict[str, Any] = {
                 "name": EVENTO_VEREDICTO,
                 "input": {"herramienta": herramienta, "tool_call_id": tool_call_id},
-                "output": {"requiere_encargado": bool(requiere_encargado), "motivos": list(motivos)},
+                "output": {
+                    "requiere_encargado": bool(requiere_encargado),
+                    "motivos": list(motivos),
+                },
                 "metadata": {"umbrales": umbrales, "tool_call_id": tool_call_id},
                 "level": "WARNING" if requiere_encargado else "DEFAULT",
             }

@@ -32,20 +32,25 @@ _CORREO_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 # IBAN con los grupos solo de cifras (el español y la mayoría de los que se
 # escriben a mano): 2 letras, 2 de control, 10-30 cifras con espacios o guiones
-# sueltos. Los grupos son numéricos para no tragarse la palabra siguiente.
-_IBAN_NUMERICO_RE = re.compile(r"(?<![\w])[A-Za-z]{2}\d{2}(?:[ -]?\d){10,30}(?![\w])")
+# sueltos. Los grupos son numéricos para no tragarse la palabra siguiente, y sin
+# guion alrededor para no confundir bloques de un UUID (ef206766-6544-4142-...).
+_IBAN_NUMERICO_RE = re.compile(r"(?<![\w-])[A-Za-z]{2}\d{2}(?:[ -]?\d){10,30}(?![\w-])")
 # IBAN compacto con letras (GB29NWBK60161331926819): mayúsculas y sin espacios;
 # se confirma con el dígito de control para no tapar identificadores al azar.
 _IBAN_ALFANUMERICO_RE = re.compile(r"(?<![\w])[A-Z]{2}\d{2}[A-Z0-9]{11,30}(?![\w])")
 
-# 13-19 cifras con espacios o guiones sueltos entre ellas.
-_TARJETA_RE = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w])")
+# 13-19 cifras con espacios o guiones sueltos entre ellas (sin Luhn: mejor tapar de
+# más). Sin guion alrededor: tres bloques de cifras de un UUID no son una tarjeta.
+_TARJETA_RE = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
 
 # Teléfono español: 9 cifras que empiezan por 6, 7, 8 o 9, agrupadas como sea
 # (600 111 001, 91 123 45 67, 600-111-001), con prefijo +34/0034/(+34) o sin él.
-# Con prefijo va antes que la tarjeta ("0034 600 111 001" son 13 cifras).
-_NUEVE_CIFRAS = r"[6-9](?:[\s.-]?\d){8}(?![\d])"
-_TELEFONO_PREFIJO_RE = re.compile(r"(?<![\w+])(?:(?:\+|00)\s?34[\s.-]?|\(\+?34\)\s?)" + _NUEVE_CIFRAS)
+# Con prefijo va antes que la tarjeta ("0034 600 111 001" son 13 cifras). Tras las 9
+# cifras no puede seguir letra ni cifra (87810803-0e5... es un UUID).
+_NUEVE_CIFRAS = r"[6-9](?:[\s.-]?\d){8}(?![\w])"
+_TELEFONO_PREFIJO_RE = re.compile(
+    r"(?<![\w+])(?:(?:\+|00)\s?34[\s.-]?|\(\+?34\)\s?)" + _NUEVE_CIFRAS
+)
 _TELEFONO_RE = re.compile(r"(?<![\w+])" + _NUEVE_CIFRAS)
 
 _DNI_RE = re.compile(r"(?<![\w-])(?:\d{8}|[XYZ]-?\d{7})-?[A-HJ-NP-TV-Z](?![\w])")
@@ -162,7 +167,9 @@ def enmascarar_spans_otel(*, params: Any) -> Any:
                 nuevo = enmascarar_texto(valor)
                 if nuevo != valor:
                     cambios[clave] = nuevo
-            elif isinstance(valor, list | tuple) and valor and all(isinstance(v, str) for v in valor):
+            elif (
+                isinstance(valor, list | tuple) and valor and all(isinstance(v, str) for v in valor)
+            ):
                 nuevos = [enmascarar_texto(v) for v in valor]
                 if nuevos != list(valor):
                     cambios[clave] = nuevos

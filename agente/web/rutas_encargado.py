@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
+from agente.errores import Prohibido
 from agente.web import esquemas
 from agente.web.auth import EncargadoActual
 from agente.web.directo import ejecutar_decision
@@ -28,8 +29,11 @@ def bandeja(
     request: Request,
     encargado: EncargadoActual,
     limite: Annotated[int, Query(ge=1, le=200)] = 50,
+    tienda: Annotated[str | None, Query(description="Solo se admite la propia.")] = None,
 ):
     """Aprobaciones pendientes de la tienda del encargado, la más antigua primero."""
+    if tienda is not None and tienda != encargado.tienda:
+        raise Prohibido("solo puedes ver la bandeja de tu tienda")
     filas = _servicio(request).aprobaciones_pendientes(encargado.tienda, limite)
     return [esquemas.aprobacion(f) for f in filas]
 

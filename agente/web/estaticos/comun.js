@@ -1,5 +1,5 @@
 // Utilidades comunes de las páginas. Todo texto que viene de datos se pone con
-// textContent (nunca innerHTML): un mensaje con <script> se ve como texto.
+// textContent, nunca como HTML: un mensaje con <script> se ve como texto.
 
 export const CLAVES = {
   cliente: "agente.token.cliente",

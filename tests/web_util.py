@@ -1,0 +1,142 @@
+"""Utilidades de las pruebas web: ajustes, tokens, SSE, un servidor real en un hilo o proceso."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import psycopg
+import uvicorn
+
+from agente.ajustes import Ajustes
+from agente.bd import KWARGS_CONEXION
+from agente.web.auth import emitir_token
+
+RAIZ = Path(__file__).resolve().parent.parent
+SECRETO = "s" * 40
+DEVOLVER_CAFETERA = "Quiero devolver la cafetera del pedido P-20260917-0041 porque gotea"
+DEVOLVER_BATIDORA = "Quiero devolver la batidora del pedido P-20260922-0077 porque no funciona"
+DEVOLVER_SABANAS = "Quiero devolver las sábanas del pedido P-20260801-0007 porque no son de mi talla"
+DONDE_ESTA = "¿Dónde está mi pedido P-20260925-0150?"
+TIENDA = {"C-0001": "talavera", "C-0002": "talavera", "C-0003": "madrid-centro", "C-0004": "madrid-centro",
+          "C-0005": "talavera", "enc-talavera": "talavera", "enc-madrid-centro": "madrid-centro",
+          "enc-talavera-baja": "talavera"}
+
+
+def ajustes_web(bd_url: str, **extra) -> Ajustes:
+    valores = {"database_url": bd_url, "demo": True, "secreto": SECRETO, "modelo": "offline",
+               "langfuse_public_key": None, "langfuse_secret_key": None, **extra}
+    return Ajustes(**valores)
+
+
+def token(ajustes: Ajustes, sujeto: str, **extra) -> str:
+    rol = "encargado" if sujeto.startswith("enc-") else "cliente"
+    return emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=extra.pop("tienda", TIENDA[sujeto]), **extra)
+
+
+def cab(tok: str, **extra) -> dict[str, str]:
+    return {"Authorization": f"Bearer {tok}", **extra}
+
+
+def eventos_sse(lineas: Iterable[str]) -> Iterator[tuple[str, object]]:
+    """(tipo, datos) de cada evento de un flujo text/event-stream (los pings se ignoran)."""
+    tipo, datos = "message", []
+    for linea in lineas:
+        linea = linea.rstrip("\r")
+        if not linea:
+            if datos:
+                texto = "\n".join(datos)
+                try:
+                    valor = json.loads(texto)
+                except ValueError:
+                    valor = texto
+                yield tipo, valor
+            tipo, datos = "message", []
+        elif linea.startswith(":"):
+            continue
+        elif linea.startswith("event:"):
+            tipo = linea[6:].strip()
+        elif linea.startswith("data:"):
+            datos.append(linea[5:].lstrip(" ") if linea[5:6] == " " else linea[5:])
+
+
+def sql(bd_url: str, consulta: str, params: dict | None = None) -> list[dict]:
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        cursor = c.execute(consulta, params or {})
+        return cursor.fetchall() if cursor.description else []
+
+
+def puerto_libre() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def esperar_salud(base: str, proceso: subprocess.Popen | None = None, limite: float = 60.0, log=None) -> None:
+    fin = time.monotonic() + limite
+    while time.monotonic() < fin:
+        if proceso is not None and proceso.poll() is not None:
+            detalle = Path(log.name).read_text() if log is not None else ""
+            raise RuntimeError(f"el servidor terminó con código {proceso.returncode}: {detalle}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{base} no respondió a tiempo")
+
+
+@contextmanager
+def servidor_en_hilo(app) -> Iterator[str]:
+    """La app servida por uvicorn en un hilo de este proceso; cede la URL base."""
+    puerto = puerto_libre()
+    servidor = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=puerto, log_level="warning",
+                                             timeout_graceful_shutdown=1))
+    hilo = threading.Thread(target=servidor.run, daemon=True)
+    hilo.start()
+    base = f"http://127.0.0.1:{puerto}"
+    try:
+        esperar_salud(base)
+        yield base
+    finally:
+        servidor.should_exit = True
+        hilo.join(timeout=10)
+
+
+@contextmanager
+def servidor_en_proceso(bd_url: str, *, workers: int = 1, **entorno: str) -> Iterator[str]:
+    """``agente serve`` de verdad en un subproceso; cede la URL base."""
+    puerto = puerto_libre()
+    env = {**os.environ, "DATABASE_URL": bd_url, "AGENTE_DEMO": "1", "AGENTE_SECRETO": SECRETO,
+           "AGENTE_MODELO": "offline", **entorno}
+    for clave in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "PROMETHEUS_MULTIPROC_DIR"):
+        env.pop(clave, None)
+    log = tempfile.NamedTemporaryFile(prefix="agente-serve-", suffix=".log", delete=False)
+    proceso = subprocess.Popen(
+        [sys.executable, "-m", "agente.cli", "serve", "--port", str(puerto), "--workers", str(workers)],
+        cwd=RAIZ, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{puerto}"
+    try:
+        esperar_salud(base, proceso, log=log)
+        yield base
+    finally:
+        proceso.terminate()
+        try:
+            proceso.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proceso.kill()
+            proceso.wait(timeout=5)
+        log.close()
+        os.unlink(log.name)
