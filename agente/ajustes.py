@@ -54,6 +54,9 @@ class Ajustes(BaseSettings):
     langfuse_secret_key: str | None = Field(
         default=None, validation_alias=AliasChoices("LANGFUSE_SECRET_KEY")
     )
+    langfuse_project_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("LANGFUSE_PROJECT_ID")
+    )
     langfuse_host: str = Field(
         default="https://cloud.langfuse.com", validation_alias=AliasChoices("LANGFUSE_HOST")
     )

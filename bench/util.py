@@ -211,26 +211,30 @@ def vmhwm_kib(pid: int) -> int | None:
 INSERT_CLIENTES_SQL = """
 INSERT INTO clientes (id, tienda, nombre)
 SELECT %(prefijo)s || lpad(g::text, 5, '0'), %(tienda)s, 'Cliente de bench ' || g
-FROM generate_series(1, %(n)s) AS g
+FROM generate_series(1, %(n)s::int) AS g
 """
-# Dos pedidos por cliente: uno pequeño (sartén 24,90, entregado hace 3 días: el
-# reembolso sale solo) y uno grande (cafetera 120,00, hace 4 días: necesita firma).
+# Pares de pedidos por cliente: uno pequeño (sartén 24,90, entregado hace 3 días: el
+# reembolso sale solo mientras el cliente no acumule devoluciones) y uno grande
+# (cafetera 120,00, hace 4 días: necesita firma por importe). Par j: sufijos 2j-1 y 2j.
 INSERT_PEDIDOS_SQL = """
 INSERT INTO pedidos (id, cliente_id, tienda, fecha, estado, entregado_en, importe)
-SELECT 'P-' || lpad((%(base)s + g)::text, 8, '0') || '-' || t.sufijo,
+SELECT 'P-' || lpad((%(base)s::int + g)::text, 8, '0') || '-' || lpad((2 * j - t.impar)::text, 4, '0'),
        %(prefijo)s || lpad(g::text, 5, '0'), %(tienda)s,
        now() - make_interval(days => t.dias + 3), 'entregado',
        now() - make_interval(days => t.dias), t.importe
-FROM generate_series(1, %(n)s) AS g
-CROSS JOIN (VALUES ('0001', 3, 24.90::numeric(12,2)), ('0002', 4, 120.00::numeric(12,2)))
-     AS t (sufijo, dias, importe)
+FROM generate_series(1, %(n)s::int) AS g
+CROSS JOIN generate_series(1, %(pares)s::int) AS j
+CROSS JOIN (VALUES (1, 3, 24.90::numeric(12,2)), (0, 4, 120.00::numeric(12,2)))
+     AS t (impar, dias, importe)
 """
 INSERT_LINEAS_SQL = """
 INSERT INTO lineas_pedido (pedido_id, linea, sku, unidades, precio_unitario)
-SELECT 'P-' || lpad((%(base)s + g)::text, 8, '0') || '-' || t.sufijo, 1, t.sku, 1, t.precio
-FROM generate_series(1, %(n)s) AS g
-CROSS JOIN (VALUES ('0001', 'MEN-001', 24.90::numeric(12,2)),
-                   ('0002', 'CAF-001', 120.00::numeric(12,2))) AS t (sufijo, sku, precio)
+SELECT 'P-' || lpad((%(base)s::int + g)::text, 8, '0') || '-' || lpad((2 * j - t.impar)::text, 4, '0'),
+       1, t.sku, 1, t.precio
+FROM generate_series(1, %(n)s::int) AS g
+CROSS JOIN generate_series(1, %(pares)s::int) AS j
+CROSS JOIN (VALUES (1, 'MEN-001', 24.90::numeric(12,2)),
+                   (0, 'CAF-001', 120.00::numeric(12,2))) AS t (impar, sku, precio)
 """
 
 
@@ -239,8 +243,16 @@ class ClienteBench:
     cliente_id: str
     tienda: str
     nombre: str
-    pedido_pequeno: str  # 24,90 EUR: reembolso sin firma
-    pedido_grande: str  # 120,00 EUR: reembolso con firma
+    pedidos_pequenos: tuple[str, ...]  # 24,90 EUR: reembolso sin firma (sin devoluciones previas)
+    pedidos_grandes: tuple[str, ...]  # 120,00 EUR: reembolso con firma
+
+    @property
+    def pedido_pequeno(self) -> str:
+        return self.pedidos_pequenos[0]
+
+    @property
+    def pedido_grande(self) -> str:
+        return self.pedidos_grandes[0]
 
     def contexto(self):
         from agente.contexto import ContextoCliente
@@ -249,11 +261,14 @@ class ClienteBench:
 
 
 def crear_clientes(
-    conexion: psycopg.Connection, prefijo: str, n: int, *, base: int, tienda: str = "talavera"
+    conexion: psycopg.Connection, prefijo: str, n: int, *, base: int, tienda: str = "talavera",
+    pares: int = 1,
 ) -> list[ClienteBench]:
-    """``n`` clientes nuevos sin devoluciones, con sus dos pedidos. ``base`` hace únicos los ids
-    de pedido (``P-<base+i>-0001``): cada llamada necesita un rango propio."""
-    params = {"prefijo": prefijo, "tienda": tienda, "n": n, "base": base}
+    """``n`` clientes nuevos sin devoluciones, con ``pares`` pares de pedidos cada uno.
+
+    ``base`` hace únicos los ids de pedido (``P-<base+i>-NNNN``): cada llamada necesita un
+    rango propio de ``n`` números."""
+    params = {"prefijo": prefijo, "tienda": tienda, "n": n, "base": base, "pares": pares}
     with conexion.transaction():
         for consulta in (INSERT_CLIENTES_SQL, INSERT_PEDIDOS_SQL, INSERT_LINEAS_SQL):
             conexion.execute(consulta, params)
@@ -262,8 +277,8 @@ def crear_clientes(
             cliente_id=f"{prefijo}{i:05d}",
             tienda=tienda,
             nombre=f"Cliente de bench {i}",
-            pedido_pequeno=f"P-{base + i:08d}-0001",
-            pedido_grande=f"P-{base + i:08d}-0002",
+            pedidos_pequenos=tuple(f"P-{base + i:08d}-{2 * j - 1:04d}" for j in range(1, pares + 1)),
+            pedidos_grandes=tuple(f"P-{base + i:08d}-{2 * j:04d}" for j in range(1, pares + 1)),
         )
         for i in range(1, n + 1)
     ]

@@ -1,8 +1,9 @@
 """Varios procesos que solo comparten PostgreSQL: ``agente serve`` de verdad, en subprocesos.
 
-Dos servidores en dos puertos (A con ``--workers 2``, B con uno) sobre la misma base: la
-pausa nace en A, la decide B, y el flujo ``/eventos`` abierto en A recibe el mensaje que
-escribió B (LISTEN/NOTIFY entre procesos).
+Dos servidores en dos puertos sobre la misma base: A es ``agente serve --workers 2`` en un
+subproceso (dos procesos worker); B es la misma app servida por uvicorn en este proceso (su
+arranque se solapa con el de A). La pausa nace en A, la decide B, y el flujo ``/eventos``
+abierto en A recibe el mensaje que escribió B (LISTEN/NOTIFY entre procesos).
 """
 
 from __future__ import annotations
@@ -13,9 +14,17 @@ import threading
 import httpx
 import pytest
 
-from agente.ajustes import Ajustes
+from agente.web.app import crear_app
 
-from .web_util import DEVOLVER_CAFETERA, SECRETO, cab, eventos_sse, servidor_en_proceso, token
+from .web_util import (
+    DEVOLVER_CAFETERA,
+    ServidorEnProceso,
+    ajustes_web,
+    cab,
+    eventos_sse,
+    servidor_en_hilo,
+    token,
+)
 
 pytestmark = pytest.mark.lento
 
@@ -35,10 +44,11 @@ def _escuchar(url: str, recibidos: queue.Queue, abierto: threading.Event) -> Non
 
 
 def test_pausa_en_un_servidor_decidida_en_otro_llega_por_eventos_al_primero(bd_url):
-    ajustes = Ajustes(secreto=SECRETO)
+    ajustes = ajustes_web(bd_url)
     cliente = cab(token(ajustes, "C-0001"))
     encargado = cab(token(ajustes, "enc-talavera"))
-    with servidor_en_proceso(bd_url, workers=2) as a, servidor_en_proceso(bd_url) as b:
+    with ServidorEnProceso(bd_url, workers=2) as servidor_a, servidor_en_hilo(crear_app(ajustes)) as b:
+        a = servidor_a.esperar()
         hilo = httpx.post(f"{a}/api/conversaciones", headers=cliente).json()["thread_id"]
         r = httpx.post(f"{a}/api/conversaciones/{hilo}/mensajes", json={"texto": DEVOLVER_CAFETERA},
                        headers=cliente, timeout=60)
@@ -64,7 +74,7 @@ def test_pausa_en_un_servidor_decidida_en_otro_llega_por_eventos_al_primero(bd_u
             headers=encargado, timeout=60,
         )
         assert decision.status_code == 200, decision.text
-        tipo, datos = recibidos.get(timeout=30)
+        tipo, datos = recibidos.get(timeout=10)  # < RELECTURA_SEGUNDOS (15): llega por NOTIFY
         assert tipo == "mensaje", (tipo, datos)
         assert datos["rol"] == "agente"
         assert datos["texto"] == decision.json()["mensaje_cliente"]

@@ -114,29 +114,38 @@ def servidor_en_hilo(app) -> Iterator[str]:
         hilo.join(timeout=10)
 
 
-@contextmanager
-def servidor_en_proceso(bd_url: str, *, workers: int = 1, **entorno: str) -> Iterator[str]:
-    """``agente serve`` de verdad en un subproceso; cede la URL base."""
-    puerto = puerto_libre()
-    env = {**os.environ, "DATABASE_URL": bd_url, "AGENTE_DEMO": "1", "AGENTE_SECRETO": SECRETO,
-           "AGENTE_MODELO": "offline", **entorno}
-    for clave in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "PROMETHEUS_MULTIPROC_DIR"):
-        env.pop(clave, None)
-    log = tempfile.NamedTemporaryFile(prefix="agente-serve-", suffix=".log", delete=False)
-    proceso = subprocess.Popen(
-        [sys.executable, "-m", "agente.cli", "serve", "--port", str(puerto), "--workers", str(workers)],
-        cwd=RAIZ, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{puerto}"
-    try:
-        esperar_salud(base, proceso, log=log)
-        yield base
-    finally:
-        proceso.terminate()
+class ServidorEnProceso:
+    """``agente serve`` de verdad en un subproceso. ``with`` lo arranca sin esperar (para
+    solapar arranques); ``esperar()`` devuelve la URL base cuando ``/healthz`` responde."""
+
+    def __init__(self, bd_url: str, *, workers: int = 1, **entorno: str) -> None:
+        self.puerto = puerto_libre()
+        self.base = f"http://127.0.0.1:{self.puerto}"
+        self.env = {**os.environ, "DATABASE_URL": bd_url, "AGENTE_DEMO": "1", "AGENTE_SECRETO": SECRETO,
+                    "AGENTE_MODELO": "offline", **entorno}
+        for clave in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "PROMETHEUS_MULTIPROC_DIR"):
+            self.env.pop(clave, None)
+        self.workers = workers
+
+    def __enter__(self) -> ServidorEnProceso:
+        self.log = tempfile.NamedTemporaryFile(prefix="agente-serve-", suffix=".log", delete=False)
+        self.proceso = subprocess.Popen(
+            [sys.executable, "-m", "agente.cli", "serve", "--port", str(self.puerto),
+             "--workers", str(self.workers)],
+            cwd=RAIZ, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        return self
+
+    def esperar(self) -> str:
+        esperar_salud(self.base, self.proceso, log=self.log)
+        return self.base
+
+    def __exit__(self, *_exc) -> None:
+        self.proceso.terminate()
         try:
-            proceso.wait(timeout=15)
+            self.proceso.wait(timeout=15)
         except subprocess.TimeoutExpired:
-            proceso.kill()
-            proceso.wait(timeout=5)
-        log.close()
-        os.unlink(log.name)
+            self.proceso.kill()
+            self.proceso.wait(timeout=5)
+        self.log.close()
+        os.unlink(self.log.name)

@@ -17,10 +17,11 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agente.ajustes import Ajustes
-from agente.errores import ErrorConfiguracion, HiloNoEncontrado
+from agente.errores import HiloNoEncontrado
 from agente.web import errores_http, esquemas, metricas, rutas_cliente, rutas_demo, rutas_encargado
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
+from agente.web.secreto import comprobar_secreto
 
 logger = logging.getLogger(__name__)
 
@@ -75,15 +76,6 @@ def _filtrar_log_accesos() -> None:
     registro = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, _SinTokenEnLog) for f in registro.filters):
         registro.addFilter(_SinTokenEnLog())
-
-
-def comprobar_secreto(ajustes: Ajustes) -> None:
-    if not ajustes.demo and ajustes.secreto_es_de_demo():
-        raise ErrorConfiguracion(
-            "AGENTE_SECRETO: define un secreto propio (p. ej. «openssl rand -hex 32») para servir "
-            "fuera del modo demo; el de serie o uno vacío no valen",
-            ajuste="AGENTE_SECRETO",
-        )
 
 
 def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:

@@ -48,7 +48,7 @@ def _preparar_bd(ajustes) -> str:
 def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
     import uvicorn
 
-    from agente.web.app import comprobar_secreto
+    from agente.web.secreto import comprobar_secreto
 
     comprobar_secreto(ajustes)
     # Los workers leen la URL del entorno: ninguno arranca su propio PostgreSQL.
@@ -73,7 +73,7 @@ def serve(
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="Procesos (comparten solo PostgreSQL)."),
 ) -> None:
     """Sirve la API, la página del cliente (/) y la bandeja del encargado (/encargado)."""
-    from agente.web.app import comprobar_secreto
+    from agente.web.secreto import comprobar_secreto
 
     ajustes = _ajustes()
     comprobar_secreto(ajustes)  # antes de tocar la base de datos
@@ -121,8 +121,8 @@ def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
 
     from agente.bd import KWARGS_CONEXION
     from agente.errores import Prohibido
-    from agente.web.app import comprobar_secreto
     from agente.web.auth import emitir_token
+    from agente.web.secreto import comprobar_secreto
 
     ajustes = _ajustes()
     comprobar_secreto(ajustes)  # un token firmado con el secreto de serie no sirve de nada

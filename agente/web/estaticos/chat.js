@@ -9,7 +9,12 @@ const AVISOS = {
   necesita_persona: "Una persona de la tienda continuará esta conversación.",
 };
 
-const estado = { token: null, cliente: null, hilo: null, ultimoId: 0, enviando: false, recargarTras: false, fuente: null };
+const estado = { token: null, cliente: null, hilo: null, ultimoId: 0, enviando: false, fuente: null };
+
+function alFinal() {
+  const lista = $("mensajes");
+  lista.scrollTop = lista.scrollHeight;
+}
 
 function claveHilo() {
   return `agente.hilo.${estado.cliente}`;
@@ -49,7 +54,7 @@ function pintar(conversacion) {
   );
   for (const m of conversacion.mensajes) estado.ultimoId = Math.max(estado.ultimoId, m.id);
   mostrarAviso(conversacion.estado);
-  lista.lastElementChild?.scrollIntoView({ block: "end" });
+  alFinal();
 }
 
 async function recargar() {
@@ -74,8 +79,9 @@ function abrirEventos() {
     `?desde=${estado.ultimoId}&token=${encodeURIComponent(estado.token)}`;
   const fuente = new EventSource(ruta);
   fuente.addEventListener("mensaje", () => {
-    if (estado.enviando) estado.recargarTras = true;
-    else recargar().catch((e) => mostrarNota(e.detalle || e.message));
+    mostrarNota(""); // lo nuevo sustituye a cualquier aviso anterior
+    // Durante un envío no: al terminar se recarga todo igualmente.
+    if (!estado.enviando) recargar().catch((e) => mostrarNota(e.detalle || e.message));
   });
   fuente.addEventListener("error", () => {
     if (fuente.readyState === EventSource.CLOSED) {
@@ -100,7 +106,7 @@ async function enviar(evento) {
   respuesta.classList.add("escribiendo");
   const parrafo = respuesta.querySelector(".texto");
   lista.append(respuesta);
-  respuesta.scrollIntoView({ block: "end" });
+  alFinal();
   caja.value = "";
   try {
     const r = await fetch(`/api/conversaciones/${encodeURIComponent(estado.hilo)}/mensajes`, {
@@ -120,7 +126,7 @@ async function enviar(evento) {
         parrafo.textContent = datos.mensajes.map((m) => m.texto).join("\n");
         mostrarAviso(datos.estado);
       } else if (tipo === "error") mostrarNota(datos.detalle);
-      respuesta.scrollIntoView({ block: "end" });
+      alFinal();
     });
   } catch (e) {
     respuesta.remove();
@@ -135,7 +141,6 @@ async function enviar(evento) {
     respuesta.classList.remove("escribiendo");
   }
   // La vista definitiva sale del servidor (con ids y fechas), también lo que llegó entretanto.
-  estado.recargarTras = false;
   await recargar().catch(() => {});
   caja.focus();
 }
@@ -175,6 +180,7 @@ async function iniciar() {
   $("nueva").addEventListener("click", () => nuevaConversacion().catch((e) => mostrarNota(e.detalle)));
   $("salir").addEventListener("click", () => cerrarSesion());
   $("form-mensaje").addEventListener("submit", enviar);
+  window.addEventListener("resize", alFinal); // p. ej. al abrir el teclado del móvil
   $("texto").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) $("form-mensaje").requestSubmit();
   });
