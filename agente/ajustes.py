@@ -48,6 +48,9 @@ class Ajustes(BaseSettings):
     max_llamadas_modelo_turno: int = Field(default=8, ge=1, description="Llamadas al modelo por turno.")
     max_llamadas_modelo_hilo: int = Field(default=60, ge=1, description="Llamadas al modelo por hilo.")
     mensajes_por_minuto: int = Field(default=20, ge=1, description="Mensajes por cliente y minuto.")
+    intervalo_tareas: float = Field(
+        default=60.0, ge=0, description="Segundos entre pasadas de caducidad y conciliación (0 = apagado)."
+    )
     langfuse_public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("LANGFUSE_PUBLIC_KEY")
     )

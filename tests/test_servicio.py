@@ -303,3 +303,18 @@ def test_auditoria_cero_en_una_mezcla_y_uno_con_reembolso_por_fuera(servicio, bd
     salida, _ = r.communicate(timeout=120)
     assert r.returncode == 1
     assert "Efectos sin la firma requerida: 1" in salida
+
+
+def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
+    from agente.servicio.periodicas import CANDADO_TAREAS, una_pasada
+
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET creada = now() - interval '80 hours'")
+    otro_servidor = psycopg.connect(bd_url, autocommit=True)
+    otro_servidor.execute("SELECT pg_advisory_lock(%s)", (CANDADO_TAREAS,))
+    assert una_pasada(servicio) is None  # el otro tiene el turno: no se toca nada
+    assert servicio.aprobacion(hilo)["estado"] == "pendiente"
+    otro_servidor.close()
+    informe = una_pasada(servicio)
+    assert informe["caducadas"] == [hilo]

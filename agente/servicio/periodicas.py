@@ -1,0 +1,54 @@
+"""Tareas periódicas del servidor: caducidad y conciliación (y retención, si se configura).
+
+Seguras en varios servidores a la vez: cada pasada toma un advisory lock global con
+``pg_try_advisory_lock`` (si otro servidor la está haciendo, esta se salta) y, dentro,
+cada hilo se toca solo con su propio candado de hilo libre.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from agente.servicio import Servicio
+
+logger = logging.getLogger(__name__)
+
+CANDADO_TAREAS = 7_310_003
+TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(%(clave)s) AS ok"
+UNLOCK_SQL = "SELECT pg_advisory_unlock(%(clave)s)"
+
+
+def una_pasada(servicio: Servicio, extra: Callable[[], object] | None = None) -> dict | None:
+    """Caduca y concilia una vez. ``None`` si otro servidor tenía el turno."""
+    with servicio.pool.connection() as conexion:
+        if not conexion.execute(TRY_LOCK_SQL, {"clave": CANDADO_TAREAS}).fetchone()["ok"]:
+            return None
+        try:
+            informe = {"caducadas": servicio.caducar(), "arreglos": servicio.reconciliar()}
+            if extra is not None:
+                informe["extra"] = extra()
+            return informe
+        finally:
+            conexion.execute(UNLOCK_SQL, {"clave": CANDADO_TAREAS})
+
+
+def arrancar(
+    servicio: Servicio, *, cada: float, extra: Callable[[], object] | None = None
+) -> tuple[threading.Thread, threading.Event]:
+    """Hilo en segundo plano que hace una pasada cada ``cada`` segundos hasta ``parar.set()``."""
+    parar = threading.Event()
+
+    def bucle() -> None:
+        while not parar.wait(cada):
+            try:
+                informe = una_pasada(servicio, extra)
+                if informe and (informe["caducadas"] or informe["arreglos"]):
+                    logger.info("tareas periódicas: %s", informe)
+            except Exception:  # la tarea sigue viva aunque una pasada falle
+                logger.exception("fallo en la pasada de tareas periódicas")
+
+    hilo = threading.Thread(target=bucle, name="tareas-periodicas", daemon=True)
+    hilo.start()
+    return hilo, parar
