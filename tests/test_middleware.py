@@ -145,3 +145,21 @@ def test_cada_herramienta_firmable_lista_sus_decisiones(herramienta):
 
     assert "respond" not in DECISIONES_PERMITIDAS[herramienta] or herramienta == "consultar_encargado"
     assert DECISIONES_PERMITIDAS["consultar_encargado"] == ["respond"]
+
+
+def test_proveedor_caido_da_una_disculpa_corta_y_marca_el_hilo(bd_url, caplog):
+    from agente.servicio.textos import DISCULPA
+
+    class ModeloCaido(ModeloOffline):
+        def _generate(self, *args, **kwargs):
+            raise ConnectionError("proveedor caído: 503 upstream sk-secret")
+
+    servicio = _servicio(bd_url, ModeloCaido())
+    try:
+        with caplog.at_level(logging.ERROR):
+            hilo, respuesta = conversacion(servicio, "C-0004", "¿Dónde está mi pedido P-20260925-0150?")
+    finally:
+        servicio.cerrar()
+    assert respuesta.mensaje_cliente == DISCULPA
+    assert any(hilo in r.getMessage() for r in caplog.records)
+    assert uno(bd_url, "SELECT estado FROM consultas_asistente WHERE thread_id = %(h)s", {"h": hilo}) == "necesita_persona"

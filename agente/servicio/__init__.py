@@ -219,9 +219,20 @@ class Servicio:
             config = self._config(thread_id, ctx, trace_id=trace_id, tipo="turno_cliente")
             with self.pool.connection() as c:
                 mensajes.anotar_mensaje(c, thread_id, "cliente", texto)
-            salida = self._invocar({"messages": [HumanMessage(texto)]}, config, ctx)
+            try:
+                salida = self._invocar({"messages": [HumanMessage(texto)]}, config, ctx)
+            except Exception:
+                # Proveedor caído tras los reintentos u otro fallo: disculpa corta, nunca una traza.
+                logger.exception("fallo en el turno del cliente (hilo %s)", thread_id)
+                return self._disculpa(thread_id, trace_id)
             respuesta = self._tras_ejecucion(thread_id, ctx, salida, trace_id=trace_id, avisar=False)
         return respuesta
+
+    def _disculpa(self, thread_id: str, trace_id: str | None) -> Respuesta:
+        with self.pool.connection() as c, c.transaction():
+            mensajes.anotar_mensaje(c, thread_id, "agente", textos.DISCULPA)
+            c.execute(UPDATE_ESTADO_CONSULTA_SQL, {"thread_id": thread_id, "estado": "necesita_persona"})
+        return Respuesta("respondida", textos.DISCULPA, thread_id, trace_id)
 
     def _ids_de_acciones(self, thread_id: str, valores: dict, mensajes_estado: list) -> list[str]:
         """Los tool_call_id de las acciones de la pausa, en su orden (para la auditoría)."""

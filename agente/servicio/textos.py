@@ -10,6 +10,11 @@ RESPUESTA_CADUCIDAD = (
     "El encargado no ha podido revisar la consulta a tiempo: ha caducado sin revisión. "
     "Puedes volver a preguntarnos cuando quieras."
 )
+DISCULPA = (
+    "Lo siento, ahora mismo no puedo completar tu consulta por un problema técnico. "
+    "No se ha hecho ningún cargo. Una persona de la tienda revisará tu conversación "
+    "y te responderá por este mismo canal."
+)
 
 
 def euros(valor: Any) -> str:
