@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from agente.ajustes import SECRETO_DEMO, Ajustes
 from agente.errores import ErrorConfiguracion
+from agente.web import directo
 from agente.web.app import ESTATICOS, crear_app
 
 from .web_util import (
@@ -136,15 +137,15 @@ def test_hilo_inexistente_da_404(http, tok):
     assert r.json() == {"detalle": "conversación no encontrada: h-no-existe"}
 
 
-@pytest.mark.parametrize(
-    ("cuerpo", "campo"),
-    [({"texto": ""}, "texto"), ({"texto": "x" * 2001}, "2000"), ({}, "obligatorio"), ({"texto": "   "}, "vacío")],
-)
-def test_texto_vacio_o_demasiado_largo_da_422_en_espanol(http, tok, cuerpo, campo):
+def test_texto_vacio_o_demasiado_largo_da_422_en_espanol(http, tok):
     hilo = _conversacion(http, tok, "C-0001")
-    r = http.post(f"/api/conversaciones/{hilo}/mensajes", json=cuerpo, headers=cab(tok("C-0001")))
-    assert r.status_code == 422
-    assert campo in r.json()["detalle"]
+    casos = [({"texto": ""}, "texto: no puede estar vacío"), ({"texto": "x" * 2001}, "máximo 2000 caracteres"),
+             ({}, "texto: es obligatorio"), ({"texto": "   "}, "vacío"), ({"texto": 5}, "texto: debe ser un texto")]
+    for cuerpo, detalle in casos:
+        r = http.post(f"/api/conversaciones/{hilo}/mensajes", json=cuerpo, headers=cab(tok("C-0001")))
+        assert r.status_code == 422, cuerpo
+        assert detalle in r.json()["detalle"], cuerpo
+    assert http.get(f"/api/conversaciones/{hilo}", headers=cab(tok("C-0001"))).json()["mensajes"] == []
 
 
 def test_cuerpo_de_mas_de_16_kib_da_413(http, tok):
@@ -191,6 +192,18 @@ def test_respuesta_en_directo_llega_por_tokens_y_termina_con_estado(http, tok):
     assert guardado["texto"] == texto
 
 
+def test_los_tokens_en_directo_salen_del_modelo_no_del_texto_final(http, tok, monkeypatch):
+    # Sin el troceado de respaldo, los tokens solo pueden venir del streaming del modelo.
+    monkeypatch.setattr(directo, "_PALABRAS", re.compile(r"(?!)"))
+    hilo = _conversacion(http, tok, "C-0004")
+    with http.stream("POST", f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA},
+                     headers=cab(tok("C-0004"), Accept="text/event-stream")) as r:
+        eventos = list(eventos_sse(r.iter_lines()))
+    tokens = [d["texto"] for t, d in eventos if t == "token"]
+    assert len(tokens) > 3
+    assert "".join(tokens) == eventos[-1][1]["mensajes"][0]["texto"]
+
+
 def test_respuesta_en_directo_de_una_pausa_acaba_en_esperando_aprobacion(http, tok):
     hilo = _conversacion(http, tok, "C-0001")
     with http.stream("POST", f"/api/conversaciones/{hilo}/mensajes", json={"texto": DEVOLVER_CAFETERA},
@@ -224,18 +237,18 @@ def _llamar(http, metodo, ruta, cabeceras):
     return http.request(metodo.upper(), ruta, json=cuerpo, headers=cabeceras)
 
 
-@pytest.mark.parametrize(("metodo", "ruta"), RUTAS_CLIENTE + RUTAS_ENCARGADO)
-def test_sin_token_o_con_token_malo_o_caducado_da_401(http, ajustes, metodo, ruta):
-    sujeto = "enc-talavera" if "aprobaciones" in ruta else "C-0001"
-    caducado = token(ajustes, sujeto, ahora=datetime.now(UTC) - timedelta(hours=30))
-    otro_secreto = token(Ajustes(secreto="otro" * 10), sujeto)
-    sin_exp = jwt.encode({"rol": "cliente", "cliente_id": "C-0001", "tienda": "talavera"}, ajustes.secreto)
-    for cabeceras in ({}, cab("no-es-un-jwt"), cab(caducado), cab(otro_secreto), cab(sin_exp)):
-        r = _llamar(http, metodo, ruta, cabeceras)
-        assert r.status_code == 401, (cabeceras, r.text)
-        assert r.headers["WWW-Authenticate"] == "Bearer"
-        assert r.json()["detalle"]
-    assert "caducado" in _llamar(http, metodo, ruta, cab(caducado)).json()["detalle"]
+def test_sin_token_o_con_token_malo_o_caducado_da_401(http, ajustes):
+    for metodo, ruta in RUTAS_CLIENTE + RUTAS_ENCARGADO:
+        sujeto = "enc-talavera" if "aprobaciones" in ruta else "C-0001"
+        caducado = token(ajustes, sujeto, ahora=datetime.now(UTC) - timedelta(hours=30))
+        otro_secreto = token(Ajustes(secreto="otro" * 10), sujeto)
+        sin_exp = jwt.encode({"rol": "cliente", "cliente_id": "C-0001", "tienda": "talavera"}, ajustes.secreto)
+        for cabeceras in ({}, cab("no-es-un-jwt"), cab(caducado), cab(otro_secreto), cab(sin_exp)):
+            r = _llamar(http, metodo, ruta, cabeceras)
+            assert r.status_code == 401, (ruta, cabeceras, r.text)
+            assert r.headers["WWW-Authenticate"] == "Bearer"
+            assert r.json()["detalle"]
+        assert "caducado" in _llamar(http, metodo, ruta, cab(caducado)).json()["detalle"]
 
 
 def test_token_en_la_url_solo_vale_para_eventos(http, tok):
@@ -243,15 +256,11 @@ def test_token_en_la_url_solo_vale_para_eventos(http, tok):
     assert http.get(f"/api/conversaciones/{hilo}?token={tok('C-0001')}").status_code == 401
 
 
-@pytest.mark.parametrize(("metodo", "ruta"), RUTAS_ENCARGADO)
-def test_token_de_cliente_no_abre_la_bandeja(http, tok, metodo, ruta):
-    r = _llamar(http, metodo, ruta, cab(tok("C-0001")))
-    assert r.status_code == 403
-
-
-@pytest.mark.parametrize(("metodo", "ruta"), RUTAS_CLIENTE[:3])
-def test_token_de_encargado_no_es_de_cliente(http, tok, metodo, ruta):
-    assert _llamar(http, metodo, ruta, cab(tok("enc-talavera"))).status_code == 403
+def test_cada_rol_solo_abre_sus_rutas(http, tok):
+    for metodo, ruta in RUTAS_ENCARGADO:
+        assert _llamar(http, metodo, ruta, cab(tok("C-0001"))).status_code == 403, ruta
+    for metodo, ruta in RUTAS_CLIENTE[:3]:
+        assert _llamar(http, metodo, ruta, cab(tok("enc-talavera"))).status_code == 403, ruta
 
 
 def test_token_con_otra_tienda_que_la_del_cliente_da_403(http, tok):
@@ -320,9 +329,7 @@ def test_decision_editada_a_90_responde_al_cliente_y_vacia_la_cola(http, tok):
     assert [f["importe"] for f in importes] == [Decimal("90.00")]
 
 
-@pytest.mark.parametrize(
-    "decisiones",
-    [
+DECISIONES_NO_VALIDAS = [
         [{"type": "reject", "message": "  "}],
         [{"type": "respond", "message": "vale"}],
         [{"type": "approve"}, {"type": "approve"}],
@@ -330,15 +337,18 @@ def test_decision_editada_a_90_responde_al_cliente_y_vacia_la_cola(http, tok):
                                             "args": {"pedido": "P-20260917-0041", "importe": "500"}}}],
         [{"type": "edit", "edited_action": {"name": "sustituir", "args": {"pedido": "P-20260917-0041"}}}],
         [{"type": "aprobar"}],
+        [{"type": "approve", "extra": 1}],
         [],
-    ],
-)
-def test_decision_no_valida_da_422_y_no_cambia_nada(http, tok, decisiones):
+]
+
+
+def test_decision_no_valida_da_422_y_no_cambia_nada(http, tok):
     hilo = _pausa(http, tok)
-    r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": decisiones},
-                  headers=cab(tok("enc-talavera")))
-    assert r.status_code == 422, r.text
-    assert r.json()["detalle"]
+    for decisiones in DECISIONES_NO_VALIDAS:
+        r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": decisiones},
+                      headers=cab(tok("enc-talavera")))
+        assert r.status_code == 422, (decisiones, r.text)
+        assert r.json()["detalle"]
     assert http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()["estado"] == "pendiente"
     assert sql(http.app.state.ajustes.database_url, "SELECT count(*) AS n FROM reembolsos")[0]["n"] == 0
 
@@ -365,6 +375,31 @@ def test_dos_decisiones_a_la_vez_una_gana_y_la_otra_recibe_409(bd_url):
             h.join(timeout=60)
         assert sorted(codigos) == [200, 409]
         assert sql(bd_url, "SELECT count(*) AS n FROM reembolsos")[0]["n"] == 1
+
+
+def test_mas_turnos_simultaneos_que_conexiones_no_agotan_el_pool(bd_url):
+    # Pool de 3: sin límite, tres turnos retendrían las tres conexiones (candado del hilo)
+    # y esperarían una cuarta (PoolTimeout a los 30 s). Con él, esperan turno y acaban.
+    ajustes = ajustes_web(bd_url, pool_max=3)
+    with _cliente_http(ajustes) as http:
+        clientes = ["C-0001", "C-0002", "C-0005", "C-0006"]
+        hilos_conv = {c: http.post("/api/conversaciones", headers=cab(token(ajustes, c, tienda="talavera"))).json()["thread_id"]
+                      for c in clientes}
+        salida = threading.Barrier(len(clientes))
+        codigos: list[int] = []
+
+        def turno(cliente):
+            salida.wait()
+            r = http.post(f"/api/conversaciones/{hilos_conv[cliente]}/mensajes", json={"texto": "hola"},
+                          headers=cab(token(ajustes, cliente, tienda="talavera")))
+            codigos.append(r.status_code)
+
+        hilos = [threading.Thread(target=turno, args=(c,)) for c in clientes]
+        for h in hilos:
+            h.start()
+        for h in hilos:
+            h.join(timeout=120)
+        assert codigos == [200] * len(clientes)
 
 
 # -- operación, demo, arranque -----------------------------------------------------------
@@ -466,3 +501,23 @@ def test_ruta_desconocida_da_404_en_espanol(http):
     r = http.get("/api/no-existe")
     assert r.status_code == 404
     assert r.json() == {"detalle": "no encontrado"}
+
+
+def test_healthz_da_503_si_la_base_no_responde(http):
+    http.app.state.servicio.pool.close()
+    r = http.get("/healthz")
+    assert r.status_code == 503
+    assert r.json() == {"detalle": "la base de datos no responde"}
+
+
+def test_el_token_de_eventos_no_queda_en_el_log_de_accesos():
+    import logging
+
+    from agente.web.app import _SinTokenEnLog
+
+    registro = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+                                 ("127.0.0.1:1", "GET", "/api/conversaciones/h-1/eventos?desde=3&token=abc.def.ghi",
+                                  "1.1", 200), None)
+    _SinTokenEnLog().filter(registro)
+    assert "abc.def" not in registro.getMessage()
+    assert "desde=3&token=***" in registro.getMessage()

@@ -146,15 +146,20 @@ def test_encargado_edita_a_90_y_el_cliente_lo_ve_sin_recargar(navegador, base):
 
 
 def test_rechazo_con_motivo_llega_al_cliente_como_texto(navegador, base):
-    cliente = Pagina(navegador, base)
-    cliente.entrar("Elena Navarro Ramos (C-0005)", "/")
-    expect = cliente.expect
-    _cliente_pide(cliente, DEVOLVER_BATIDORA)
-
+    # La bandeja está abierta y vacía antes de la petición: la tarjeta aparece sola.
     encargado = Pagina(navegador, base)
     encargado.entrar("Lucía Moreno (enc-talavera)", "/encargado")
+    expect = encargado.expect
+    expect(encargado.pagina.locator("#vacia")).to_be_visible()
+    encargado.pagina.evaluate("window.__sinRecargar = true")
+
+    cliente = Pagina(navegador, base)
+    cliente.entrar("Elena Navarro Ramos (C-0005)", "/")
+    _cliente_pide(cliente, DEVOLVER_BATIDORA)
+
     tarjeta = encargado.pagina.locator("article.tarjeta", has_text="Elena Navarro Ramos")
     expect(tarjeta).to_be_visible(timeout=ESPERA_MS)
+    assert encargado.pagina.evaluate("window.__sinRecargar") is True
     expect(tarjeta.get_by_role("button", name="Editar importe")).to_be_visible()
     tarjeta.get_by_role("button", name="Rechazar con motivo").click()
     tarjeta.get_by_label("Motivo del rechazo (lo leerá el cliente)").fill(XSS_MOTIVO)

@@ -41,7 +41,7 @@ def ajustes_web(bd_url: str, **extra) -> Ajustes:
 
 def token(ajustes: Ajustes, sujeto: str, **extra) -> str:
     rol = "encargado" if sujeto.startswith("enc-") else "cliente"
-    return emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=extra.pop("tienda", TIENDA[sujeto]), **extra)
+    return emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=extra.pop("tienda", None) or TIENDA[sujeto], **extra)
 
 
 def cab(tok: str, **extra) -> dict[str, str]:

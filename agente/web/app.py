@@ -11,6 +11,7 @@ import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -19,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agente.ajustes import Ajustes
 from agente.errores import HiloNoEncontrado
 from agente.web import errores_http, esquemas, metricas, rutas_cliente, rutas_demo, rutas_encargado
+from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
 from agente.web.secreto import comprobar_secreto
@@ -94,11 +96,20 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
         else:
             app.state.servicio = servicio
+        app.state.limitador = anyio.CapacityLimiter(ejecuciones_simultaneas(app.state.servicio.pool.max_size))
         app.state.oyente = Oyente(app.state.servicio.pool.conninfo)
         app.state.oyente.iniciar()
+        parar_tareas = None
+        if propio and ajustes.intervalo_tareas > 0:
+            # Caducidad y conciliación en cada servidor; un candado global evita el trabajo doble.
+            from agente.servicio import periodicas
+
+            _, parar_tareas = periodicas.arrancar(app.state.servicio, cada=ajustes.intervalo_tareas)
         try:
             yield
         finally:
+            if parar_tareas is not None:
+                parar_tareas.set()
             app.state.oyente.parar()
             if propio:
                 app.state.servicio.cerrar()
@@ -145,7 +156,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     def documentacion():
         return pagina("docs.html")
 
-    @app.get("/healthz", response_model=esquemas.Salud, tags=["operación"],
+    @app.get("/healthz", summary="Salud", response_model=esquemas.Salud, tags=["operación"],
              responses={503: {"model": esquemas.Error}})
     def salud(request: Request):
         """La base de datos responde."""
@@ -157,7 +168,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             return JSONResponse({"detalle": "la base de datos no responde"}, status_code=503)
         return {"estado": "ok"}
 
-    @app.get("/metrics", tags=["operación"], response_class=Response,
+    @app.get("/metrics", summary="Métricas Prometheus", tags=["operación"], response_class=Response,
              responses={200: {"content": {"text/plain": {}}}})
     def metrics(request: Request):
         """Métricas Prometheus (ver ``agente.web.metricas``)."""

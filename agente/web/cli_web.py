@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from functools import wraps
 
@@ -53,17 +54,24 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
     comprobar_secreto(ajustes)
     # Los workers leen la URL del entorno: ninguno arranca su propio PostgreSQL.
     os.environ["DATABASE_URL"] = url
+    propia = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="agente-metricas-")
-    uvicorn.run(
-        FABRICA,
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        timeout_graceful_shutdown=3,
-        log_level="info",
-    )
+        # Métricas sumadas entre procesos (modo multiproceso de prometheus-client).
+        propia = tempfile.mkdtemp(prefix="agente-metricas-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = propia
+    try:
+        uvicorn.run(
+            FABRICA,
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            timeout_graceful_shutdown=3,
+            log_level="info",
+        )
+    finally:
+        if propia:
+            shutil.rmtree(propia, ignore_errors=True)
 
 
 @_una_linea

@@ -19,6 +19,10 @@ Eventos del flujo (``text/event-stream``):
 Si lo emitido no coincide con el texto definitivo (modelo sin streaming, o pausa para el
 encargado: ese texto lo redacta la aplicación), se descarta y se envía el definitivo por
 palabras antes de ``estado``.
+
+Cada ejecución del agente (turno o decisión) corre en un hilo, con un límite por proceso
+(``ejecuciones_simultaneas``) derivado del tamaño del pool: por encima, las peticiones
+esperan su turno sin ocupar hilo ni conexión.
 """
 
 from __future__ import annotations
@@ -31,12 +35,14 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 from typing import Any
 from uuid import UUID
 
+import anyio
+import anyio.to_thread
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
-from starlette.concurrency import run_in_threadpool
 
 from agente.contexto import ContextoCliente
 from agente.errores import ErrorDominio
@@ -105,12 +111,33 @@ def ejecutar_decision(servicio, thread_id: str, encargado_id: str, tienda: str, 
     return respuesta
 
 
+def ejecuciones_simultaneas(pool_max: int) -> int:
+    """Cuántas ejecuciones del agente admite a la vez un proceso sin agotar su pool.
+
+    Una ejecución retiene una conexión (el candado del hilo) todo el turno y pide otra
+    para cada consulta: con tantas ejecuciones como conexiones, todas esperan una segunda
+    que nunca llega (``PoolTimeout`` a los 30 s). Se deja sitio para dos conexiones por
+    ejecución y dos más para las lecturas de la web (bandeja, historial, salud).
+    """
+    return max(1, (pool_max - 2) // 2)
+
+
+async def en_hilo_del_agente(limitador: anyio.CapacityLimiter, funcion: Callable[..., Any], *args: Any) -> Any:
+    """Ejecuta ``funcion`` en un hilo, como mucho ``limitador`` a la vez; el resto espera sin hilo."""
+    return await anyio.to_thread.run_sync(partial(funcion, *args), limiter=limitador)
+
+
 def json_evento(datos: dict[str, Any]) -> str:
     return json.dumps(datos, ensure_ascii=False)
 
 
 async def turno_en_directo(
-    servicio, thread_id: str, texto: str, ctx: ContextoCliente, como_json: Callable[[Any], dict]
+    servicio,
+    thread_id: str,
+    texto: str,
+    ctx: ContextoCliente,
+    como_json: Callable[[Any], dict],
+    limitador: anyio.CapacityLimiter,
 ) -> AsyncIterator[dict[str, str]]:
     """Arranca el turno y espera a su primer evento antes de devolver el flujo.
 
@@ -121,7 +148,7 @@ async def turno_en_directo(
     cola: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
     emisor = EmisorTokens(lambda evento: bucle.call_soon_threadsafe(cola.put_nowait, evento))
     tarea = asyncio.ensure_future(
-        run_in_threadpool(ejecutar_turno, servicio, thread_id, texto, ctx, emisor)
+        en_hilo_del_agente(limitador, ejecutar_turno, servicio, thread_id, texto, ctx, emisor)
     )
     # Si el cliente se va, el turno sigue (queda guardado): que su error no quede sin leer.
     tarea.add_done_callback(lambda t: t.cancelled() or t.exception())

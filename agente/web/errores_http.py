@@ -65,7 +65,7 @@ def texto_validacion(errores: list[dict[str, Any]]) -> str:
             frase = plantilla.format(**(error.get("ctx") or {}))
         except (KeyError, IndexError):
             frase = plantilla
-        campo = _campo(tuple(error.get("loc", ())))
+        campo = "" if error.get("type") == "json_invalid" else _campo(tuple(error.get("loc", ())))
         frases.append(f"{campo}: {frase}" if campo else frase)
     return "; ".join(frases) or "petición no válida"
 

@@ -91,7 +91,7 @@ class Oyente:
                     intento = 0
                     self._avisar(None)  # lo escrito mientras no escuchábamos
                     while not self._parar.is_set():
-                        for aviso in conexion.notifies(timeout=1.0):
+                        for aviso in conexion.notifies(timeout=0.25):
                             self._avisar(aviso.payload)
             except psycopg.Error as exc:
                 self.escuchando.clear()

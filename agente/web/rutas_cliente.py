@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from agente.web import esquemas
 from agente.web.auth import ClienteActual, ClienteDeEventos
-from agente.web.directo import ejecutar_turno, turno_en_directo
+from agente.web.directo import ejecutar_turno, en_hilo_del_agente, turno_en_directo
 from agente.web.eventos import flujo_mensajes
 from agente.web.limites import ClienteConRitmo
 
@@ -27,7 +27,7 @@ def _servicio(request: Request):
     return request.app.state.servicio
 
 
-@router.post("", status_code=201, response_model=esquemas.ConversacionCreada, responses={401: _ERRORES[401]})
+@router.post("", summary="Abrir una conversación", status_code=201, response_model=esquemas.ConversacionCreada, responses={401: _ERRORES[401]})
 def crear_conversacion(request: Request, ctx: ClienteActual):
     """Abre una conversación nueva del cliente del token."""
     return {"thread_id": _servicio(request).iniciar_conversacion(ctx)}
@@ -35,6 +35,7 @@ def crear_conversacion(request: Request, ctx: ClienteActual):
 
 @router.post(
     "/{thread_id}/mensajes",
+    summary="Enviar un mensaje (JSON o en directo)",
     response_model=esquemas.RespuestaTurno,
     responses={
         **_ERRORES,
@@ -55,13 +56,17 @@ async def enviar_mensaje(
     eventos ``token``, ``descartar`` y, al final, ``estado`` (ver ``agente.web.directo``)."""
     servicio = _servicio(request)
     if "text/event-stream" in request.headers.get("accept", ""):
-        flujo = await turno_en_directo(servicio, thread_id, cuerpo.texto, ctx, esquemas.respuesta_turno)
+        flujo = await turno_en_directo(
+            servicio, thread_id, cuerpo.texto, ctx, esquemas.respuesta_turno, request.app.state.limitador
+        )
         return EventSourceResponse(flujo, ping=15)
-    respuesta = await run_in_threadpool(ejecutar_turno, servicio, thread_id, cuerpo.texto, ctx)
+    respuesta = await en_hilo_del_agente(
+        request.app.state.limitador, ejecutar_turno, servicio, thread_id, cuerpo.texto, ctx
+    )
     return esquemas.respuesta_turno(respuesta)
 
 
-@router.get("/{thread_id}", response_model=esquemas.Conversacion, responses=_ERRORES)
+@router.get("/{thread_id}", summary="Leer la conversación", response_model=esquemas.Conversacion, responses=_ERRORES)
 def leer_conversacion(thread_id: str, request: Request, ctx: ClienteActual):
     """Lo que el cliente ve de su conversación: sus mensajes y las respuestas, con fecha."""
     return esquemas.conversacion(_servicio(request).historial(thread_id, ctx))
@@ -69,6 +74,7 @@ def leer_conversacion(thread_id: str, request: Request, ctx: ClienteActual):
 
 @router.get(
     "/{thread_id}/eventos",
+    summary="Eventos de la conversación (SSE)",
     responses={**_ERRORES, 200: {"content": {"text/event-stream": {}}, "description": "Eventos «mensaje»."}},
 )
 async def eventos(

@@ -27,7 +27,7 @@ def solo_en_demo(request: Request) -> None:
         raise HiloNoEncontrado("no encontrado")
 
 
-@router.get("/identidades", response_model=list[esquemas.IdentidadDemo], dependencies=[Depends(solo_en_demo)])
+@router.get("/identidades", summary="Identidades de la demo", response_model=list[esquemas.IdentidadDemo], dependencies=[Depends(solo_en_demo)])
 def identidades():
     """Clientes y encargados de la demo (el de baja incluido: su login se rechaza)."""
     clientes = [
@@ -41,7 +41,7 @@ def identidades():
     return clientes + encargados
 
 
-@router.post("/login", response_model=esquemas.Token, dependencies=[Depends(solo_en_demo)])
+@router.post("/login", summary="Entrar en la demo", response_model=esquemas.Token, dependencies=[Depends(solo_en_demo)])
 def login(cuerpo: esquemas.DemoLogin, request: Request):
     """Emite un token de demo para ese cliente o encargado (que debe existir y estar activo)."""
     servicio = request.app.state.servicio

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from starlette.concurrency import run_in_threadpool
 
 from agente.errores import Prohibido
 from agente.web import esquemas
 from agente.web.auth import EncargadoActual
-from agente.web.directo import ejecutar_decision
+from agente.web.directo import ejecutar_decision, en_hilo_del_agente
 
 router = APIRouter(prefix="/api/aprobaciones", tags=["encargado"])
 
@@ -24,7 +23,7 @@ def _servicio(request: Request):
     return request.app.state.servicio
 
 
-@router.get("", response_model=list[esquemas.Aprobacion], responses=_ERRORES)
+@router.get("", summary="Bandeja de la tienda", response_model=list[esquemas.Aprobacion], responses=_ERRORES)
 def bandeja(
     request: Request,
     encargado: EncargadoActual,
@@ -40,6 +39,7 @@ def bandeja(
 
 @router.get(
     "/{thread_id}",
+    summary="Una aprobación pendiente",
     response_model=esquemas.Aprobacion,
     responses={**_ERRORES, 404: {"model": esquemas.Error, "description": "Nada pendiente en ese hilo."}},
 )
@@ -50,6 +50,7 @@ def una_aprobacion(thread_id: str, request: Request, encargado: EncargadoActual)
 
 @router.post(
     "/{thread_id}/decision",
+    summary="Decidir",
     response_model=esquemas.RespuestaDecision,
     responses={
         **_ERRORES,
@@ -66,8 +67,8 @@ async def decidir(
 ):
     """Decide la pausa del hilo (una decisión por operación) y reanuda el agente. Con un 4xx no
     cambia nada. Devuelve lo que se le ha dicho al cliente."""
-    respuesta = await run_in_threadpool(
-        ejecutar_decision, _servicio(request), thread_id, encargado.encargado_id, encargado.tienda,
-        cuerpo.como_lista(),
+    respuesta = await en_hilo_del_agente(
+        request.app.state.limitador, ejecutar_decision, _servicio(request), thread_id,
+        encargado.encargado_id, encargado.tienda, cuerpo.como_lista(),
     )
     return esquemas.respuesta_decision(respuesta)

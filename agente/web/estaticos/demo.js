@@ -30,7 +30,8 @@ async function iniciar() {
   for (const identidad of identidades) {
     const boton = el("button", { type: "button", "data-id": identidad.id, onclick: () => entrar(identidad) },
       `${identidad.nombre} (${identidad.id})`);
-    const item = el("li", { class: "identidad" }, boton, el("span", { class: "tienda" }, ` tienda ${identidad.tienda}`),
+    const item = el("li", { class: "identidad" }, boton,
+      el("p", { class: "tienda" }, `Tienda ${identidad.tienda}`),
       identidad.ejemplo ? el("p", { class: "ejemplo" }, `Prueba: «${identidad.ejemplo}»`) : null);
     $(identidad.rol === "cliente" ? "clientes" : "encargados").append(item);
   }

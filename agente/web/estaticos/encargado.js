@@ -182,7 +182,7 @@ function crearTarjeta(aprobacion) {
       el("h4", {}, NOMBRES[accion.nombre] || accion.nombre),
       datosAccion(accion),
       motivos,
-      accion.descripcion ? el("details", {}, el("summary", {}, "Detalle del pedido"),
+      accion.descripcion ? el("details", { open: true }, el("summary", {}, "Detalle del pedido"),
         el("p", { class: "descripcion" }, accion.descripcion)) : null,
       controlesAccion(tarjeta, accion, i)));
   });
