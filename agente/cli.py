@@ -4,28 +4,16 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from functools import wraps
 
 import typer
 
 from agente.ajustes import ajustes
+from agente.cli_errores import errores_en_una_linea
 from agente.errores import ErrorDominio
 
 app = typer.Typer(help="Agente de atención al cliente para tiendas.", no_args_is_help=True)
 db = typer.Typer(help="Base de datos: migraciones, datos de demo, URL, reinicio.", no_args_is_help=True)
 app.add_typer(db, name="db")
-
-
-def _errores_en_una_linea(funcion):
-    @wraps(funcion)
-    def envoltura(*args, **kwargs):
-        try:
-            return funcion(*args, **kwargs)
-        except ErrorDominio as exc:
-            typer.echo(f"Error: {exc.mensaje}", err=True)
-            raise typer.Exit(code=2) from None
-
-    return envoltura
 
 
 def _url() -> str:
@@ -38,7 +26,7 @@ def _url() -> str:
 
 
 @db.command("migrate")
-@_errores_en_una_linea
+@errores_en_una_linea
 def db_migrate() -> None:
     """Aplica las migraciones pendientes de sql/ (idempotente)."""
     from agente.migraciones import migrar
@@ -51,7 +39,7 @@ def db_migrate() -> None:
 
 
 @db.command("demo")
-@_errores_en_una_linea
+@errores_en_una_linea
 def db_demo() -> None:
     """Carga (o refresca) el catálogo de demostración."""
     import psycopg
@@ -71,14 +59,14 @@ def db_demo() -> None:
 
 
 @db.command("url")
-@_errores_en_una_linea
+@errores_en_una_linea
 def db_url() -> None:
     """Muestra la URL de conexión (arranca el embebido si hace falta)."""
     typer.echo(_url())
 
 
 @db.command("reset")
-@_errores_en_una_linea
+@errores_en_una_linea
 def db_reset(
     yes: bool = typer.Option(False, "--yes", help="No pedir confirmación."),
 ) -> None:
@@ -129,7 +117,7 @@ def _tabla(titulo: str, columnas: list[str], filas: list[list]) -> None:
 
 
 @app.command("chat")
-@_errores_en_una_linea
+@errores_en_una_linea
 def chat(
     cliente: str = typer.Option(..., "--cliente", help="Id del cliente (p. ej. C-0001)."),
     hilo: str | None = typer.Option(None, "--hilo", help="Continuar una conversación existente."),
@@ -160,7 +148,7 @@ def chat(
 
 
 @app.command("aprobaciones")
-@_errores_en_una_linea
+@errores_en_una_linea
 def aprobaciones(
     tienda: str | None = typer.Option(None, "--tienda", help="Solo las de esta tienda."),
     limite: int = typer.Option(50, "--limite", min=1, max=500),
@@ -192,7 +180,7 @@ def aprobaciones(
 
 
 @app.command("decidir")
-@_errores_en_una_linea
+@errores_en_una_linea
 def decidir(
     hilo: str = typer.Argument(..., help="thread_id de la conversación."),
     accion: str = typer.Argument(..., help="aprobar | rechazar | editar | responder"),
@@ -227,7 +215,7 @@ def decidir(
 
 
 @app.command("hilo")
-@_errores_en_una_linea
+@errores_en_una_linea
 def hilo(thread_id: str = typer.Argument(..., help="thread_id de la conversación.")) -> None:
     """Estado de un hilo: mensajes, siguiente paso, pausa pendiente e historia de checkpoints."""
     import json
@@ -252,7 +240,7 @@ def hilo(thread_id: str = typer.Argument(..., help="thread_id de la conversació
 
 
 @app.command("reconciliar")
-@_errores_en_una_linea
+@errores_en_una_linea
 def reconciliar() -> None:
     """Repara hilos a medias: reencola, aplica decisiones no aplicadas, borra filas obsoletas."""
     with _servicio() as servicio:
@@ -268,7 +256,7 @@ def reconciliar() -> None:
 
 
 @app.command("auditoria")
-@_errores_en_una_linea
+@errores_en_una_linea
 def auditoria() -> None:
     """Efectos que necesitaban firma y salieron sin ella (sale con código 1 si hay alguno)."""
     with _servicio() as servicio:
@@ -288,9 +276,11 @@ def auditoria() -> None:
         raise typer.Exit(code=1)
 
 
+from agente.retencion_cli import registrar as _registrar_retencion  # noqa: E402
 from agente.web.cli_web import registrar as _registrar_web  # noqa: E402
 
 _registrar_web(app)
+_registrar_retencion(app)
 
 
 def main() -> None:  # pragma: no cover - punto de entrada alternativo

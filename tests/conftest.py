@@ -115,3 +115,25 @@ def pool(bd_url):
 def conexion(bd_url):
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
         yield c
+
+
+@pytest.fixture
+def pasarela(pool):
+    """La pasarela simulada, contando las llamadas: instrumenta si la herramienta se ejecutó."""
+    from herramientas.pasarela import PasarelaSimulada
+
+    from .fabricas import PasarelaContada
+
+    return PasarelaContada(PasarelaSimulada(pool=pool))
+
+
+@pytest.fixture
+def servicio(bd_url, pasarela):
+    """El servicio completo con el modelo offline, sin trazas, sobre la base del test."""
+    from agente.servicio.fabrica import crear_servicio
+
+    from .fabricas import ajustes_prueba
+
+    s = crear_servicio(ajustes_prueba(bd_url), url=bd_url, pasarela=pasarela, pausa_reintentos=0.01)
+    yield s
+    s.cerrar()

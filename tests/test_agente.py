@@ -13,32 +13,16 @@ from langgraph.types import Command
 
 from agente.contexto import ContextoCliente
 from agente.errores import ContextoAusente
-from agente.servicio.fabrica import crear_servicio
-from herramientas.pasarela import PasarelaSimulada
 
 from .conftest import RAIZ
 from .fabricas import (
     PEDIDO_GRANDE,
     PEDIDO_PEQUENO,
-    PasarelaContada,
-    ajustes_prueba,
     conversacion,
     uno,
 )
 
 DEVOLVER_CAFETERA = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
-
-
-@pytest.fixture
-def pasarela(pool):
-    return PasarelaContada(PasarelaSimulada(pool=pool))
-
-
-@pytest.fixture
-def servicio(bd_url, pasarela):
-    s = crear_servicio(ajustes_prueba(bd_url), url=bd_url, pasarela=pasarela, pausa_reintentos=0.01)
-    yield s
-    s.cerrar()
 
 
 def _reembolsos(bd_url):

@@ -22,14 +22,10 @@ from agente.errores import (
     YaDecidida,
 )
 from agente.servicio.candados import ESPACIO_HILOS
-from agente.servicio.fabrica import crear_servicio
-from herramientas.pasarela import PasarelaSimulada
 
 from .conftest import RAIZ
 from .fabricas import (
     PEDIDO_GRANDE,
-    PasarelaContada,
-    ajustes_prueba,
     consultar,
     conversacion,
     crear_pedido,
@@ -37,18 +33,6 @@ from .fabricas import (
 )
 
 DEVOLVER_CAFETERA = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
-
-
-@pytest.fixture
-def pasarela(pool):
-    return PasarelaContada(PasarelaSimulada(pool=pool))
-
-
-@pytest.fixture
-def servicio(bd_url, pasarela):
-    s = crear_servicio(ajustes_prueba(bd_url), url=bd_url, pasarela=pasarela, pausa_reintentos=0.01)
-    yield s
-    s.cerrar()
 
 
 def _cli(bd_url, *args, **entorno):

@@ -5,27 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from functools import wraps
 
 import typer
 
-from agente.errores import ErrorDominio
+from agente.cli_errores import errores_en_una_linea
 
 FABRICA = "agente.web.app:app_desde_entorno"
 
 token_app = typer.Typer(help="Emite tokens firmados con AGENTE_SECRETO.", no_args_is_help=True)
-
-
-def _una_linea(funcion):
-    @wraps(funcion)
-    def envoltura(*args, **kwargs):
-        try:
-            return funcion(*args, **kwargs)
-        except ErrorDominio as exc:
-            typer.echo(f"Error: {exc.mensaje}", err=True)
-            raise typer.Exit(code=2) from None
-
-    return envoltura
 
 
 def _ajustes():
@@ -74,7 +61,7 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
             shutil.rmtree(propia, ignore_errors=True)
 
 
-@_una_linea
+@errores_en_una_linea
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
@@ -90,7 +77,7 @@ def serve(
     _servir(ajustes, url, host, port, workers)
 
 
-@_una_linea
+@errores_en_una_linea
 def demo(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
@@ -146,7 +133,7 @@ def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
 
 
 @token_app.command("cliente")
-@_una_linea
+@errores_en_una_linea
 def token_cliente(
     cliente_id: str = typer.Argument(..., help="Id del cliente (p. ej. C-0001)."),
     horas: float | None = typer.Option(None, "--horas", min=0.01, help="Validez (por defecto AGENTE_TOKEN_HORAS)."),
@@ -156,7 +143,7 @@ def token_cliente(
 
 
 @token_app.command("encargado")
-@_una_linea
+@errores_en_una_linea
 def token_encargado(
     encargado_id: str = typer.Argument(..., help="Id del encargado (p. ej. enc-talavera)."),
     horas: float | None = typer.Option(None, "--horas", min=0.01, help="Validez (por defecto AGENTE_TOKEN_HORAS)."),
