@@ -1,8 +1,9 @@
 """Ensambla el agente: modelo, herramientas, prompt, errores, firma y límites.
 
-Orden del middleware: en ``wrap_*`` el primero envuelve a los demás; en ``after_model``
-se ejecutan del último al primero. Los límites van detrás de la firma para que una
-llamada que excede el límite se corte antes de pedir firma a nadie.
+Orden del middleware: en ``wrap_*`` el primero envuelve a los demás. Los límites envuelven
+directamente al modelo (dentro de los reintentos: un reintento no cuenta dos veces) y
+cortan una respuesta que se pasa antes de que la firma la vea: no se pide firma para
+algo que no se va a ejecutar.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from agente.contexto import ContextoCliente
 from agente.middleware.aprobacion import middleware_aprobacion
 from agente.middleware.errores import middleware_errores
-from agente.middleware.limites import middleware_limites
+from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import prompt_cliente
 from herramientas import crear_herramientas
 from politicas import DescripcionEncargado, PoliticaAprobacion
@@ -40,7 +41,7 @@ def construir_agente(
             prompt_cliente,
             *middleware_errores(pausa_inicial=pausa_reintentos),
             middleware_aprobacion(politica=politica, descripcion=DescripcionEncargado(pool=pool)),
-            *middleware_limites(
+            LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,
                 llamadas_modelo_hilo=llamadas_modelo_hilo,
             ),

@@ -50,10 +50,38 @@ def test_tres_reembolsos_en_un_turno_no_ejecuta_ninguno_y_pide_persona(bd_url):
         servicio.cerrar()
     assert respuesta.mensaje_cliente == MENSAJE_LIMITE
     assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 0
-    # Cada llamada del modelo tiene su respuesta: el historial sigue siendo válido para un proveedor.
+    # La propuesta excesiva no entra en el historial: ninguna llamada queda sin respuesta
+    # (un proveedor real rechazaría el historial en el turno siguiente).
     respondidas = {m.tool_call_id for m in mensajes if isinstance(m, ToolMessage)}
-    assert {t["id"] for t in tres.tool_calls} <= respondidas
+    pedidas = {t["id"] for m in mensajes if isinstance(m, AIMessage) for t in m.tool_calls}
+    assert pedidas <= respondidas
+    assert not any(t["id"] in pedidas for t in tres.tool_calls)
     assert uno(bd_url, "SELECT estado FROM consultas_asistente WHERE thread_id = %(h)s", {"h": hilo}) == "necesita_persona"
+
+
+def test_dos_reembolsos_en_un_turno_si_se_permiten(bd_url):
+    dos = AIMessage("", tool_calls=[
+        llamada("reembolsar", pedido=PEDIDO_PEQUENO, importe="5", motivo="a"),
+        llamada("reembolsar", pedido=PEDIDO_PEQUENO, importe="5", motivo="b"),
+    ])
+    servicio = _servicio(bd_url, guion(dos, "Hecho."))
+    try:
+        _, respuesta = conversacion(servicio, "C-0002", "dos devoluciones")
+    finally:
+        servicio.cerrar()
+    assert respuesta.mensaje_cliente == "Hecho."
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 2
+
+
+def test_limites_no_validos_se_rechazan_al_construir():
+    from agente.middleware.limites import LimitesTurno
+
+    with pytest.raises(ValueError):
+        LimitesTurno(llamadas_modelo_turno=0)
+    with pytest.raises(ValueError):
+        LimitesTurno(llamadas_modelo_turno=10, llamadas_modelo_hilo=5)
+    with pytest.raises(ValueError):
+        LimitesTurno(max_por_herramienta={"reembolsar": 0})
 
 
 def test_error_de_negocio_llega_al_modelo_en_espanol(bd_url):
@@ -163,3 +191,16 @@ def test_proveedor_caido_da_una_disculpa_corta_y_marca_el_hilo(bd_url, caplog):
     assert respuesta.mensaje_cliente == DISCULPA
     assert any(hilo in r.getMessage() for r in caplog.records)
     assert uno(bd_url, "SELECT estado FROM consultas_asistente WHERE thread_id = %(h)s", {"h": hilo}) == "necesita_persona"
+
+
+def test_limite_por_conversacion_se_mantiene_entre_turnos(bd_url):
+    servicio = _servicio(bd_url, ModeloOffline(), max_llamadas_modelo_turno=2, max_llamadas_modelo_hilo=3)
+    try:
+        ctx = servicio.contexto_de_cliente("C-0004")
+        hilo = servicio.iniciar_conversacion(ctx)
+        primera = servicio.conversar(hilo, "¿Dónde está mi pedido P-20260925-0150?", ctx)
+        segunda = servicio.conversar(hilo, "¿Y el pedido P-20260925-0150 otra vez?", ctx)
+    finally:
+        servicio.cerrar()
+    assert primera.mensaje_cliente != MENSAJE_LIMITE
+    assert segunda.mensaje_cliente == MENSAJE_LIMITE

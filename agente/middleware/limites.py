@@ -1,74 +1,108 @@
-"""Límites por turno y por hilo, sobre ``ModelCallLimitMiddleware`` y ``ToolCallLimitMiddleware``.
+"""Límites por turno y por hilo, en un solo ``wrap_model_call`` (sin nodos en el grafo).
 
-Trampa: los contadores "por ejecución" de LangChain no se guardan en el checkpoint y
-vuelven a cero en cada ``invoke``, también en cada reanudación; lo que deba valer a
-través de una pausa se apoya en los límites por hilo.
+Por qué no ``ModelCallLimitMiddleware`` + ``ToolCallLimitMiddleware`` de LangChain (se
+usaron primero y se midieron, ver docs/rendimiento.md): cada uno añade nodos
+``before_model``/``after_model`` que, con ``durability="sync"``, guardan un checkpoint por
+nodo y llamada al modelo; con los tres límites el turno costaba el doble que un
+``create_agent`` pelado. Además sus contadores "por ejecución" vuelven a cero en cada
+``invoke`` (también al reanudar tras una pausa).
 
-Los límites de LangChain terminan el turno con un texto en inglés; ``AvisoLimites``
-lo sustituye (mismo id de mensaje) por un aviso en español y marca el estado
-``limite_alcanzado`` para que el servicio pase el hilo a «necesita persona».
+Aquí los contadores se derivan de los mensajes, que ya están en el checkpoint:
+- llamadas al modelo del turno = AIMessage desde el último mensaje del cliente (se
+  mantiene a través de una pausa: la reanudación sigue siendo el mismo turno);
+- llamadas al modelo del hilo = todos los AIMessage;
+- llamadas a una herramienta en el turno = sus tool_calls desde el último mensaje del cliente.
+
+Al pasarse, la respuesta del modelo se sustituye por un aviso en español sin llamadas a
+herramientas: el turno termina antes de pedir firma o ejecutar nada, y el historial
+sigue siendo válido para cualquier proveedor (no queda ninguna llamada sin respuesta).
+El aviso lleva ``response_metadata["limite_alcanzado"]`` para que el servicio pase el
+hilo a «necesita persona».
 """
 
 from __future__ import annotations
 
-from typing import Any, NotRequired
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
-from langchain.agents.middleware import (
-    AgentMiddleware,
-    AgentState,
-    ModelCallLimitMiddleware,
-    ToolCallLimitMiddleware,
-)
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 MENSAJE_LIMITE = (
     "Lo siento, tu consulta necesita la atención de una persona de la tienda. "
     "Hemos avisado al equipo y te contestarán por este mismo canal."
 )
-_MARCAS_LIMITE = ("Model call limits exceeded", "Tool call limit")
+MARCA_LIMITE = "limite_alcanzado"
 
 
-class EstadoLimites(AgentState):
-    limite_alcanzado: NotRequired[bool]
+def aviso_de_limite(motivo: str) -> AIMessage:
+    return AIMessage(content=MENSAJE_LIMITE, response_metadata={MARCA_LIMITE: motivo})
 
 
-class AvisoLimites(AgentMiddleware):
-    """Traduce el final por límite a un aviso en español y lo marca en el estado."""
-
-    state_schema = EstadoLimites
-
-    def after_agent(self, state: dict[str, Any], runtime: Any) -> dict[str, Any] | None:
-        mensajes = state.get("messages") or []
-        if not mensajes or not isinstance(mensajes[-1], AIMessage):
-            return None
-        ultimo = mensajes[-1]
-        texto = ultimo.content if isinstance(ultimo.content, str) else str(ultimo.content)
-        bloqueada = any(
-            isinstance(m, ToolMessage) and str(m.content).startswith("Tool call limit")
-            for m in mensajes[-6:]
-        )
-        if not (texto.startswith(_MARCAS_LIMITE) or (bloqueada and not ultimo.tool_calls)):
-            return None
-        return {
-            "messages": [AIMessage(content=MENSAJE_LIMITE, id=ultimo.id)],
-            "limite_alcanzado": True,
-        }
+def limite_alcanzado(mensaje: BaseMessage | None) -> bool:
+    return isinstance(mensaje, AIMessage) and bool(mensaje.response_metadata.get(MARCA_LIMITE))
 
 
-def middleware_limites(
-    *,
-    llamadas_modelo_turno: int = 8,
-    llamadas_modelo_hilo: int = 60,
-    reembolsos_turno: int = 2,
-    sustituciones_turno: int = 2,
-) -> list[AgentMiddleware]:
-    return [
-        AvisoLimites(),
-        ModelCallLimitMiddleware(
-            run_limit=llamadas_modelo_turno, thread_limit=llamadas_modelo_hilo, exit_behavior="end"
-        ),
-        ToolCallLimitMiddleware(tool_name="reembolsar", run_limit=reembolsos_turno, exit_behavior="end"),
-        ToolCallLimitMiddleware(
-            tool_name="sustituir", run_limit=sustituciones_turno, exit_behavior="end"
-        ),
-    ]
+def _del_turno(mensajes: list[BaseMessage]) -> list[BaseMessage]:
+    for n in range(len(mensajes) - 1, -1, -1):
+        if isinstance(mensajes[n], HumanMessage):
+            return mensajes[n + 1 :]
+    return mensajes
+
+
+class LimitesTurno(AgentMiddleware):
+    """Corta el turno al pasarse de llamadas al modelo o de operaciones por herramienta."""
+
+    def __init__(
+        self,
+        *,
+        llamadas_modelo_turno: int = 8,
+        llamadas_modelo_hilo: int = 60,
+        max_por_herramienta: Mapping[str, int] | None = None,
+    ) -> None:
+        super().__init__()
+        por_herramienta = dict(max_por_herramienta or {"reembolsar": 2, "sustituir": 2})
+        if llamadas_modelo_turno < 1 or llamadas_modelo_hilo < llamadas_modelo_turno:
+            raise ValueError("límites de llamadas al modelo no válidos (1 <= turno <= hilo)")
+        if any(n < 1 for n in por_herramienta.values()):
+            raise ValueError("cada límite por herramienta debe ser al menos 1")
+        self.llamadas_modelo_turno = llamadas_modelo_turno
+        self.llamadas_modelo_hilo = llamadas_modelo_hilo
+        self.max_por_herramienta = por_herramienta
+
+    def _antes(self, mensajes: list[BaseMessage]) -> AIMessage | None:
+        turno = sum(isinstance(m, AIMessage) for m in _del_turno(mensajes))
+        hilo = sum(isinstance(m, AIMessage) for m in mensajes)
+        if turno >= self.llamadas_modelo_turno:
+            return aviso_de_limite(f"llamadas al modelo en el turno ({turno})")
+        if hilo >= self.llamadas_modelo_hilo:
+            return aviso_de_limite(f"llamadas al modelo en la conversación ({hilo})")
+        return None
+
+    def _despues(self, mensajes: list[BaseMessage], respuesta: Any) -> Any:
+        resultado = respuesta.result if isinstance(respuesta, ModelResponse) else [respuesta]
+        nuevas = [t for m in resultado if isinstance(m, AIMessage) for t in m.tool_calls]
+        if not nuevas:
+            return respuesta
+        previas = [t for m in _del_turno(mensajes) if isinstance(m, AIMessage) for t in m.tool_calls]
+        for nombre, maximo in self.max_por_herramienta.items():
+            usadas = sum(t["name"] == nombre for t in previas + nuevas)
+            if usadas > maximo:
+                return aviso_de_limite(f"{usadas} llamadas a {nombre} en el turno (máximo {maximo})")
+        return respuesta
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | AIMessage:
+        mensajes = request.state.get("messages", [])
+        if (aviso := self._antes(mensajes)) is not None:
+            return aviso
+        return self._despues(mensajes, handler(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | AIMessage:
+        mensajes = request.state.get("messages", [])
+        if (aviso := self._antes(mensajes)) is not None:
+            return aviso
+        return self._despues(mensajes, await handler(request))

@@ -32,6 +32,7 @@ from agente.errores import (
     YaDecidida,
 )
 from agente.middleware.aprobacion import DECISIONES_PERMITIDAS
+from agente.middleware.limites import limite_alcanzado
 from agente.servicio import cola, mensajes, textos
 from agente.servicio.candados import candado_hilo
 from agente.servicio.validacion import validar_decisiones
@@ -45,6 +46,11 @@ INSERT INTO consultas_asistente (thread_id, cliente_id, tienda, canal)
 VALUES (%(thread_id)s, %(cliente_id)s, %(tienda)s, %(canal)s)
 """
 SELECT_CONSULTA_SQL = "SELECT * FROM consultas_asistente WHERE thread_id = %(thread_id)s"
+SELECT_CONSULTA_Y_PENDIENTE_SQL = """
+SELECT c.cliente_id, a.thread_id IS NOT NULL AS pendiente
+FROM consultas_asistente c LEFT JOIN aprobaciones_pendientes a ON a.thread_id = c.thread_id
+WHERE c.thread_id = %(thread_id)s
+"""
 UPDATE_ESTADO_CONSULTA_SQL = """
 UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
 WHERE thread_id = %(thread_id)s
@@ -199,19 +205,24 @@ class Servicio:
         texto = (texto or "").strip()
         if not texto:
             raise DecisionNoValida("el mensaje está vacío")
-        self.consulta(thread_id, ctx)
         with candado_hilo(self.pool, thread_id, esperar=self.espera_candado):
             with self.pool.connection() as c:
-                pendiente = cola.aprobacion(c, thread_id)
-            if pendiente is None:
+                fila = c.execute(SELECT_CONSULTA_Y_PENDIENTE_SQL, {"thread_id": thread_id}).fetchone()
+            if fila is None:
+                raise HiloNoEncontrado(f"conversación no encontrada: {thread_id}")
+            if fila["cliente_id"] != ctx.cliente_id:
+                raise Prohibido("esta conversación no es tuya")
+            pendiente = fila["pendiente"]
+            if not pendiente:
                 # La fila de la cola pudo perderse (caída tras la pausa): el checkpoint manda.
+                # Mandar un mensaje nuevo a un hilo en pausa borraría la aprobación.
                 config_lectura = {"configurable": {"thread_id": thread_id}}
                 _, interrupcion = self._interrupcion_pendiente(thread_id, config_lectura)
                 if interrupcion is not None:
                     self._encolar_desde_estado(thread_id, ctx, interrupcion, trace_id=None)
                     pendiente = True
             if pendiente:
-                with self.pool.connection() as c, c.transaction():
+                with self.pool.connection() as c:
                     mensajes.anotar_mensaje(c, thread_id, "cliente", texto, retenido=True)
                 raise AprobacionPendiente(textos.mensaje_retenido(), thread_id=thread_id)
 
@@ -225,76 +236,66 @@ class Servicio:
                 # Proveedor caído tras los reintentos u otro fallo: disculpa corta, nunca una traza.
                 logger.exception("fallo en el turno del cliente (hilo %s)", thread_id)
                 return self._disculpa(thread_id, trace_id)
-            respuesta = self._tras_ejecucion(thread_id, ctx, salida, trace_id=trace_id, avisar=False)
-        return respuesta
+            # Sin fila en la cola (comprobado bajo el candado): no hay nada que desencolar.
+            return self._tras_ejecucion(
+                thread_id, ctx, salida, trace_id=trace_id, avisar=False, desencolar=False
+            )
 
     def _disculpa(self, thread_id: str, trace_id: str | None) -> Respuesta:
-        with self.pool.connection() as c, c.transaction():
-            mensajes.anotar_mensaje(c, thread_id, "agente", textos.DISCULPA)
-            c.execute(UPDATE_ESTADO_CONSULTA_SQL, {"thread_id": thread_id, "estado": "necesita_persona"})
+        with self.pool.connection() as c:
+            mensajes.cerrar_turno(c, thread_id, textos.DISCULPA, estado="necesita_persona", desencolar=False)
         return Respuesta("respondida", textos.DISCULPA, thread_id, trace_id)
 
-    def _ids_de_acciones(self, thread_id: str, valores: dict, mensajes_estado: list) -> list[str]:
-        """Los tool_call_id de las acciones de la pausa, en su orden (para la auditoría)."""
-        ultimo = next((m for m in reversed(mensajes_estado) if isinstance(m, AIMessage)), None)
-        candidatas = [t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in DECISIONES_PERMITIDAS]
-        if not candidatas:
-            return []
-        with self.pool.connection() as c:
-            veredictos = {
-                f["tool_call_id"]: f["requiere_encargado"]
-                for f in c.execute(
-                    SELECT_VEREDICTOS_SQL, {"thread_id": thread_id, "ids": [t["id"] for t in candidatas]}
-                )
-            }
-        # consultar_encargado siempre interrumpe aunque no deje veredicto guardado.
-        return [
-            t["id"]
-            for t in candidatas
-            if veredictos.get(t["id"], t["name"] == "consultar_encargado")
-        ]
-
-    def _encolar_desde_estado(self, thread_id, ctx, interrupcion, *, trace_id, mensajes_estado=None):
+    def _encolar_desde_estado(
+        self, thread_id, ctx, interrupcion, *, trace_id, mensajes_estado=None, texto=None
+    ) -> dict:
         if mensajes_estado is None or trace_id is None:
             estado = self.agente.get_state({"configurable": {"thread_id": thread_id}})
             mensajes_estado = estado.values.get("messages", [])
             # La metadata de la ejecución se copia en cada checkpoint: ahí sigue la traza.
             trace_id = trace_id or (estado.metadata or {}).get("trace_id")
-        peticion = dict(interrupcion.value)
-        peticion["tool_call_ids"] = self._ids_de_acciones(thread_id, peticion, mensajes_estado)
-        with self.pool.connection() as c, c.transaction():
-            cola.encolar(
+        ultimo = next((m for m in reversed(mensajes_estado) if isinstance(m, AIMessage)), None)
+        llamadas = [
+            t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in DECISIONES_PERMITIDAS
+        ]
+        with self.pool.connection() as c:
+            return cola.encolar(
                 c,
                 thread_id=thread_id,
                 tienda=ctx.tienda,
                 cliente_id=ctx.cliente_id,
                 interrupt_id=interrupcion.id,
-                peticion=peticion,
+                peticion=dict(interrupcion.value),
                 contexto=ctx.como_json(),
                 trace_id=trace_id,
+                llamadas=llamadas,
+                texto=texto,
             )
-            c.execute(UPDATE_ESTADO_CONSULTA_SQL, {"thread_id": thread_id, "estado": "esperando_aprobacion"})
-        return peticion
 
-    def _tras_ejecucion(self, thread_id, ctx, salida, *, trace_id, avisar: bool) -> Respuesta:
+    def _tras_ejecucion(
+        self, thread_id, ctx, salida, *, trace_id, avisar: bool, desencolar: bool = True
+    ) -> Respuesta:
         valores = salida.value if hasattr(salida, "value") else salida
         mensajes_estado = valores.get("messages", [])
         interrupciones = _interrupciones(salida)
         if interrupciones:
+            texto = textos.mensaje_espera(interrupciones[0].value)
             peticion = self._encolar_desde_estado(
-                thread_id, ctx, interrupciones[0], trace_id=trace_id, mensajes_estado=mensajes_estado
+                thread_id, ctx, interrupciones[0], trace_id=trace_id,
+                mensajes_estado=mensajes_estado, texto=texto,
             )
+            if avisar:
+                with self.pool.connection() as c:
+                    mensajes.avisar(c, thread_id)
             self._registrar_veredictos(thread_id, peticion, trace_id)
-            texto = textos.mensaje_espera(peticion)
-            with self.pool.connection() as c, c.transaction():
-                mensajes.anotar_mensaje(c, thread_id, "agente", texto, avisar=avisar)
             return Respuesta("esperando_aprobacion", texto, thread_id, trace_id)
+        ultimo = mensajes_estado[-1] if mensajes_estado else None
+        estado = "necesita_persona" if limite_alcanzado(ultimo) else "abierta"
         texto = _mensaje_final(mensajes_estado)
-        estado = "necesita_persona" if valores.get("limite_alcanzado") else "abierta"
-        with self.pool.connection() as c, c.transaction():
-            cola.desencolar(c, thread_id)
-            mensajes.anotar_mensaje(c, thread_id, "agente", texto, avisar=avisar)
-            c.execute(UPDATE_ESTADO_CONSULTA_SQL, {"thread_id": thread_id, "estado": estado})
+        with self.pool.connection() as c:
+            mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar)
+            if avisar:
+                mensajes.avisar(c, thread_id)
         return Respuesta("respondida", texto, thread_id, trace_id)
 
     def _registrar_veredictos(self, thread_id: str, peticion: dict, trace_id: str | None) -> None:

@@ -7,15 +7,35 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-UPSERT_APROBACION_SQL = """
-INSERT INTO aprobaciones_pendientes
-    (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id)
-VALUES (%(thread_id)s, %(tienda)s, %(cliente_id)s, %(interrupt_id)s, %(peticion)s,
-        %(contexto)s, %(trace_id)s)
-ON CONFLICT (thread_id) DO UPDATE
-SET interrupt_id = EXCLUDED.interrupt_id, peticion = EXCLUDED.peticion,
-    contexto = EXCLUDED.contexto, trace_id = EXCLUDED.trace_id,
-    estado = 'pendiente', asignada_a = NULL, creada = now()
+# Una sola sentencia (atómica) al pausar: qué tool_call_id necesitaban firma (del veredicto
+# guardado, para la auditoría), la fila de la cola, el aviso al cliente y el estado.
+ENCOLAR_SQL = """
+WITH acciones AS (
+    SELECT coalesce(jsonb_agg(t.id ORDER BY t.n), '[]'::jsonb) AS ids
+    FROM unnest(%(ids)s::text[], %(nombres)s::text[]) WITH ORDINALITY AS t(id, nombre, n)
+    LEFT JOIN evaluaciones_politica e
+           ON e.thread_id = %(thread_id)s AND e.tool_call_id = t.id
+    WHERE coalesce(e.requiere_encargado, t.nombre = 'consultar_encargado')
+), encolada AS (
+    INSERT INTO aprobaciones_pendientes
+        (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id)
+    SELECT %(thread_id)s, %(tienda)s, %(cliente_id)s, %(interrupt_id)s,
+           jsonb_set(%(peticion)s::jsonb, '{tool_call_ids}', acciones.ids), %(contexto)s,
+           %(trace_id)s
+    FROM acciones
+    ON CONFLICT (thread_id) DO UPDATE
+    SET interrupt_id = EXCLUDED.interrupt_id, peticion = EXCLUDED.peticion,
+        contexto = EXCLUDED.contexto, trace_id = EXCLUDED.trace_id,
+        estado = 'pendiente', asignada_a = NULL, creada = now()
+    RETURNING peticion
+), mensaje AS (
+    INSERT INTO mensajes_conversacion (thread_id, rol, texto)
+    SELECT %(thread_id)s, 'agente', %(texto)s::text WHERE %(texto)s::text IS NOT NULL
+), consulta AS (
+    UPDATE consultas_asistente SET estado = 'esperando_aprobacion', actualizada = now()
+    WHERE thread_id = %(thread_id)s
+)
+SELECT peticion FROM encolada
 """
 SELECT_APROBACION_SQL = "SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s"
 SELECT_APROBACION_PARA_DECIDIR_SQL = """
@@ -65,9 +85,12 @@ def encolar(
     peticion: dict[str, Any],
     contexto: dict[str, Any],
     trace_id: str | None,
-) -> None:
-    conexion.execute(
-        UPSERT_APROBACION_SQL,
+    llamadas: list[dict[str, Any]],
+    texto: str | None = None,
+) -> dict[str, Any]:
+    """Encola la pausa; ``llamadas`` son las tool_calls del último AIMessage. Devuelve la petición."""
+    return conexion.execute(
+        ENCOLAR_SQL,
         {
             "thread_id": thread_id,
             "tienda": tienda,
@@ -76,8 +99,11 @@ def encolar(
             "peticion": Jsonb(peticion),
             "contexto": Jsonb(contexto),
             "trace_id": trace_id,
+            "ids": [t["id"] for t in llamadas],
+            "nombres": [t["name"] for t in llamadas],
+            "texto": texto,
         },
-    )
+    ).fetchone()["peticion"]
 
 
 def aprobacion(conexion: psycopg.Connection, thread_id: str) -> dict | None:

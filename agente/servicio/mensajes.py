@@ -14,6 +14,17 @@ VALUES (%(thread_id)s, %(rol)s, %(texto)s, %(retenido)s)
 RETURNING id, creado
 """
 NOTIFY_SQL = "SELECT pg_notify(%(canal)s, %(thread_id)s)"
+# Cierre de un turno en una sola sentencia (atómica): respuesta, cola y estado.
+CERRAR_TURNO_SQL = """
+WITH desencolada AS (
+    DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s AND %(desencolar)s
+), mensaje AS (
+    INSERT INTO mensajes_conversacion (thread_id, rol, texto)
+    VALUES (%(thread_id)s, 'agente', %(texto)s)
+)
+UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
+WHERE thread_id = %(thread_id)s
+"""
 SELECT_MENSAJES_SQL = """
 SELECT id, rol, texto, retenido, creado FROM mensajes_conversacion
 WHERE thread_id = %(thread_id)s AND id > %(desde)s ORDER BY id
@@ -41,6 +52,20 @@ def anotar_mensaje(
     if avisar:
         conexion.execute(NOTIFY_SQL, {"canal": CANAL_NOTIFY, "thread_id": thread_id})
     return fila
+
+
+def cerrar_turno(
+    conexion: psycopg.Connection, thread_id: str, texto: str, *, estado: str, desencolar: bool
+) -> None:
+    conexion.execute(
+        CERRAR_TURNO_SQL,
+        {"thread_id": thread_id, "texto": texto, "estado": estado, "desencolar": desencolar},
+    )
+
+
+def avisar(conexion: psycopg.Connection, thread_id: str) -> None:
+    """Avisa a los oyentes (otros procesos) de que el hilo tiene un mensaje nuevo ya guardado."""
+    conexion.execute(NOTIFY_SQL, {"canal": CANAL_NOTIFY, "thread_id": thread_id})
 
 
 def mensajes_de(conexion: psycopg.Connection, thread_id: str, *, desde: int = 0) -> list[dict]:
