@@ -40,7 +40,7 @@ def construir_agente(
         middleware=[
             prompt_cliente,
             *middleware_errores(pausa_inicial=pausa_reintentos),
-            middleware_aprobacion(politica=politica, descripcion=DescripcionEncargado(pool=pool)),
+            middleware_aprobacion(politica=politica, descripcion=DescripcionEncargado(pool=pool, politica=politica)),
             LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,
                 llamadas_modelo_hilo=llamadas_modelo_hilo,

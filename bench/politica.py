@@ -177,10 +177,12 @@ def medir(url: str, n: int = N_POR_DEFECTO) -> dict[str, Any]:
         _cronometrar(politica, _peticiones("calentar", 50))  # prepara las sentencias
         nuevas = _peticiones("crono", n)
         t_nuevas = _cronometrar(politica, nuevas)
-        t_guardadas = _cronometrar(politica, nuevas)
+        # "guardado": lo relee otro proceso (otra instancia, sin el veredicto recordado),
+        # como al reanudar tras una pausa en otro servidor.
+        t_guardadas = _cronometrar(PoliticaAprobacion(pool=pool), nuevas)
         contadas = _peticiones("traza", n)
         c_nuevas = _contar(pool, politica, contadas)
-        c_guardadas = _contar(pool, politica, contadas)
+        c_guardadas = _contar(pool, PoliticaAprobacion(pool=pool), contadas)
     finally:
         pool.close()
     return {

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -392,8 +394,14 @@ class PoliticaAprobacion:
     ``when`` de forma síncrona incluso con ``ainvoke``) con conexiones en autocommit.
     """
 
-    def __init__(self, *, pool: ConnectionPool) -> None:
+    def __init__(self, *, pool: ConnectionPool, recordados: int = 4096) -> None:
         self._pool = pool
+        # El veredicto guardado no cambia nunca: se recuerda en el proceso para que la
+        # descripción (justo después del ``when``) y la reevaluación al reanudar en este
+        # mismo proceso no vuelvan a la base.
+        self._recordados: OrderedDict[tuple[str, str], Veredicto] = OrderedDict()
+        self._max_recordados = recordados
+        self._cerrojo = threading.Lock()
 
     def necesita_encargado(self, req: ToolCallRequest) -> bool:
         """El ``when`` del middleware: True si la llamada espera la firma del encargado.
@@ -444,6 +452,10 @@ class PoliticaAprobacion:
             raise ContextoAusente("falta el thread_id de la ejecución")
         if not tool_call_id:
             raise ValueError(f"la llamada a {herramienta!r} no tiene tool_call_id")
+        with self._cerrojo:
+            recordado = self._recordados.get((thread_id, tool_call_id))
+        if recordado is not None and recordado.herramienta == herramienta:
+            return replace(recordado, nuevo=False)
         args = dict(args or {})
         sql, parametros = self._sentencia(herramienta, args)
         parametros.update(
@@ -483,6 +495,10 @@ class PoliticaAprobacion:
             "veredicto %s/%s %s: %s %s", thread_id, tool_call_id, herramienta,
             veredicto.requiere_encargado, list(veredicto.motivos),
         )
+        with self._cerrojo:
+            self._recordados[(thread_id, tool_call_id)] = veredicto
+            while len(self._recordados) > self._max_recordados:
+                self._recordados.popitem(last=False)
         return veredicto
 
     def veredicto_guardado(self, *, thread_id: str, tool_call_id: str) -> Veredicto | None:

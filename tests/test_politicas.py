@@ -465,12 +465,23 @@ def test_un_veredicto_nuevo_es_una_sentencia_y_un_viaje(pool_trazable):
 
 
 def test_un_veredicto_guardado_es_una_sentencia_y_un_viaje(pool_trazable):
-    politica = PoliticaAprobacion(pool=pool_trazable)
     req = peticion("reembolsar", REEMBOLSO_120, ANA, id="guardada")
-    politica.necesita_encargado(req)
+    PoliticaAprobacion(pool=pool_trazable).necesita_encargado(req)
+    otro_proceso = PoliticaAprobacion(pool=pool_trazable)  # reanuda en otro proceso
+    with trazar_pool(pool_trazable) as traza:
+        assert otro_proceso.necesita_encargado(req) is True
+    assert (traza.sentencias, traza.viajes) == (1, 1), traza.mensajes
+
+
+def test_el_mismo_proceso_recuerda_el_veredicto_sin_volver_a_la_base(pool_trazable, pool):
+    politica = PoliticaAprobacion(pool=pool_trazable)
+    req = peticion("reembolsar", REEMBOLSO_120, ANA, id="recordada")
+    assert politica.necesita_encargado(req) is True
+    with pool.connection() as c:  # aunque cambien los datos, el veredicto es estable
+        c.execute("UPDATE politicas_tienda SET limite_reembolso = 500")
     with trazar_pool(pool_trazable) as traza:
         assert politica.necesita_encargado(req) is True
-    assert (traza.sentencias, traza.viajes) == (1, 1), traza.mensajes
+    assert traza.sentencias == 0
 
 
 def test_herramienta_de_lectura_no_envia_nada(pool_trazable):
