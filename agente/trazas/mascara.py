@@ -13,6 +13,7 @@ prefijo, para que un número largo no se quede a medio tapar).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -56,6 +57,14 @@ _TELEFONO_RE = re.compile(r"(?<![\w+])" + _NUEVE_CIFRAS)
 _DNI_RE = re.compile(r"(?<![\w-])(?:\d{8}|[XYZ]-?\d{7})-?[A-HJ-NP-TV-Z](?![\w])")
 
 
+_MAX_RECORDADO = 20_000
+
+
+@functools.lru_cache(maxsize=4096)
+def _enmascarar_recordado(texto: str) -> str:
+    return _enmascarar(texto)
+
+
 def _iban_valido(candidato: str) -> bool:
     compacto = candidato.upper()
     reordenado = compacto[4:] + compacto[:4]
@@ -69,6 +78,13 @@ def _iban_alfanumerico(m: re.Match[str]) -> str:
 
 def enmascarar_texto(texto: str) -> str:
     """Devuelve ``texto`` con los datos personales sustituidos por marcadores."""
+    if not texto or len(texto) > _MAX_RECORDADO:
+        return _enmascarar(texto)
+    # Cada llamada al modelo reenvía el historial entero: casi todo es texto ya visto.
+    return _enmascarar_recordado(texto)
+
+
+def _enmascarar(texto: str) -> str:
     if not texto:
         return texto
     # Atajo barato: sin '@' ni cifras no hay nada que tapar.
