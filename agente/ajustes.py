@@ -51,6 +51,9 @@ class Ajustes(BaseSettings):
     intervalo_tareas: float = Field(
         default=60.0, ge=0, description="Segundos entre pasadas de caducidad y conciliación (0 = apagado)."
     )
+    retencion_dias: int = Field(
+        default=0, ge=0, description="Días sin actividad tras los que el servidor borra checkpoints (0 = no)."
+    )
     langfuse_public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("LANGFUSE_PUBLIC_KEY")
     )

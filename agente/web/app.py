@@ -104,7 +104,16 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             # Caducidad y conciliación en cada servidor; un candado global evita el trabajo doble.
             from agente.servicio import periodicas
 
-            _, parar_tareas = periodicas.arrancar(app.state.servicio, cada=ajustes.intervalo_tareas)
+            extra = None
+            if ajustes.retencion_dias > 0:
+                from agente.retencion import limpiar
+
+                def extra():
+                    return limpiar(app.state.servicio.pool, dias=ajustes.retencion_dias)
+
+            _, parar_tareas = periodicas.arrancar(
+                app.state.servicio, cada=ajustes.intervalo_tareas, extra=extra
+            )
         try:
             yield
         finally:
