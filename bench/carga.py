@@ -189,7 +189,7 @@ class Medidas:
         self.tiempos: dict[str, list[float]] = defaultdict(list)
         self.estados: dict[str, Counter] = defaultdict(Counter)
         self.errores: list[str] = []
-        self.esperados: Counter = Counter()  # 409 de dos encargados con la misma fila
+        self.esperados: Counter = Counter()  # 404/409 de dos encargados con la misma fila
         self.turnos = 0
         self.por_servidor: Counter = Counter()
 
@@ -286,7 +286,8 @@ async def _encargado(encargado_id: str, tienda: str, bases: list[str], medidas: 
             await medidas.peticion(
                 http, "POST decision", "POST",
                 f"{bases[n % len(bases)]}/api/aprobaciones/{fila['thread_id']}/decision",
-                esperados=(409,), headers=cab, json={"decisiones": decisiones},
+                # 409: otro encargado la está decidiendo; 404: otro ya la decidió y el hilo siguió.
+                esperados=(404, 409), headers=cab, json={"decisiones": decisiones},
             )
 
 
@@ -357,10 +358,22 @@ def _invariantes(url: str, entorno: dict[str, str]) -> dict[str, Any]:
     return {"invariantes": invariantes, "recuentos": recuentos}
 
 
-def ejecutar(url_admin: str) -> dict[str, Any]:
-    duracion = util.segun_modo(60.0, 12.0)
-    max_turnos = util.segun_modo(6000, 600)
-    url = util.crear_base(url_admin, "bench_carga")
+def _comprobar(url: str, entorno: dict[str, str]) -> dict[str, Any]:
+    """Invariantes; si algo falla, ``agente reconciliar`` (lo que haría el cron) y otra vez."""
+    resultado = _invariantes(url, entorno)
+    if not resultado["invariantes"]["todo_en_orden"]:
+        reconciliar = subprocess.run(
+            [sys.executable, "-m", "agente.cli", "reconciliar"], cwd=util.RAIZ, capture_output=True,
+            text=True, timeout=600, env={**os.environ, **entorno, "DATABASE_URL": url},
+        )
+        resultado["reconciliar_salida"] = (reconciliar.stdout + reconciliar.stderr)[-1500:]
+        resultado["tras_reconciliar"] = _invariantes(url, entorno)
+    return resultado
+
+
+def una_carga(url_admin: str, nombre: str, extra: dict[str, str], duracion: float,
+              max_turnos: int) -> dict[str, Any]:
+    url = util.crear_base(url_admin, nombre)
     with psycopg.connect(url, autocommit=True) as c:
         c.execute(INSERT_ENCARGADOS_SQL)
         clientes = (
@@ -375,9 +388,8 @@ def ejecutar(url_admin: str) -> dict[str, Any]:
         "AGENTE_MODELO": "offline",
         # El freno de 20 mensajes/minuto por cliente cortaría la prueba: aquí no se mide.
         "AGENTE_MENSAJES_POR_MINUTO": "1000000",
+        **extra,
     }
-    print(f"[carga] 2 servidores, {CLIENTES} clientes y {len(ENCARGADOS)} encargados durante "
-          f"{duracion:.0f} s (máximo {max_turnos} turnos)…", flush=True)
     with ExitStack() as pila:
         servidores = []
         for _ in range(2):
@@ -392,11 +404,13 @@ def ejecutar(url_admin: str) -> dict[str, Any]:
         memoria = [s.memoria() for s in servidores]
         logs = [s.texto_log() for s in servidores]
         orden = servidores[0].orden
-    resultado_inv = _invariantes(url, entorno)
-    por_endpoint = {nombre: util.resumen(ms) for nombre, ms in sorted(medidas.tiempos.items())}
+    comprobacion = _comprobar(url, entorno)
+    por_endpoint = {n: util.resumen(ms) for n, ms in sorted(medidas.tiempos.items())}
     trazas_en_logs = sum(log.count("Traceback") for log in logs)
     primera_traza = next((_ultima_linea_de_traza(log) for log in logs if "Traceback" in log), None)
     resultado = {
+        "configuracion": {k: v for k, v in entorno.items() if k != "AGENTE_SECRETO"},
+        "ejecuciones_simultaneas_por_servidor": _ejecuciones_simultaneas(entorno),
         "orden_servidor": "python " + " ".join(orden[1:-4]),
         "servidores": len(bases),
         "clientes": CLIENTES,
@@ -406,23 +420,58 @@ def ejecutar(url_admin: str) -> dict[str, Any]:
         "turnos_por_segundo": round(medidas.turnos / segundos, 2),
         "por_endpoint": por_endpoint,
         "estados_http": {k: dict(v) for k, v in sorted(medidas.estados.items())},
-        "peticiones_por_servidor": dict(medidas.por_servidor),
+        "peticiones_por_servidor": list(medidas.por_servidor.values()),
         "errores": len(medidas.errores),
-        "ejemplos_errores": medidas.errores[:10],
+        "ejemplos_errores": medidas.errores[:5],
         "conflictos_esperados": dict(medidas.esperados),
         "trazas_en_logs": trazas_en_logs,
         "primera_traza": primera_traza,
         "memoria_antes": memoria_antes,
         "memoria_despues": memoria,
-        **resultado_inv,
+        **comprobacion,
     }
     print(f"  {medidas.turnos} turnos en {segundos:.1f} s = {resultado['turnos_por_segundo']} turnos/s; "
-          f"errores {len(medidas.errores)}; invariantes en orden: "
-          f"{resultado_inv['invariantes']['todo_en_orden']}", flush=True)
-    for nombre, r in por_endpoint.items():
-        print(f"    {nombre:<40} n {r['n']:>5}  p50 {r['p50_ms']:>8.1f} ms  p99 {r['p99_ms']:>8.1f} ms", flush=True)
-    print("    memoria (VmHWM) por servidor: " + ", ".join(f"{m['vmhwm_mib']} MiB" for m in memoria), flush=True)
+          f"errores {len(medidas.errores)} ({primera_traza or 'sin trazas en el log'}); invariantes en orden: "
+          f"{comprobacion['invariantes']['todo_en_orden']}"
+          + (f", tras reconciliar: {comprobacion['tras_reconciliar']['invariantes']['todo_en_orden']}"
+             if "tras_reconciliar" in comprobacion else ""), flush=True)
+    for n, r in por_endpoint.items():
+        print(f"    {n:<40} n {r['n']:>5}  p50 {r['p50_ms']:>8.1f} ms  p99 {r['p99_ms']:>8.1f} ms", flush=True)
+    print("    memoria (VmHWM) por servidor: " + ", ".join(f"{m['vmhwm_mib']} MiB" for m in memoria),
+          flush=True)
     return resultado
+
+
+# Primero tal cual (pool de 10 conexiones por proceso); después con un pool de 40, que
+# deja pasar a la vez todos los turnos que recibe cada servidor (16): ¿da más rendimiento?
+CONFIGURACIONES = (
+    ("pool_por_defecto", {}),
+    ("pool_40", {"AGENTE_POOL_MAX": "40"}),
+)
+
+
+def ejecutar(url_admin: str) -> dict[str, Any]:
+    duracion = util.segun_modo(45.0, 10.0)
+    max_turnos = util.segun_modo(6000, 600)
+    resultado: dict[str, Any] = {}
+    # La pasada de humo solo prueba la configuración por defecto.
+    for nombre, extra in CONFIGURACIONES[:1] if util.rapido() else CONFIGURACIONES:
+        print(f"[carga] {nombre}: 2 servidores, {CLIENTES} clientes y {len(ENCARGADOS)} encargados "
+              f"durante {duracion:.0f} s (máximo {max_turnos} turnos)…", flush=True)
+        resultado[nombre] = una_carga(url_admin, f"bench_carga_{nombre}", extra, duracion, max_turnos)
+    return resultado
+
+
+def _ejecuciones_simultaneas(entorno: dict[str, str]) -> int | None:
+    """Cuántos turnos deja correr a la vez la web en cada proceso con ese pool (si lo limita)."""
+    try:
+        from agente.web.directo import ejecuciones_simultaneas
+    except ImportError:
+        return None
+    from agente.ajustes import Ajustes
+
+    pool_max = int(entorno.get("AGENTE_POOL_MAX", Ajustes.model_fields["pool_max"].default))
+    return ejecuciones_simultaneas(pool_max)
 
 
 def _ultima_linea_de_traza(log: str) -> str:

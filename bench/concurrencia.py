@@ -36,21 +36,24 @@ VARIANTES = ("compartido", "por_peticion", "sin_cerrojo")
 
 
 class CerrojoMedido:
-    """``threading.Lock`` que suma lo que se espera para tomarlo."""
+    """``threading.Lock`` que cuenta cuántas veces estaba tomado al pedirlo y cuánto se esperó.
+
+    La espera incluye volver a coger el GIL tras soltarse el cerrojo: es una cota superior.
+    """
 
     def __init__(self) -> None:
         self._cerrojo = threading.Lock()
-        self.espera_ns = 0
         self.veces = 0
-        self._suma = threading.Lock()
+        self.ocupado = 0
+        self.espera_ns = 0
 
     def __enter__(self):
-        t0 = time.perf_counter_ns()
-        self._cerrojo.acquire()
-        esperado = time.perf_counter_ns() - t0
-        with self._suma:
-            self.espera_ns += esperado
-            self.veces += 1
+        self.veces += 1
+        if not self._cerrojo.acquire(blocking=False):
+            t0 = time.perf_counter_ns()
+            self._cerrojo.acquire()
+            self.ocupado += 1  # dentro del cerrojo: sin carreras
+            self.espera_ns += time.perf_counter_ns() - t0
         return self
 
     def __exit__(self, *exc) -> None:
@@ -126,37 +129,45 @@ def _ronda(url: str, variante: str, hilos: int, clientes: list[util.ClienteBench
         "errores": len(errores),
     }
     if cerrojo is not None:
-        total_turnos_ms = sum(tiempos)
-        resultado["espera_cerrojo_saver_ms_por_turno"] = round(cerrojo.espera_ns / 1e6 / max(turnos, 1), 2)
-        resultado["espera_cerrojo_saver_pct"] = round(
-            100 * cerrojo.espera_ns / 1e6 / total_turnos_ms, 1) if total_turnos_ms else None
+        resultado["saver_llamadas_por_turno"] = round(cerrojo.veces / max(turnos, 1), 1)
+        resultado["saver_cerrojo_ocupado_pct"] = round(100 * cerrojo.ocupado / max(cerrojo.veces, 1), 1)
+        resultado["saver_espera_ms_por_turno"] = round(cerrojo.espera_ns / 1e6 / max(turnos, 1), 2)
     return resultado
 
 
-def medir(url: str, *, hilos: tuple[int, ...], conversaciones_por_hilo: int, pool_max: int = 24) -> dict:
-    necesarios = sum(hilos) * conversaciones_por_hilo * len(VARIANTES)
+def medir(url: str, *, hilos: tuple[int, ...], conversaciones_por_hilo: int, rondas: int,
+          pool_max: int = 24) -> dict:
+    """Cada ronda pasa por todos los tamaños y variantes (orden al azar); se da la mediana."""
+    necesarios = sum(hilos) * conversaciones_por_hilo * len(VARIANTES) * rondas
     with psycopg.connect(url, autocommit=True) as c:
-        clientes = util.crear_clientes(c, "K-", necesarios, base=70_000_000)
+        clientes = iter(util.crear_clientes(c, "K-", necesarios, base=70_000_000))
     azar = random.Random(5)
+    medidas: dict[tuple[int, str], list[dict]] = {}
+    for _ in range(rondas):
+        for n in hilos:
+            orden = list(VARIANTES)
+            azar.shuffle(orden)
+            for variante in orden:
+                lote = [next(clientes) for _ in range(n * conversaciones_por_hilo)]
+                medidas.setdefault((n, variante), []).append(_ronda(url, variante, n, lote, pool_max))
     filas = []
-    usados = 0
     for n in hilos:
         fila: dict[str, Any] = {"hilos": n}
-        orden = list(VARIANTES)
-        azar.shuffle(orden)
-        for variante in orden:
-            lote = clientes[usados:usados + n * conversaciones_por_hilo]
-            usados += len(lote)
-            fila[variante] = _ronda(url, variante, n, lote, pool_max)
+        for variante in VARIANTES:
+            rondas_v = medidas[(n, variante)]
+            mediana = sorted(rondas_v, key=lambda r: r["turnos_por_segundo"] or 0)[len(rondas_v) // 2]
+            fila[variante] = {**mediana, "turnos_por_segundo_rondas": [r["turnos_por_segundo"] for r in rondas_v]}
         base = fila["compartido"]["turnos_por_segundo"]
         fila["por_peticion/compartido"] = util.cociente(fila["por_peticion"]["turnos_por_segundo"], base)
         fila["sin_cerrojo/compartido"] = util.cociente(fila["sin_cerrojo"]["turnos_por_segundo"], base)
         filas.append(fila)
         print(f"  {n} hilos: " + "  ".join(
             f"{v} {fila[v]['turnos_por_segundo']} turnos/s (p50 {fila[v]['p50_ms']} ms)" for v in VARIANTES
-        ) + f"  espera al cerrojo (compartido) {fila['compartido'].get('espera_cerrojo_saver_pct')} %",
+        ) + f"  cerrojo del saver ocupado {fila['compartido'].get('saver_cerrojo_ocupado_pct')} % de las "
+              f"veces, espera {fila['compartido'].get('saver_espera_ms_por_turno')} ms/turno",
             flush=True)
-    return {"pool_max": pool_max, "conversaciones_por_hilo": conversaciones_por_hilo, "filas": filas}
+    return {"pool_max": pool_max, "conversaciones_por_hilo": conversaciones_por_hilo, "rondas": rondas,
+            "filas": filas}
 
 
 def pool_agotado(url: str, *, pool_max: int = 4, espera_pool: float = 5.0) -> dict:
@@ -175,7 +186,7 @@ def pool_agotado(url: str, *, pool_max: int = 4, espera_pool: float = 5.0) -> di
         errores: list[str] = []
         barrera = threading.Barrier(n)
 
-        def turno(cliente: util.ClienteBench) -> None:
+        def turno(cliente: util.ClienteBench, servicio=servicio, barrera=barrera, errores=errores) -> None:
             ctx = cliente.contexto()
             hilo = servicio.iniciar_conversacion(ctx)
             barrera.wait()
@@ -197,9 +208,10 @@ def pool_agotado(url: str, *, pool_max: int = 4, espera_pool: float = 5.0) -> di
 
 
 def ejecutar(url: str) -> dict:
-    hilos = util.segun_modo((1, 2, 4, 8), (1, 4))
+    hilos = util.segun_modo((1, 4, 8), (1, 4))
     print(f"[concurrencia] saver compartido / por petición / sin cerrojo con {hilos} hilos…", flush=True)
-    resultado = medir(url, hilos=hilos, conversaciones_por_hilo=util.segun_modo(5, 2))
+    resultado = medir(url, hilos=hilos, conversaciones_por_hilo=util.segun_modo(3, 2),
+                      rondas=util.segun_modo(2, 1))
     print("[concurrencia] turnos a la vez = conexiones del pool…", flush=True)
     resultado["pool_agotado"] = pool_agotado(url)
     print(f"  {resultado['pool_agotado']}", flush=True)

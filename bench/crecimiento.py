@@ -45,7 +45,7 @@ def _bytes_hilo(conexion, hilo: str) -> dict[str, int]:
     return fila
 
 
-def hilos_largos(url: str, marcas: tuple[int, ...], ventana: int = 5) -> dict[str, Any]:
+def hilos_largos(url: str, marcas: tuple[int, ...], ventana: int = 9) -> dict[str, Any]:
     """Un hilo por caso (B y C), turnos intercalados; mide en cada marca."""
     from langgraph.checkpoint.postgres import PostgresSaver
 
@@ -55,7 +55,11 @@ def hilos_largos(url: str, marcas: tuple[int, ...], ventana: int = 5) -> dict[st
     with psycopg.connect(url, autocommit=True) as c:
         cliente_b, cliente_c = util.crear_clientes(c, "G-", 2, base=97_000_000)
     pool_b = util.abrir_pool(url)
-    servicio = crear_servicio(ajustes_de(url), url=url)
+    ajustes = ajustes_de(url)
+    # Con el límite por hilo de serie (60 llamadas al modelo) el hilo pasaría a «necesita
+    # persona» hacia el turno 30 y se mediría el aviso, no el turno.
+    ajustes.max_llamadas_modelo_hilo = 10 * max(marcas)
+    servicio = crear_servicio(ajustes, url=url)
     b = CasoPelado("B", agente_pelado(pool_b, PostgresSaver(pool_b)))
     hilo_b = "bench-largo-B"
     ctx_b, ctx_c = cliente_b.contexto(), cliente_c.contexto()
@@ -74,8 +78,11 @@ def hilos_largos(url: str, marcas: tuple[int, ...], ventana: int = 5) -> dict[st
                     orden.reverse()
                 for caso, funcion in orden:
                     t0 = time.perf_counter_ns()
-                    funcion()
+                    salida = funcion()
                     tiempos[caso].append((time.perf_counter_ns() - t0) / 1e6)
+                    if caso == "C" and (salida.estado != "respondida" or "P-" not in salida.mensaje_cliente):
+                        raise RuntimeError(f"hilo largo, turno {turno}: el producto no respondió a la "
+                                           f"consulta ({salida.mensaje_cliente[:120]!r})")
                 if turno in marcas:
                     fila: dict[str, Any] = {"turnos": turno}
                     for caso, hilo in (("B", hilo_b), ("C", hilo_c)):
@@ -96,7 +103,8 @@ def hilos_largos(url: str, marcas: tuple[int, ...], ventana: int = 5) -> dict[st
     finally:
         servicio.cerrar()
         pool_b.close()
-    return {"ventana": ventana, "marcas": filas, "C_tras_prune_keep_latest": tras_keep_latest}
+    return {"ventana": ventana, "max_llamadas_modelo_hilo_C": ajustes.max_llamadas_modelo_hilo,
+            "marcas": filas, "C_tras_prune_keep_latest": tras_keep_latest}
 
 
 # --- Bandeja del encargado -------------------------------------------------------------
@@ -154,6 +162,14 @@ FROM generate_series(%(desde)s::bigint, %(hasta)s::bigint) AS g
 """
 
 
+INDICES_SECUNDARIOS_SQL = """
+SELECT indexname, indexdef FROM pg_indexes
+WHERE schemaname = 'public' AND tablename IN ('consultas_asistente', 'aprobaciones_pendientes')
+  AND indexname NOT LIKE '%%_pkey'
+"""
+GRANDE = 200_000  # a partir de aquí se cargan sin índices secundarios y se rehacen al final
+
+
 def _insertar_pendientes(conexion, desde: int, hasta: int) -> float:
     params = {"desde": desde, "hasta": hasta, "tiendas": TIENDAS_BANDEJA, "clientes": CLIENTES_POR_TIENDA}
     t0 = time.perf_counter()
@@ -162,8 +178,13 @@ def _insertar_pendientes(conexion, desde: int, hasta: int) -> float:
         # disparadores de las claves foráneas la carga de 1M tarda varias veces menos.
         conexion.execute("SET LOCAL session_replication_role = replica")
         conexion.execute("SET LOCAL synchronous_commit = off")
+        indices = conexion.execute(INDICES_SECUNDARIOS_SQL).fetchall() if hasta - desde >= GRANDE else []
+        for nombre, _ in indices:  # carga masiva: índices después, con la misma definición
+            conexion.execute(f'DROP INDEX "{nombre}"')
         conexion.execute(INSERT_CONSULTAS_BANDEJA_SQL, params)
         conexion.execute(INSERT_APROBACIONES_BANDEJA_SQL, params)
+        for _, definicion in indices:
+            conexion.execute(definicion)
     conexion.execute("ANALYZE consultas_asistente")
     conexion.execute("ANALYZE aprobaciones_pendientes")
     return time.perf_counter() - t0

@@ -206,11 +206,6 @@ def casos(url: str, receptor_url: str):
 
 
 def cronometrar(url: str, *, iteraciones: int, calentamiento: int = 3, semilla: int = 7) -> dict:
-    import sys
-
-    sys.path.insert(0, str(util.RAIZ))  # tests/receptor_langfuse.py
-    from tests.receptor_langfuse import ReceptorLangfuse
-
     total = iteraciones + calentamiento
     with psycopg.connect(url, autocommit=True) as c:
         clientes = {
@@ -220,28 +215,29 @@ def cronometrar(url: str, *, iteraciones: int, calentamiento: int = 3, semilla: 
     muestras: dict[str, dict[str, list[float]]] = {c: defaultdict(list) for c in CASOS}
     orden = list(CASOS)
     azar = random.Random(semilla)
-    with ReceptorLangfuse() as receptor, casos(url, receptor.url) as instancias:
-        inicio = time.perf_counter()
-        for i in range(total):
-            azar.shuffle(orden)
-            for caso in orden:
-                destino = muestras[caso] if i >= calentamiento else defaultdict(list)
+    with util.ReceptorEnProceso() as receptor:
+        with casos(url, receptor.url) as instancias:
+            inicio = time.perf_counter()
+            for i in range(total):
+                azar.shuffle(orden)
+                for caso in orden:
+                    destino = muestras[caso] if i >= calentamiento else defaultdict(list)
 
-                def medir(escenario, funcion, destino=destino):
-                    t0 = time.perf_counter_ns()
-                    resultado = funcion()
-                    destino[escenario].append((time.perf_counter_ns() - t0) / 1e6)
-                    return resultado
+                    def medir(escenario, funcion, destino=destino):
+                        t0 = time.perf_counter_ns()
+                        resultado = funcion()
+                        destino[escenario].append((time.perf_counter_ns() - t0) / 1e6)
+                        return resultado
 
-                instancias[caso].conversacion(clientes[caso][i], medir)
-        duracion = time.perf_counter() - inicio
-        instancias["D"].servicio.trazador.cerrar()  # vacía lo pendiente hacia el receptor
-        spans = len(receptor.spans)
+                    instancias[caso].conversacion(clientes[caso][i], medir)
+            duracion = time.perf_counter() - inicio
+            instancias["D"].servicio.trazador.cerrar()  # vacía lo pendiente hacia el receptor
+    spans = receptor.peticiones_de_spans()
     resultado: dict[str, Any] = {
         "iteraciones": iteraciones,
         "calentamiento": calentamiento,
         "segundos": round(duracion, 1),
-        "spans_recibidos_d": spans,
+        "peticiones_otlp_recibidas_d": spans,
         "casos": {c: DESCRIPCION_CASOS[c] for c in CASOS},
         "por_escenario": {},
     }
@@ -274,14 +270,16 @@ MOTIVOS = [
     ("agente/servicio/candados.py", "candado del hilo (advisory lock de sesión): una sola ejecución "
      "por hilo entre procesos; toma y suelta"),
     ("agente/servicio/__init__.py:consulta", "la conversación existe y es de este cliente"),
-    ("agente/servicio/__init__.py:conversar", "¿hay aprobación pendiente? (un mensaje nunca llega a "
-     "un hilo en pausa) y transcripción del mensaje del cliente"),
+    ("agente/servicio/__init__.py:conversar", "la conversación es del cliente y ¿hay aprobación "
+     "pendiente? (un mensaje nunca llega a un hilo en pausa)"),
+    ("agente/servicio/mensajes.py:cerrar_turno", "cierre del turno en una sentencia: respuesta en la "
+     "transcripción, estado y actividad de la consulta (y desencolar si hacía falta)"),
+    ("agente/servicio/mensajes.py:avisar", "NOTIFY para los SSE de otros procesos"),
     ("agente/servicio/mensajes.py", "transcripción que ve el cliente (mensajes_conversacion)"),
+    ("agente/servicio/cola.py:encolar", "encolar la aprobación (y marcar la consulta en espera)"),
     ("agente/servicio/cola.py", "cola de aprobaciones"),
-    ("agente/servicio/__init__.py:_tras_ejecucion", "cierre del turno: desencolar, transcripción de "
-     "la respuesta, estado/actividad de la consulta (una transacción)"),
-    ("agente/servicio/__init__.py:_encolar_desde_estado", "encolar la aprobación y marcar la "
-     "consulta esperando_aprobacion (una transacción)"),
+    ("agente/servicio/__init__.py:_tras_ejecucion", "cierre del turno"),
+    ("agente/servicio/__init__.py:_encolar_desde_estado", "encolar la aprobación"),
     ("agente/servicio/__init__.py:_ids_de_acciones", "tool_call_id que requieren firma (para la "
      "auditoría): relee veredictos ya guardados"),
     ("agente/servicio/__init__.py:_decidir", "decisión write-ahead: encargado, fila de la cola FOR "
@@ -291,18 +289,22 @@ MOTIVOS = [
     ("politicas/aprobacion.py", "veredicto de la política (calcula y guarda o relee en "
      "evaluaciones_politica)"),
     ("politicas/descripcion.py", "texto de la tarjeta para el encargado"),
-    ("checkpointer:get_tuple ← agente/servicio", "get_state() del servicio fuera de la ejecución"),
-    ("checkpointer:", "checkpoint: más nodos de middleware del producto (prompt, errores, firma, "
-     "límites) ⇒ más pasos que guardar"),
+    ("checkpointer:get_tuple ← agente/servicio", "get_state() del servicio fuera de la ejecución: "
+     "carga y deserializa el checkpoint entero"),
+    ("checkpointer:", "checkpoint síncrono de cada paso del grafo ({nodos})"),
     ("herramientas/", "herramienta (la misma en B)"),
 ]
 
 
-def motivo_de(origen: str) -> str:
+def motivo_de(origen: str, nodos: str = "") -> str:
     for prefijo, motivo in MOTIVOS:
         if origen.startswith(prefijo):
-            return motivo
+            return motivo.format(nodos=nodos)
     return ""
+
+
+def _nodos(agente) -> list[str]:
+    return [n for n in agente.get_graph().nodes if not n.startswith("__")]
 
 
 @contextmanager
@@ -336,6 +338,7 @@ def contar(url: str, *, conversaciones: int = 4, calentamiento: int = 2) -> dict
         }
     registro = util.RegistroSentencias()
     salida: dict[str, Any] = {}
+    nodos: dict[str, list[str]] = {}
     with registro.instalar():
         for caso in ("B", "C"):
             traza = util.TrazaProtocolo()
@@ -344,9 +347,11 @@ def contar(url: str, *, conversaciones: int = 4, calentamiento: int = 2) -> dict
                     pool = util.abrir_pool(url, configure=traza.configurar)
                     pila.callback(pool.close)
                     instancia = CasoPelado("B", agente_pelado(pool, PostgresSaver(pool)))
+                    nodos["B"] = _nodos(instancia.agente)
                 else:
                     servicio = pila.enter_context(_servicio_trazado(url, traza))
                     instancia = CasoServicio("C", servicio)
+                    nodos["C"] = _nodos(servicio.agente)
                 por_escenario: dict[str, Counter] = defaultdict(Counter)
                 viajes: dict[str, Counter] = defaultdict(Counter)
 
@@ -382,13 +387,19 @@ def contar(url: str, *, conversaciones: int = 4, calentamiento: int = 2) -> dict
                 }
                 for escenario in ESCENARIOS
             }
-    salida["diferencias"] = {e: diferencias(salida["B"][e]["detalle"], salida["C"][e]["detalle"])
-                             for e in ESCENARIOS}
+    extra = [n for n in nodos["C"] if n not in nodos["B"]]
+    texto_nodos = ("nodos de C que B no tiene: " + ", ".join(extra)) if extra else (
+        "los mismos nodos que B; más pasos si el modelo o las herramientas se repiten")
+    salida["nodos"] = nodos
+    salida["diferencias"] = {
+        e: diferencias(salida["B"][e]["detalle"], salida["C"][e]["detalle"], texto_nodos)
+        for e in ESCENARIOS
+    }
     salida["conversaciones"] = conversaciones
     return salida
 
 
-def diferencias(detalle_b: dict[str, float], detalle_c: dict[str, float]) -> list[dict]:
+def diferencias(detalle_b: dict[str, float], detalle_c: dict[str, float], nodos: str = "") -> list[dict]:
     """Lo que C hace de más (o de menos) por turno que B, con el motivo."""
     filas = []
     for clave in sorted(set(detalle_b) | set(detalle_c)):
@@ -399,7 +410,7 @@ def diferencias(detalle_b: dict[str, float], detalle_c: dict[str, float]) -> lis
         origen, sentencia = clave.split(" | ", 1)
         filas.append({
             "origen": origen, "sentencia": sentencia, "b": b, "c": c, "extra": extra,
-            "motivo": motivo_de(origen),
+            "motivo": motivo_de(origen, nodos),
         })
     filas.sort(key=lambda f: (-f["extra"], f["origen"], f["sentencia"]))
     return filas

@@ -164,6 +164,12 @@ def maquina(url: str) -> dict[str, Any]:
     }
 
 
+def maquina_breve() -> str:
+    """Fecha, máquina y carga, para resultados sueltos (los de ``maquina`` piden una URL)."""
+    return (f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}, {platform.node()}, "
+            f"{os.cpu_count()} CPU ({_modelo_cpu()}), carga 1 min {os.getloadavg()[0]:.2f}")
+
+
 # --- Estadística --------------------------------------------------------------------
 
 
@@ -480,6 +486,42 @@ class TrazaProtocolo:
             os.close(fd)
             ruta.unlink(missing_ok=True)
         self._conexiones.clear()
+
+
+class ReceptorEnProceso:
+    """``tests/receptor_langfuse.py`` en su propio proceso: decodificar los spans no debe
+    gastar CPU ni GIL del proceso que se mide (un Langfuse de verdad tampoco lo haría)."""
+
+    RUTA_SPANS = "/api/public/otel/v1/traces"
+
+    def __enter__(self) -> ReceptorEnProceso:
+        import subprocess
+
+        self.proceso = subprocess.Popen(
+            [sys.executable, "-u", str(RAIZ / "tests" / "receptor_langfuse.py")], cwd=RAIZ,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        linea = self.proceso.stdout.readline()
+        if not linea.startswith("LANGFUSE_HOST="):
+            self.proceso.kill()
+            raise RuntimeError(f"el receptor de Langfuse no arrancó: {linea!r}")
+        self.url = linea.split("=", 1)[1].split()[0]
+        return self
+
+    def peticiones_de_spans(self) -> int:
+        """Peticiones OTLP recibidas hasta que se paró (se lee al salir)."""
+        return self._peticiones
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        self.proceso.send_signal(signal.SIGINT)
+        try:
+            resto, _ = self.proceso.communicate(timeout=10)
+        except Exception:
+            self.proceso.kill()
+            resto, _ = self.proceso.communicate()
+        self._peticiones = sum(self.RUTA_SPANS in ln for ln in (resto or "").splitlines())
 
 
 def dinero(valor: Decimal | str) -> str:

@@ -302,3 +302,51 @@ def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
     otro_servidor.close()
     informe = una_pasada(servicio)
     assert informe["caducadas"] == [hilo]
+
+
+def test_mensaje_nuevo_con_la_fila_de_la_cola_perdida_no_borra_la_pausa(servicio, bd_url):
+    ctx = servicio.contexto_de_cliente("C-0001")
+    hilo = servicio.iniciar_conversacion(ctx)
+    servicio.conversar(hilo, DEVOLVER_CAFETERA, ctx)
+    interrupt_id = servicio.aprobacion(hilo)["interrupt_id"]
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("DELETE FROM aprobaciones_pendientes")  # p. ej. una caída justo tras la pausa
+    with pytest.raises(AprobacionPendiente):
+        servicio.conversar(hilo, "¿Hay novedades?", ctx)
+    assert servicio.aprobacion(hilo)["interrupt_id"] == interrupt_id
+    estado = servicio.agente.get_state({"configurable": {"thread_id": hilo}})
+    assert [i.id for t in estado.tasks for i in t.interrupts] == [interrupt_id]
+    # Tras decidir, el hilo vuelve a aceptar mensajes normales.
+    servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+    assert servicio.conversar(hilo, "¿Dónde está mi pedido P-20260917-0041?", ctx).estado == "respondida"
+
+
+def test_varios_turnos_a_la_vez_en_un_proceso_con_el_saver_sin_candado(servicio, bd_url):
+    from agente.checkpointer import SaverDePool
+
+    assert isinstance(servicio.agente.checkpointer, SaverDePool)
+    resultados, errores = [], []
+
+    def turno(cliente, texto):
+        try:
+            resultados.append(conversacion(servicio, cliente, texto)[1].estado)
+        except Exception as exc:  # noqa: BLE001 - se comprueba abajo
+            errores.append(exc)
+
+    casos = [("C-0004", "¿Dónde está mi pedido P-20260925-0150?"), ("C-0001", DEVOLVER_CAFETERA),
+             ("C-0002", "Quiero devolver la sartén del pedido P-20260920-0102 porque se pega")] * 2
+    hilos = [threading.Thread(target=turno, args=caso) for caso in casos]
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join(timeout=120)
+    assert errores == []
+    assert sorted(resultados).count("esperando_aprobacion") == 2
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 1  # el segundo: nada que reembolsar
+
+
+def test_saver_sin_candado_exige_un_pool(bd_url):
+    from agente.checkpointer import SaverDePool
+
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c, pytest.raises(TypeError):
+        SaverDePool(c)

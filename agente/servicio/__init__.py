@@ -46,8 +46,16 @@ INSERT INTO consultas_asistente (thread_id, cliente_id, tienda, canal)
 VALUES (%(thread_id)s, %(cliente_id)s, %(tienda)s, %(canal)s)
 """
 SELECT_CONSULTA_SQL = "SELECT * FROM consultas_asistente WHERE thread_id = %(thread_id)s"
+# Dueño, fila en la cola y, por si la fila se perdió, si el último checkpoint del hilo
+# dejó una interrupción (índice de checkpoint_writes; evita cargar el estado en cada turno).
 SELECT_CONSULTA_Y_PENDIENTE_SQL = """
-SELECT c.cliente_id, a.thread_id IS NOT NULL AS pendiente
+SELECT c.cliente_id, a.thread_id IS NOT NULL AS pendiente,
+       EXISTS (
+           SELECT 1 FROM checkpoint_writes w
+           WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = '' AND w.channel = '__interrupt__'
+             AND w.checkpoint_id = (SELECT max(k.checkpoint_id) FROM checkpoints k
+                                    WHERE k.thread_id = c.thread_id AND k.checkpoint_ns = '')
+       ) AS interrumpido
 FROM consultas_asistente c LEFT JOIN aprobaciones_pendientes a ON a.thread_id = c.thread_id
 WHERE c.thread_id = %(thread_id)s
 """
@@ -213,7 +221,7 @@ class Servicio:
             if fila["cliente_id"] != ctx.cliente_id:
                 raise Prohibido("esta conversación no es tuya")
             pendiente = fila["pendiente"]
-            if not pendiente:
+            if not pendiente and fila["interrumpido"]:
                 # La fila de la cola pudo perderse (caída tras la pausa): el checkpoint manda.
                 # Mandar un mensaje nuevo a un hilo en pausa borraría la aprobación.
                 config_lectura = {"configurable": {"thread_id": thread_id}}

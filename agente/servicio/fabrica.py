@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from langgraph.checkpoint.postgres import PostgresSaver
-
 from agente.ajustes import Ajustes
 from agente.bd import abrir_pool, url_basedatos
+from agente.checkpointer import SaverDePool
 from agente.servicio import Servicio
 
 
@@ -28,7 +27,7 @@ def crear_servicio(
         modelo if modelo is not None else crear_modelo(
             ajustes.modelo, base_url=ajustes.modelo_base_url, sin_reintentos=True
         ),
-        PostgresSaver(pool),
+        SaverDePool(pool),
         pool=pool,
         pasarela=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes),
         llamadas_modelo_turno=ajustes.max_llamadas_modelo_turno,
