@@ -328,10 +328,8 @@ class Servicio:
     def aprobaciones_pendientes(self, tienda: str | None, limite: int = 50) -> list[dict]:
         with self.pool.connection() as c:
             filas = cola.bandeja(c, tienda, limite)
-            for fila in filas:
-                fila["retenidos"] = mensajes.retenidos_de(c, fila["thread_id"])
-                fila["traza_url"] = self.trazador.url_traza(fila["trace_id"]) if fila["trace_id"] else None
-                fila["motivos"] = self._motivos(c, fila)
+        for fila in filas:
+            fila["traza_url"] = self.trazador.url_traza(fila["trace_id"]) if fila["trace_id"] else None
         return filas
 
     def _motivos(self, c, fila) -> list[list[str]]:

@@ -48,24 +48,38 @@ WHERE thread_id = %(thread_id)s AND estado = 'pendiente'
 BORRAR_APROBACION_SQL = """
 DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s
 """
-# Una página de la bandeja de una tienda, la más antigua primero (índice tienda, creada).
-SELECT_BANDEJA_SQL = """
+# Una página de la bandeja, la más antigua primero, en una sola sentencia: la página sale
+# del índice (tienda, creada, thread_id) y, solo para sus filas, los mensajes retenidos y
+# los motivos de la política de cada acción (en el orden de las acciones).
+_BANDEJA_SQL = """
 SELECT a.thread_id, a.cliente_id, c.nombre AS cliente_nombre, a.creada,
        extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
-       a.peticion, a.trace_id, a.estado, a.tienda
-FROM aprobaciones_pendientes a JOIN clientes c ON c.id = a.cliente_id
-WHERE a.tienda = %(tienda)s
+       a.peticion, a.trace_id, a.estado, a.tienda,
+       coalesce(r.retenidos, '[]'::jsonb) AS retenidos,
+       coalesce(m.motivos, '[]'::jsonb) AS motivos
+FROM (
+    SELECT * FROM aprobaciones_pendientes
+    {filtro}
+    ORDER BY creada, thread_id
+    LIMIT %(limite)s
+) a
+JOIN clientes c ON c.id = a.cliente_id
+LEFT JOIN LATERAL (
+    SELECT jsonb_agg(jsonb_build_object('texto', mc.texto, 'creado', mc.creado) ORDER BY mc.id) AS retenidos
+    FROM mensajes_conversacion mc
+    WHERE mc.thread_id = a.thread_id AND mc.retenido
+) r ON true
+LEFT JOIN LATERAL (
+    SELECT jsonb_agg(coalesce(e.motivos, '[]'::jsonb) ORDER BY t.n) AS motivos
+    FROM jsonb_array_elements_text(coalesce(a.peticion -> 'tool_call_ids', '[]'::jsonb))
+         WITH ORDINALITY AS t(tool_call_id, n)
+    LEFT JOIN evaluaciones_politica e
+           ON e.thread_id = a.thread_id AND e.tool_call_id = t.tool_call_id
+) m ON true
 ORDER BY a.creada, a.thread_id
-LIMIT %(limite)s
 """
-SELECT_BANDEJA_TODAS_SQL = """
-SELECT a.thread_id, a.cliente_id, c.nombre AS cliente_nombre, a.creada,
-       extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
-       a.peticion, a.trace_id, a.estado, a.tienda
-FROM aprobaciones_pendientes a JOIN clientes c ON c.id = a.cliente_id
-ORDER BY a.creada, a.thread_id
-LIMIT %(limite)s
-"""
+SELECT_BANDEJA_SQL = _BANDEJA_SQL.format(filtro="WHERE tienda = %(tienda)s")
+SELECT_BANDEJA_TODAS_SQL = _BANDEJA_SQL.format(filtro="")
 SELECT_CADUCADAS_SQL = """
 SELECT a.thread_id FROM aprobaciones_pendientes a
 LEFT JOIN politicas_tienda p ON p.tienda = a.tienda
