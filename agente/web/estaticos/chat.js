@@ -1,6 +1,6 @@
 // Chat del cliente: historial, respuesta en directo (SSE sobre fetch), estado
 // "pendiente de revisión" y respuestas posteriores del encargado (EventSource).
-import { CLAVES, api, datosToken, el, ErrorApi, hora, leerEventos, leerRespuesta, tokenDeSesion } from "./comun.js";
+import { CLAVES, api, datosToken, el, ErrorApi, hora, leerEventos, leerRespuesta, tokenDeSesion, pedirToken } from "./comun.js";
 
 const $ = (id) => document.getElementById(id);
 const AVISOS = {
@@ -152,26 +152,10 @@ function cerrarSesion(motivo) {
   location.replace(location.pathname);
 }
 
-function pedirToken() {
-  $("sin-sesion").hidden = false;
-  $("chat").hidden = true;
-  const motivo = sessionStorage.getItem("agente.motivo");
-  if (motivo) {
-    sessionStorage.removeItem("agente.motivo");
-    $("titulo-sin-sesion").after(el("p", { class: "nota", role: "alert" }, motivo));
-  }
-  fetch("/api/demo/identidades").then((r) => { $("enlace-demo").hidden = !r.ok; }).catch(() => {});
-  $("form-token").addEventListener("submit", (e) => {
-    e.preventDefault();
-    sessionStorage.setItem(CLAVES.cliente, $("token").value.trim());
-    location.reload();
-  });
-}
-
 async function iniciar() {
   estado.token = tokenDeSesion(CLAVES.cliente);
   const datos = estado.token && datosToken(estado.token);
-  if (!datos || datos.rol !== "cliente") return pedirToken();
+  if (!datos || datos.rol !== "cliente") return pedirToken(CLAVES.cliente, () => { $("chat").hidden = true; });
   estado.cliente = datos.cliente_id;
   $("sesion").textContent = `Cliente ${datos.cliente_id} · tienda ${datos.tienda}`;
   $("chat").hidden = false;

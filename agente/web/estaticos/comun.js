@@ -156,3 +156,22 @@ export function duracion(segundos) {
   if (h < 48) return `${h} h ${min % 60} min`;
   return `${Math.floor(h / 24)} días`;
 }
+
+// Sin sesión válida: formulario para pegar un token (y enlace a la demo si está activa).
+export function pedirToken(clave, alMostrar = () => {}) {
+  document.getElementById("sin-sesion").hidden = false;
+  alMostrar();
+  const motivo = sessionStorage.getItem("agente.motivo");
+  if (motivo) {
+    sessionStorage.removeItem("agente.motivo");
+    document.getElementById("titulo-sin-sesion").after(el("p", { class: "nota", role: "alert" }, motivo));
+  }
+  fetch("/api/demo/identidades")
+    .then((r) => { document.getElementById("enlace-demo").hidden = !r.ok; })
+    .catch(() => {});
+  document.getElementById("form-token").addEventListener("submit", (e) => {
+    e.preventDefault();
+    sessionStorage.setItem(clave, document.getElementById("token").value.trim());
+    location.reload();
+  });
+}

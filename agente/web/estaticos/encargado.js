@@ -1,7 +1,7 @@
 // Bandeja del encargado: tarjetas de las aprobaciones pendientes de su tienda, que se
 // actualizan solas (consulta cada pocos segundos), y las decisiones que cada operación admite.
 // Los textos del cliente (motivo, mensajes retenidos) se pintan con textContent.
-import { CLAVES, api, datosToken, duracion, el, ErrorApi, euros, fecha, tokenDeSesion } from "./comun.js";
+import { CLAVES, api, datosToken, duracion, el, ErrorApi, euros, fecha, tokenDeSesion, pedirToken } from "./comun.js";
 
 const $ = (id) => document.getElementById(id);
 const CADA_MS = 4000;
@@ -250,25 +250,10 @@ function salir(motivo) {
   location.replace(location.pathname);
 }
 
-function pedirToken() {
-  $("sin-sesion").hidden = false;
-  const motivo = sessionStorage.getItem("agente.motivo");
-  if (motivo) {
-    sessionStorage.removeItem("agente.motivo");
-    $("titulo-sin-sesion").after(el("p", { class: "nota", role: "alert" }, motivo));
-  }
-  fetch("/api/demo/identidades").then((r) => { $("enlace-demo").hidden = !r.ok; }).catch(() => {});
-  $("form-token").addEventListener("submit", (e) => {
-    e.preventDefault();
-    sessionStorage.setItem(CLAVES.encargado, $("token").value.trim());
-    location.reload();
-  });
-}
-
 function iniciar() {
   estado.token = tokenDeSesion(CLAVES.encargado);
   const datos = estado.token && datosToken(estado.token);
-  if (!datos || datos.rol !== "encargado") return pedirToken();
+  if (!datos || datos.rol !== "encargado") return pedirToken(CLAVES.encargado);
   $("sesion").textContent = `Encargado ${datos.encargado_id} · tienda ${datos.tienda}`;
   $("bandeja").hidden = false;
   $("salir").hidden = false;
