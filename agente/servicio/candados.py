@@ -49,7 +49,3 @@ def candado_hilo(
             if obtenido:
                 conexion.execute(UNLOCK_HILO_SQL, params)
 
-
-def hilo_ocupado(pool: ConnectionPool, thread_id: str) -> bool:
-    with candado_hilo(pool, thread_id, esperar=0) as obtenido:
-        return not obtenido
