@@ -167,12 +167,15 @@ def test_error_transitorio_de_base_de_datos_se_reintenta_sin_pagar_dos_veces(bd_
     assert uno(bd_url, "SELECT numero FROM reembolsos") in respuesta.mensaje_cliente
 
 
-@pytest.mark.parametrize("herramienta", ["reembolsar", "sustituir", "consultar_encargado"])
-def test_cada_herramienta_firmable_lista_sus_decisiones(herramienta):
+def test_cada_herramienta_firmable_lista_sus_decisiones_y_las_de_lectura_no_se_firman():
     from agente.middleware.aprobacion import DECISIONES_PERMITIDAS
 
-    assert "respond" not in DECISIONES_PERMITIDAS[herramienta] or herramienta == "consultar_encargado"
-    assert DECISIONES_PERMITIDAS["consultar_encargado"] == ["respond"]
+    # «respond» finge un resultado sin ejecutar: solo para la consulta al encargado.
+    assert DECISIONES_PERMITIDAS == {
+        "reembolsar": ["approve", "edit", "reject"],
+        "sustituir": ["approve", "reject"],
+        "consultar_encargado": ["respond"],
+    }
 
 
 def test_proveedor_caido_da_una_disculpa_corta_y_marca_el_hilo(bd_url, caplog):

@@ -79,12 +79,6 @@ RETURNING id, decidida
 MARCAR_DECISION_APLICADA_SQL = """
 UPDATE decisiones_encargado SET aplicada = now(), resultado = %(resultado)s WHERE id = %(id)s
 """
-SELECT_DECISIONES_SIN_APLICAR_SQL = """
-SELECT d.*, a.contexto, a.trace_id AS trace_cola
-FROM decisiones_encargado d
-LEFT JOIN aprobaciones_pendientes a ON a.thread_id = d.thread_id
-WHERE d.aplicada IS NULL ORDER BY d.decidida
-"""
 SELECT_DECISION_SIN_APLICAR_HILO_SQL = """
 SELECT * FROM decisiones_encargado WHERE thread_id = %(thread_id)s AND aplicada IS NULL
 ORDER BY decidida LIMIT 1
@@ -101,9 +95,6 @@ class Respuesta:
     mensaje_cliente: str
     thread_id: str
     trace_id: str | None = None
-
-    def como_json(self) -> dict[str, Any]:
-        return {"estado": self.estado, "mensaje_cliente": self.mensaje_cliente, "thread_id": self.thread_id}
 
 
 def _interrupciones(salida) -> list:
@@ -332,29 +323,14 @@ class Servicio:
             fila["traza_url"] = self.trazador.url_traza(fila["trace_id"]) if fila["trace_id"] else None
         return filas
 
-    def _motivos(self, c, fila) -> list[list[str]]:
-        ids = fila["peticion"].get("tool_call_ids", [])
-        if not ids:
-            return [[] for _ in fila["peticion"].get("action_requests", [])]
-        por_id = {
-            f["tool_call_id"]: list(f["motivos"] or [])
-            for f in c.execute(SELECT_VEREDICTOS_SQL, {"thread_id": fila["thread_id"], "ids": ids})
-        }
-        return [por_id.get(i, []) for i in ids]
-
     def aprobacion(self, thread_id: str, *, tienda: str | None = None) -> dict:
         with self.pool.connection() as c:
-            fila = cola.aprobacion(c, thread_id)
-            if fila is None:
-                raise NadaPendiente(f"no hay ninguna aprobación pendiente en {thread_id}")
-            if tienda is not None and fila["tienda"] != tienda:
-                raise Prohibido("esta aprobación es de otra tienda")
-            cliente = c.execute(SELECT_CLIENTE_SQL, {"cliente_id": fila["cliente_id"]}).fetchone()
-            fila["cliente_nombre"] = cliente["nombre"] if cliente else fila["cliente_id"]
-            fila["espera_segundos"] = int((datetime.now(UTC) - fila["creada"]).total_seconds())
-            fila["retenidos"] = mensajes.retenidos_de(c, thread_id)
-            fila["traza_url"] = self.trazador.url_traza(fila["trace_id"]) if fila["trace_id"] else None
-            fila["motivos"] = self._motivos(c, fila)
+            fila = cola.aprobacion_detallada(c, thread_id)
+        if fila is None:
+            raise NadaPendiente(f"no hay ninguna aprobación pendiente en {thread_id}")
+        if tienda is not None and fila["tienda"] != tienda:
+            raise Prohibido("esta aprobación es de otra tienda")
+        fila["traza_url"] = self.trazador.url_traza(fila["trace_id"]) if fila["trace_id"] else None
         return fila
 
     def encargado_activo(self, encargado_id: str) -> dict:

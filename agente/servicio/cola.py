@@ -52,9 +52,8 @@ DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s
 # del índice (tienda, creada, thread_id) y, solo para sus filas, los mensajes retenidos y
 # los motivos de la política de cada acción (en el orden de las acciones).
 _BANDEJA_SQL = """
-SELECT a.thread_id, a.cliente_id, c.nombre AS cliente_nombre, a.creada,
+SELECT a.*, c.nombre AS cliente_nombre,
        extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
-       a.peticion, a.trace_id, a.estado, a.tienda,
        coalesce(r.retenidos, '[]'::jsonb) AS retenidos,
        coalesce(m.motivos, '[]'::jsonb) AS motivos
 FROM (
@@ -80,6 +79,7 @@ ORDER BY a.creada, a.thread_id
 """
 SELECT_BANDEJA_SQL = _BANDEJA_SQL.format(filtro="WHERE tienda = %(tienda)s")
 SELECT_BANDEJA_TODAS_SQL = _BANDEJA_SQL.format(filtro="")
+SELECT_APROBACION_DETALLE_SQL = _BANDEJA_SQL.format(filtro="WHERE thread_id = %(thread_id)s")
 SELECT_CADUCADAS_SQL = """
 SELECT a.thread_id FROM aprobaciones_pendientes a
 LEFT JOIN politicas_tienda p ON p.tienda = a.tienda
@@ -122,6 +122,13 @@ def encolar(
 
 def aprobacion(conexion: psycopg.Connection, thread_id: str) -> dict | None:
     return conexion.execute(SELECT_APROBACION_SQL, {"thread_id": thread_id}).fetchone()
+
+
+def aprobacion_detallada(conexion: psycopg.Connection, thread_id: str) -> dict | None:
+    """Una fila de la bandeja (con retenidos y motivos), o None si no hay nada pendiente."""
+    return conexion.execute(
+        SELECT_APROBACION_DETALLE_SQL, {"thread_id": thread_id, "limite": 1}
+    ).fetchone()
 
 
 def bandeja(conexion: psycopg.Connection, tienda: str | None, limite: int = 50) -> list[dict]:

@@ -29,10 +29,6 @@ SELECT_MENSAJES_SQL = """
 SELECT id, rol, texto, retenido, creado FROM mensajes_conversacion
 WHERE thread_id = %(thread_id)s AND id > %(desde)s ORDER BY id
 """
-SELECT_RETENIDOS_SQL = """
-SELECT texto, creado FROM mensajes_conversacion
-WHERE thread_id = %(thread_id)s AND retenido ORDER BY id
-"""
 
 
 def anotar_mensaje(
@@ -42,16 +38,11 @@ def anotar_mensaje(
     texto: str,
     *,
     retenido: bool = False,
-    avisar: bool = False,
 ) -> dict[str, Any]:
-    """Guarda un mensaje; con ``avisar`` lo anuncia por NOTIFY (llega al confirmar)."""
-    fila = conexion.execute(
+    return conexion.execute(
         INSERT_MENSAJE_SQL,
         {"thread_id": thread_id, "rol": rol, "texto": texto, "retenido": retenido},
     ).fetchone()
-    if avisar:
-        conexion.execute(NOTIFY_SQL, {"canal": CANAL_NOTIFY, "thread_id": thread_id})
-    return fila
 
 
 def cerrar_turno(
@@ -71,6 +62,3 @@ def avisar(conexion: psycopg.Connection, thread_id: str) -> None:
 def mensajes_de(conexion: psycopg.Connection, thread_id: str, *, desde: int = 0) -> list[dict]:
     return conexion.execute(SELECT_MENSAJES_SQL, {"thread_id": thread_id, "desde": desde}).fetchall()
 
-
-def retenidos_de(conexion: psycopg.Connection, thread_id: str) -> list[dict]:
-    return conexion.execute(SELECT_RETENIDOS_SQL, {"thread_id": thread_id}).fetchall()
