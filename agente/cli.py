@@ -7,9 +7,9 @@ from contextlib import contextmanager
 
 import typer
 
-from agente.ajustes import ajustes
 from agente.cli_errores import errores_en_una_linea
-from agente.errores import ErrorDominio
+from agente.nucleo.ajustes import ajustes
+from agente.nucleo.errores import ErrorDominio
 
 app = typer.Typer(help="Agente de atención al cliente para tiendas.", no_args_is_help=True)
 db = typer.Typer(help="Base de datos: migraciones, datos de demo, URL, reinicio.", no_args_is_help=True)
@@ -17,7 +17,8 @@ app.add_typer(db, name="db")
 
 
 def _url() -> str:
-    from agente.bd import comprobar_conexion, url_basedatos
+    from agente.bd import url_basedatos
+    from agente.nucleo.bd import comprobar_conexion
 
     aj = ajustes()
     url = url_basedatos(aj)
@@ -44,9 +45,9 @@ def db_demo() -> None:
     """Carga (o refresca) el catálogo de demostración."""
     import psycopg
 
-    from agente.bd import KWARGS_CONEXION
     from agente.demo import cargar_demo
     from agente.migraciones import migrar
+    from agente.nucleo.bd import KWARGS_CONEXION
 
     url = _url()
     migrar(url)
@@ -73,8 +74,8 @@ def db_reset(
     """Borra TODOS los datos del PostgreSQL embebido y vuelve a migrar."""
     import psycopg
 
-    from agente.bd import KWARGS_CONEXION
     from agente.migraciones import migrar
+    from agente.nucleo.bd import KWARGS_CONEXION
 
     aj = ajustes()
     if aj.database_url:
@@ -123,7 +124,7 @@ def chat(
     hilo: str | None = typer.Option(None, "--hilo", help="Continuar una conversación existente."),
 ) -> None:
     """Conversación por terminal como ese cliente (Ctrl-D para salir)."""
-    from agente.errores import AprobacionPendiente
+    from agente.nucleo.errores import AprobacionPendiente
 
     with _servicio() as servicio:
         ctx = servicio.contexto_de_cliente(cliente, canal="terminal")
@@ -190,7 +191,7 @@ def decidir(
     texto: str | None = typer.Option(None, "--texto", help="Respuesta a una consulta al encargado."),
 ) -> None:
     """Decide la aprobación pendiente de un hilo (la misma decisión para cada operación)."""
-    from agente.errores import DecisionNoValida
+    from agente.nucleo.errores import DecisionNoValida
 
     with _servicio() as servicio:
         pendiente = servicio.aprobacion(hilo)

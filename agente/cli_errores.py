@@ -6,7 +6,7 @@ from functools import wraps
 
 import typer
 
-from agente.errores import ErrorDominio
+from agente.nucleo.errores import ErrorDominio
 
 
 def errores_en_una_linea(funcion):

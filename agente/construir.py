@@ -11,11 +11,11 @@ from __future__ import annotations
 from langchain.agents import create_agent
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agente.contexto import ContextoCliente
 from agente.middleware.aprobacion import middleware_aprobacion
 from agente.middleware.errores import middleware_errores
 from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import prompt_cliente
+from agente.nucleo.contexto import ContextoCliente
 from herramientas import crear_herramientas
 from politicas import DescripcionEncargado, PoliticaAprobacion
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from agente.bd import KWARGS_CONEXION
-from agente.errores import ErrorConfiguracion
+from agente.nucleo.bd import KWARGS_CONEXION
+from agente.nucleo.errores import ErrorConfiguracion
 
 CARPETA_SQL = Path(__file__).resolve().parent.parent / "sql"
 CANDADO_MIGRACIONES = 7_310_001  # clave de pg_advisory_lock propia de este producto

@@ -17,10 +17,11 @@ def registrar(app: typer.Typer) -> None:
         Nunca toca una conversación que espera a un encargado ni las tablas de negocio o
         de auditoría. Se puede programar en todos los servidores: solo uno la ejecuta.
         """
-        from agente.ajustes import ajustes
-        from agente.bd import abrir_pool, comprobar_conexion, url_basedatos
-        from agente.errores import ErrorDominio
+        from agente.bd import url_basedatos
         from agente.migraciones import migrar
+        from agente.nucleo.ajustes import ajustes
+        from agente.nucleo.bd import abrir_pool, comprobar_conexion
+        from agente.nucleo.errores import ErrorDominio
         from agente.retencion import limpiar as limpiar_checkpoints
 
         try:

@@ -468,7 +468,7 @@ def _ejecuciones_simultaneas(entorno: dict[str, str]) -> int | None:
         from agente.web.directo import ejecuciones_simultaneas
     except ImportError:
         return None
-    from agente.ajustes import Ajustes
+    from agente.nucleo.ajustes import Ajustes
 
     pool_max = int(entorno.get("AGENTE_POOL_MAX", Ajustes.model_fields["pool_max"].default))
     return ejecuciones_simultaneas(pool_max)

@@ -99,7 +99,7 @@ def _percentil(muestras: list[float], p: int) -> float:
 
 
 def _casos() -> list[tuple[str, dict[str, Any], Any]]:
-    from agente.contexto import ContextoCliente
+    from agente.nucleo.contexto import ContextoCliente
 
     ana = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
     bruno = ContextoCliente(cliente_id="C-0002", tienda="talavera", nombre="Bruno Díaz Martín")
@@ -167,7 +167,7 @@ def _contar(pool: ConnectionPool, politica: Any, peticiones: list[Any]) -> dict[
 
 def medir(url: str, n: int = N_POR_DEFECTO) -> dict[str, Any]:
     """Mide sobre una base ya migrada y con la demo cargada."""
-    from agente.bd import KWARGS_CONEXION
+    from agente.nucleo.bd import KWARGS_CONEXION
     from politicas import PoliticaAprobacion
 
     pool = ConnectionPool(url, min_size=1, max_size=1, kwargs=KWARGS_CONEXION, open=False)
@@ -202,9 +202,10 @@ def medir(url: str, n: int = N_POR_DEFECTO) -> dict[str, Any]:
 
 def ejecutar(n: int = N_POR_DEFECTO) -> dict[str, Any]:
     """Arranca un PostgreSQL embebido temporal, mide, imprime y devuelve los resultados."""
-    from agente.bd import KWARGS_CONEXION, arrancar_embebido
+    from agente.bd import arrancar_embebido
     from agente.demo import cargar_demo
     from agente.migraciones import migrar
+    from agente.nucleo.bd import KWARGS_CONEXION
 
     carpeta = Path(tempfile.mkdtemp(prefix="bench-politica-"))
     servidor = arrancar_embebido(carpeta / "pgdata")

@@ -57,8 +57,8 @@ def agente_pelado(pool, checkpointer):
     from langchain.agents import create_agent
     from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig
 
-    from agente.contexto import ContextoCliente
     from agente.modelo_offline import ModeloOffline
+    from agente.nucleo.contexto import ContextoCliente
     from herramientas import crear_herramientas
     from herramientas.pasarela import PasarelaSimulada
 
@@ -163,7 +163,7 @@ def _comprobar(condicion: bool, caso: str, que: str) -> None:
 
 
 def ajustes_de(url: str, *, receptor: str | None = None):
-    from agente.ajustes import Ajustes
+    from agente.nucleo.ajustes import Ajustes
 
     if receptor is None:
         return Ajustes(database_url=url, langfuse_public_key=None, langfuse_secret_key=None)

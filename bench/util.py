@@ -67,9 +67,9 @@ def url_de(url_admin: str, base: str) -> str:
 
 def crear_base(url_admin: str, nombre: str, *, demo: bool = True) -> str:
     """Base nueva, migrada (esquema + checkpointer) y, si ``demo``, con el catálogo de demo."""
-    from agente.bd import KWARGS_CONEXION
     from agente.demo import cargar_demo
     from agente.migraciones import migrar
+    from agente.nucleo.bd import KWARGS_CONEXION
 
     with psycopg.connect(url_admin, autocommit=True) as c:
         c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(nombre)))
@@ -83,8 +83,8 @@ def crear_base(url_admin: str, nombre: str, *, demo: bool = True) -> str:
 
 
 def abrir_pool(url: str, *, max_size: int = 10, configure=None) -> ConnectionPool:
-    """Como ``agente.bd.abrir_pool`` (mismos kwargs de conexión), con gancho ``configure``."""
-    from agente.bd import KWARGS_CONEXION
+    """Como ``agente.nucleo.bd.abrir_pool`` (mismos kwargs de conexión), con gancho ``configure``."""
+    from agente.nucleo.bd import KWARGS_CONEXION
 
     pool = ConnectionPool(
         url, min_size=1, max_size=max_size, kwargs=KWARGS_CONEXION, configure=configure,
@@ -95,7 +95,7 @@ def abrir_pool(url: str, *, max_size: int = 10, configure=None) -> ConnectionPoo
 
 
 def uno(url: str, consulta: str, params: dict | None = None) -> Any:
-    from agente.bd import KWARGS_CONEXION
+    from agente.nucleo.bd import KWARGS_CONEXION
 
     with psycopg.connect(url, **KWARGS_CONEXION) as c:
         fila = c.execute(consulta, params or {}).fetchone()
@@ -261,7 +261,7 @@ class ClienteBench:
         return self.pedidos_grandes[0]
 
     def contexto(self):
-        from agente.contexto import ContextoCliente
+        from agente.nucleo.contexto import ContextoCliente
 
         return ContextoCliente(cliente_id=self.cliente_id, tienda=self.tienda, nombre=self.nombre)
 

@@ -17,7 +17,7 @@ from typing import Any
 from langchain.tools import BaseTool, ToolRuntime, tool
 from psycopg_pool import ConnectionPool
 
-from agente.contexto import contexto_de
+from agente.nucleo.contexto import contexto_de
 from herramientas import pedidos, reembolsos, sustituciones
 from herramientas.esquemas import (
     ConsultarEncargadoArgs,

@@ -17,8 +17,8 @@ from typing import Protocol, runtime_checkable
 
 from psycopg_pool import ConnectionPool
 
-from agente.ajustes import Ajustes
-from agente.errores import ErrorPasarela
+from agente.nucleo.ajustes import Ajustes
+from agente.nucleo.errores import ErrorPasarela
 
 
 @dataclass(frozen=True)

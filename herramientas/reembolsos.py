@@ -17,8 +17,8 @@ from typing import Any
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from agente.contexto import ContextoCliente
-from agente.errores import (
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import (
     ConflictoIdempotencia,
     ErrorDominio,
     ErrorPasarela,

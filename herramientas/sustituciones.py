@@ -13,8 +13,8 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
-from agente.contexto import ContextoCliente
-from agente.errores import (
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import (
     AprobacionCaducada,
     ConflictoIdempotencia,
     ErrorDominio,

@@ -40,8 +40,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from agente.contexto import ContextoCliente, contexto_de
-from agente.errores import ContextoAusente
+from agente.nucleo.contexto import ContextoCliente, contexto_de
+from agente.nucleo.errores import ContextoAusente
 
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
 
-from agente.contexto import contexto_de
+from agente.nucleo.contexto import contexto_de
 from politicas.aprobacion import PoliticaAprobacion, Veredicto, hilo_de, importe_de
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 from langgraph.types import Command
 
-from agente.contexto import ContextoCliente
-from agente.errores import ContextoAusente
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import ContextoAusente
 
 from .conftest import RAIZ
 from .fabricas import (
@@ -114,9 +114,9 @@ def test_reanudar_en_otro_proceso_con_el_contexto_funciona(servicio, bd_url):
     codigo = f"""
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.types import Command
-from agente.bd import abrir_pool
+from agente.nucleo.bd import abrir_pool
 from agente.construir import construir_agente
-from agente.contexto import ContextoCliente
+from agente.nucleo.contexto import ContextoCliente
 from agente.modelo_offline import ModeloOffline
 from herramientas.pasarela import PasarelaSimulada
 pool = abrir_pool({bd_url!r})

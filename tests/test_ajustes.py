@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agente.ajustes import Ajustes
+from agente.nucleo.ajustes import Ajustes
 
 from .conftest import RAIZ
 

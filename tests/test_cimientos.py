@@ -10,9 +10,9 @@ from decimal import Decimal
 
 import psycopg
 
-from agente.bd import KWARGS_CONEXION
 from agente.demo import cargar_demo
 from agente.migraciones import migraciones_disponibles, migrar
+from agente.nucleo.bd import KWARGS_CONEXION
 
 from .conftest import RAIZ
 

@@ -21,9 +21,9 @@ from langgraph.prebuilt import ToolNode
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from agente.ajustes import Ajustes
-from agente.contexto import ContextoCliente
-from agente.errores import (
+from agente.nucleo.ajustes import Ajustes
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import (
     AprobacionCaducada,
     ConflictoIdempotencia,
     ContextoAusente,
@@ -685,7 +685,7 @@ def test_dentro_de_un_grafo_langgraph_inyecta_el_runtime_con_contexto_hilo_y_met
 
 
 def test_no_se_cambia_dos_veces_la_misma_unidad(pool):
-    from agente.contexto import ContextoCliente
+    from agente.nucleo.contexto import ContextoCliente
     from herramientas.sustituciones import sustituir
 
     ctx = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana")

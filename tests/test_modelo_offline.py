@@ -23,8 +23,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from agente.errores import ErrorDominio, PedidoNoEncontrado
 from agente.modelo_offline import ModeloOffline, euros
+from agente.nucleo.errores import ErrorDominio, PedidoNoEncontrado
 
 AVISO = (
     "Aviso: un encargado modificó esta operación antes de ejecutarla; el resultado refleja lo "

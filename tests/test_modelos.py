@@ -14,9 +14,9 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from agente.errores import ErrorConfiguracion
 from agente.modelo_offline import ModeloOffline
 from agente.modelos import crear_modelo
+from agente.nucleo.errores import ErrorConfiguracion
 from tests.servidor_openai import ServidorOpenAI
 
 

@@ -19,9 +19,9 @@ from langgraph.runtime import ExecutionInfo, Runtime
 from langgraph.types import Command
 from psycopg_pool import ConnectionPool
 
-from agente.bd import KWARGS_CONEXION
-from agente.contexto import ContextoCliente
-from agente.errores import ContextoAusente
+from agente.nucleo.bd import KWARGS_CONEXION
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import ContextoAusente
 from bench.politica import trazar_pool
 from politicas import (
     UMBRALES_POR_DEFECTO,

@@ -19,8 +19,8 @@ from decimal import Decimal
 import psycopg
 import pytest
 
-from agente.bd import KWARGS_CONEXION
-from agente.contexto import ContextoCliente
+from agente.nucleo.bd import KWARGS_CONEXION
+from agente.nucleo.contexto import ContextoCliente
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
 
@@ -37,8 +37,8 @@ HILO, LLAMADA = "hilo-caida", "call-caida"
 HIJO = f"""
 import os, sys, time
 from decimal import Decimal
-from agente.bd import abrir_pool
-from agente.contexto import ContextoCliente
+from agente.nucleo.bd import abrir_pool
+from agente.nucleo.contexto import ContextoCliente
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
 

@@ -8,7 +8,7 @@ import typer
 from psycopg import sql
 from typer.testing import CliRunner
 
-from agente.bd import KWARGS_CONEXION
+from agente.nucleo.bd import KWARGS_CONEXION
 from agente.retencion import CANDADO_RETENCION, limpiar
 from agente.retencion_cli import registrar
 from agente.servicio.candados import ESPACIO_HILOS
@@ -166,7 +166,7 @@ def test_dias_menor_que_uno_se_rechaza(pool):
 
 
 def test_orden_limpiar_de_la_cli(servicio, bd_url, monkeypatch):
-    from agente.ajustes import ajustes
+    from agente.nucleo.ajustes import ajustes
 
     hilo, _ = conversacion(servicio, "C-0002", f"¿Dónde está mi pedido {PEDIDO_PEQUENO}?")
     _envejecer(bd_url, hilo)

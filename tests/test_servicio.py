@@ -12,8 +12,8 @@ import time
 import psycopg
 import pytest
 
-from agente.bd import KWARGS_CONEXION
-from agente.errores import (
+from agente.nucleo.bd import KWARGS_CONEXION
+from agente.nucleo.errores import (
     AprobacionPendiente,
     DecisionNoValida,
     HiloNoEncontrado,

@@ -33,8 +33,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from agente.ajustes import Ajustes
-from agente.contexto import ContextoCliente
+from agente.nucleo.ajustes import Ajustes
+from agente.nucleo.contexto import ContextoCliente
 from agente.trazas import (
     EVENTO_VEREDICTO,
     PUNTUACION_DECISION,
@@ -748,7 +748,7 @@ def test_un_segundo_trazador_vivo_con_la_misma_clave_avisa(receptor, caplog):
 _SIN_CLAVES = """
 import json, sys
 from langgraph.checkpoint.memory import InMemorySaver
-from agente.ajustes import Ajustes
+from agente.nucleo.ajustes import Ajustes
 from agente.trazas import Trazador
 from tests import test_trazas as tt
 
@@ -787,7 +787,7 @@ _REANUDAR = """
 import json, sys
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
-from agente.bd import KWARGS_CONEXION
+from agente.nucleo.bd import KWARGS_CONEXION
 from agente.trazas import Trazador
 from tests import test_trazas as tt
 
@@ -806,7 +806,7 @@ def test_reanudar_en_otro_proceso_continua_la_misma_traza(receptor, trazador, bd
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    from agente.bd import KWARGS_CONEXION
+    from agente.nucleo.bd import KWARGS_CONEXION
 
     trace_id = trazador.nuevo_trace_id(f"{HILO}:turno-1")  # lo que se guardaría en la cola
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as conexion:

@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
-from agente.ajustes import SECRETO_DEMO, Ajustes
-from agente.errores import ErrorConfiguracion
+from agente.nucleo.ajustes import SECRETO_DEMO, Ajustes
+from agente.nucleo.errores import ErrorConfiguracion
 from agente.web import directo
 from agente.web.app import ESTATICOS, crear_app
 

@@ -23,7 +23,7 @@ from langchain.agents.middleware import (
     ToolRetryMiddleware,
 )
 
-from agente.errores import ContextoAusente, ErrorDominio
+from agente.nucleo.errores import ContextoAusente, ErrorDominio
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from langchain.agents.middleware import ModelRequest, dynamic_prompt
 
-from agente.contexto import contexto_de
+from agente.nucleo.contexto import contexto_de
 
 PROMPT_BASE = """Eres el asistente de atención al cliente de la tienda «{tienda}».
 Atiendes a {nombre} (cliente {cliente_id}) por el canal {canal}.

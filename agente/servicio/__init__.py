@@ -22,8 +22,10 @@ from langgraph.types import Command
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from agente.contexto import ContextoCliente
-from agente.errores import (
+from agente.middleware.aprobacion import DECISIONES_PERMITIDAS
+from agente.middleware.limites import limite_alcanzado
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import (
     AprobacionPendiente,
     DecisionNoValida,
     HiloNoEncontrado,
@@ -31,8 +33,6 @@ from agente.errores import (
     Prohibido,
     YaDecidida,
 )
-from agente.middleware.aprobacion import DECISIONES_PERMITIDAS
-from agente.middleware.limites import limite_alcanzado
 from agente.servicio import cola, mensajes, textos
 from agente.servicio.candados import candado_hilo
 from agente.servicio.validacion import validar_decisiones

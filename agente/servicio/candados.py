@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from psycopg_pool import ConnectionPool
 
-from agente.errores import AprobacionPendiente
+from agente.nucleo.errores import AprobacionPendiente
 
 ESPACIO_HILOS = 7_310_002  # primer entero del advisory lock de dos claves
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from agente.ajustes import Ajustes
-from agente.bd import abrir_pool, url_basedatos
+from agente.bd import url_basedatos
 from agente.checkpointer import SaverDePool
+from agente.nucleo.ajustes import Ajustes
+from agente.nucleo.bd import abrir_pool
 from agente.servicio import Servicio
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from agente.errores import DecisionNoValida
+from agente.nucleo.errores import DecisionNoValida
 
 SELECT_REEMBOLSABLE_SQL = """
 SELECT p.importe - coalesce((SELECT sum(r.importe) FROM reembolsos r WHERE r.pedido_id = p.id), 0)

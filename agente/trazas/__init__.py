@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agente.trazas.mascara import enmascarar, enmascarar_spans_otel, enmascarar_texto
 
 if TYPE_CHECKING:
-    from agente.ajustes import Ajustes
+    from agente.nucleo.ajustes import Ajustes
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agente.ajustes import Ajustes
-from agente.errores import HiloNoEncontrado
+from agente.nucleo.ajustes import Ajustes
+from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import errores_http, esquemas, metricas, rutas_cliente, rutas_demo, rutas_encargado
 from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente

@@ -21,9 +21,9 @@ import jwt
 from fastapi import Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from agente.ajustes import Ajustes
-from agente.contexto import ContextoCliente
-from agente.errores import NoAutorizado, Prohibido
+from agente.nucleo.ajustes import Ajustes
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import NoAutorizado, Prohibido
 
 ALGORITMO = "HS256"
 ROL_CLIENTE = "cliente"

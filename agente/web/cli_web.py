@@ -16,7 +16,7 @@ token_app = typer.Typer(help="Emite tokens firmados con AGENTE_SECRETO.", no_arg
 
 
 def _ajustes():
-    from agente.ajustes import ajustes
+    from agente.nucleo.ajustes import ajustes
 
     ajustes.cache_clear()  # demo cambia el entorno antes de leerlos
     return ajustes()
@@ -24,8 +24,9 @@ def _ajustes():
 
 def _preparar_bd(ajustes) -> str:
     """URL de la base (arranca el embebido en ESTE proceso) y migraciones, una sola vez."""
-    from agente.bd import comprobar_conexion, url_basedatos
+    from agente.bd import url_basedatos
     from agente.migraciones import migrar
+    from agente.nucleo.bd import comprobar_conexion
 
     url = url_basedatos(ajustes)
     comprobar_conexion(url, ajuste="DATABASE_URL" if ajustes.database_url else "AGENTE_PGDATA")
@@ -85,8 +86,8 @@ def demo(
     """Demo sin claves: migra, carga el catálogo de demo y sirve con el modelo offline."""
     import psycopg
 
-    from agente.bd import KWARGS_CONEXION
     from agente.demo import CLIENTES, ENCARGADOS, cargar_demo
+    from agente.nucleo.bd import KWARGS_CONEXION
     from agente.web.rutas_demo import EJEMPLOS
 
     os.environ["AGENTE_DEMO"] = "1"
@@ -114,8 +115,8 @@ SELECT_ENCARGADO_SQL = "SELECT tienda, activo FROM encargados WHERE id = %(id)s"
 def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
     import psycopg
 
-    from agente.bd import KWARGS_CONEXION
-    from agente.errores import Prohibido
+    from agente.nucleo.bd import KWARGS_CONEXION
+    from agente.nucleo.errores import Prohibido
     from agente.web.auth import emitir_token
     from agente.web.secreto import comprobar_secreto
 

@@ -44,8 +44,8 @@ import anyio.to_thread
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
-from agente.contexto import ContextoCliente
-from agente.errores import ErrorDominio
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import ErrorDominio
 from agente.web import metricas
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agente.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado
+from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import psycopg
 from psycopg import sql
 from starlette.concurrency import run_in_threadpool
 
-from agente.contexto import ContextoCliente
+from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.mensajes import CANAL_NOTIFY
 
 logger = logging.getLogger(__name__)

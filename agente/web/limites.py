@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agente.contexto import ContextoCliente
-from agente.errores import DemasiadasPeticiones
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import DemasiadasPeticiones
 from agente.web.auth import ClienteActual
 
 MAX_CUERPO = 16 * 1024

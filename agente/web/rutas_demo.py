@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 
 from agente.demo import CLIENTES, ENCARGADOS
-from agente.errores import HiloNoEncontrado
+from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import esquemas
 from agente.web.auth import ROL_CLIENTE, ROL_ENCARGADO, emitir_token
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from agente.errores import Prohibido
+from agente.nucleo.errores import Prohibido
 from agente.web import esquemas
 from agente.web.auth import EncargadoActual
 from agente.web.directo import ejecutar_decision, en_hilo_del_agente

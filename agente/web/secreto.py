@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agente.ajustes import Ajustes
-from agente.errores import ErrorConfiguracion
+from agente.nucleo.ajustes import Ajustes
+from agente.nucleo.errores import ErrorConfiguracion
 
 
 def comprobar_secreto(ajustes: Ajustes) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agente.errores import ContextoAusente
+from agente.nucleo.errores import ContextoAusente
 
 
 @dataclass(frozen=True)

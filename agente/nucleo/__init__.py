@@ -1,0 +1,6 @@
+"""El núcleo que comparten todas las capas: errores, contexto del cliente, ajustes,
+pool de conexiones y dinero.
+
+No importa nada del resto del producto (lo comprueban los contratos de import-linter):
+``politicas/`` y ``herramientas/`` solo pueden importar de aquí.
+"""

@@ -1,0 +1,49 @@
+"""El pool de conexiones: uno por proceso para negocio, cola y checkpointer.
+
+El checkpointer exige ``autocommit=True``, ``prepare_threshold=0`` y
+``row_factory=dict_row``; el código de negocio abre sus transacciones con
+``conexion.transaction()``.
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from agente.nucleo.errores import ErrorConfiguracion
+
+__all__ = ["KWARGS_CONEXION", "abrir_pool", "comprobar_conexion"]
+
+KWARGS_CONEXION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+def comprobar_conexion(url: str, *, ajuste: str = "DATABASE_URL") -> None:
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conexion:
+            conexion.execute("SELECT 1")
+    except psycopg.Error as exc:
+        motivo = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ErrorConfiguracion(
+            f"{ajuste}: no se puede conectar con la base de datos ({motivo})", ajuste=ajuste
+        ) from exc
+
+
+def abrir_pool(url: str, *, max_size: int = 10, min_size: int = 1) -> ConnectionPool:
+    pool = ConnectionPool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        kwargs=KWARGS_CONEXION,
+        open=False,
+        name="agente",
+    )
+    try:
+        pool.open(wait=True, timeout=10)
+    except PoolTimeout as exc:
+        pool.close()
+        comprobar_conexion(url)
+        raise ErrorConfiguracion(
+            "DATABASE_URL: la base de datos no responde", ajuste="DATABASE_URL"
+        ) from exc
+    return pool
