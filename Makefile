@@ -20,6 +20,7 @@ demo: $(SELLO)
 
 lint: $(SELLO)
 	$(BIN)/ruff check agente politicas herramientas tests bench
+	$(BIN)/lint-imports
 
 test: $(SELLO) lint
 	$(BIN)/python -m pytest

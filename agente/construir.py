@@ -16,7 +16,7 @@ from agente.middleware.errores import middleware_errores
 from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import prompt_cliente
 from agente.nucleo.contexto import ContextoCliente
-from herramientas import crear_herramientas
+from herramientas import REGISTRO, Registro, crear_herramientas
 from politicas import DescripcionEncargado, PoliticaAprobacion
 
 DURABILIDAD = "sync"  # el tool_call_id solo es clave de idempotencia estable así
@@ -32,18 +32,25 @@ def construir_agente(
     llamadas_modelo_hilo: int = 60,
     pausa_reintentos: float = 0.2,
     politica: PoliticaAprobacion | None = None,
+    registro: Registro = REGISTRO,
 ):
+    """El agente de ``create_agent`` con las herramientas y reglas de ``registro``."""
     politica = politica or PoliticaAprobacion(pool=pool)
     return create_agent(
         modelo,
-        tools=crear_herramientas(pool=pool, pasarela=pasarela),
+        tools=crear_herramientas(pool=pool, pasarela=pasarela, registro=registro),
         middleware=[
             prompt_cliente,
-            *middleware_errores(pausa_inicial=pausa_reintentos),
-            middleware_aprobacion(politica=politica, descripcion=DescripcionEncargado(pool=pool, politica=politica)),
+            *middleware_errores(reintentables=registro.reintentables(), pausa_inicial=pausa_reintentos),
+            middleware_aprobacion(
+                decisiones=registro.decisiones_permitidas(),
+                politica=politica,
+                descripcion=DescripcionEncargado(pool=pool, politica=politica),
+            ),
             LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,
                 llamadas_modelo_hilo=llamadas_modelo_hilo,
+                max_por_herramienta=registro.maximos_por_turno(),
             ),
         ],
         context_schema=ContextoCliente,

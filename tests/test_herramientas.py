@@ -33,7 +33,7 @@ from agente.nucleo.errores import (
     PedidoNoEncontrado,
     ProductoNoEncontrado,
 )
-from herramientas import NOMBRES, crear_herramientas
+from herramientas import REGISTRO, crear_herramientas
 from herramientas.pasarela import PasarelaSimulada, pasarela_desde_ajustes
 from herramientas.pedidos import (
     RESPUESTA_ENCARGADO_EN_ESPERA,
@@ -590,7 +590,7 @@ def test_dos_sustituciones_a_la_vez_por_la_ultima_unidad_solo_gana_una(pool, bd_
 
 
 def test_las_herramientas_tienen_los_nombres_del_contrato_y_ningun_runtime_en_el_esquema(herramientas):
-    assert tuple(h.name for h in herramientas) == NOMBRES == (
+    assert tuple(h.name for h in herramientas) == REGISTRO.nombres == (
         "consultar_pedido", "consultar_politica", "stock_alternativas", "reembolsar",
         "sustituir", "consultar_encargado")
     for h in herramientas:

@@ -168,10 +168,10 @@ def test_error_transitorio_de_base_de_datos_se_reintenta_sin_pagar_dos_veces(bd_
 
 
 def test_cada_herramienta_firmable_lista_sus_decisiones_y_las_de_lectura_no_se_firman():
-    from agente.middleware.aprobacion import DECISIONES_PERMITIDAS
+    from herramientas import REGISTRO
 
     # «respond» finge un resultado sin ejecutar: solo para la consulta al encargado.
-    assert DECISIONES_PERMITIDAS == {
+    assert REGISTRO.decisiones_permitidas() == {
         "reembolsar": ["approve", "edit", "reject"],
         "sustituir": ["approve", "reject"],
         "consultar_encargado": ["respond"],

@@ -1,11 +1,14 @@
 """La firma del encargado: ``HumanInTheLoopMiddleware`` con la política de la tienda.
 
-Cada herramienta lista sus decisiones de forma explícita: ``True`` permitiría también
-``respond``, que finge un resultado correcto sin ejecutar la herramienta. Las de
-lectura no aparecen: nunca se interrumpen.
+Las decisiones de cada herramienta vienen del registro (``herramientas.registro``),
+siempre explícitas: ``True`` permitiría también ``respond``, que finge un resultado
+correcto sin ejecutar la herramienta. Las que no tienen decisiones no aparecen: nunca
+se interrumpen.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig
 
@@ -15,22 +18,24 @@ AVISO_EDICION = (
 )
 PREFIJO_DESCRIPCION = "Operación pendiente de la firma del encargado"
 
-DECISIONES_PERMITIDAS: dict[str, list[str]] = {
-    "reembolsar": ["approve", "edit", "reject"],
-    "sustituir": ["approve", "reject"],
-    "consultar_encargado": ["respond"],
-}
 
 
-def middleware_aprobacion(*, politica, descripcion) -> HumanInTheLoopMiddleware:
-    """``politica.necesita_encargado`` decide; ``descripcion`` redacta la tarjeta del encargado."""
+def middleware_aprobacion(
+    *, decisiones: Mapping[str, list[str]], politica, descripcion
+) -> HumanInTheLoopMiddleware:
+    """``politica.necesita_encargado`` decide; ``descripcion`` redacta la tarjeta del encargado.
+
+    ``decisiones``: ``nombre -> decisiones permitidas`` (``Registro.decisiones_permitidas``).
+    """
+    if not decisiones or any(not d for d in decisiones.values()):
+        raise ValueError("cada herramienta con firma necesita al menos una decisión permitida")
     interrupt_on = {
         nombre: InterruptOnConfig(
-            allowed_decisions=list(decisiones),
+            allowed_decisions=list(permitidas),
             when=politica.necesita_encargado,
             description=descripcion,
         )
-        for nombre, decisiones in DECISIONES_PERMITIDAS.items()
+        for nombre, permitidas in decisiones.items()
     }
     return HumanInTheLoopMiddleware(
         interrupt_on=interrupt_on,

@@ -27,13 +27,6 @@ from agente.nucleo.errores import ContextoAusente, ErrorDominio
 
 logger = logging.getLogger(__name__)
 
-HERRAMIENTAS_IDEMPOTENTES = [
-    "consultar_pedido",
-    "consultar_politica",
-    "stock_alternativas",
-    "reembolsar",
-    "sustituir",
-]
 ERRORES_TRANSITORIOS = (psycopg.OperationalError,)
 MENSAJE_INTERNO = (
     "Error: no se ha podido completar la operación por un problema interno. "
@@ -65,11 +58,14 @@ def _es_fallo_del_proveedor(exc: Exception) -> bool:
     return not isinstance(exc, ErrorDominio)
 
 
-def middleware_errores(*, reintentos: int = 2, pausa_inicial: float = 0.2) -> list:
+def middleware_errores(
+    *, reintentables: list[str], reintentos: int = 2, pausa_inicial: float = 0.2
+) -> list:
+    """``reintentables``: las herramientas idempotentes (``Registro.reintentables``)."""
     return [
         ToolErrorMiddleware(on_error=convertir_error),
         ToolRetryMiddleware(
-            tools=HERRAMIENTAS_IDEMPOTENTES,
+            tools=list(reintentables),
             retry_on=ERRORES_TRANSITORIOS,
             on_failure="error",
             max_retries=reintentos,

@@ -61,7 +61,7 @@ class LimitesTurno(AgentMiddleware):
         max_por_herramienta: Mapping[str, int] | None = None,
     ) -> None:
         super().__init__()
-        por_herramienta = dict(max_por_herramienta or {"reembolsar": 2, "sustituir": 2})
+        por_herramienta = dict(max_por_herramienta or {})
         if llamadas_modelo_turno < 1 or llamadas_modelo_hilo < llamadas_modelo_turno:
             raise ValueError("límites de llamadas al modelo no válidos (1 <= turno <= hilo)")
         if any(n < 1 for n in por_herramienta.values()):

@@ -22,7 +22,6 @@ from langgraph.types import Command
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from agente.middleware.aprobacion import DECISIONES_PERMITIDAS
 from agente.middleware.limites import limite_alcanzado
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import (
@@ -36,6 +35,7 @@ from agente.nucleo.errores import (
 from agente.servicio import cola, mensajes, textos
 from agente.servicio.candados import candado_hilo
 from agente.servicio.validacion import validar_decisiones
+from herramientas import REGISTRO, Registro
 
 logger = logging.getLogger(__name__)
 
@@ -113,10 +113,19 @@ def _mensaje_final(mensajes_estado: list) -> str:
 class Servicio:
     """Conversaciones, cola de aprobaciones, decisiones, caducidad, conciliación y auditoría."""
 
-    def __init__(self, *, pool: ConnectionPool, agente, trazador=None, espera_candado: float = 30.0):
+    def __init__(
+        self,
+        *,
+        pool: ConnectionPool,
+        agente,
+        trazador=None,
+        espera_candado: float = 30.0,
+        registro: Registro = REGISTRO,
+    ):
         from agente.trazas import Trazador
 
         self.pool = pool
+        self.registro = registro
         self.agente = agente
         self.trazador = trazador or Trazador()
         self.espera_candado = espera_candado
@@ -255,7 +264,7 @@ class Servicio:
             trace_id = trace_id or (estado.metadata or {}).get("trace_id")
         ultimo = next((m for m in reversed(mensajes_estado) if isinstance(m, AIMessage)), None)
         llamadas = [
-            t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in DECISIONES_PERMITIDAS
+            t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in self.registro.decisiones_permitidas()
         ]
         with self.pool.connection() as c:
             return cola.encolar(

@@ -1,0 +1,110 @@
+"""El dinero del producto: un único sitio para leer, redondear, comparar y escribir euros.
+
+Todo importe es un ``Decimal`` de céntimos que cabe en ``numeric(12,2)``. Contrato:
+
+- ``importe(valor)`` lee lo que escriben un modelo, un encargado o un cliente de la API
+  (``Decimal``, ``int``, ``float`` o texto con punto decimal, ``"120.00"``) y **nunca
+  redondea**: más de dos decimales, no finito, cero, negativo o fuera de
+  ``numeric(12,2)`` es ``ImporteNoValido`` (422). Trampa: ``Decimal("10.009")
+  .quantize(...)`` daría 10,01 sin avisar; por eso aquí no hay ``quantize`` de entrada.
+- ``importe_o_none`` es lo mismo sin excepción (la política cierra hacia el lado seguro).
+- ``diferencia(valor)`` lee un importe con signo (diferencias de precio): admite cero y
+  negativos, el resto de reglas igual.
+- ``texto(d)`` es el formato de JSON y de la base (``"1234.50"``); ``eur(d)`` el que lee
+  una persona (``"1.234,50 EUR"``, ``"-90,10 EUR"``; ``signo=True`` añade ``+``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from agente.nucleo.errores import ImporteNoValido
+
+__all__ = [
+    "CENTIMO",
+    "CERO",
+    "MAXIMO",
+    "cuantizar",
+    "diferencia",
+    "eur",
+    "importe",
+    "importe_o_none",
+    "sumar",
+    "texto",
+]
+
+CENTIMO = Decimal("0.01")
+CERO = Decimal("0.00")
+MAXIMO = Decimal("9999999999.99")  # el mayor valor de numeric(12,2)
+
+
+def _leer(valor: Any) -> Decimal:
+    """El número tal cual, sin redondear; ``ImporteNoValido`` si no es un número finito."""
+    if isinstance(valor, bool) or valor is None:
+        raise ImporteNoValido(f"el importe «{valor}» no es un número válido")
+    if isinstance(valor, Decimal):
+        numero = valor
+    else:
+        # float por su repr más corta: 10.009 -> "10.009" (y se rechaza), nunca 10.0089999...
+        crudo = repr(valor) if isinstance(valor, float) else str(valor).strip()
+        try:
+            numero = Decimal(crudo)
+        except (InvalidOperation, ValueError):
+            raise ImporteNoValido(f"el importe «{valor}» no es un número válido") from None
+    if not numero.is_finite():
+        raise ImporteNoValido(f"el importe «{valor}» no es un número válido")
+    if _decimales(numero) > 2:
+        raise ImporteNoValido(f"el importe {valor} tiene más de dos decimales")
+    if abs(numero) > MAXIMO:
+        raise ImporteNoValido(f"el importe {valor} es demasiado grande")
+    return numero.quantize(CENTIMO)
+
+
+def _decimales(numero: Decimal) -> int:
+    exponente = numero.normalize().as_tuple().exponent
+    return -exponente if isinstance(exponente, int) and exponente < 0 else 0
+
+
+def importe(valor: Any) -> Decimal:
+    """Un importe a pagar o cobrar: > 0, como mucho dos decimales, dentro de numeric(12,2)."""
+    numero = _leer(valor)
+    if numero <= 0:
+        raise ImporteNoValido(f"el importe {eur(numero)} no es válido: debe ser mayor que cero")
+    return numero
+
+
+def importe_o_none(valor: Any) -> Decimal | None:
+    """Como ``importe``, pero ``None`` en lugar de la excepción."""
+    try:
+        return importe(valor)
+    except ImporteNoValido:
+        return None
+
+
+def diferencia(valor: Any) -> Decimal:
+    """Un importe con signo (una diferencia de precio): cero y negativos valen."""
+    return _leer(valor)
+
+
+def cuantizar(valor: Decimal | int | str) -> Decimal:
+    """Un valor que ya es dinero (de la base o de una suma) con sus dos decimales."""
+    return Decimal(valor).quantize(CENTIMO)
+
+
+def sumar(valores: Iterable[Decimal]) -> Decimal:
+    return cuantizar(sum(valores, CERO))
+
+
+def texto(valor: Decimal | int | str) -> str:
+    """Dinero en JSON y en la base: dos decimales con punto, sin miles (``"1234.50"``)."""
+    return f"{cuantizar(valor):.2f}"
+
+
+def eur(valor: Decimal | int | str, *, signo: bool = False) -> str:
+    """Dinero para una persona, en español: ``"1.234,50 EUR"``; ``signo`` pone ``+``."""
+    numero = cuantizar(valor)
+    cifras = f"{abs(numero):,.2f}".translate(str.maketrans(",.", ".,"))
+    prefijo = "-" if numero < 0 else ("+" if signo and numero > 0 else "")
+    return f"{prefijo}{cifras} EUR"

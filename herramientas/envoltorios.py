@@ -1,0 +1,173 @@
+"""Los envoltorios ``@tool`` de cada herramienta: lo que el modelo lee y llama.
+
+Cada herramienta saca del ``ToolRuntime`` (inyectado por LangGraph y oculto al modelo)
+el cliente, el hilo, el ``tool_call_id`` y los metadatos de la ejecución
+(``aprobado_por``, ``trace_id``), y llama a la función de dominio, que recibe el pool
+explícitamente y se prueba sin agente. Devuelven JSON (texto) o lanzan un
+``ErrorDominio`` con mensaje en español.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from langchain.tools import BaseTool, ToolRuntime, tool
+from psycopg_pool import ConnectionPool
+
+from agente.nucleo.contexto import contexto_de
+from herramientas import pedidos, reembolsos, sustituciones
+from herramientas.esquemas import (
+    ConsultarEncargadoArgs,
+    ConsultarPedidoArgs,
+    ConsultarPoliticaArgs,
+    ReembolsarArgs,
+    StockAlternativasArgs,
+    SustituirArgs,
+)
+from herramientas.pasarela import Pasarela
+
+
+def _json(datos: Any) -> str:
+    return json.dumps(datos, ensure_ascii=False)
+
+
+def _ejecucion(runtime: ToolRuntime) -> dict[str, Any]:
+    """Hilo, llamada y metadatos de la ejecución; los valida la función de dominio."""
+    config = runtime.config or {}
+    metadatos = config.get("metadata") or {}
+    return {
+        "thread_id": (config.get("configurable") or {}).get("thread_id") or "",
+        "tool_call_id": runtime.tool_call_id or "",
+        "aprobado_por": metadatos.get("aprobado_por"),
+        "trace_id": metadatos.get("trace_id"),
+    }
+
+
+@dataclass(frozen=True)
+class Dependencias:
+    """Lo que una herramienta recibe al construirse: el pool y la pasarela de pagos."""
+
+    pool: ConnectionPool
+    pasarela: Pasarela
+
+
+def _sin_sangria(herramienta: BaseTool) -> BaseTool:
+    # El docstring es la descripción que lee el modelo: sin la sangría del código.
+    herramienta.description = inspect.cleandoc(herramienta.description)
+    return herramienta
+
+
+def crear_consultar_pedido(dependencias: Dependencias) -> BaseTool:
+    pool = dependencias.pool
+
+    @tool("consultar_pedido", args_schema=ConsultarPedidoArgs)
+    def consultar_pedido(pedido: str, runtime: ToolRuntime) -> str:
+        """Consulta un pedido del cliente con el que hablas: estado, fecha de compra y de entrega, días desde la entrega, líneas (número de línea, sku, producto, categoría, unidades y precios), importe pagado, importe ya reembolsado y el importe que aún se puede reembolsar (`reembolsable`).
+
+        Úsala antes de hablar de un pedido y siempre antes de proponer un reembolso o un cambio: no supongas importes, fechas ni productos. Los importes vienen en euros como texto ("120.00"). Si falla con «pedido no encontrado», el número no corresponde a ningún pedido de este cliente: pídele que lo revise, sin dar más detalles.
+        """
+        return _json(pedidos.consultar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido))
+
+    return _sin_sangria(consultar_pedido)
+
+
+def crear_consultar_politica(dependencias: Dependencias) -> BaseTool:
+    pool = dependencias.pool
+
+    @tool("consultar_politica", args_schema=ConsultarPoliticaArgs)
+    def consultar_politica(runtime: ToolRuntime) -> str:
+        """Devuelve en texto la política de devoluciones y cambios de la tienda del cliente: hasta qué importe se reembolsa al momento, el plazo desde la entrega, el límite de devoluciones recientes, las reglas para cambiar un producto por otro y cuándo caduca una aprobación.
+
+        Úsala cuando el cliente pregunte por las condiciones, o para explicarle por qué una operación necesita la aprobación de un encargado. No decide nada: quien decide es la tienda al ejecutar cada operación.
+        """
+        return pedidos.consultar_politica(pool, contexto=contexto_de(runtime))
+
+    return _sin_sangria(consultar_politica)
+
+
+def crear_stock_alternativas(dependencias: Dependencias) -> BaseTool:
+    pool = dependencias.pool
+
+    @tool("stock_alternativas", args_schema=StockAlternativasArgs)
+    def stock_alternativas(sku: str, runtime: ToolRuntime) -> str:
+        """Lista los productos de la misma categoría que `sku` con stock en la tienda del cliente: sku, nombre, precio (`pvp`), unidades y `diferencia` de precio respecto al producto original (positiva: el cliente pagaría más; negativa: es más barato), ordenados de menor a mayor diferencia.
+
+        Úsala cuando el cliente quiera cambiar un producto, antes de `sustituir`, y ofrécele solo productos de esta lista. Si `alternativas` está vacía, no hay cambio posible en su tienda: ofrécele el reembolso.
+        """
+        return _json(pedidos.stock_alternativas(pool, contexto=contexto_de(runtime), sku=sku))
+
+    return _sin_sangria(stock_alternativas)
+
+
+def crear_reembolsar(dependencias: Dependencias) -> BaseTool:
+    pool = dependencias.pool
+    pasarela = dependencias.pasarela
+
+    @tool("reembolsar", args_schema=ReembolsarArgs)
+    def reembolsar(
+        pedido: str,
+        importe: Decimal,
+        motivo: str,
+        runtime: ToolRuntime,
+        lineas: list[int] | None = None,
+    ) -> str:
+        """Devuelve dinero al cliente por un pedido suyo, a su medio de pago original. Mueve dinero de verdad.
+
+        Úsala solo cuando el cliente haya pedido el reembolso y después de `consultar_pedido`: el importe no puede superar `reembolsable`. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de reembolso (RE-...), el pedido, el importe y el estado "emitido"; `repetido: true` quiere decir que esta misma operación ya estaba hecha y no se ha devuelto dinero dos veces. Si falla por importe no válido, el mensaje dice el máximo reembolsable. Si falla la pasarela de pagos, el reembolso queda pendiente y se completará solo: díselo al cliente y no propongas otro reembolso por lo mismo.
+        """
+        return _json(
+            reembolsos.reembolsar(
+                pool,
+                contexto=contexto_de(runtime),
+                pedido=pedido,
+                importe=importe,
+                motivo=motivo,
+                lineas=lineas,
+                pasarela=pasarela,
+                **_ejecucion(runtime),
+            )
+        )
+
+    return _sin_sangria(reembolsar)
+
+
+def crear_sustituir(dependencias: Dependencias) -> BaseTool:
+    pool = dependencias.pool
+
+    @tool("sustituir", args_schema=SustituirArgs)
+    def sustituir(pedido: str, sku_original: str, sku_nuevo: str, runtime: ToolRuntime) -> str:
+        """Cambia una unidad de un producto del pedido del cliente (`sku_original`) por otro de la misma categoría con stock en su tienda (`sku_nuevo`): el original vuelve al stock y el nuevo sale de él.
+
+        Úsala solo cuando el cliente haya aceptado el cambio, después de `consultar_pedido` y de `stock_alternativas`, con un `sku_nuevo` de esa lista. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado. Devuelve JSON con el número de sustitución (SU-...), los dos SKU, el nombre del producto nuevo y la `diferencia` de precio (positiva: el cliente paga la diferencia; negativa: le corresponde esa cantidad); esta herramienta no cobra ni devuelve la diferencia. `repetido: true` quiere decir que el cambio ya estaba hecho. Si falla con «la aprobación ha caducado», el stock o el precio cambiaron desde la propuesta y no se ha cambiado nada: vuelve a consultar alternativas y pregunta al cliente.
+        """
+        return _json(
+            sustituciones.sustituir(
+                pool,
+                contexto=contexto_de(runtime),
+                pedido=pedido,
+                sku_original=sku_original,
+                sku_nuevo=sku_nuevo,
+                **_ejecucion(runtime),
+            )
+        )
+
+    return _sin_sangria(sustituir)
+
+
+def crear_consultar_encargado(dependencias: Dependencias) -> BaseTool:
+    del dependencias  # no necesita base ni pasarela
+
+    @tool("consultar_encargado", args_schema=ConsultarEncargadoArgs)
+    def consultar_encargado(pregunta: str, runtime: ToolRuntime) -> str:
+        """Hace una pregunta al encargado de la tienda del cliente cuando no puedes resolver algo con las demás herramientas ni con la política: una excepción a las normas, un caso que la política no cubre o un dato que no tienes.
+
+        La conversación queda en espera hasta que el encargado conteste; su respuesta llega como resultado de esta herramienta y debes transmitírsela al cliente con tus palabras, sin prometer nada que el encargado no haya dicho. No la uses para reembolsos o cambios normales: esas herramientas ya piden la aprobación cuando hace falta.
+        """
+        contexto_de(runtime)  # sin cliente no hay tienda a la que preguntar
+        return pedidos.consultar_encargado(pregunta)
+
+    return _sin_sangria(consultar_encargado)
