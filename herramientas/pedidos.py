@@ -12,6 +12,7 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
+from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import (
     ContextoAusente,
@@ -88,9 +89,13 @@ FROM pedidos p
 WHERE p.id = %(pedido)s AND p.cliente_id = %(cliente_id)s
 """
 
+# Las cifras de cada línea salen del libro (vista libro_lineas): la misma definición de
+# «reembolsable» que usan reembolsar y sustituir.
 SELECT_LINEAS_SQL = """
-SELECT l.linea, l.sku, pr.nombre, pr.categoria, l.unidades, l.precio_unitario, l.importe
-FROM lineas_pedido l
+SELECT l.linea, l.sku, pr.nombre, pr.categoria, l.unidades, l.precio_unitario, l.pagado,
+       l.reembolsado, l.unidades_reembolsadas, l.unidades_cambiadas, l.unidades_libres,
+       l.reembolsable
+FROM libro_lineas l
 JOIN productos pr ON pr.sku = l.sku
 WHERE l.pedido_id = %(pedido)s
 ORDER BY l.linea
@@ -98,10 +103,12 @@ ORDER BY l.linea
 
 
 def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido: str) -> dict:
-    """Estado, fechas, líneas e importes de un pedido del cliente.
+    """Estado, fechas, líneas e importes de un pedido del cliente, con su libro de compensaciones.
 
-    ``reembolsado`` suma todos los reembolsos del pedido, también los pendientes de la
-    pasarela: lo que ya está comprometido no se puede volver a reembolsar.
+    ``reembolsado`` suma todos los reembolsos del pedido (también los pendientes de la
+    pasarela y las diferencias devueltas por un cambio): lo comprometido no vuelve a
+    salir. ``reembolsable`` (del pedido y de cada línea) es el precio de las unidades
+    que nadie ha reembolsado ni cambiado: una unidad reembolsada en parte ya no cuenta.
     """
     pedido = normalizar_id(pedido)
     with pool.connection() as conexion:
@@ -111,16 +118,15 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
         if fila is None:
             raise PedidoNoEncontrado(pedido)
         lineas = conexion.execute(SELECT_LINEAS_SQL, {"pedido": pedido}).fetchall()
-    reembolsable = max(fila["importe"] - fila["reembolsado"], Decimal("0"))
     return {
         "pedido": fila["id"],
         "estado": fila["estado"],
         "fecha": fila["fecha"].date().isoformat(),
         "entregado_en": fila["entregado_en"].date().isoformat() if fila["entregado_en"] else None,
         "dias_desde_entrega": fila["dias_desde_entrega"],
-        "importe": texto_dinero(fila["importe"]),
-        "reembolsado": texto_dinero(fila["reembolsado"]),
-        "reembolsable": texto_dinero(reembolsable),
+        "importe": dinero.texto(fila["importe"]),
+        "reembolsado": dinero.texto(fila["reembolsado"]),
+        "reembolsable": dinero.texto(dinero.sumar(linea["reembolsable"] for linea in lineas)),
         "lineas": [
             {
                 "linea": linea["linea"],
@@ -128,8 +134,13 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
                 "nombre": linea["nombre"],
                 "categoria": linea["categoria"],
                 "unidades": linea["unidades"],
-                "precio_unitario": texto_dinero(linea["precio_unitario"]),
-                "importe": texto_dinero(linea["importe"]),
+                "precio_unitario": dinero.texto(linea["precio_unitario"]),
+                "importe": dinero.texto(linea["pagado"]),
+                "reembolsado": dinero.texto(linea["reembolsado"]),
+                "unidades_reembolsadas": linea["unidades_reembolsadas"],
+                "unidades_cambiadas": linea["unidades_cambiadas"],
+                "unidades_libres": linea["unidades_libres"],
+                "reembolsable": dinero.texto(linea["reembolsable"]),
             }
             for linea in lineas
         ],
