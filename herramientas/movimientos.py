@@ -98,6 +98,7 @@ MARCAR_EMITIDO_SQL = """
 UPDATE reembolsos SET estado = 'emitido', emitido_en = now(), ultimo_error = NULL,
                       avisar = %(avisar)s
 WHERE id = %(id)s AND estado = 'pendiente'
+RETURNING id
 """
 
 CONFIRMAR_COBRO_SQL = """
@@ -177,6 +178,7 @@ class Confirmacion:
     movimiento: Movimiento
     estado_sustitucion: str | None = None
     anulacion: Movimiento | None = None
+    ahora: bool = True  # False: ya lo había completado otra llamada (no se movió nada más)
 
 
 @dataclass(frozen=True)
@@ -295,8 +297,8 @@ def ejecutar(
         ) from exc
     if mov.tipo == REEMBOLSO:
         with pool.connection() as conexion:
-            conexion.execute(MARCAR_EMITIDO_SQL, {"id": mov.id, "avisar": por_sistema})
-            return Confirmacion(movimiento(conexion, REEMBOLSO, mov.id))
+            hecho = conexion.execute(MARCAR_EMITIDO_SQL, {"id": mov.id, "avisar": por_sistema}).fetchone()
+            return Confirmacion(movimiento(conexion, REEMBOLSO, mov.id), ahora=hecho is not None)
     return _confirmar_cobro(pool, mov, avisar=por_sistema)
 
 
@@ -330,7 +332,9 @@ def _confirmar_cobro(pool: ConnectionPool, mov: Movimiento, *, avisar: bool) -> 
                 estado = "anulada"
         else:
             estado = sustitucion["estado"]
-        return Confirmacion(movimiento(conexion, COBRO, mov.id), estado, anulacion)
+        return Confirmacion(
+            movimiento(conexion, COBRO, mov.id), estado, anulacion, ahora=confirmado is not None
+        )
 
 
 def completar_pendientes(
@@ -370,7 +374,8 @@ def completar_pendientes(
                 resultado.marcados.append(fallo)
             logger.warning("%s sigue pendiente: %s", mov.referencia, exc.mensaje)
             continue
-        resultado.completados.append(hecho)
+        if hecho.ahora:
+            resultado.completados.append(hecho)
         if hecho.anulacion is not None:
             cola.append(hecho.anulacion)
     return resultado

@@ -216,8 +216,8 @@ def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
             f"la pasarela de pagos no ha confirmado todavía el reembolso {fila['numero']} de "
             f"{dinero.eur(fila['importe'])} ({exc.mensaje}). El reembolso queda registrado como "
             "pendiente y el sistema lo completará solo, sin pagar dos veces. Dile al cliente que "
-            "queda pendiente y que le avisaremos por aquí cuando se complete; no digas que está "
-            "emitido ni propongas otro reembolso por lo mismo",
+            "queda pendiente y que le avisaremos por aquí cuando se complete; no le digas que ya "
+            "está hecho ni propongas otro reembolso por lo mismo",
             reembolso=fila["numero"],
             estado="pendiente",
         ) from exc

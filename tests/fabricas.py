@@ -28,6 +28,33 @@ class PasarelaContada:
         self.llamadas.append((referencia, Decimal(str(importe))))
         return self.interna.emitir_reembolso(referencia, importe)
 
+    def cobrar(self, referencia, importe):
+        self.llamadas.append((referencia, Decimal(str(importe))))
+        return self.interna.cobrar(referencia, importe)
+
+
+class PasarelaAveriable:
+    """La pasarela simulada con un interruptor: ``caida = True`` hace fallar toda llamada
+    (``ErrorPasarela``) sin apuntar nada, como un proveedor caído; se puede volver a levantar."""
+
+    def __init__(self, interna):
+        self.interna = interna
+        self.caida = False
+
+    def _antes(self):
+        if self.caida:
+            from agente.nucleo.errores import ErrorPasarela
+
+            raise ErrorPasarela("la pasarela de pagos no está disponible (caída de prueba)")
+
+    def emitir_reembolso(self, referencia, importe):
+        self._antes()
+        return self.interna.emitir_reembolso(referencia, importe)
+
+    def cobrar(self, referencia, importe):
+        self._antes()
+        return self.interna.cobrar(referencia, importe)
+
 
 def consultar(bd_url: str, sql: str, params: dict | None = None) -> list[dict]:
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:

@@ -34,6 +34,7 @@ from agente.nucleo.errores import (
     ProductoNoEncontrado,
 )
 from herramientas import REGISTRO, crear_herramientas
+from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada, pasarela_desde_ajustes
 from herramientas.pedidos import (
     RESPUESTA_ENCARGADO_EN_ESPERA,
@@ -41,7 +42,6 @@ from herramientas.pedidos import (
     consultar_politica,
     stock_alternativas,
 )
-from herramientas.movimientos import completar_pendientes
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
 
