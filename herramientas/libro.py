@@ -40,6 +40,7 @@ __all__ = [
     "asignar",
     "elegibilidad",
     "exigir_entregado",
+    "historial",
     "lineas_del_libro",
     "mover_stock",
     "normalizar_lineas",
@@ -81,6 +82,25 @@ SELECT pedido_id, cliente_id, tienda, estado, entregado, entregado_en, dias_desd
        ventana_dias, dentro_de_ventana, reembolsos, sustituciones, compensado,
        unidades_libres, reembolsable
 FROM elegibilidad_pedidos WHERE pedido_id = %(pedido)s
+"""
+
+# Lo compensado de un pedido, por orden de fecha: lo que la tarjeta del encargado enseña.
+SELECT_HISTORIAL_SQL = """
+SELECT 'reembolso' AS tipo, r.numero, r.concepto, r.importe, r.estado, r.creado AS fecha,
+       (SELECT string_agg(DISTINCT c.linea::text, ', ') FROM compensaciones_unidad c
+         WHERE c.reembolso_id = r.id) AS lineas,
+       s.numero AS cambio, 1 AS orden
+FROM reembolsos r LEFT JOIN sustituciones s ON s.id = r.sustitucion_id
+WHERE r.pedido_id = %(pedido)s
+UNION ALL
+SELECT 'cambio', s.numero, s.sku_original || ' -> ' || s.sku_nuevo, s.diferencia, s.estado,
+       s.creada, s.linea::text, NULL, 0
+FROM sustituciones s WHERE s.pedido_id = %(pedido)s
+UNION ALL
+SELECT 'cobro', c.numero, 'diferencia', c.importe, c.estado, c.creado, NULL, s.numero, 1
+FROM cobros c JOIN sustituciones s ON s.id = c.sustitucion_id
+WHERE c.pedido_id = %(pedido)s
+ORDER BY fecha, orden, numero
 """
 
 RETIRAR_UNIDAD_SQL = """
@@ -255,6 +275,14 @@ def apuntar_unidades(
 
 def lineas_del_libro(conexion: psycopg.Connection, pedido: str) -> list[dict]:
     return conexion.execute(SELECT_LIBRO_LINEAS_SQL, {"pedido": pedido}).fetchall()
+
+
+def historial(conexion: psycopg.Connection, pedido: str) -> list[dict]:
+    """Reembolsos (con su concepto y líneas), cambios y cobros del pedido, por fecha.
+
+    Para la tarjeta del encargado: qué se ha reembolsado o cambiado ya de este pedido.
+    """
+    return conexion.execute(SELECT_HISTORIAL_SQL, {"pedido": pedido}).fetchall()
 
 
 def elegibilidad(conexion: psycopg.Connection, pedido: str) -> dict | None:

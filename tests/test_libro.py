@@ -327,3 +327,17 @@ def _esperar_bloqueadas(bd_url, n, limite=20.0):
             return
         time.sleep(0.02)
     raise AssertionError(f"no hay {n} sesiones esperando el candado del pedido")
+
+
+def test_el_historial_del_pedido_para_la_tarjeta_del_encargado(pool, bd_url, conexion):
+    from herramientas.libro import historial
+
+    pedido = crear_pedido(bd_url, "C-0001", [("CAF-001", 2), ("MEN-001", 1)])
+    cambiar(pool, pedido=pedido, nuevo="CAF-002")
+    devolver(pool, pedido=pedido, importe="24.90", llamada="r2", lineas=[2])
+    filas = historial(conexion, pedido)
+    assert [(f["tipo"], f["concepto"], f["importe"], f["lineas"], f["cambio"]) for f in filas] == [
+        ("cambio", "CAF-001 -> CAF-002", D("-90.10"), "1", None),
+        ("reembolso", "diferencia", D("90.10"), None, "SU-000001"),
+        ("reembolso", "devolucion", D("24.90"), "2", None),
+    ]
