@@ -1,0 +1,80 @@
+"""Caducidad: una aprobación que nadie revisa a tiempo se rechaza (o se responde) sola.
+
+El plazo es ``politicas_tienda.horas_caducidad`` de la tienda; sin fila, el de la
+política por defecto (``HORAS_CADUCIDAD_POR_DEFECTO``). La caducidad decide como
+``sistema`` por el mismo camino que un encargado (registro previo, validación, candado),
+así que es segura en varios servidores a la vez: si otro la decidió antes, se salta.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agente.nucleo.errores import HiloOcupado, YaDecidida
+from agente.servicio import cola, textos
+from agente.servicio.decisiones import Decisiones
+from agente.servicio.ejecucion import Ejecutor
+
+__all__ = ["HORAS_CADUCIDAD_POR_DEFECTO", "Caducidad", "decisiones_de_caducidad"]
+
+# Pendiente de ``politicas.DEFECTOS["horas_caducidad"]`` (issue 11: los defectos de la
+# política en politicas/): hasta que exista, el mismo valor que el DEFAULT de
+# sql/002_politica.sql.
+HORAS_CADUCIDAD_POR_DEFECTO = 72
+
+SELECT_CADUCADAS_SQL = """
+SELECT a.thread_id FROM aprobaciones_pendientes a
+LEFT JOIN politicas_tienda p ON p.tienda = a.tienda
+WHERE a.estado = 'pendiente'
+  AND a.creada < now() - make_interval(hours => coalesce(p.horas_caducidad, %(horas)s))
+ORDER BY a.creada
+"""
+
+
+def decisiones_de_caducidad(peticion: dict[str, Any]) -> list[dict[str, Any]]:
+    """Un rechazo por operación; ``respond`` donde la pausa no admite rechazo (una consulta)."""
+    return [
+        {"type": "reject", "message": textos.MOTIVO_CADUCIDAD}
+        if "reject" in config.get("allowed_decisions", [])
+        else {"type": "respond", "message": textos.RESPUESTA_CADUCIDAD}
+        for config in peticion.get("review_configs", [])
+    ]
+
+
+class Caducidad:
+    def __init__(
+        self,
+        *,
+        ejecutor: Ejecutor,
+        decisiones: Decisiones,
+        horas_por_defecto: int = HORAS_CADUCIDAD_POR_DEFECTO,
+    ) -> None:
+        if horas_por_defecto < 1:
+            raise ValueError("horas_por_defecto debe ser al menos 1")
+        self._ejecutor = ejecutor
+        self._decisiones = decisiones
+        self._horas = horas_por_defecto
+
+    def caducar(self) -> list[str]:
+        """Decide las aprobaciones vencidas; devuelve los hilos caducados en esta pasada.
+
+        Un hilo ocupado cuenta como caducado: la decisión ya está registrada y la aplica
+        quien suelte el hilo o el conciliador.
+        """
+        pool = self._ejecutor.pool
+        with pool.connection() as c:
+            hilos = [f["thread_id"] for f in c.execute(SELECT_CADUCADAS_SQL, {"horas": self._horas})]
+        caducadas = []
+        for thread_id in hilos:
+            with pool.connection() as c:
+                fila = cola.aprobacion(c, thread_id)
+            if fila is None or fila["estado"] != "pendiente":
+                continue
+            try:
+                self._decisiones.decidir_como_sistema(thread_id, decisiones_de_caducidad(fila["peticion"]))
+            except YaDecidida:
+                continue
+            except HiloOcupado:
+                pass
+            caducadas.append(thread_id)
+        return caducadas
