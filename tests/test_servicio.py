@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -299,6 +300,8 @@ def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
     otro_servidor.execute("SELECT pg_advisory_lock(%s)", (CANDADO_TAREAS,))
     assert una_pasada(servicio) is None  # el otro tiene el turno: no se toca nada
     assert servicio.aprobacion(hilo)["estado"] == "pendiente"
+    # Soltar antes de cerrar: al cerrar, el servidor tarda un instante en liberar el candado.
+    otro_servidor.execute("SELECT pg_advisory_unlock(%s)", (CANDADO_TAREAS,))
     otro_servidor.close()
     informe = una_pasada(servicio)
     assert informe["caducadas"] == [hilo]
@@ -368,10 +371,15 @@ def servicio_impaciente(bd_url, pasarela):
     s.cerrar()
 
 
-def _retener_candado(bd_url, hilo):
-    retenedor = psycopg.connect(bd_url, autocommit=True)
-    retenedor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
-    return retenedor
+@contextmanager
+def _candado_retenido(bd_url, hilo):
+    """Otro proceso retiene el candado del hilo; al salir lo suelta (antes de cerrar)."""
+    with psycopg.connect(bd_url, autocommit=True) as retenedor:
+        retenedor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
+        try:
+            yield
+        finally:
+            retenedor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
 
 
 def test_turno_con_el_hilo_ocupado_da_hilo_ocupado_y_no_guarda_el_mensaje(servicio_impaciente, bd_url):
@@ -380,12 +388,8 @@ def test_turno_con_el_hilo_ocupado_da_hilo_ocupado_y_no_guarda_el_mensaje(servic
     servicio = servicio_impaciente
     ctx = servicio.contexto_de_cliente("C-0004")
     hilo = servicio.iniciar_conversacion(ctx)
-    retenedor = _retener_candado(bd_url, hilo)
-    try:
-        with pytest.raises(HiloOcupado, match="ocupada") as error:
-            servicio.conversar(hilo, "¿Dónde está mi pedido P-20260925-0150?", ctx)
-    finally:
-        retenedor.close()
+    with _candado_retenido(bd_url, hilo), pytest.raises(HiloOcupado, match="ocupada") as error:
+        servicio.conversar(hilo, "¿Dónde está mi pedido P-20260925-0150?", ctx)
     assert not isinstance(error.value, AprobacionPendiente)
     assert error.value.estado_http == 409
     assert error.value.datos["reintentar_en"] >= 1
@@ -401,14 +405,11 @@ def test_decision_con_el_hilo_ocupado_queda_registrada_y_la_aplica_el_conciliado
 
     servicio = servicio_impaciente
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
-    retenedor = _retener_candado(bd_url, hilo)
-    try:
+    with _candado_retenido(bd_url, hilo):
         with pytest.raises(HiloOcupado, match="registrada") as error:
             servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
         assert error.value.datos["registrada"] is True
         assert servicio.reconciliar() == []  # el hilo sigue ocupado: no se toca
-    finally:
-        retenedor.close()
     assert pasarela.llamadas == []
     assert servicio.reconciliar() == [{"thread_id": hilo, "accion": "decision_aplicada"}]
     _comprobar_una_sola_vez(servicio, bd_url, hilo)

@@ -384,6 +384,7 @@ def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pend
                               headers=cab(tok("C-0004")))
                 directo = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA},
                                     headers=cab(tok("C-0004"), Accept="text/event-stream"))
+                retenedor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
             assert r.status_code == 409, r.text
             assert "ocupada" in r.json()["detalle"] and "pendiente" not in r.json()["detalle"]
             assert int(r.headers["Retry-After"]) >= 1

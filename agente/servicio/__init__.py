@@ -92,25 +92,12 @@ class Servicio:
             ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones
         )
 
-    @property
-    def pool(self) -> ConnectionPool:
-        return self.ejecutor.pool
-
-    @property
-    def agente(self) -> Any:
-        return self.ejecutor.agente
-
-    @property
-    def trazador(self) -> Any:
-        return self.ejecutor.trazador
-
-    @property
-    def registro(self) -> Registro:
-        return self.ejecutor.registro
-
-    @property
-    def espera_candado(self) -> float:
-        return self.ejecutor.espera_candado
+    # Lo compartido vive en el ejecutor; aquí solo se lee (la web, la CLI y el bench lo usan).
+    pool = property(lambda self: self.ejecutor.pool, doc="El pool de conexiones (ConnectionPool).")
+    agente = property(lambda self: self.ejecutor.agente, doc="El grafo de create_agent.")
+    trazador = property(lambda self: self.ejecutor.trazador, doc="El Trazador de Langfuse.")
+    registro = property(lambda self: self.ejecutor.registro, doc="El registro de herramientas.")
+    espera_candado = property(lambda self: self.ejecutor.espera_candado, doc="Segundos de espera.")
 
     # -- conversaciones ---------------------------------------------------------------------
 

@@ -41,6 +41,12 @@ def decisiones_de_caducidad(peticion: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _horas_validas(horas: int) -> int:
+    if isinstance(horas, bool) or not isinstance(horas, int) or horas < 1:
+        raise ValueError(f"las horas de caducidad deben ser un entero >= 1, no {horas!r}")
+    return horas
+
+
 class Caducidad:
     def __init__(
         self,
@@ -49,11 +55,9 @@ class Caducidad:
         decisiones: Decisiones,
         horas_por_defecto: int = HORAS_CADUCIDAD_POR_DEFECTO,
     ) -> None:
-        if horas_por_defecto < 1:
-            raise ValueError("horas_por_defecto debe ser al menos 1")
         self._ejecutor = ejecutor
         self._decisiones = decisiones
-        self._horas = horas_por_defecto
+        self._horas = _horas_validas(horas_por_defecto)
 
     def caducar(self) -> list[str]:
         """Decide las aprobaciones vencidas; devuelve los hilos caducados en esta pasada.
