@@ -231,10 +231,10 @@ class Trazador:
         if not self.activo:
             return []
         try:
-            from langfuse.langchain import CallbackHandler
+            from agente.trazas.manejador import ManejadorLangfuse
 
             contexto = {"trace_id": trace_id} if trace_id else None
-            return [CallbackHandler(public_key=self._public_key, trace_context=contexto)]
+            return [ManejadorLangfuse(public_key=self._public_key, trace_context=contexto)]
         except Exception:
             logger.exception("No se pudo crear el manejador de Langfuse; se sigue sin traza")
             return []
