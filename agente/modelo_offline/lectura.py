@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -24,6 +24,7 @@ __all__ = [
     "MOTIVO_POR_DEFECTO",
     "RE_PEDIDO",
     "RE_SKU",
+    "INTENCIONES",
     "Deseo",
     "Intencion",
     "Tarea",
@@ -67,6 +68,7 @@ PALABRAS_VACIAS = frozenset(
 )
 
 Intencion = Literal["estado", "reembolso", "cambio", "encargado", "politica", "ayuda"]
+INTENCIONES: frozenset[str] = frozenset(get_args(Intencion))
 
 
 # ---------------------------------------------------------------- texto
@@ -153,7 +155,7 @@ def lineas_mencionadas(lineas: Sequence[dict], texto: str) -> list[dict]:
     return [linea for p, linea in puntos if p == mejor]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Deseo:
     """Por qué quiere cambiar el cliente: SKUs nombrados o una preferencia de precio."""
 
@@ -177,7 +179,7 @@ def leer_deseo(texto: str) -> Deseo:
 # ---------------------------------------------------------------- tareas
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tarea:
     """Una cosa que pide el cliente en su último mensaje.
 
@@ -191,6 +193,10 @@ class Tarea:
     motivo: str = MOTIVO_POR_DEFECTO
     origen: str = ""
     deseo: str = ""
+
+    def __post_init__(self) -> None:
+        if self.tipo not in INTENCIONES:
+            raise ValueError(f"intención desconocida: {self.tipo!r}")
 
 
 def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
@@ -264,8 +270,8 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
         pedido = antes[-1] if antes else (todos[0] if todos else pedido_previo)
     if tipo == "cambio":
         origen, deseo = _partir_cambio(fragmento)
-        return Tarea(tipo, pedido=pedido, texto=fragmento, origen=origen, deseo=deseo)
-    return Tarea(tipo, pedido=pedido, texto=fragmento, motivo=_motivo(fragmento), origen=fragmento)
+        return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, origen=origen, deseo=deseo)
+    return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, motivo=_motivo(fragmento), origen=fragmento)
 
 
 def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
@@ -275,17 +281,17 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
     pedido_previo = _pedido_en_historial(anteriores)
 
     if RE_ENCARGADO.search(normal):
-        return [Tarea("encargado", texto=texto.strip())]
+        return [Tarea(tipo="encargado", texto=texto.strip())]
     # "¿Cuál es el plazo de devolución?" pregunta por las normas, no pide una devolución.
     if not pedidos and RE_POLITICA.search(normal):
-        return [Tarea("politica", texto=texto)]
+        return [Tarea(tipo="politica", texto=texto)]
 
     clausulas = _clausulas(texto)
     if clausulas:
         return [_tarea_de_clausula(texto, tipo, d, h, pedido_previo) for tipo, d, h in clausulas]
 
     if pedidos or RE_ESTADO.search(normal):
-        return [Tarea("estado", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]
+        return [Tarea(tipo="estado", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]
     if RE_DISPONIBILIDAD.search(normal) and ("?" in texto or normal.strip().startswith("¿")):
-        return [Tarea("encargado", texto=texto.strip())]
-    return [Tarea("ayuda", texto=texto)]
+        return [Tarea(tipo="encargado", texto=texto.strip())]
+    return [Tarea(tipo="ayuda", texto=texto)]

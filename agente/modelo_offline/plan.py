@@ -45,21 +45,30 @@ from herramientas.registro import (
 __all__ = ["PASOS", "Contexto", "Paso", "Plan", "planificar"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Paso:
-    """Siguiente paso de una tarea: leer, actuar (operación con firma posible) o terminar."""
+    """Siguiente paso de una tarea: leer, actuar (operación con firma posible) o terminar.
+
+    ``leer`` y ``actuar`` llevan ``nombre`` (una herramienta) y ``args``; ``fin``, ``texto``.
+    """
 
     tipo: Literal["leer", "actuar", "fin"]
     nombre: str = ""
     args: dict[str, Any] = field(default_factory=dict)
     texto: str = ""
 
+    def __post_init__(self) -> None:
+        if self.tipo not in ("leer", "actuar", "fin"):
+            raise ValueError(f"tipo de paso desconocido: {self.tipo!r}")
+        if (self.tipo == "fin") == bool(self.nombre):
+            raise ValueError("un paso leer/actuar nombra una herramienta; un paso fin, no")
+
 
 def _fin(texto: str) -> Paso:
-    return Paso("fin", texto=texto)
+    return Paso(tipo="fin", texto=texto)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
     """Lo que dirá el asistente: llamadas ``(nombre, args)`` o, si no hay, el texto."""
 
@@ -89,7 +98,7 @@ class Contexto:
     def pedir(self, tipo: Literal["leer", "actuar"], nombre: str, args: dict[str, Any]) -> Paso:
         if not self.hay(nombre):
             return _fin(redaccion.sin_herramienta(nombre))
-        return Paso(tipo, nombre, args)
+        return Paso(tipo=tipo, nombre=nombre, args=args)
 
 
 def _actuar(ctx: Contexto, nombre: str, args: dict[str, Any]) -> Paso:

@@ -72,7 +72,7 @@ def cantidad(valor: Any) -> Decimal | None:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Resultado:
     """Lo que volvió a una llamada.
 
@@ -87,13 +87,19 @@ class Resultado:
     motivo_rechazo: str | None = None
     respuesta_humana: bool = False
 
+    def __post_init__(self) -> None:
+        if self.tipo not in ("ok", "error", "rechazo", "pendiente"):
+            raise ValueError(f"tipo de resultado desconocido: {self.tipo!r}")
+        if (self.tipo == "rechazo") != (self.motivo_rechazo is not None):
+            raise ValueError("solo un rechazo lleva motivo_rechazo, y siempre lo lleva")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class Llamada:
     nombre: str
     args: dict[str, Any]
     id: str
-    resultado: Resultado = field(default_factory=lambda: Resultado("pendiente"))
+    resultado: Resultado = field(default_factory=lambda: Resultado(tipo="pendiente"))
 
 
 def _decision(mensaje: ToolMessage) -> str | None:
@@ -132,20 +138,20 @@ def _contradice(propuesta: Mapping[str, Any], datos: Any) -> bool:
 def interpretar(mensaje: ToolMessage | None, propuesta: Mapping[str, Any]) -> Resultado:
     """El ``Resultado`` de una llamada con argumentos ``propuesta`` (``None`` = aún sin respuesta)."""
     if mensaje is None:
-        return Resultado("pendiente")
+        return Resultado(tipo="pendiente")
     texto = texto_de(mensaje).strip()
     decision = _decision(mensaje)
     if mensaje.status == "error":
         motivo = motivo_del_rechazo(texto)
         if decision == "reject" or motivo is not None:
-            return Resultado("rechazo", texto=texto, motivo_rechazo=motivo or SIN_MOTIVO)
-        return Resultado("error", texto=texto.removeprefix(PREFIJO_ERROR).strip() or texto)
+            return Resultado(tipo="rechazo", texto=texto, motivo_rechazo=motivo or SIN_MOTIVO)
+        return Resultado(tipo="error", texto=texto.removeprefix(PREFIJO_ERROR).strip() or texto)
     if decision == "respond":
-        return Resultado("ok", texto=texto, respuesta_humana=True)
+        return Resultado(tipo="ok", texto=texto, respuesta_humana=True)
     datos, cuerpo = _json_final(texto)
     if isinstance(mensaje.artifact, dict | list):
         datos = mensaje.artifact
-    return Resultado("ok", texto=cuerpo, datos=datos, editado=_contradice(propuesta, datos))
+    return Resultado(tipo="ok", texto=cuerpo, datos=datos, editado=_contradice(propuesta, datos))
 
 
 def llamadas_desde(mensajes: Sequence[BaseMessage]) -> list[Llamada]:
