@@ -7,8 +7,10 @@ consulta), ``actuar`` (una operación que puede pedir firma) o ``fin`` (el texto
 lecturas, después todas las operaciones en UN solo mensaje (una sola revisión del
 encargado) y al final la respuesta.
 
-Toda operación sale por ``_actuar``: es el sitio donde pedir la confirmación del
-cliente antes de proponerla, si una regla lo exige.
+Si un paso es ``leer`` o ``actuar`` lo dice el registro de herramientas: ``actuar`` es
+una herramienta que puede pasar por un encargado. Toda llamada sale por
+``Contexto.pedir``: es el sitio donde pedir la confirmación del cliente antes de una
+operación con efectos, cuando una regla lo exija.
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ from herramientas.registro import (
     CONSULTAR_PEDIDO,
     CONSULTAR_POLITICA,
     REEMBOLSAR,
+    REGISTRO,
     STOCK_ALTERNATIVAS,
     SUSTITUIR,
+    Registro,
 )
 
 __all__ = ["PASOS", "Contexto", "Paso", "Plan", "planificar"]
@@ -79,9 +83,16 @@ class Plan:
 class Contexto:
     """Llamadas ya hechas en el turno actual y herramientas disponibles (None = todas)."""
 
-    def __init__(self, *, llamadas: Sequence[Llamada], disponibles: set[str] | None) -> None:
+    def __init__(
+        self,
+        *,
+        llamadas: Sequence[Llamada],
+        disponibles: set[str] | None,
+        registro: Registro = REGISTRO,
+    ) -> None:
         self.llamadas = list(llamadas)
-        self.disponibles = disponibles
+        self.disponibles = None if disponibles is None else set(disponibles)
+        self.registro = registro
 
     def hay(self, nombre: str) -> bool:
         return self.disponibles is None or nombre in self.disponibles
@@ -95,14 +106,13 @@ class Contexto:
                 return llamada
         return None
 
-    def pedir(self, tipo: Literal["leer", "actuar"], nombre: str, args: dict[str, Any]) -> Paso:
+    def pedir(self, nombre: str, args: dict[str, Any]) -> Paso:
+        """La llamada a ``nombre``: ``actuar`` si puede pedir firma, si no ``leer``."""
         if not self.hay(nombre):
             return _fin(redaccion.sin_herramienta(nombre))
+        definicion = self.registro.get(nombre)
+        tipo: Literal["leer", "actuar"] = "actuar" if definicion and definicion.con_firma else "leer"
         return Paso(tipo=tipo, nombre=nombre, args=args)
-
-
-def _actuar(ctx: Contexto, nombre: str, args: dict[str, Any]) -> Paso:
-    return ctx.pedir("actuar", nombre, args)
 
 
 def _pedido_consultado(tarea: Tarea, ctx: Contexto, accion: str) -> Paso | dict:
@@ -111,7 +121,7 @@ def _pedido_consultado(tarea: Tarea, ctx: Contexto, accion: str) -> Paso | dict:
         return _fin(redaccion.pedir_pedido(accion))
     llamada = ctx.buscar(CONSULTAR_PEDIDO, pedido=tarea.pedido)
     if llamada is None:
-        return ctx.pedir("leer", CONSULTAR_PEDIDO, {"pedido": tarea.pedido})
+        return ctx.pedir(CONSULTAR_PEDIDO, {"pedido": tarea.pedido})
     resultado = llamada.resultado
     if resultado.tipo == "pendiente":
         return _fin(redaccion.esperando_pedido(tarea.pedido))
@@ -155,7 +165,7 @@ def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
         importe = dinero.sumar(cantidad(linea.get("importe")) or dinero.CERO for linea in elegidas)
         args["importe"] = dinero.texto(min(importe, reembolsable))
         args["lineas"] = [int(linea["linea"]) for linea in elegidas]
-    return _actuar(ctx, REEMBOLSAR, args)
+    return ctx.pedir(REEMBOLSAR, args)
 
 
 def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
@@ -192,7 +202,7 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     sku = str(linea.get("sku"))
     consulta = ctx.buscar(STOCK_ALTERNATIVAS, sku=sku)
     if consulta is None:
-        return ctx.pedir("leer", STOCK_ALTERNATIVAS, {"sku": sku})
+        return ctx.pedir(STOCK_ALTERNATIVAS, {"sku": sku})
     if consulta.resultado.tipo != "ok" or not isinstance(consulta.resultado.datos, dict):
         return _fin(redaccion.error(f"consultar alternativas para {sku}", consulta.resultado))
     alternativas = [a for a in consulta.resultado.datos.get("alternativas") or [] if isinstance(a, dict)]
@@ -204,22 +214,22 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     elegida = _elegir_alternativa(alternativas, leer_deseo(tarea.deseo))
     if elegida is None:
         return _fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
-    return _actuar(
-        ctx, SUSTITUIR, {"pedido": tarea.pedido, "sku_original": sku, "sku_nuevo": str(elegida.get("sku"))}
+    return ctx.pedir(
+        SUSTITUIR, {"pedido": tarea.pedido, "sku_original": sku, "sku_nuevo": str(elegida.get("sku"))}
     )
 
 
 def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_ENCARGADO)
     if llamada is None:
-        return _actuar(ctx, CONSULTAR_ENCARGADO, {"pregunta": tarea.texto})
+        return ctx.pedir(CONSULTAR_ENCARGADO, {"pregunta": tarea.texto})
     return _fin(redaccion.respuesta_encargado(llamada.resultado))
 
 
 def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_POLITICA)
     if llamada is None:
-        return ctx.pedir("leer", CONSULTAR_POLITICA, {})
+        return ctx.pedir(CONSULTAR_POLITICA, {})
     if llamada.resultado.tipo != "ok":
         return _fin(redaccion.error("consultar las condiciones de la tienda", llamada.resultado))
     return _fin(redaccion.condiciones(llamada.resultado))
