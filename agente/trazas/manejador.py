@@ -9,7 +9,9 @@ envoltorio no dice nada que su único hijo no diga, y costaba tanto como el prop
 ``ManejadorLangfuse`` no abre esos spans y cuelga a sus hijos del abuelo. Se conservan
 la raíz de cada ejecución (``turno_cliente``, ``decision_encargado``...), las
 generaciones, las herramientas y los nodos de middleware (``HumanInTheLoopMiddleware
-.after_model`` lleva la pausa y el evento del veredicto).
+.after_model`` lleva la pausa y el evento del veredicto); de estos últimos, sin el estado
+como entrada y salida (es el mismo historial que ya lleva la generación anterior): solo
+cuántos mensajes había.
 
 Trampa: el SDK busca el padre por ``parent_run_id`` y, si no lo conoce, abre una traza
 NUEVA. Por eso cada evento cuyo padre es un nodo omitido se reescribe con el ancestro
@@ -52,6 +54,7 @@ class ManejadorLangfuse(CallbackHandler):
         super().__init__(**kwargs)
         # run_id omitido -> el ancestro conservado que hereda a sus hijos.
         self._omitidos: dict[UUID, UUID | None] = {}
+        self._resumidos: set[UUID] = set()
 
     def _padre(self, parent_run_id: UUID | None) -> UUID | None:
         while parent_run_id is not None and parent_run_id in self._omitidos:
@@ -72,6 +75,9 @@ class ManejadorLangfuse(CallbackHandler):
         if padre is not None and kwargs.get("name") in NODOS_OMITIDOS:
             self._omitidos[run_id] = padre
             return None
+        if padre is not None and _es_de_middleware(kwargs.get("name")):
+            self._resumidos.add(run_id)
+            inputs = _resumen(inputs)
         return super().on_chain_start(
             serialized, inputs, run_id=run_id, parent_run_id=padre, **kwargs
         )
@@ -81,6 +87,9 @@ class ManejadorLangfuse(CallbackHandler):
     ) -> Any:
         if self._omitidos.pop(run_id, False) is not False:
             return None
+        if run_id in self._resumidos:
+            self._resumidos.discard(run_id)
+            outputs, kwargs["inputs"] = _resumen(outputs), None
         return super().on_chain_end(
             outputs, run_id=run_id, parent_run_id=self._padre(parent_run_id), **kwargs
         )
@@ -95,9 +104,21 @@ class ManejadorLangfuse(CallbackHandler):
     ) -> Any:
         if self._omitidos.pop(run_id, False) is not False:
             return None
+        self._resumidos.discard(run_id)
         return super().on_chain_error(
             error, run_id=run_id, parent_run_id=self._padre(parent_run_id), **kwargs
         )
+
+
+def _es_de_middleware(nombre: Any) -> bool:
+    # Los nodos de middleware de create_agent se llaman «Clase.gancho».
+    return isinstance(nombre, str) and "." in nombre
+
+
+def _resumen(estado: Any) -> Any:
+    if isinstance(estado, dict) and isinstance(estado.get("messages"), list):
+        return {"mensajes": len(estado["messages"])}
+    return None
 
 
 def _reencaminar(nombre: str):
