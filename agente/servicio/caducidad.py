@@ -1,7 +1,7 @@
 """Caducidad: una aprobación que nadie revisa a tiempo se rechaza (o se responde) sola.
 
 El plazo es ``politicas_tienda.horas_caducidad`` de la tienda; sin fila, el de la
-política por defecto (``HORAS_CADUCIDAD_POR_DEFECTO``). La caducidad decide como
+política por defecto (``politicas.DEFECTOS["horas_caducidad"]``). La caducidad decide como
 ``sistema`` por el mismo camino que un encargado (registro previo, validación, candado),
 así que es segura en varios servidores a la vez: si otro la decidió antes, se salta.
 """
@@ -14,19 +14,19 @@ from agente.nucleo.errores import HiloOcupado, YaDecidida
 from agente.servicio import cola, textos
 from agente.servicio.decisiones import Decisiones
 from agente.servicio.ejecucion import Ejecutor
+from politicas import DEFECTOS
 
 __all__ = ["HORAS_CADUCIDAD_POR_DEFECTO", "Caducidad", "decisiones_de_caducidad"]
 
-# Pendiente de ``politicas.DEFECTOS["horas_caducidad"]`` (issue 11: los defectos de la
-# política en politicas/): hasta que exista, el mismo valor que el DEFAULT de
-# sql/002_politica.sql.
-HORAS_CADUCIDAD_POR_DEFECTO = 72
+# El plazo de una tienda sin fila en politicas_tienda: el defecto de la política (una sola
+# fuente, politicas/defectos.py; un test lo compara con el DEFAULT de SQL).
+HORAS_CADUCIDAD_POR_DEFECTO: int = DEFECTOS["horas_caducidad"]
 
 SELECT_CADUCADAS_SQL = """
 SELECT a.thread_id FROM aprobaciones_pendientes a
 LEFT JOIN politicas_tienda p ON p.tienda = a.tienda
 WHERE a.estado = 'pendiente'
-  AND a.creada < now() - make_interval(hours => coalesce(p.horas_caducidad, %(horas)s))
+  AND a.creada < now() - make_interval(hours => coalesce(p.horas_caducidad, %(horas_caducidad)s))
 ORDER BY a.creada
 """
 
@@ -67,7 +67,7 @@ class Caducidad:
         """
         pool = self._ejecutor.pool
         with pool.connection() as c:
-            hilos = [f["thread_id"] for f in c.execute(SELECT_CADUCADAS_SQL, {"horas": self._horas})]
+            hilos = [f["thread_id"] for f in c.execute(SELECT_CADUCADAS_SQL, {"horas_caducidad": self._horas})]
         caducadas = []
         for thread_id in hilos:
             with pool.connection() as c:
