@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado
+from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, HiloOcupado, NoAutorizado
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,8 @@ def instalar(app: FastAPI) -> None:
         cabeceras = {}
         if isinstance(exc, NoAutorizado):
             cabeceras["WWW-Authenticate"] = "Bearer"
-        if isinstance(exc, DemasiadasPeticiones):
+        if isinstance(exc, DemasiadasPeticiones | HiloOcupado):
+            # 429 por ritmo, o 409 porque otra ejecución tiene el hilo: basta con esperar.
             cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", 60))
         if exc.estado_http >= 500:
             logger.error("error %s: %s", exc.estado_http, exc.mensaje)
