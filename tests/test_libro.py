@@ -341,3 +341,17 @@ def test_el_historial_del_pedido_para_la_tarjeta_del_encargado(pool, bd_url, con
         ("reembolso", "diferencia", D("90.10"), None, "SU-000001"),
         ("reembolso", "devolucion", D("24.90"), "2", None),
     ]
+
+
+def test_sin_fila_de_politica_la_ventana_y_el_minimo_son_los_defectos(conexion, pool, bd_url):
+    # La vista y sustituir no pueden leer politicas.DEFECTOS (otra capa): escriben el mismo
+    # valor que el DEFAULT de la columna, y esta prueba los ata a DEFECTOS.
+    from politicas import DEFECTOS
+
+    conexion.execute("DELETE FROM politicas_tienda WHERE tienda = 'talavera'")
+    hechos = conexion.execute("SELECT ventana_dias FROM elegibilidad_pedidos WHERE pedido_id = %s",
+                              (CAFETERA,)).fetchone()
+    assert hechos["ventana_dias"] == DEFECTOS["dias_desde_entrega"]
+    assert DEFECTOS["diferencia_minima_liquidable"] == D("0.00")
+    resultado = cambiar(pool, nuevo="CAF-002")  # sin fila: se liquida siempre
+    assert resultado["liquidacion"]["tipo"] == "reembolso"
