@@ -160,6 +160,10 @@ SELECT st.tienda, st.sku,
 FROM stock st
 """
 
+PENDIENTES_DE_COBRO_SQL = """
+SELECT tienda, sku_nuevo FROM sustituciones WHERE estado = 'pendiente_cobro' ORDER BY id
+"""
+
 VENCER_SQL = """
 WITH r AS (UPDATE reembolsos SET proximo_intento = now() WHERE estado = 'pendiente')
 UPDATE cobros SET proximo_intento = now() WHERE estado = 'pendiente'
@@ -288,6 +292,20 @@ class MaquinaLibro(RuleBasedStateMachine):
         self.conexion.execute("UPDATE stock SET unidades = %s WHERE tienda = %s AND sku = %s",
                               (unidades, tienda, sku))
         self.stock_base[(tienda, sku)] = self._stock_base()[(tienda, sku)]
+
+    @rule(cual=st.integers(0, 100))
+    def se_agota_lo_que_espera_cobro(self, cual):
+        # El producto de un cambio pendiente de cobro se agota: al confirmar el cobro, el
+        # cambio se anula y el cobro se devuelve.
+        pendientes = self.conexion.execute(PENDIENTES_DE_COBRO_SQL).fetchall()
+        if not pendientes:
+            return
+        fila = pendientes[cual % len(pendientes)]
+        self.conexion.execute("UPDATE stock SET unidades = 0 WHERE tienda = %s AND sku = %s",
+                              (fila["tienda"], fila["sku_nuevo"]))
+        self.stock_base[(fila["tienda"], fila["sku_nuevo"])] = self._stock_base()[
+            (fila["tienda"], fila["sku_nuevo"])]
+        event("se agota un producto pendiente de cobro")
 
     @rule()
     def pasa_el_tiempo(self):
