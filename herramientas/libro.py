@@ -24,20 +24,29 @@ política) y los movimientos de stock de un cambio, que el cobro confirmado comp
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 import psycopg
 
 from agente.nucleo import dinero
-from agente.nucleo.errores import AprobacionCaducada, ErrorDominio, ImporteNoValido
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import (
+    AprobacionCaducada,
+    ErrorDominio,
+    ImporteNoValido,
+    PedidoNoEncontrado,
+)
+from herramientas.pedidos import clave_idempotencia
 
 __all__ = [
+    "Llamada",
     "LineaPedida",
     "UnidadLibre",
     "apuntar_unidades",
     "asignar",
+    "bloquear_pedido",
     "elegibilidad",
     "exigir_entregado",
     "historial",
@@ -47,6 +56,14 @@ __all__ = [
     "numeros_de_linea",
     "unidades_libres",
 ]
+
+# El candado del pedido serializa las compensaciones de un mismo pedido (reembolsos y
+# cambios); la clave primaria del libro lo garantiza aunque alguien se lo saltara.
+BLOQUEAR_PEDIDO_SQL = """
+SELECT id, cliente_id, tienda, importe FROM pedidos
+WHERE id = %(pedido)s AND cliente_id = %(cliente_id)s
+FOR UPDATE
+"""
 
 SELECT_LIBRO_LINEAS_SQL = """
 SELECT linea, sku, unidades, precio_unitario, pagado, reembolsado, unidades_reembolsadas,
@@ -115,6 +132,37 @@ ON CONFLICT (tienda, sku) DO UPDATE SET unidades = stock.unidades + 1
 """
 
 CADUCADA = "la aprobación ha caducado"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Llamada:
+    """Una ejecución de una herramienta con efectos: el cliente (del contexto, nunca de los
+    argumentos del modelo), el hilo, la llamada del modelo y sus metadatos.
+
+    ``clave`` es la de idempotencia (``hilo:llamada``); sin hilo o sin llamada, construirla
+    es ``ContextoAusente``: no hay garantía de no ejecutar dos veces.
+    """
+
+    contexto: ContextoCliente
+    thread_id: str
+    tool_call_id: str
+    aprobado_por: str | None = None
+    trace_id: str | None = None
+    clave: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clave", clave_idempotencia(self.thread_id, self.tool_call_id))
+
+    def parametros(self) -> dict[str, Any]:
+        """Las columnas comunes de un asiento: clave, hilo, llamada, cliente, firma, traza."""
+        return {
+            "clave": self.clave,
+            "thread_id": self.thread_id,
+            "tool_call_id": self.tool_call_id,
+            "cliente_id": self.contexto.cliente_id,
+            "aprobado_por": self.aprobado_por,
+            "trace_id": self.trace_id,
+        }
 
 
 @dataclass(frozen=True)
@@ -228,6 +276,15 @@ def asignar(
         asignacion.append((unidad, parte))
         restante -= parte
     return asignacion
+
+
+def bloquear_pedido(conexion: psycopg.Connection, *, pedido: str, cliente_id: str) -> dict:
+    """Bloquea el pedido del cliente (``FOR UPDATE``) y lo devuelve; si no existe o es de
+    otro cliente, ``PedidoNoEncontrado`` (el mismo texto en los dos casos)."""
+    fila = conexion.execute(BLOQUEAR_PEDIDO_SQL, {"pedido": pedido, "cliente_id": cliente_id}).fetchone()
+    if fila is None:
+        raise PedidoNoEncontrado(pedido)
+    return fila
 
 
 def unidades_libres(conexion: psycopg.Connection, pedido: str) -> list[UnidadLibre]:

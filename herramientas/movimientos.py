@@ -202,6 +202,20 @@ def movimiento(conexion: psycopg.Connection, tipo: str, id_: int) -> Movimiento:
     )
 
 
+def _del_cambio(sustitucion: dict) -> dict:
+    """Lo que un movimiento hereda del cambio que lo origina: hilo, llamada, pedido, cliente..."""
+    return {
+        "sustitucion_id": sustitucion["id"],
+        "thread_id": sustitucion["thread_id"],
+        "tool_call_id": sustitucion["tool_call_id"],
+        "pedido_id": sustitucion["pedido_id"],
+        "cliente_id": sustitucion["cliente_id"],
+        "tienda": sustitucion["tienda"],
+        "trace_id": sustitucion.get("trace_id"),
+        "reserva": RESERVA_SEGUNDOS,
+    }
+
+
 def apuntar_reembolso_de_sustitucion(
     conexion: psycopg.Connection, *, sustitucion: dict, concepto: str, importe: Decimal, motivo: str
 ) -> Movimiento:
@@ -212,20 +226,8 @@ def apuntar_reembolso_de_sustitucion(
     clave = f"{sustitucion['clave_idempotencia']}:{concepto}"
     fila = conexion.execute(
         INSERT_REEMBOLSO_VINCULADO_SQL,
-        {
-            "clave": clave,
-            "thread_id": sustitucion["thread_id"],
-            "tool_call_id": sustitucion["tool_call_id"],
-            "pedido_id": sustitucion["pedido_id"],
-            "cliente_id": sustitucion["cliente_id"],
-            "tienda": sustitucion["tienda"],
-            "importe": importe,
-            "motivo": motivo,
-            "concepto": concepto,
-            "sustitucion_id": sustitucion["id"],
-            "trace_id": sustitucion.get("trace_id"),
-            "reserva": RESERVA_SEGUNDOS,
-        },
+        {**_del_cambio(sustitucion), "clave": clave, "importe": importe, "motivo": motivo,
+         "concepto": concepto},
     ).fetchone()
     if fila is None:
         fila = conexion.execute(SELECT_ID_REEMBOLSO_SQL, {"clave": clave}).fetchone()
@@ -236,18 +238,8 @@ def apuntar_cobro(conexion: psycopg.Connection, *, sustitucion: dict, importe: D
     """Paso 1 del cobro de la diferencia de un cambio (clave ``<clave del cambio>:diferencia``)."""
     fila = conexion.execute(
         INSERT_COBRO_SQL,
-        {
-            "clave": f"{sustitucion['clave_idempotencia']}:diferencia",
-            "sustitucion_id": sustitucion["id"],
-            "thread_id": sustitucion["thread_id"],
-            "tool_call_id": sustitucion["tool_call_id"],
-            "pedido_id": sustitucion["pedido_id"],
-            "cliente_id": sustitucion["cliente_id"],
-            "tienda": sustitucion["tienda"],
-            "importe": importe,
-            "trace_id": sustitucion.get("trace_id"),
-            "reserva": RESERVA_SEGUNDOS,
-        },
+        {**_del_cambio(sustitucion), "clave": f"{sustitucion['clave_idempotencia']}:diferencia",
+         "importe": importe},
     ).fetchone()
     return movimiento(conexion, COBRO, fila["id"])
 

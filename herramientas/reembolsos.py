@@ -21,10 +21,10 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ConflictoIdempotencia, ErrorPasarela, PedidoNoEncontrado
+from agente.nucleo.errores import ConflictoIdempotencia, ErrorPasarela
 from herramientas import libro, movimientos
 from herramientas.pasarela import REEMBOLSO, Pasarela
-from herramientas.pedidos import clave_idempotencia, normalizar_id
+from herramientas.pedidos import normalizar_id
 
 __all__ = ["reembolsar"]
 
@@ -35,14 +35,6 @@ SELECT r.id, r.numero, r.pedido_id, r.cliente_id, r.importe, r.estado,
                  FROM (SELECT linea, count(*)::int AS n FROM compensaciones_unidad
                        WHERE reembolso_id = r.id GROUP BY linea) u), '[]') AS unidades
 FROM reembolsos r WHERE r.clave_idempotencia = %(clave)s
-"""
-
-# El candado del pedido serializa las compensaciones de un mismo pedido; la clave
-# primaria del libro lo garantiza aunque alguien se lo saltara.
-BLOQUEAR_PEDIDO_SQL = """
-SELECT id, cliente_id, tienda, importe FROM pedidos
-WHERE id = %(pedido)s AND cliente_id = %(cliente_id)s
-FOR UPDATE
 """
 
 INSERT_REEMBOLSO_SQL = """
@@ -85,27 +77,18 @@ def reembolsar(
     Una comprobación fallida no escribe nada. Pasarela caída: ``ErrorPasarela`` con el
     texto para el cliente y el reembolso apuntado como pendiente.
     """
-    clave = clave_idempotencia(thread_id, tool_call_id)
+    llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
+                            aprobado_por=aprobado_por, trace_id=trace_id)
     pedido = normalizar_id(pedido)
     importe = dinero.importe(importe)
     pedidas = libro.normalizar_lineas(lineas)
 
     with pool.connection() as conexion:
-        fila = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": clave}).fetchone()
+        fila = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": llamada.clave}).fetchone()
     nuevo = False
     if fila is None:
         fila, nuevo = _apuntar(
-            pool,
-            clave=clave,
-            contexto=contexto,
-            thread_id=thread_id,
-            tool_call_id=tool_call_id,
-            pedido=pedido,
-            importe=importe,
-            motivo=motivo,
-            pedidas=pedidas,
-            aprobado_por=aprobado_por,
-            trace_id=trace_id,
+            pool, llamada, pedido=pedido, importe=importe, motivo=motivo, pedidas=pedidas
         )
     if not nuevo:
         _comprobar_misma_operacion(fila, contexto=contexto, pedido=pedido, importe=importe)
@@ -123,27 +106,21 @@ def reembolsar(
 
 def _apuntar(
     pool: ConnectionPool,
+    llamada: libro.Llamada,
     *,
-    clave: str,
-    contexto: ContextoCliente,
-    thread_id: str,
-    tool_call_id: str,
     pedido: str,
     importe: Decimal,
     motivo: str,
     pedidas: list[libro.LineaPedida] | None,
-    aprobado_por: str | None,
-    trace_id: str | None,
 ) -> tuple[dict, bool]:
     """Paso 1: asigna unidades y apunta 'pendiente' + libro + devolución. (fila, es_nueva)."""
+    clave = {"clave": llamada.clave}
     with pool.connection() as conexion, conexion.transaction():
-        fila_pedido = conexion.execute(
-            BLOQUEAR_PEDIDO_SQL, {"pedido": pedido, "cliente_id": contexto.cliente_id}
-        ).fetchone()
-        if fila_pedido is None:
-            raise PedidoNoEncontrado(pedido)
+        fila_pedido = libro.bloquear_pedido(
+            conexion, pedido=pedido, cliente_id=llamada.contexto.cliente_id
+        )
         # Una llamada gemela pudo confirmar mientras esperábamos el candado.
-        ya = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": clave}).fetchone()
+        ya = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, clave).fetchone()
         if ya is not None:
             return ya, False
         asignacion = libro.asignar(
@@ -153,41 +130,28 @@ def _apuntar(
             pedido=pedido,
             lineas_del_pedido=libro.numeros_de_linea(conexion, pedido),
         )
+        comunes = {"pedido": pedido, "tienda": fila_pedido["tienda"], "importe": importe,
+                   "motivo": motivo}
         nueva = conexion.execute(
             INSERT_REEMBOLSO_SQL,
             {
-                "clave": clave,
-                "thread_id": thread_id,
-                "tool_call_id": tool_call_id,
-                "pedido": pedido,
-                "cliente_id": contexto.cliente_id,
-                "tienda": fila_pedido["tienda"],
-                "importe": importe,
-                "motivo": motivo,
+                **llamada.parametros(),
+                **comunes,
                 "lineas": Jsonb(sorted({u.linea for u, _ in asignacion})),
-                "aprobado_por": aprobado_por,
-                "trace_id": trace_id,
                 "reserva": movimientos.RESERVA_SEGUNDOS,
             },
         ).fetchone()
         if nueva is None:
             # La clave la confirmó a la vez una llamada sobre otro pedido; aquí no se escribió nada.
-            return conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": clave}).fetchone(), False
+            return conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, clave).fetchone(), False
         libro.apuntar_unidades(
             conexion, pedido=pedido, asignacion=asignacion, reembolso_id=nueva["id"]
         )
         conexion.execute(
             INSERT_DEVOLUCION_SQL,
-            {
-                "pedido": pedido,
-                "cliente_id": contexto.cliente_id,
-                "tienda": fila_pedido["tienda"],
-                "importe": importe,
-                "motivo": motivo,
-                "reembolso_id": nueva["id"],
-            },
+            {**comunes, "cliente_id": llamada.contexto.cliente_id, "reembolso_id": nueva["id"]},
         )
-        return conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": clave}).fetchone(), True
+        return conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, clave).fetchone(), True
 
 
 def _comprobar_misma_operacion(

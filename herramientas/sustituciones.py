@@ -36,12 +36,11 @@ from agente.nucleo.errores import (
     ConflictoIdempotencia,
     ErrorDominio,
     ErrorPasarela,
-    PedidoNoEncontrado,
     ProductoNoEncontrado,
 )
 from herramientas import libro, movimientos
 from herramientas.pasarela import COBRO, Pasarela
-from herramientas.pedidos import clave_idempotencia, normalizar_id
+from herramientas.pedidos import normalizar_id
 
 __all__ = ["sustituir"]
 
@@ -62,12 +61,6 @@ WHERE sustitucion_id = %(id)s AND concepto = %(concepto)s
 """
 
 SELECT_ESTADO_SQL = "SELECT estado FROM sustituciones WHERE id = %(id)s"
-
-BLOQUEAR_PEDIDO_SQL = """
-SELECT id, tienda FROM pedidos
-WHERE id = %(pedido)s AND cliente_id = %(cliente_id)s
-FOR UPDATE
-"""
 
 SELECT_MINIMO_SQL = """
 SELECT coalesce((SELECT diferencia_minima_liquidable FROM politicas_tienda
@@ -130,61 +123,47 @@ def sustituir(
     llamada (claves ``pvp_original`` y ``pvp_nuevo``), si la política lo guardó con los
     mismos SKU. Repetir la clave con el cobro pendiente lo reintenta.
     """
-    clave = clave_idempotencia(thread_id, tool_call_id)
-    pedido = normalizar_id(pedido)
-    sku_original = normalizar_id(sku_original)
-    sku_nuevo = normalizar_id(sku_nuevo)
-    argumentos = {"pedido": pedido, "sku_original": sku_original, "sku_nuevo": sku_nuevo}
+    llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
+                            aprobado_por=aprobado_por, trace_id=trace_id)
+    argumentos = {
+        "pedido": normalizar_id(pedido),
+        "sku_original": normalizar_id(sku_original),
+        "sku_nuevo": normalizar_id(sku_nuevo),
+    }
 
     with pool.connection() as conexion:
-        fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": clave}).fetchone()
+        fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": llamada.clave}).fetchone()
     if fila is not None:
         _comprobar_misma_operacion(fila, contexto=contexto, **argumentos)
         return _liquidar(pool, fila, pasarela, repetido=True)
-    if sku_original == sku_nuevo:
-        raise ErrorDominio(f"el producto nuevo es el mismo que el original ({sku_original})")
+    if argumentos["sku_original"] == argumentos["sku_nuevo"]:
+        raise ErrorDominio(
+            f"el producto nuevo es el mismo que el original ({argumentos['sku_original']})"
+        )
 
     try:
-        fila = _apuntar(
-            pool,
-            clave=clave,
-            contexto=contexto,
-            thread_id=thread_id,
-            tool_call_id=tool_call_id,
-            argumentos=argumentos,
-            aprobado_por=aprobado_por,
-            trace_id=trace_id,
-        )
+        fila = _apuntar(pool, llamada, argumentos)
     except _YaHecha:
         with pool.connection() as conexion:
-            fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": clave}).fetchone()
+            fila = conexion.execute(
+                SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": llamada.clave}
+            ).fetchone()
         _comprobar_misma_operacion(fila, contexto=contexto, **argumentos)
         return _liquidar(pool, fila, pasarela, repetido=True)
     return _liquidar(pool, fila, pasarela, repetido=False)
 
 
-def _apuntar(
-    pool: ConnectionPool,
-    *,
-    clave: str,
-    contexto: ContextoCliente,
-    thread_id: str,
-    tool_call_id: str,
-    argumentos: dict,
-    aprobado_por: str | None,
-    trace_id: str | None,
-) -> dict:
+def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> dict:
     """Comprueba y apunta el cambio (y su reembolso o cobro) en una transacción."""
     pedido, sku_original, sku_nuevo = (
         argumentos["pedido"], argumentos["sku_original"], argumentos["sku_nuevo"]
     )
+    clave = {"clave": llamada.clave}
     with pool.connection() as conexion, conexion.transaction():
-        fila_pedido = conexion.execute(
-            BLOQUEAR_PEDIDO_SQL, {"pedido": pedido, "cliente_id": contexto.cliente_id}
-        ).fetchone()
-        if fila_pedido is None:
-            raise PedidoNoEncontrado(pedido)
-        if conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": clave}).fetchone():
+        fila_pedido = libro.bloquear_pedido(
+            conexion, pedido=pedido, cliente_id=llamada.contexto.cliente_id
+        )
+        if conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, clave).fetchone():
             raise _YaHecha
         tienda = fila_pedido["tienda"]
         libro.exigir_entregado(libro.elegibilidad(conexion, pedido))
@@ -205,8 +184,8 @@ def _apuntar(
             )
         _comprobar_precios(
             conexion,
-            thread_id=thread_id,
-            tool_call_id=tool_call_id,
+            thread_id=llamada.thread_id,
+            tool_call_id=llamada.tool_call_id,
             argumentos=argumentos,
             actuales={"pvp_original": original, "pvp_nuevo": nuevo},
         )
@@ -228,10 +207,7 @@ def _apuntar(
         insertada = conexion.execute(
             INSERT_SUSTITUCION_SQL,
             {
-                "clave": clave,
-                "thread_id": thread_id,
-                "tool_call_id": tool_call_id,
-                "cliente_id": contexto.cliente_id,
+                **llamada.parametros(),
                 "tienda": tienda,
                 "pvp_original": original["pvp"],
                 "pvp_nuevo": nuevo["pvp"],
@@ -239,8 +215,6 @@ def _apuntar(
                 "linea": unidad.linea,
                 "estado": estado,
                 "liquidacion": liquidacion,
-                "aprobado_por": aprobado_por,
-                "trace_id": trace_id,
                 **argumentos,
             },
         ).fetchone()
@@ -250,7 +224,7 @@ def _apuntar(
             conexion, pedido=pedido, asignacion=[(unidad, unidad.precio)],
             sustitucion_id=insertada["id"],
         )
-        fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": clave}).fetchone()
+        fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, clave).fetchone()
         if liquidacion == "reembolso":
             movimientos.apuntar_reembolso_de_sustitucion(
                 conexion, sustitucion=fila, concepto="diferencia", importe=-diferencia,
