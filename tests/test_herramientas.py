@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from decimal import Decimal
 
-import psycopg
 import pytest
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, ToolMessage
@@ -44,7 +42,7 @@ from herramientas.pedidos import (
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
 
-from .fabricas import crear_pedido
+from .fabricas import capturar, crear_pedido, en_carrera
 
 D = Decimal
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
@@ -341,13 +339,6 @@ class PasarelaCita:
         return self.real.emitir_reembolso(referencia, importe)
 
 
-def _capturar(funcion):
-    try:
-        return funcion()
-    except Exception as exc:  # noqa: BLE001 - se comprueba en el test
-        return exc
-
-
 def en_paralelo(*funciones):
     """Lanza las funciones a la vez; devuelve (resultado | excepción) de cada una."""
     salida: list = [None] * len(funciones)
@@ -355,7 +346,7 @@ def en_paralelo(*funciones):
 
     def correr(i, f):
         salida_lista.wait()
-        salida[i] = _capturar(f)
+        salida[i] = capturar(f)
 
     hilos = [threading.Thread(target=correr, args=(i, f)) for i, f in enumerate(funciones)]
     for h in hilos:
@@ -380,41 +371,14 @@ def test_dos_hilos_con_la_misma_llamada_a_la_vez_dan_un_reembolso_y_un_movimient
     assert fila_reembolso(pool, "RE-000001")["estado"] == "emitido"
 
 
-def esperar_bloqueadas(pool, n: int, *, limite: float = 20.0) -> None:
-    """Espera (sondeando) a que ``n`` sesiones de esta base estén esperando un candado."""
-    fin = time.monotonic() + limite
-    while time.monotonic() < fin:
-        with pool.connection() as c:
-            esperando = c.execute(
-                "SELECT count(*) AS n FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            ).fetchone()["n"]
-        if esperando >= n:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"no hay {n} sesiones esperando el candado del pedido")
-
-
 def test_dos_reembolsos_distintos_a_la_vez_no_superan_lo_reembolsable(pool, bd_url):
     # El test retiene el pedido: las dos llamadas quedan en cola en el mismo punto y
     # compiten de verdad al soltarlo.
-    with psycopg.connect(bd_url, autocommit=True) as retenedor:
-        retenedor.execute("BEGIN")
-        retenedor.execute("SELECT 1 FROM pedidos WHERE id = %s FOR UPDATE", (PEDIDO_ANA,))
-        resultados = {}
-        hilos = [
-            threading.Thread(target=lambda clave=clave: resultados.__setitem__(clave, _capturar(
-                lambda: reembolso(pool, tool_call_id=clave, importe=D("80.00")))))
-            for clave in ("a", "b")
-        ]
-        for h in hilos:
-            h.start()
-        try:
-            esperar_bloqueadas(pool, 2)
-        finally:
-            retenedor.execute("COMMIT")
-            for h in hilos:
-                h.join(timeout=60)
+    resultados = en_carrera(
+        pool, bd_url, "SELECT 1 FROM pedidos WHERE id = %s FOR UPDATE", (PEDIDO_ANA,),
+        {clave: (lambda clave=clave: reembolso(pool, tool_call_id=clave, importe=D("80.00")))
+         for clave in ("a", "b")},
+    )
     assert sorted(type(r).__name__ for r in resultados.values()) == ["ImporteNoValido", "dict"]
     with pool.connection() as c:
         total = c.execute("SELECT sum(importe) AS s FROM reembolsos").fetchone()["s"]
@@ -572,25 +536,15 @@ def test_dos_sustituciones_a_la_vez_por_la_ultima_unidad_solo_gana_una(pool, bd_
     fijar_stock(pool, "CAF-003", 1)
     pedido_irene = crear_pedido(bd_url, "C-0009", [("CAF-001", 1)])
     antes = efectos(pool)
-    resultados = {}
     llamadas = {
         "ana": lambda: cambio(pool, tool_call_id="call-ana", sku_nuevo="CAF-003"),
         "irene": lambda: cambio(pool, contexto=IRENE, pedido=pedido_irene, sku_nuevo="CAF-003",
                                 tool_call_id="call-irene", thread_id="hilo-irene"),
     }
-    with psycopg.connect(bd_url, autocommit=True) as retenedor:
-        retenedor.execute("BEGIN")
-        retenedor.execute("SELECT 1 FROM stock WHERE tienda = 'talavera' AND sku = 'CAF-003' FOR UPDATE")
-        hilos = [threading.Thread(target=lambda n=n, f=f: resultados.__setitem__(n, _capturar(f)))
-                 for n, f in llamadas.items()]
-        for h in hilos:
-            h.start()
-        try:
-            esperar_bloqueadas(pool, 2)
-        finally:
-            retenedor.execute("COMMIT")
-            for h in hilos:
-                h.join(timeout=60)
+    resultados = en_carrera(
+        pool, bd_url, "SELECT 1 FROM stock WHERE tienda = 'talavera' AND sku = %s FOR UPDATE",
+        ("CAF-003",), llamadas,
+    )
     ganadoras = [r for r in resultados.values() if isinstance(r, dict)]
     perdedoras = [r for r in resultados.values() if isinstance(r, Exception)]
     assert len(ganadoras) == 1 and len(perdedoras) == 1, resultados

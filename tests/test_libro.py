@@ -24,7 +24,7 @@ from herramientas.pedidos import consultar_pedido
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
 
-from .fabricas import consultar, crear_pedido, uno
+from .fabricas import consultar, crear_pedido, en_carrera, uno
 
 D = Decimal
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
@@ -288,45 +288,15 @@ def test_dos_transacciones_a_la_vez_no_ocupan_la_misma_unidad(pool, bd_url):
 
 
 def test_un_reembolso_y_un_cambio_a_la_vez_de_la_unica_unidad_solo_pasa_uno(pool, bd_url):
-    resultados = {}
-    with psycopg.connect(bd_url, autocommit=True) as retenedor:
-        retenedor.execute("BEGIN")
-        retenedor.execute("SELECT 1 FROM pedidos WHERE id = %s FOR UPDATE", (CAFETERA,))
-        tareas = {"reembolso": lambda: devolver(pool), "cambio": lambda: cambiar(pool)}
-        hilos = [threading.Thread(target=lambda n=n, f=f: resultados.__setitem__(n, _capturar(f)))
-                 for n, f in tareas.items()]
-        for h in hilos:
-            h.start()
-        try:
-            _esperar_bloqueadas(bd_url, 2)
-        finally:
-            retenedor.execute("COMMIT")
-            for h in hilos:
-                h.join(timeout=60)
+    resultados = en_carrera(
+        pool, bd_url, "SELECT 1 FROM pedidos WHERE id = %s FOR UPDATE", (CAFETERA,),
+        {"reembolso": lambda: devolver(pool), "cambio": lambda: cambiar(pool)},
+    )
     ganadores = [n for n, r in resultados.items() if isinstance(r, dict)]
     perdedores = [r for r in resultados.values() if isinstance(r, Exception)]
     assert len(ganadores) == 1 and len(perdedores) == 1, resultados
     assert isinstance(perdedores[0], ErrorDominio) and "una sola vez" in perdedores[0].mensaje
     assert uno(bd_url, "SELECT count(*) FROM compensaciones_unidad") == 1
-
-
-def _capturar(funcion):
-    try:
-        return funcion()
-    except Exception as exc:  # noqa: BLE001 - se comprueba en el test
-        return exc
-
-
-def _esperar_bloqueadas(bd_url, n, limite=20.0):
-    import time
-
-    fin = time.monotonic() + limite
-    while time.monotonic() < fin:
-        if uno(bd_url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                       "AND wait_event_type = 'Lock'") >= n:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"no hay {n} sesiones esperando el candado del pedido")
 
 
 def test_el_historial_del_pedido_para_la_tarjeta_del_encargado(pool, bd_url, conexion):
