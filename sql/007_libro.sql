@@ -45,6 +45,8 @@ ALTER TABLE reembolsos
 CREATE UNIQUE INDEX reembolsos_sustitucion_concepto_idx
     ON reembolsos (sustitucion_id, concepto) WHERE sustitucion_id IS NOT NULL;
 CREATE INDEX reembolsos_bandeja_idx ON reembolsos (proximo_intento) WHERE estado = 'pendiente';
+-- Lo que el sistema completó y aún no se ha contado al cliente (herramientas/avisos.py).
+CREATE INDEX reembolsos_avisos_idx ON reembolsos (emitido_en) WHERE avisar AND avisado_en IS NULL;
 
 -- Cobros de la diferencia de un cambio más caro: uno por sustitución como mucho.
 CREATE TABLE cobros (
@@ -72,6 +74,7 @@ CREATE TABLE cobros (
 );
 CREATE INDEX cobros_bandeja_idx ON cobros (proximo_intento) WHERE estado = 'pendiente';
 CREATE INDEX cobros_pedido_idx ON cobros (pedido_id);
+CREATE INDEX cobros_avisos_idx ON cobros (confirmado_en) WHERE avisar AND avisado_en IS NULL;
 
 -- El libro: una fila por unidad compensada. La clave primaria hace que una unidad no se
 -- compense dos veces (ni dos reembolsos, ni reembolso y cambio), también entre dos
