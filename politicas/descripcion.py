@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
 
+from agente.nucleo.fechas import ZONA_TIENDAS
 from agente.nucleo import dinero
 from agente.nucleo.contexto import contexto_de
 from politicas.aprobacion import PoliticaAprobacion, hilo_de
@@ -29,9 +30,8 @@ from politicas.veredicto import Veredicto
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-__all__ = ["ZONA_TIENDAS", "DescripcionEncargado"]
+__all__ = ["DescripcionEncargado"]
 
-ZONA_TIENDAS = "Europe/Madrid"
 _MAX_TEXTO_CLIENTE = 300
 
 SELECT_DATOS_DESCRIPCION_SQL = """
