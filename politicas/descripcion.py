@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
 
-from agente.nucleo.fechas import ZONA_TIENDAS
 from agente.nucleo import dinero
 from agente.nucleo.contexto import contexto_de
+from agente.nucleo.fechas import ZONA_TIENDAS
 from politicas.aprobacion import PoliticaAprobacion, hilo_de
 from politicas.veredicto import Veredicto
 

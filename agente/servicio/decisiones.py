@@ -18,7 +18,6 @@ from langgraph.types import Command
 from psycopg.types.json import Jsonb
 
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.fechas import fecha_hora
 from agente.nucleo.errores import (
     HiloNoEncontrado,
     HiloOcupado,
@@ -27,6 +26,7 @@ from agente.nucleo.errores import (
     Prohibido,
     YaDecidida,
 )
+from agente.nucleo.fechas import fecha_hora
 from agente.servicio import cola, desenlace, personas
 from agente.servicio.conversaciones import leer_consulta
 from agente.servicio.ejecucion import Ejecutor
