@@ -131,6 +131,6 @@ def ambito_firmante(conexion: psycopg.Connection, encargado_id: str) -> Ambito:
 def darse_de_baja(conexion: psycopg.Connection, encargado_id: str, canal: str | None = None) -> int:
     """Deja de avisar a la persona (por ``canal``, o por todos). Devuelve los contactos dados de baja.
 
-    Los avisos ya encolados salen igual; los que se encolen después, no.
+    Se respeta también en los avisos ya encolados: se descartan al ir a entregarlos.
     """
     return conexion.execute(BAJA_SQL, {"id": encargado_id, "canal": canal}).rowcount

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agente.autoridad import ambito_firmante, fijar_matriz, historial_matriz
+from agente.autoridad import ambito_firmante, darse_de_baja, fijar_matriz, historial_matriz
+from agente.demo import cargar_demo
 from agente.nucleo.errores import Prohibido
 from politicas.matriz_autoridad import (
     Matriz,
@@ -248,3 +249,33 @@ def test_el_ambito_de_cada_firmante_de_la_demo(conexion):
     assert ambito_firmante(conexion, "enc-talavera-2").rol == "encargado"
     with pytest.raises(Prohibido):
         ambito_firmante(conexion, "enc-talavera-baja")
+
+
+def test_la_demo_trae_firmantes_contactos_y_los_pedidos_de_350_y_650_y_se_recarga_igual(conexion):
+    darse_de_baja(conexion, "ger-talavera")
+    cargar_demo(conexion)  # recargar deja lo mismo (y vuelve a dar de alta los contactos)
+    cargar_demo(conexion)
+    firmantes = conexion.execute(
+        "SELECT encargado_id, rol FROM firmantes_tienda WHERE tienda = 'talavera' ORDER BY 1"
+    ).fetchall()
+    assert [(f["encargado_id"], f["rol"]) for f in firmantes] == [
+        ("enc-talavera", "encargado"), ("enc-talavera-2", "encargado"),
+        ("ger-talavera", "gerente"), ("reg-centro", "regional"),
+    ]
+    contactos = conexion.execute(
+        "SELECT direccion FROM contactos_firmantes WHERE encargado_id = 'ger-talavera' AND baja IS NULL"
+    ).fetchall()
+    assert [c["direccion"] for c in contactos] == ["ger-talavera@tienda.example"]
+    pedidos = conexion.execute(
+        """SELECT id, cliente_id, tienda, importe, estado, (now()::date - entregado_en::date) AS dias
+           FROM pedidos WHERE id IN ('P-20261005-0350', 'P-20261006-0650') ORDER BY id"""
+    ).fetchall()
+    assert [(p["cliente_id"], p["tienda"], p["importe"], p["estado"], p["dias"]) for p in pedidos] == [
+        ("C-0009", "talavera", D("350.00"), "entregado", 2),
+        ("C-0006", "talavera", D("650.00"), "entregado", 3),
+    ]
+    importes = conexion.execute(
+        "SELECT pedido_id, sum(importe) AS total FROM lineas_pedido "
+        "WHERE pedido_id IN ('P-20261005-0350', 'P-20261006-0650') GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    assert [i["total"] for i in importes] == [D("350.00"), D("650.00")]
