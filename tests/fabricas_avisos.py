@@ -16,7 +16,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from zoneinfo import ZoneInfo
 
 import psycopg
-import pytest
 from aiosmtpd.controller import Controller
 from psycopg.types.json import Jsonb
 
@@ -136,16 +135,22 @@ class BuzonSmtp:
         return "250 OK"
 
 
-@pytest.fixture
-def smtp():
-    """Un servidor SMTP real en 127.0.0.1; ``smtp.url`` para ``CanalCorreo``."""
-    buzon = BuzonSmtp()
-    puerto = puerto_libre()
-    controlador = Controller(buzon, hostname="127.0.0.1", port=puerto)
-    controlador.start()
-    buzon.url = f"smtp://127.0.0.1:{puerto}"
-    yield buzon
-    controlador.stop()
+class ServidorSmtp:
+    """Un servidor SMTP real (aiosmtpd) en 127.0.0.1; ``url`` para ``CanalCorreo``."""
+
+    def __init__(self) -> None:
+        self.buzon = BuzonSmtp()
+        puerto = puerto_libre()
+        self.controlador = Controller(self.buzon, hostname="127.0.0.1", port=puerto)
+        self.controlador.start()
+        self.url = f"smtp://127.0.0.1:{puerto}"
+
+    @property
+    def correos(self) -> list[Correo]:
+        return self.buzon.correos
+
+    def cerrar(self) -> None:
+        self.controlador.stop()
 
 
 # --- Receptor de webhooks real -------------------------------------------------------
@@ -186,13 +191,6 @@ class ReceptorWebhook:
     def cerrar(self) -> None:
         self.servidor.shutdown()
         self.servidor.server_close()
-
-
-@pytest.fixture
-def receptor():
-    r = ReceptorWebhook()
-    yield r
-    r.cerrar()
 
 
 def despues(instante: datetime, **delta) -> datetime:

@@ -26,20 +26,34 @@ from agente.notificaciones import (
 )
 
 from .conftest import RAIZ
-from .fabricas_avisos import (  # noqa: F401 (fixtures)
+from .fabricas_avisos import (
     MIERCOLES_10,
     PEDIDO_350,
     PEDIDO_650,
+    ReceptorWebhook,
+    ServidorSmtp,
     despues,
     pausar,
-    receptor,
     salida,
-    smtp,
     solo_contacto,
 )
 
 BASE = "https://atencion.tienda.example"
 REMITENTE = "Avisos Tienda <avisos@tienda.example>"
+
+
+@pytest.fixture
+def smtp():
+    servidor = ServidorSmtp()
+    yield servidor
+    servidor.cerrar()
+
+
+@pytest.fixture
+def receptor():
+    servidor = ReceptorWebhook()
+    yield servidor
+    servidor.cerrar()
 
 
 def _correo(smtp_url):
