@@ -19,7 +19,8 @@ import psycopg
 from aiosmtpd.controller import Controller
 from psycopg.types.json import Jsonb
 
-from agente.notificaciones import AvisoAprobacion, Entrega
+from agente.notificaciones import AvisoAprobacion, ErrorCanal
+from agente.notificaciones.canales import Entrega
 
 MADRID = ZoneInfo("Europe/Madrid")
 MIERCOLES_10 = datetime(2026, 10, 7, 10, 0, tzinfo=MADRID)  # tienda abierta
@@ -92,8 +93,6 @@ class CanalContado:
         self._candado = threading.Lock()
 
     def enviar(self, entrega: Entrega) -> None:
-        from agente.notificaciones import ErrorCanal
-
         if self.fallar:
             raise ErrorCanal("canal caído (prueba)")
         with self._candado:

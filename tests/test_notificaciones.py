@@ -11,19 +11,21 @@ from hypothesis import strategies as st
 
 from agente.autoridad import darse_de_baja
 from agente.notificaciones import (
-    Horario,
     avisar_aprobacion,
     avisos_de_escalado,
     clave_aviso,
-    en_horario,
     encolar_aviso,
     entregar_pendientes,
     escalar_pendientes,
-    espera_tras,
+)
+from agente.notificaciones.horario import (
+    Horario,
+    en_horario,
     minutos_en_horario,
-    pintar,
     siguiente_apertura,
 )
+from agente.notificaciones.plantillas import pintar
+from agente.notificaciones.trabajador import espera_tras
 from politicas.matriz_autoridad import Requisito
 
 from .fabricas_avisos import (

@@ -12,6 +12,12 @@ import textwrap
 import pytest
 
 from agente.notificaciones import (
+    ErrorCanal,
+    avisar_aprobacion,
+    entregar_pendientes,
+    verificar_firma,
+)
+from agente.notificaciones.canales import (
     CABECERA_AVISO,
     CABECERA_FECHA,
     CABECERA_FIRMA,
@@ -19,10 +25,6 @@ from agente.notificaciones import (
     CanalCorreo,
     CanalWebhook,
     Entrega,
-    ErrorCanal,
-    avisar_aprobacion,
-    entregar_pendientes,
-    verificar_firma,
 )
 
 from .conftest import RAIZ
@@ -108,7 +110,8 @@ _MATAR_TRAS_ENVIAR = textwrap.dedent(
     import os, signal, sys
     from datetime import datetime
     from agente.nucleo.bd import abrir_pool
-    from agente.notificaciones import CanalCorreo, entregar_pendientes
+    from agente.notificaciones import entregar_pendientes
+    from agente.notificaciones.canales import CanalCorreo
 
     url, smtp_url, ahora = sys.argv[1:4]
     real = CanalCorreo(smtp_url=smtp_url, remitente="avisos@tienda.example", timeout=5)

@@ -14,20 +14,7 @@ reintentos con espera exponencial y seguro en varios procesos (``SKIP LOCKED``).
 """
 
 from agente.notificaciones.bandeja_salida import clave_aviso, encolar_aviso
-from agente.notificaciones.canales import (
-    CABECERA_AVISO,
-    CABECERA_FECHA,
-    CABECERA_FIRMA,
-    Canal,
-    CanalApprise,
-    CanalCorreo,
-    CanalWebhook,
-    Entrega,
-    ErrorCanal,
-    canales_desde_ajustes,
-    firmar,
-    verificar_firma,
-)
+from agente.notificaciones.canales import Canal, ErrorCanal, canales_desde_ajustes, verificar_firma
 from agente.notificaciones.destinatarios import (
     AvisoAprobacion,
     Escalado,
@@ -35,42 +22,20 @@ from agente.notificaciones.destinatarios import (
     avisos_de_escalado,
     escalar_pendientes,
 )
-from agente.notificaciones.horario import (
-    Horario,
-    en_horario,
-    minutos_en_horario,
-    siguiente_apertura,
-)
-from agente.notificaciones.plantillas import Mensaje, pintar
-from agente.notificaciones.trabajador import Pasada, entregar_pendientes, espera_tras
+from agente.notificaciones.trabajador import Pasada, entregar_pendientes
 
 __all__ = [
-    "CABECERA_AVISO",
-    "CABECERA_FECHA",
-    "CABECERA_FIRMA",
     "AvisoAprobacion",
     "Canal",
-    "CanalApprise",
-    "CanalCorreo",
-    "CanalWebhook",
-    "Entrega",
     "ErrorCanal",
     "Escalado",
-    "Horario",
-    "Mensaje",
     "Pasada",
     "avisar_aprobacion",
     "avisos_de_escalado",
     "canales_desde_ajustes",
     "clave_aviso",
-    "en_horario",
     "encolar_aviso",
     "entregar_pendientes",
     "escalar_pendientes",
-    "espera_tras",
-    "firmar",
-    "minutos_en_horario",
-    "pintar",
-    "siguiente_apertura",
     "verificar_firma",
 ]
