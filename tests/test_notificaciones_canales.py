@@ -242,3 +242,21 @@ def test_sin_smtp_configurado_los_correos_esperan_a_otro_proceso(conexion, pool)
     assert salida(conexion, aviso.thread_id)[0]["estado"] == "pendiente"
     con_smtp = canales_desde_ajustes(ajustes_prueba("postgresql://x/y", smtp_url="smtp://127.0.0.1:2525"))
     assert isinstance(con_smtp["email"], CanalCorreo)
+
+
+def test_el_trabajador_toma_smtp_base_y_reintentos_de_los_ajustes(conexion, pool, smtp):
+    from datetime import UTC, datetime
+
+    from agente.notificaciones import entregar_segun_ajustes
+
+    from .fabricas import ajustes_prueba
+
+    ahora = datetime.now(UTC)
+    conexion.execute("UPDATE avisos_tienda SET urgente_desde = 1")  # sale ya, sea la hora que sea
+    aviso = pausar(conexion, PEDIDO_350, creada=ahora)
+    avisar_aprobacion(conexion, aviso, ahora=ahora)
+    ajustes = ajustes_prueba("postgresql://x/y", smtp_url=smtp.url, avisos_base_url="https://t.example",
+                             avisos_remitente="firmas@t.example")
+    assert entregar_segun_ajustes(pool, ajustes, ahora=ahora).enviados == 1
+    assert "https://t.example/encargado#" in smtp.correos[0].texto
+    assert "firmas@t.example" in smtp.correos[0].mensaje["From"]

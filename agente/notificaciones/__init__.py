@@ -7,7 +7,8 @@ Lo que llama el servicio:
   puede encolar no rompe la pausa);
 - en sus tareas periódicas: ``escalar_pendientes(conexion)`` (avisa al siguiente nivel de
   las pausas que llevan más de ``escalado_minutos`` de horario esperando) y
-  ``entregar_pendientes(pool, canales_desde_ajustes(ajustes), base_url=...)``.
+  ``entregar_segun_ajustes(pool, ajustes)`` (``entregar_pendientes`` con los canales,
+  la URL base y los reintentos de los ajustes).
 
 Entrega «al menos una vez» con clave de deduplicación (cabecera ``X-Agente-Aviso-Id``),
 reintentos con espera exponencial y seguro en varios procesos (``SKIP LOCKED``).
@@ -22,7 +23,7 @@ from agente.notificaciones.destinatarios import (
     avisos_de_escalado,
     escalar_pendientes,
 )
-from agente.notificaciones.trabajador import Pasada, entregar_pendientes
+from agente.notificaciones.trabajador import Pasada, entregar_pendientes, entregar_segun_ajustes
 
 __all__ = [
     "AvisoAprobacion",
@@ -36,6 +37,7 @@ __all__ = [
     "clave_aviso",
     "encolar_aviso",
     "entregar_pendientes",
+    "entregar_segun_ajustes",
     "escalar_pendientes",
     "verificar_firma",
 ]

@@ -19,11 +19,11 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from agente.notificaciones.bandeja_salida import marcar_enviado, marcar_fallo, reclamar
-from agente.notificaciones.canales import Canal, Entrega, ErrorCanal
+from agente.notificaciones.canales import Canal, Entrega, ErrorCanal, canales_desde_ajustes
 from agente.notificaciones.horario import Horario, siguiente_apertura
 from agente.notificaciones.plantillas import cuerpo_json, cuerpo_slack, pintar
 
-__all__ = ["Pasada", "entregar_pendientes", "espera_tras", "horario_de_fila"]
+__all__ = ["Pasada", "entregar_pendientes", "entregar_segun_ajustes", "espera_tras", "horario_de_fila"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,3 +120,12 @@ def entregar_pendientes(
             marcar_enviado(conexion, fila["id"], ahora=datetime.now(UTC))
         pasada.enviados += 1
     return pasada
+
+
+def entregar_segun_ajustes(pool: ConnectionPool, ajustes: Any, *, ahora: datetime | None = None) -> Pasada:
+    """``entregar_pendientes`` con los canales, la URL base y los reintentos de ``ajustes``."""
+    return entregar_pendientes(
+        pool, canales_desde_ajustes(ajustes), base_url=ajustes.avisos_base_url, ahora=ahora,
+        intentos_max=ajustes.avisos_intentos, espera_base=ajustes.avisos_espera_base,
+        espera_max=ajustes.avisos_espera_max,
+    )
