@@ -123,7 +123,9 @@ CREATE INDEX contactos_firmantes_activos_idx ON contactos_firmantes (encargado_i
 -- webhooks (HMAC-SHA256).
 CREATE TABLE avisos_tienda (
     tienda            text PRIMARY KEY REFERENCES tiendas(id) ON DELETE CASCADE,
-    zona_horaria      text NOT NULL DEFAULT 'Europe/Madrid',
+    -- Una zona que PostgreSQL no conoce hace fallar la comprobación (y la escritura).
+    zona_horaria      text NOT NULL DEFAULT 'Europe/Madrid'
+                      CHECK ((TIMESTAMPTZ '2000-01-01 00:00+00' AT TIME ZONE zona_horaria) IS NOT NULL),
     abre              time NOT NULL DEFAULT '09:00',
     cierra            time NOT NULL DEFAULT '21:00',
     dias              integer[] NOT NULL DEFAULT '{1,2,3,4,5,6}'

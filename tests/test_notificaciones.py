@@ -6,6 +6,7 @@ import threading
 import time as reloj
 from datetime import UTC, datetime, time, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,6 +139,16 @@ def test_una_pausa_ya_decidida_no_se_avisa(conexion, pool):
     pasada = _entregar(pool, canal, MIERCOLES_10)
     assert (pasada.enviados, pasada.descartados, canal.entregas) == (0, 3, [])
     assert avisos_de_escalado(conexion, despues(MIERCOLES_10, hours=5)) == []
+    escalar_pendientes(conexion, ahora=despues(MIERCOLES_10, hours=5))
+    assert conexion.execute("SELECT agotado FROM avisos_aprobacion WHERE thread_id = %s",
+                            (aviso.thread_id,)).fetchone()["agotado"] is True
+
+
+def test_una_zona_horaria_desconocida_no_se_puede_guardar(conexion):
+    import psycopg
+
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        conexion.execute("UPDATE avisos_tienda SET zona_horaria = 'Marte/Olympus'")
 
 
 def test_encolar_el_mismo_aviso_dos_veces_deja_uno(conexion):
@@ -210,6 +221,19 @@ def test_un_canal_caido_reintenta_con_espera_creciente_y_acaba_en_fallido(conexi
     assert fila["ultimo_error"] == "canal caído (prueba)"
     # La aprobación sigue esperando su firma.
     assert conexion.execute("SELECT count(*) AS n FROM aprobaciones_pendientes").fetchone()["n"] == 1
+
+
+class CanalConFallo(CanalContado):
+    def enviar(self, entrega):
+        raise RuntimeError("error inesperado del canal")
+
+
+def test_un_error_inesperado_de_un_canal_no_para_la_pasada(conexion, pool):
+    aviso = pausar(conexion, PEDIDO_650)
+    avisar_aprobacion(conexion, aviso, ahora=MIERCOLES_10)
+    pasada = _entregar(pool, CanalConFallo(), MIERCOLES_10)
+    assert (pasada.reintentos, pasada.enviados) == (3, 0)
+    assert {f["ultimo_error"] for f in salida(conexion, aviso.thread_id)} == {"error inesperado del canal"}
 
 
 def test_la_espera_se_dobla_hasta_el_maximo():

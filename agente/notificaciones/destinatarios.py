@@ -77,6 +77,13 @@ LEFT JOIN avisos_tienda t ON t.tienda = v.tienda
 WHERE NOT v.agotado
 ORDER BY a.creada, v.thread_id
 """
+# Una pausa ya decidida (o reemplazada por otra) no escala más: deja de leerse en cada pasada.
+CERRAR_DECIDIDAS_SQL = """
+UPDATE avisos_aprobacion v SET agotado = true
+WHERE NOT v.agotado AND NOT EXISTS (
+    SELECT 1 FROM aprobaciones_pendientes a
+    WHERE a.thread_id = v.thread_id AND a.interrupt_id = v.interrupt_id)
+"""
 BLOQUEAR_AVISO_SQL = """
 SELECT * FROM avisos_aprobacion
 WHERE thread_id = %(thread_id)s AND interrupt_id = %(interrupt_id)s
@@ -239,7 +246,11 @@ def avisos_de_escalado(conexion: psycopg.Connection, ahora: datetime | None = No
         if fila["urgente"]:
             minutos = max(0.0, (ahora - fila["creada"]).total_seconds() / 60)
         else:
-            minutos = minutos_en_horario(horario_de_fila(fila["horario"]), fila["creada"], ahora)
+            try:
+                minutos = minutos_en_horario(horario_de_fila(fila["horario"]), fila["creada"], ahora)
+            except Exception:  # una tienda mal configurada no para el escalado de las demás
+                logger.exception("horario de avisos no válido en %s", fila["tienda"])
+                continue
         if minutos >= (fila["escalados"] + 1) * fila["escalado_minutos"]:
             vencidas.append(
                 Escalado(fila["thread_id"], fila["interrupt_id"], fila["tienda"],
@@ -252,6 +263,7 @@ def escalar_pendientes(conexion: psycopg.Connection, *, ahora: datetime | None =
     """Avisa al siguiente nivel de cada pausa vencida; devuelve cuántos avisos encoló.
     Cada pausa en su transacción: una que falla se registra y no para a las demás."""
     ahora = _ahora(ahora)
+    conexion.execute(CERRAR_DECIDIDAS_SQL)
     total = 0
     for escalado in avisos_de_escalado(conexion, ahora):
         try:

@@ -19,7 +19,7 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from agente.notificaciones.bandeja_salida import marcar_enviado, marcar_fallo, reclamar
-from agente.notificaciones.canales import Canal, Entrega, ErrorCanal, canales_desde_ajustes
+from agente.notificaciones.canales import Canal, Entrega, canales_desde_ajustes
 from agente.notificaciones.horario import Horario, siguiente_apertura
 from agente.notificaciones.plantillas import cuerpo_json, cuerpo_slack, pintar
 
@@ -55,6 +55,15 @@ def horario_de_fila(fila: Mapping[str, Any] | None) -> Horario:
         cierra=fila["cierra"] if isinstance(fila["cierra"], time) else time.fromisoformat(fila["cierra"]),
         dias=frozenset(fila["dias"]),
     )
+
+
+def _en_horario(horario: Mapping[str, Any] | None, instante: datetime) -> datetime:
+    """La siguiente apertura; con un horario ilegible en la base, ``instante`` (mejor avisar)."""
+    try:
+        return siguiente_apertura(horario_de_fila(horario), instante)
+    except Exception:
+        logger.exception("horario de avisos no válido: %s", horario)
+        return instante
 
 
 def _entrega(fila: Mapping[str, Any], base_url: str) -> Entrega:
@@ -95,13 +104,13 @@ def entregar_pendientes(
             continue
         try:
             canales[fila["canal"]].enviar(_entrega(fila, base_url))
-        except (ErrorCanal, ValueError, KeyError, OSError) as exc:
+        except Exception as exc:  # cualquier fallo del canal es un reintento, no el fin de la pasada
             definitivo = fila["intentos"] >= intentos_max
             siguiente = ahora + timedelta(
                 seconds=espera_tras(fila["intentos"], base=espera_base, maximo=espera_max)
             )
             if not fila["urgente"]:
-                siguiente = siguiente_apertura(horario_de_fila(fila["horario"]), siguiente)
+                siguiente = _en_horario(fila["horario"], siguiente)
             with pool.connection() as conexion:
                 marcar_fallo(
                     conexion, fila["id"], error=str(exc) or type(exc).__name__,
