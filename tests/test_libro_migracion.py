@@ -1,7 +1,7 @@
 """Una base anterior al libro se migra con sus reembolsos y cambios ya hechos.
 
-Se aplica el esquema hasta la migración anterior a ``007_libro``, se apuntan datos como
-los dejaba la versión anterior (incluidas las historias del issue: reembolso completo y
+Se aplica todo el esquema salvo ``007_libro`` (una base que ya tenía las demás), se
+apuntan datos como los dejaba la versión anterior (incluidas las historias del issue: reembolso completo y
 después cambio de la misma cafetera, diferencias nunca liquidadas) y se migra. Lo que
 cabe entra en el libro por orden de creación; lo que no, queda a la vista de la auditoría.
 """
@@ -49,7 +49,7 @@ def base_antigua(bd_sin_migrar_url, tmp_path):
     anteriores = tmp_path / "sql"
     anteriores.mkdir()
     for ruta in sorted(CARPETA_SQL.glob("*.sql")):
-        if ruta.name < "007_libro.sql":
+        if ruta.name != "007_libro.sql":
             shutil.copy(ruta, anteriores / ruta.name)
     migrar(bd_sin_migrar_url, carpeta=anteriores)
     with psycopg.connect(bd_sin_migrar_url, **KWARGS_CONEXION) as c:
