@@ -1,9 +1,10 @@
 """Una base anterior al libro se migra con sus reembolsos y cambios ya hechos.
 
 Se aplica todo el esquema salvo ``007_libro`` (una base que ya tenía las demás), se
-apuntan datos como los dejaba la versión anterior (incluidas las historias del issue: reembolso completo y
-después cambio de la misma cafetera, diferencias nunca liquidadas) y se migra. Lo que
-cabe entra en el libro por orden de creación; lo que no, queda a la vista de la auditoría.
+apuntan datos como los dejaba la versión anterior (incluidas las historias del issue:
+reembolso completo y después cambio de la misma cafetera, diferencias nunca liquidadas)
+y se migra. Lo que cabe entra en el libro por orden de creación; lo que no, queda a la
+vista de la auditoría.
 """
 
 from __future__ import annotations
