@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from typing import Annotated
 
 import typer
 
@@ -253,25 +254,37 @@ def hilo(thread_id: str = typer.Argument(..., help="thread_id de la conversació
 @app.command("reconciliar")
 @errores_en_una_linea
 def reconciliar() -> None:
-    """Repara hilos a medias: reencola, aplica decisiones no aplicadas, borra filas obsoletas."""
+    """Caduca lo vencido, repara hilos a medias y completa reembolsos y cobros pendientes."""
     with _servicio() as servicio:
         caducadas = servicio.caducar()
         arreglos = servicio.reconciliar()
-        if not arreglos and not caducadas:
+        pagos = servicio.completar_movimientos(solo_vencidos=False)
+        if not arreglos and not caducadas and not pagos:
             typer.echo("Todo en orden: nada que conciliar.")
             return
         for thread_id in caducadas:
             typer.echo(f"{thread_id}: caducada sin revisión")
         for arreglo in arreglos:
             typer.echo(f"{arreglo['thread_id']}: {arreglo['accion']}")
+        for referencia in pagos.completados:
+            typer.echo(f"{referencia}: completado en la pasarela")
+        for referencia in pagos.fallidos:
+            marca = " (marcado para una persona)" if referencia in pagos.marcados else ""
+            typer.echo(f"{referencia}: sigue pendiente, la pasarela falla{marca}")
 
 
 @app.command("auditoria")
 @errores_en_una_linea
-def auditoria() -> None:
-    """Efectos que necesitaban firma y salieron sin ella (sale con código 1 si hay alguno)."""
+def auditoria(
+    pendientes_minutos: Annotated[
+        int, typer.Option(help="Minutos a partir de los que un movimiento pendiente es un hallazgo.")
+    ] = 60,
+) -> None:
+    """Comprueba firmas y libro (sale con código 1 si hay algún hallazgo)."""
+    from agente.servicio.auditoria import hallazgos
+
     with _servicio() as servicio:
-        informe = servicio.auditoria()
+        informe = servicio.auditoria(pendientes_mas_de_segundos=pendientes_minutos * 60)
     sin_firma = informe["sin_firma"]
     if sin_firma:
         _tabla("Efectos sin la firma requerida",
@@ -279,12 +292,27 @@ def auditoria() -> None:
                [[f["tipo"], f["numero"], f["thread_id"], f["tool_call_id"], f["tienda"], f["importe"],
                  f["aprobado_por"], f["creado"]] for f in sin_firma])
     typer.echo(f"Efectos sin la firma requerida: {len(sin_firma)}")
+    for comprobacion, filas in informe["libro"].items():
+        if filas:
+            columnas = list(filas[0])
+            _tabla(f"Libro: {TITULOS_LIBRO[comprobacion]}", columnas,
+                   [[f[c] for c in columnas] for f in filas])
+        typer.echo(f"Libro, {TITULOS_LIBRO[comprobacion]}: {len(filas)}")
     if informe["tiempos"]:
         _tabla("Tiempo hasta la decisión (segundos)", ["Tienda", "Decisiones", "p50", "p90", "Máximo"],
                [[t["tienda"], t["decisiones"], f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['maximo']:.0f}"]
                 for t in informe["tiempos"]])
-    if sin_firma:
+    if hallazgos(informe):
         raise typer.Exit(code=1)
+
+
+TITULOS_LIBRO = {
+    "unidades": "unidades compensadas dos veces o por encima de lo pagado",
+    "pasarela": "movimientos de la pasarela sin su asiento (o al revés, o con otro importe o tipo)",
+    "pendientes": "reembolsos o cobros pendientes demasiado tiempo",
+    "diferencias": "cambios con la diferencia sin liquidar",
+    "marcados": "movimientos marcados para una persona",
+}
 
 
 from agente.retencion_cli import registrar as _registrar_retencion  # noqa: E402

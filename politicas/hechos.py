@@ -82,6 +82,17 @@ CATALOGO: Mapping[str, Hecho] = {
             "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_original)s::text)",
             frozenset({"sku_original"}),
         ),
+        # La elegibilidad de devoluciones y cambios vive en un solo sitio, la vista
+        # elegibilidad_pedidos (sql/007_libro.sql), que leen también las herramientas.
+        # Como JSON en una sola subconsulta: solo se usan booleanos y recuentos.
+        Hecho(
+            "elegibilidad",
+            "(SELECT jsonb_build_object('entregado', e.entregado,"
+            " 'dias_desde_entrega', e.dias_desde_entrega, 'ventana_dias', e.ventana_dias,"
+            " 'dentro_de_ventana', e.dentro_de_ventana, 'reembolsos', e.reembolsos,"
+            " 'sustituciones', e.sustituciones)"
+            " FROM elegibilidad_pedidos e WHERE e.pedido_id = p.id)",
+        ),
         Hecho(
             "pvp_nuevo",
             "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_nuevo)s::text)",

@@ -192,6 +192,8 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     pedido = _hecha_o_pedido(tarea, ctx, SUSTITUIR, redaccion.sustitucion, "tramitar el cambio")
     if isinstance(pedido, Paso):
         return pedido
+    if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
+        return _fin(redaccion.cambio_no_posible(tarea.pedido, pedido.get("estado")))
     todas = _lineas(pedido)
     elegidas = lineas_mencionadas(todas, tarea.origen)
     if not elegidas and len(todas) == 1:

@@ -184,6 +184,15 @@ def elegir_producto(pedido: str | None, lineas_pedido: Sequence[dict]) -> str:
     return f"¿Qué producto del pedido {pedido} quieres cambiar? Contiene: {lineas(lineas_pedido)}."
 
 
+def cambio_no_posible(pedido: str | None, estado: Any) -> str:
+    if estado == "cancelado":
+        return f"El pedido {pedido} está cancelado: no se puede cambiar ningún producto."
+    return (
+        f"El pedido {pedido} todavía no consta como entregado, y solo se puede cambiar un "
+        "producto que ya has recibido. Cuando te llegue, escríbenos y lo vemos."
+    )
+
+
 def sin_alternativas(nombre: str, sku: str) -> str:
     return (
         f"Lo siento, ahora mismo no hay ninguna alternativa en stock para {nombre} ({sku}) "

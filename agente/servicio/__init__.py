@@ -6,7 +6,9 @@ su módulo (``docs/arquitectura.md``, «Servicio y web»):
 - ``conversaciones``: un mensaje nuevo nunca llega a un hilo en pausa (se guarda);
 - ``decisiones``: la bandeja y una sola decisión por pausa, registrada antes de actuar;
 - ``caducidad``, ``conciliacion``: lo vencido se decide solo y lo roto se repara;
-- ``auditoria``, ``inspeccion``: qué salió sin firma y qué guarda un hilo;
+- ``pagos``: los reembolsos y cobros pendientes se completan solos y se avisa al cliente;
+- ``auditoria`` (+ ``auditoria_libro``), ``inspeccion``: qué salió sin firma, si el libro
+  cuadra con la pasarela y qué guarda un hilo;
 - ``ejecucion``, ``desenlace``, ``candados``: cómo se ejecuta el agente sobre un hilo
   (contexto y traza de la historia en cada ejecución, un candado por hilo) y qué se
   guarda al terminar;
@@ -24,6 +26,7 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio import auditoria, inspeccion, operacion, ritmo
 from agente.servicio.avisos import Escucha
 from agente.servicio.caducidad import Caducidad
@@ -31,6 +34,7 @@ from agente.servicio.conciliacion import Conciliador
 from agente.servicio.conversaciones import Conversaciones
 from agente.servicio.decisiones import SISTEMA, Decisiones
 from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.pagos import InformePagos, Pagos
 from agente.servicio.resultados import (
     Arreglo,
     Ejecucion,
@@ -41,6 +45,7 @@ from agente.servicio.resultados import (
     Respuesta,
 )
 from herramientas import REGISTRO, Registro
+from herramientas.pasarela import Pasarela
 
 __all__ = [
     "SISTEMA",
@@ -72,6 +77,7 @@ class Servicio:
         trazador: Any = None,
         espera_candado: float = 30.0,
         registro: Registro = REGISTRO,
+        pasarela: Pasarela | None = None,
     ) -> None:
         from agente.trazas import Trazador
 
@@ -85,6 +91,8 @@ class Servicio:
         self.conversaciones = Conversaciones(ejecutor=self.ejecutor)
         self.decisiones = Decisiones(ejecutor=self.ejecutor)
         self.caducidad = Caducidad(ejecutor=self.ejecutor, decisiones=self.decisiones)
+        # Sin pasarela (algunas pruebas) no hay bandeja de salida que completar.
+        self.pagos = Pagos(ejecutor=self.ejecutor, pasarela=pasarela) if pasarela is not None else None
         self.conciliador = Conciliador(
             ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones
         )
@@ -135,11 +143,18 @@ class Servicio:
     def reconciliar(self) -> list[Arreglo]:
         return self.conciliador.reconciliar()
 
+    def completar_movimientos(self, *, solo_vencidos: bool = True) -> InformePagos:
+        """Reembolsos y cobros pendientes: los completa y avisa a cada cliente en su chat."""
+        if self.pagos is None:
+            raise ErrorConfiguracion("este servicio se creó sin pasarela de pagos")
+        return self.pagos.completar(solo_vencidos=solo_vencidos)
+
     # -- auditoría e inspección -----------------------------------------------------------------
 
-    def auditoria(self) -> InformeAuditoria:
+    def auditoria(self, *, pendientes_mas_de_segundos: float = 3600) -> InformeAuditoria:
+        """Firmas y libro: cada comprobación una consulta; vacío en todas = todo cuadra."""
         with self.pool.connection() as c:
-            return auditoria.informe(c)
+            return auditoria.informe(c, pendientes_mas_de_segundos=pendientes_mas_de_segundos)
 
     def estado_hilo(self, thread_id: str) -> EstadoHilo:
         return inspeccion.estado_hilo(self.ejecutor, self.conversaciones, thread_id)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import psycopg
 
+from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos
 from agente.servicio.resultados import InformeAuditoria
 
-__all__ = ["efectos_sin_firma", "informe", "tiempos_de_decision"]
+__all__ = ["efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
 
 SELECT_EFECTOS_SIN_FIRMA_SQL = """
 WITH efectos AS (
@@ -61,8 +62,16 @@ def tiempos_de_decision(conexion: psycopg.Connection) -> list[dict]:
     return conexion.execute(SELECT_TIEMPOS_DECISION_SQL).fetchall()
 
 
-def informe(conexion: psycopg.Connection) -> InformeAuditoria:
-    """Efectos sin la firma requerida (debería ser vacío) y tiempos de decisión por tienda."""
+def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float = 3600) -> InformeAuditoria:
+    """Efectos sin la firma requerida, hallazgos del libro (todo debería ser vacío) y
+    tiempos de decisión por tienda."""
     return InformeAuditoria(
-        sin_firma=efectos_sin_firma(conexion), tiempos=tiempos_de_decision(conexion)
+        sin_firma=efectos_sin_firma(conexion),
+        tiempos=tiempos_de_decision(conexion),
+        libro=auditar_libro(conexion, pendientes_mas_de_segundos=pendientes_mas_de_segundos),
     )
+
+
+def hallazgos(informe_: InformeAuditoria) -> int:
+    """Cuántos hallazgos hay en total (0 = la auditoría pasa)."""
+    return len(informe_["sin_firma"]) + total_hallazgos(informe_["libro"])

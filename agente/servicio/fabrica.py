@@ -27,13 +27,14 @@ def crear_servicio(
     from herramientas.pasarela import pasarela_desde_ajustes
 
     pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max)
+    pasarela = pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes)
     agente = construir_agente(
         modelo if modelo is not None else crear_modelo(
             ajustes.modelo, base_url=ajustes.modelo_base_url, sin_reintentos=True
         ),
         SaverDePool(pool),
         pool=pool,
-        pasarela=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes),
+        pasarela=pasarela,
         llamadas_modelo_turno=ajustes.max_llamadas_modelo_turno,
         llamadas_modelo_hilo=ajustes.max_llamadas_modelo_hilo,
         pausa_reintentos=pausa_reintentos,
@@ -43,4 +44,5 @@ def crear_servicio(
         agente=agente,
         trazador=trazador if trazador is not None else Trazador.desde_ajustes(ajustes),
         espera_candado=espera_candado,
+        pasarela=pasarela,
     )

@@ -1,4 +1,5 @@
-"""Tareas periódicas del servidor: caducidad y conciliación (y retención, si se configura).
+"""Tareas periódicas del servidor: caducidad, conciliación, reembolsos y cobros pendientes
+(y retención, si se configura).
 
 Seguras en varios servidores a la vez: cada pasada toma un advisory lock global con
 ``pg_try_advisory_lock`` (si otro servidor la está haciendo, esta se salta) y, dentro,
@@ -29,6 +30,8 @@ def una_pasada(servicio: Servicio, extra: Callable[[], object] | None = None) ->
             return None
         try:
             informe = {"caducadas": servicio.caducar(), "arreglos": servicio.reconciliar()}
+            if servicio.pagos is not None:
+                informe["movimientos"] = servicio.completar_movimientos()
             if extra is not None:
                 informe["extra"] = extra()
             return informe
@@ -53,7 +56,7 @@ def arrancar(
         while not parar.wait(cada):
             try:
                 informe = una_pasada(servicio, extra)
-                if informe and (informe["caducadas"] or informe["arreglos"]):
+                if informe and (informe["caducadas"] or informe["arreglos"] or informe.get("movimientos")):
                     logger.info("tareas periódicas: %s", informe)
             except Exception:  # la tarea sigue viva aunque una pasada falle
                 logger.exception("fallo en la pasada de tareas periódicas")

@@ -107,6 +107,8 @@ class Arreglo(TypedDict):
 class InformeAuditoria(TypedDict):
     sin_firma: list[dict[str, Any]]
     tiempos: list[dict[str, Any]]
+    # Comprobaciones del libro (``auditoria_libro.COMPROBACIONES``) -> hallazgos.
+    libro: dict[str, list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)

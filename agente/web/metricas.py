@@ -102,6 +102,25 @@ class _Pendientes(Collector):
         yield familia
 
 
+class _Auditoria(Collector):
+    """Hallazgos de cada comprobación de la auditoría (una consulta cada una; 0 = cuadra)."""
+
+    def __init__(self, servicio: Servicio) -> None:
+        self.servicio = servicio
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        informe = self.servicio.auditoria()
+        familia = GaugeMetricFamily(
+            "agente_auditoria_hallazgos",
+            "Hallazgos de la auditoría por comprobación (firmas y libro); deben ser 0.",
+            labels=["comprobacion"],
+        )
+        familia.add_metric(["sin_firma"], len(informe["sin_firma"]))
+        for comprobacion, filas in informe["libro"].items():
+            familia.add_metric([comprobacion], len(filas))
+        yield familia
+
+
 class _Propias(Collector):
     def collect(self):
         yield from REGISTRO.collect()
@@ -117,4 +136,5 @@ def exponer(servicio: Servicio) -> bytes:
     else:
         registro.register(_Propias())
     registro.register(_Pendientes(servicio))
+    registro.register(_Auditoria(servicio))
     return generate_latest(registro)

@@ -18,7 +18,14 @@ from typing import Any
 
 from politicas.hechos import PARAMETROS_COMUNES, consulta_de_hechos
 
-__all__ = ["MOTIVO_PEDIDO_NO_ENCONTRADO", "Dictamen", "Regla", "texto_de"]
+__all__ = [
+    "MOTIVO_PEDIDO_NO_ENCONTRADO",
+    "Dictamen",
+    "Regla",
+    "motivo_compensaciones",
+    "motivos_de_elegibilidad",
+    "texto_de",
+]
 
 MOTIVO_PEDIDO_NO_ENCONTRADO = "pedido no encontrado para este cliente"
 
@@ -70,3 +77,31 @@ class Regla:
 def texto_de(valor: Any) -> str | None:
     """Un argumento de texto del modelo, o None si no lo es (o está vacío)."""
     return valor if isinstance(valor, str) and valor else None
+
+
+def _veces(n: int, una: str, varias: str) -> str:
+    return f"1 {una}" if n == 1 else f"{n} {varias}"
+
+
+def motivo_compensaciones(reembolsos: int, cambios: int) -> str | None:
+    """«el pedido ya tuvo 1 reembolso y 1 cambio», o None si no tuvo ninguno."""
+    partes = [
+        _veces(reembolsos, "reembolso", "reembolsos") if reembolsos else None,
+        _veces(cambios, "cambio de producto", "cambios de producto") if cambios else None,
+    ]
+    partes = [p for p in partes if p]
+    return f"el pedido ya tuvo {' y '.join(partes)}" if partes else None
+
+
+def motivos_de_elegibilidad(eleg: Mapping[str, Any]) -> list[str]:
+    """Fuera de plazo o ya compensado (la vista ``elegibilidad_pedidos``): pide firma."""
+    motivos = []
+    if not eleg["dentro_de_ventana"]:
+        dias, ventana = eleg["dias_desde_entrega"], eleg["ventana_dias"]
+        motivos.append(
+            f"entregado hace {_veces(dias, 'día', 'días')} (límite {ventana})"
+        )
+    compensado = motivo_compensaciones(eleg["reembolsos"], eleg["sustituciones"])
+    if compensado:
+        motivos.append(compensado)
+    return motivos

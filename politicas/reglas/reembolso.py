@@ -11,7 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from agente.nucleo import dinero
-from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla
+from politicas.reglas.base import (
+    MOTIVO_PEDIDO_NO_ENCONTRADO,
+    Dictamen,
+    Regla,
+    motivo_compensaciones,
+)
 
 __all__ = ["MOTIVO_IMPORTE_NO_VALIDO", "REEMBOLSO"]
 
@@ -53,6 +58,10 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
         motivos.append(_devoluciones(h["devoluciones_recientes"], h["ventana_devoluciones_dias"]))
     if h["pedido_existe"]:
         motivos.append(_entrega(h))
+    eleg = h.get("elegibilidad")
+    if eleg is not None and eleg["sustituciones"]:
+        # Un reembolso tras un cambio en el mismo pedido: lo mira una persona.
+        motivos.append(motivo_compensaciones(0, eleg["sustituciones"]))
     return Dictamen(
         motivos=tuple(m for m in motivos if m),
         umbrales={
@@ -68,6 +77,6 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
 REEMBOLSO = Regla(
     nombre="reembolso",
     hechos=("pedido_existe", "estado_pedido", "entregado_en", "dias_entregado",
-            "devoluciones_recientes"),
+            "devoluciones_recientes", "elegibilidad"),
     decidir=decidir,
 )

@@ -1,7 +1,11 @@
 """Regla «sustitucion»: cambiar un producto del pedido por otro.
 
-Pide firma si el pedido no es del cliente, un producto no existe, el original no está en
-el pedido, o el nuevo cuesta más que el original por encima de lo que admite la tienda.
+Las mismas condiciones que una devolución (la vista ``elegibilidad_pedidos``): pide firma
+si el pedido no es del cliente, un producto no existe, el original no está en el pedido,
+el nuevo cuesta más que el original por encima de lo que admite la tienda, la entrega
+queda fuera del plazo de la tienda, o el pedido ya tuvo alguna compensación (reembolso o
+cambio). Un pedido sin entregar o cancelado no pide firma: ``sustituir`` lo rechaza sin
+escribir nada, y pedir a un encargado algo imposible solo le haría perder el tiempo.
 Los precios vistos al proponer se guardan en los umbrales: ``sustituir`` caduca la firma
 si cambian antes de ejecutarse.
 """
@@ -12,7 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from agente.nucleo import dinero
-from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla, texto_de
+from politicas.reglas.base import (
+    MOTIVO_PEDIDO_NO_ENCONTRADO,
+    Dictamen,
+    Regla,
+    motivos_de_elegibilidad,
+    texto_de,
+)
 
 __all__ = ["SUSTITUCION"]
 
@@ -45,6 +55,11 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     if diferencia is not None and diferencia > maximo:
         limite = f" (límite {dinero.eur(maximo)})" if maximo > 0 else ""
         motivos.append(f"el producto nuevo cuesta {dinero.eur(diferencia)} más que el original{limite}")
+    eleg = h.get("elegibilidad")
+    if eleg is not None and not eleg["entregado"]:
+        motivos = []  # lo rechaza la herramienta (sin efecto); no hay nada que firmar
+    elif eleg is not None:
+        motivos.extend(motivos_de_elegibilidad(eleg))
     return Dictamen(
         motivos=tuple(motivos),
         umbrales={
@@ -58,7 +73,7 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
 
 SUSTITUCION = Regla(
     nombre="sustitucion",
-    hechos=("pedido_existe", "sku_original_en_pedido", "pvp_original", "pvp_nuevo"),
+    hechos=("pedido_existe", "sku_original_en_pedido", "pvp_original", "pvp_nuevo", "elegibilidad"),
     parametros=parametros,
     decidir=decidir,
 )
