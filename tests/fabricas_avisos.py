@@ -37,8 +37,10 @@ INSERT INTO consultas_asistente (thread_id, cliente_id, tienda, estado)
 VALUES (%(thread_id)s, %(cliente_id)s, %(tienda)s, 'esperando_aprobacion')
 """
 INSERT_PENDIENTE_SQL = """
-INSERT INTO aprobaciones_pendientes (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, creada)
-VALUES (%(thread_id)s, %(tienda)s, %(cliente_id)s, %(interrupt_id)s, %(peticion)s, '{}', %(creada)s)
+INSERT INTO aprobaciones_pendientes (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, creada,
+                                     caduca)
+VALUES (%(thread_id)s, %(tienda)s, %(cliente_id)s, %(interrupt_id)s, %(peticion)s, '{}', %(creada)s,
+        %(creada)s::timestamptz + interval '72 hours')
 """
 
 
