@@ -445,19 +445,22 @@ def test_edicion_de_un_campo_no_editable_se_rechaza(servicio, bd_url):
 
 def test_edicion_por_encima_de_lo_que_queda_por_reembolsar_se_rechaza(servicio, bd_url):
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
-    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:  # otro reembolso de 50 del mismo pedido
-        c.execute(
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:  # otro reembolso de 50 ocupa la única unidad
+        rid = c.execute(
             """INSERT INTO reembolsos (clave_idempotencia, thread_id, tool_call_id, pedido_id,
                                        cliente_id, tienda, importe, estado)
-               VALUES ('manual:2', 'manual', '2', %(p)s, 'C-0001', 'talavera', 50, 'emitido')""",
+               VALUES ('manual:2', 'manual', '2', %(p)s, 'C-0001', 'talavera', 50, 'emitido')
+               RETURNING id""",
             {"p": PEDIDO_GRANDE},
-        )
+        ).fetchone()["id"]
+        c.execute("INSERT INTO compensaciones_unidad (pedido_id, linea, unidad, reembolso_id, importe) "
+                  "VALUES (%(p)s, 1, 1, %(r)s, 50)", {"p": PEDIDO_GRANDE, "r": rid})
     edicion = {"type": "edit", "edited_action": {
         "name": "reembolsar", "args": {"pedido": PEDIDO_GRANDE, "importe": "90"}}}
-    with pytest.raises(DecisionNoValida, match=r"supera lo que queda por reembolsar \(70,00 EUR\)"):
+    # Lo reembolsable es el valor de las unidades libres del libro: ninguna.
+    with pytest.raises(DecisionNoValida, match=r"supera lo que queda por reembolsar \(0,00 EUR\)"):
         servicio.decidir(hilo, "enc-talavera", [edicion])
-    edicion["edited_action"]["args"]["importe"] = "70"
-    assert "70,00 EUR" in servicio.decidir(hilo, "enc-talavera", [edicion]).mensaje_cliente
+    assert servicio.aprobacion(hilo)["estado"] == "pendiente"
 
 
 def test_sin_fila_de_politica_el_plazo_se_fija_con_las_horas_por_defecto(servicio, bd_url):

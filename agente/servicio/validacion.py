@@ -32,10 +32,10 @@ __all__ = ["CAMPOS_IMPORTE", "decisiones_permitidas", "validar_decisiones"]
 
 CAMPOS_IMPORTE = frozenset({"importe"})  # campos editables que son dinero
 
+# Lo reembolsable sale del libro (el valor de las unidades aún sin compensar), el mismo
+# sitio que lee la herramienta: un encargado no aprueba algo que después se rechazaría.
 SELECT_REEMBOLSABLE_SQL = """
-SELECT p.importe - coalesce((SELECT sum(r.importe) FROM reembolsos r WHERE r.pedido_id = p.id), 0)
-       AS reembolsable
-FROM pedidos p WHERE p.id = %(pedido)s
+SELECT reembolsable FROM elegibilidad_pedidos WHERE pedido_id = %(pedido)s
 """
 
 
