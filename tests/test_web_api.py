@@ -503,11 +503,15 @@ def test_ruta_desconocida_da_404_en_espanol(http):
     assert r.json() == {"detalle": "no encontrado"}
 
 
-def test_healthz_da_503_si_la_base_no_responde(http):
+def test_readyz_da_503_si_la_base_no_responde_y_healthz_sigue_vivo(http):
+    # Cambio intencionado: /healthz es liveness (el proceso) y la base la mira /readyz.
+    assert http.get("/readyz").json() == {"estado": "ok"}
     http.app.state.servicio.pool.close()
-    r = http.get("/healthz")
+    r = http.get("/readyz")
     assert r.status_code == 503
-    assert r.json() == {"detalle": "la base de datos no responde"}
+    assert r.json() == {"detalle": "la base de datos no responde: vuelve a intentarlo en unos segundos"}
+    assert r.headers["Retry-After"] == "5"
+    assert http.get("/healthz").json() == {"estado": "ok"}
 
 
 def test_el_token_de_eventos_no_queda_en_el_log_de_accesos():

@@ -29,6 +29,10 @@ class Ajustes(BaseSettings):
         description="Carpeta de datos del PostgreSQL embebido.",
     )
     pool_max: int = Field(default=10, ge=1, description="Conexiones máximas del pool.")
+    pool_espera: float = Field(
+        default=3.0, gt=0, le=60,
+        description="Segundos que se espera una conexión del pool antes de responder 503.",
+    )
     modelo: str = Field(
         default="offline",
         description="'offline' (reglas, sin LLM) o 'proveedor:modelo' de init_chat_model.",

@@ -23,7 +23,7 @@ def crear_servicio(
     from agente.trazas import Trazador
     from herramientas.pasarela import pasarela_desde_ajustes
 
-    pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max)
+    pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max, espera=ajustes.pool_espera)
     agente = construir_agente(
         modelo if modelo is not None else crear_modelo(
             ajustes.modelo, base_url=ajustes.modelo_base_url, sin_reintentos=True

@@ -13,13 +13,20 @@ from pathlib import Path
 
 import anyio
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado
-from agente.web import errores_http, esquemas, metricas, rutas_cliente, rutas_demo, rutas_encargado
+from agente.web import (
+    disponibilidad,
+    errores_http,
+    metricas,
+    rutas_cliente,
+    rutas_demo,
+    rutas_encargado,
+)
 from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
@@ -139,6 +146,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
     app.add_middleware(CabecerasSeguridad)
 
+    app.include_router(disponibilidad.router)
     app.include_router(rutas_cliente.router)
     app.include_router(rutas_encargado.router)
     app.include_router(rutas_demo.router)
@@ -164,18 +172,6 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     @app.get("/docs", include_in_schema=False)
     def documentacion():
         return pagina("docs.html")
-
-    @app.get("/healthz", summary="Salud", response_model=esquemas.Salud, tags=["operación"],
-             responses={503: {"model": esquemas.Error}})
-    def salud(request: Request):
-        """La base de datos responde."""
-        try:
-            with request.app.state.servicio.pool.connection(timeout=3) as conexion:
-                conexion.execute("SELECT 1")
-        except Exception as exc:  # PoolTimeout u OperationalError: da igual cuál
-            logger.warning("healthz: %s", exc)
-            return JSONResponse({"detalle": "la base de datos no responde"}, status_code=503)
-        return {"estado": "ok"}
 
     @app.get("/metrics", summary="Métricas Prometheus", tags=["operación"], response_class=Response,
              responses={200: {"content": {"text/plain": {}}}})

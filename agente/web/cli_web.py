@@ -9,6 +9,7 @@ import tempfile
 import typer
 
 from agente.cli_errores import errores_en_una_linea
+from agente.parada import parada_limpia
 
 FABRICA = "agente.web.app:app_desde_entorno"
 
@@ -63,6 +64,7 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
 
 
 @errores_en_una_linea
+@parada_limpia()
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
@@ -79,6 +81,7 @@ def serve(
 
 
 @errores_en_una_linea
+@parada_limpia()
 def demo(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),

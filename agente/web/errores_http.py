@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado
+from agente.web.disponibilidad import DETALLE_BD_CAIDA, no_disponible
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +96,12 @@ def instalar(app: FastAPI) -> None:
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detalle = TEXTOS_HTTP.get(exc.status_code, "error en la petición")
         return respuesta_error(exc.status_code, detalle, getattr(exc, "headers", None))
+
+    @app.exception_handler(psycopg.OperationalError)
+    async def _bd_caida(_request: Request, exc: psycopg.OperationalError) -> JSONResponse:
+        # PoolTimeout (sin conexión libre en AGENTE_POOL_ESPERA s) y conexiones rotas: 503.
+        logger.warning("base de datos no disponible: %s", type(exc).__name__)
+        return no_disponible(DETALLE_BD_CAIDA)
 
     @app.exception_handler(Exception)
     async def _inesperado(_request: Request, exc: Exception) -> JSONResponse:
