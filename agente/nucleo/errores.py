@@ -15,6 +15,7 @@
     ├── YaDecidida                    otra decisión llegó antes (409)
     ├── AprobacionPendiente           el hilo espera a un encargado (409)
     ├── DecisionNoValida              (422)
+    ├── TextoNoValido                 texto con el carácter nulo, que PostgreSQL no admite (422)
     ├── NoAutorizado                  sin credencial válida (401)
     ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
     └── DemasiadasPeticiones          (429)
@@ -96,6 +97,10 @@ class AprobacionPendiente(ErrorDominio):
 
 
 class DecisionNoValida(ErrorDominio):
+    estado_http = 422
+
+
+class TextoNoValido(ErrorDominio):
     estado_http = 422
 
 

@@ -31,6 +31,7 @@ from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
 from agente.web.secreto import comprobar_secreto
+from agente.web.texto_seguro import SinNulos
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +144,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     )
     app.state.ajustes = ajustes
     errores_http.instalar(app)
+    app.add_middleware(SinNulos)  # por dentro de LimiteCuerpo: recibe el cuerpo ya acotado
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
     app.add_middleware(CabecerasSeguridad)
 
