@@ -182,6 +182,7 @@ def soltar(*, excepto: frozenset[Path] = frozenset()) -> None:
             if (ruta / MARCA_MANTENER).exists():  # «agente db start» llegó mientras lo usábamos
                 servidor.cleanup_mode = None
             servidor.cleanup()
+            logger.info("PostgreSQL embebido de %s soltado por este proceso", ruta)
         except Exception:  # al salir: que un fallo al parar no tape el motivo de la salida
             logger.exception("no se pudo soltar el PostgreSQL embebido de %s", ruta)
 

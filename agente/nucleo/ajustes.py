@@ -9,8 +9,9 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SECRETO_DEMO = "demo-no-usar-en-produccion"
@@ -58,6 +59,9 @@ class Ajustes(BaseSettings):
     retencion_dias: int = Field(
         default=0, ge=0, description="Días sin actividad tras los que el servidor borra checkpoints (0 = no)."
     )
+    log_nivel: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="Nivel de los logs JSON del servidor."
+    )
     langfuse_public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("LANGFUSE_PUBLIC_KEY")
     )
@@ -70,6 +74,11 @@ class Ajustes(BaseSettings):
     langfuse_host: str = Field(
         default="https://cloud.langfuse.com", validation_alias=AliasChoices("LANGFUSE_HOST")
     )
+
+    @field_validator("log_nivel", mode="before")
+    @classmethod
+    def _nivel_en_mayusculas(cls, valor):
+        return valor.strip().upper() if isinstance(valor, str) else valor
 
     def secreto_es_de_demo(self) -> bool:
         return not self.secreto or self.secreto == SECRETO_DEMO

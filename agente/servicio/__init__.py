@@ -32,6 +32,7 @@ from agente.nucleo.errores import (
     Prohibido,
     YaDecidida,
 )
+from agente.nucleo.registro_log import evento
 from agente.servicio import cola, mensajes, textos
 from agente.servicio.candados import candado_hilo
 from agente.servicio.validacion import validar_decisiones
@@ -393,6 +394,9 @@ class Servicio:
                     },
                 ).fetchone()
         self._puntuar(fila, normalizadas, espera, sistema=sistema)
+        evento(logger, "decision", thread_id=thread_id, trace_id=fila["trace_id"],
+               decision_id=decision["id"], encargado_id=encargado_id, tienda=fila["tienda"],
+               tipos=[d["type"] for d in normalizadas], espera_segundos=float(espera))
         registro = {
             "id": decision["id"],
             "thread_id": thread_id,
@@ -439,6 +443,8 @@ class Servicio:
         respuesta = self._tras_ejecucion(decision["thread_id"], ctx, salida, trace_id=trace_id, avisar=True)
         with self.pool.connection() as c:
             c.execute(MARCAR_DECISION_APLICADA_SQL, {"id": decision["id"], "resultado": respuesta.estado})
+        evento(logger, "decision_aplicada", thread_id=decision["thread_id"], trace_id=trace_id,
+               decision_id=decision["id"], resultado=respuesta.estado)
         return respuesta
 
     # -- caducidad ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from agente.checkpointer import SaverDePool
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.bd import abrir_pool
 from agente.servicio import Servicio
+from agente.servicio.pasarela_registrada import PasarelaRegistrada
 
 
 def crear_servicio(
@@ -30,7 +31,9 @@ def crear_servicio(
         ),
         SaverDePool(pool),
         pool=pool,
-        pasarela=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes),
+        pasarela=PasarelaRegistrada(
+            interna=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes)
+        ),
         llamadas_modelo_turno=ajustes.max_llamadas_modelo_turno,
         llamadas_modelo_hilo=ajustes.max_llamadas_modelo_hilo,
         pausa_reintentos=pausa_reintentos,

@@ -30,6 +30,7 @@ from agente.web import (
 from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
+from agente.web.registro_peticiones import RegistroPeticiones
 from agente.web.secreto import comprobar_secreto
 from agente.web.texto_seguro import SinNulos
 
@@ -147,6 +148,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     app.add_middleware(SinNulos)  # por dentro de LimiteCuerpo: recibe el cuerpo ya acotado
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
     app.add_middleware(CabecerasSeguridad)
+    app.add_middleware(RegistroPeticiones)  # la más externa: mide y registra todo
 
     app.include_router(disponibilidad.router)
     app.include_router(rutas_cliente.router)

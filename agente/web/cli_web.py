@@ -38,9 +38,11 @@ def _preparar_bd(ajustes) -> str:
 def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
     import uvicorn
 
+    from agente.nucleo.registro_log import config_logging, configurar
     from agente.web.secreto import comprobar_secreto
 
     comprobar_secreto(ajustes)
+    configurar(ajustes.log_nivel)  # JSON por stderr; los workers lo aplican con log_config
     # Los workers leen la URL del entorno: ninguno arranca su propio PostgreSQL.
     os.environ["DATABASE_URL"] = url
     propia = None
@@ -56,7 +58,9 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
             port=port,
             workers=workers,
             timeout_graceful_shutdown=3,
-            log_level="info",
+            log_config=config_logging(ajustes.log_nivel),
+            log_level=ajustes.log_nivel.lower(),
+            access_log=False,  # lleva la IP del cliente; lo sustituye la línea «peticion»
         )
     finally:
         if propia:
