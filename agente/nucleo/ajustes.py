@@ -59,6 +59,10 @@ class Ajustes(BaseSettings):
     retencion_dias: int = Field(
         default=0, ge=0, description="Días sin actividad tras los que el servidor borra checkpoints (0 = no)."
     )
+    espera_parada: float = Field(
+        default=20.0, ge=0, le=600,
+        description="Segundos que, al parar, se deja a las ejecuciones en curso para terminar.",
+    )
     log_nivel: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Nivel de los logs JSON del servidor."
     )

@@ -18,7 +18,8 @@
     ├── TextoNoValido                 texto con el carácter nulo, que PostgreSQL no admite (422)
     ├── NoAutorizado                  sin credencial válida (401)
     ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
-    └── DemasiadasPeticiones          (429)
+    ├── DemasiadasPeticiones          (429)
+    └── NoDisponible                  servidor parándose, vuelve a intentarlo (503)
 
 El ``mensaje`` está en español: lo lee un cliente, un encargado o un operador.
 """
@@ -114,3 +115,7 @@ class Prohibido(ErrorDominio):
 
 class DemasiadasPeticiones(ErrorDominio):
     estado_http = 429
+
+
+class NoDisponible(ErrorDominio):
+    estado_http = 503

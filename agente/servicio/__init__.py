@@ -546,6 +546,15 @@ class Servicio:
                 cola.desencolar(c, thread_id)
                 c.execute(UPDATE_ESTADO_CONSULTA_SQL, {"thread_id": thread_id, "estado": "abierta"})
             return "fila_obsoleta_borrada"
+        if interrupcion is None and estado.next and hilo["estado"] == "abierta":
+            # Un turno cortado a medias (parada o caída con una herramienta en curso): se
+            # termina desde el último checkpoint. Las herramientas con efectos son idempotentes
+            # por tool_call_id. Tras una disculpa el hilo está en «necesita_persona»: no se toca.
+            trace_id = (estado.metadata or {}).get("trace_id")
+            config = self._config(thread_id, ctx, trace_id=trace_id, tipo="reanudacion")
+            salida = self._invocar(None, config, ctx)
+            self._tras_ejecucion(thread_id, ctx, salida, trace_id=trace_id, avisar=True, desencolar=False)
+            return "turno_completado"
         return None
 
     # -- auditoría e inspección -----------------------------------------------------------

@@ -35,13 +35,19 @@ def una_pasada(servicio: Servicio, extra: Callable[[], object] | None = None) ->
 
 
 def arrancar(
-    servicio: Servicio, *, cada: float, extra: Callable[[], object] | None = None
+    servicio: Servicio, *, cada: float, extra: Callable[[], object] | None = None,
+    al_arrancar: bool = False,
 ) -> tuple[threading.Thread, threading.Event]:
-    """Hilo en segundo plano que hace una pasada cada ``cada`` segundos hasta ``parar.set()``."""
+    """Hilo en segundo plano que hace una pasada cada ``cada`` segundos hasta ``parar.set()``.
+
+    Con ``al_arrancar`` la primera pasada es inmediata: lo que una parada dejó a medias se
+    termina al volver a arrancar, sin esperar al primer intervalo."""
     parar = threading.Event()
 
     def bucle() -> None:
-        while not parar.wait(cada):
+        primera = al_arrancar
+        while primera or not parar.wait(cada):
+            primera = False
             try:
                 informe = una_pasada(servicio, extra)
                 if informe and (informe["caducadas"] or informe["arreglos"]):

@@ -6,12 +6,12 @@ procesos solo se comparte PostgreSQL. Sin CDN: todo lo que sirve sale de ``estat
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -30,6 +30,7 @@ from agente.web import (
 from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
+from agente.web.parada_web import Limitador, Parada
 from agente.web.registro_peticiones import RegistroPeticiones
 from agente.web.secreto import comprobar_secreto
 from agente.web.texto_seguro import SinNulos
@@ -105,10 +106,14 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
         else:
             app.state.servicio = servicio
-        app.state.limitador = anyio.CapacityLimiter(ejecuciones_simultaneas(app.state.servicio.pool.max_size))
+        app.state.parada = Parada(espera=ajustes.espera_parada)
+        app.state.limitador = Limitador(
+            ejecuciones_simultaneas(app.state.servicio.pool.max_size), parada=app.state.parada
+        )
+        vigia = asyncio.create_task(app.state.parada.vigilar())
         app.state.oyente = Oyente(app.state.servicio.pool.conninfo)
         app.state.oyente.iniciar()
-        parar_tareas = None
+        parar_tareas, hilos = None, []
         if propio and ajustes.intervalo_tareas > 0:
             # Caducidad y conciliación en cada servidor; un candado global evita el trabajo doble.
             from agente.servicio import periodicas
@@ -120,14 +125,17 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
                 def extra():
                     return limpiar(app.state.servicio.pool, dias=ajustes.retencion_dias)
 
-            _, parar_tareas = periodicas.arrancar(
-                app.state.servicio, cada=ajustes.intervalo_tareas, extra=extra
+            # La primera pasada al arrancar: termina lo que una parada dejó a medias.
+            hilo_tareas, parar_tareas = periodicas.arrancar(
+                app.state.servicio, cada=ajustes.intervalo_tareas, extra=extra, al_arrancar=True
             )
+            hilos.append(hilo_tareas)
+            app.state.parada.al_parar(parar_tareas.set)
         try:
             yield
         finally:
-            if parar_tareas is not None:
-                parar_tareas.set()
+            vigia.cancel()
+            await app.state.parada.esperar(app.state.limitador, hilos)
             app.state.oyente.parar()
             if propio:
                 app.state.servicio.cerrar()

@@ -57,7 +57,7 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
             host=host,
             port=port,
             workers=workers,
-            timeout_graceful_shutdown=3,
+            timeout_graceful_shutdown=ajustes.espera_parada,
             log_config=config_logging(ajustes.log_nivel),
             log_level=ajustes.log_nivel.lower(),
             access_log=False,  # lleva la IP del cliente; lo sustituye la línea «peticion»

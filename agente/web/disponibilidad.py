@@ -19,14 +19,14 @@ from fastapi.responses import JSONResponse
 
 from agente.nucleo.bd import comprobar_pool
 from agente.web import esquemas
+from agente.web.parada_web import DETALLE_PARANDO
 
-__all__ = ["DETALLE_BD_CAIDA", "DETALLE_PARANDO", "REINTENTAR_SEGUNDOS", "no_disponible", "router"]
+__all__ = ["DETALLE_BD_CAIDA", "REINTENTAR_SEGUNDOS", "no_disponible", "router"]
 
 logger = logging.getLogger(__name__)
 
 REINTENTAR_SEGUNDOS = 5
 DETALLE_BD_CAIDA = "la base de datos no responde: vuelve a intentarlo en unos segundos"
-DETALLE_PARANDO = "el servidor se está parando: vuelve a intentarlo en unos segundos"
 
 router = APIRouter(tags=["operación"])
 
@@ -52,7 +52,8 @@ def salud():
             responses={503: _NO_DISPONIBLE})
 def listo(request: Request):
     """La base de datos responde y el servidor no se está parando."""
-    if getattr(request.app.state, "parando", False):
+    parada = getattr(request.app.state, "parada", None)
+    if parada is not None and parada.parando:
         return no_disponible(DETALLE_PARANDO)
     try:
         comprobar_pool(request.app.state.servicio.pool, espera=request.app.state.ajustes.pool_espera)

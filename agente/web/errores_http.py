@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado
-from agente.web.disponibilidad import DETALLE_BD_CAIDA, no_disponible
+from agente.web.disponibilidad import DETALLE_BD_CAIDA, REINTENTAR_SEGUNDOS, no_disponible
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +84,8 @@ def instalar(app: FastAPI) -> None:
             cabeceras["WWW-Authenticate"] = "Bearer"
         if isinstance(exc, DemasiadasPeticiones):
             cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", 60))
+        if exc.estado_http == 503:
+            cabeceras["Retry-After"] = str(REINTENTAR_SEGUNDOS)
         if exc.estado_http >= 500:
             logger.error("error %s: %s", exc.estado_http, exc.mensaje)
         return respuesta_error(exc.estado_http, exc.mensaje, cabeceras or None)
