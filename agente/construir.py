@@ -17,7 +17,7 @@ from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import prompt_cliente
 from agente.nucleo.contexto import ContextoCliente
 from herramientas import REGISTRO, Registro, crear_herramientas
-from politicas import DescripcionEncargado, PoliticaAprobacion
+from politicas import DescripcionEncargado, PoliticaAprobacion, PoliticaTienda
 
 DURABILIDAD = "sync"  # el tool_call_id solo es clave de idempotencia estable así
 
@@ -34,18 +34,29 @@ def construir_agente(
     politica: PoliticaAprobacion | None = None,
     registro: Registro = REGISTRO,
 ):
-    """El agente de ``create_agent`` con las herramientas y reglas de ``registro``."""
-    politica = politica or PoliticaAprobacion(pool=pool)
+    """El agente de ``create_agent`` con las herramientas y reglas de ``registro``.
+
+    Aquí se cruzan las dos capas que no se importan entre sí: la política elige regla por
+    el ``regla`` de cada herramienta del registro, y las herramientas reciben de
+    ``politicas/`` el texto de la política para el cliente (``PoliticaTienda``).
+    """
+    politica = politica or PoliticaAprobacion(pool=pool, reglas=registro.reglas())
     return create_agent(
         modelo,
-        tools=crear_herramientas(pool=pool, pasarela=pasarela, registro=registro),
+        tools=crear_herramientas(
+            pool=pool, pasarela=pasarela, registro=registro, politica=PoliticaTienda(pool=pool)
+        ),
         middleware=[
             prompt_cliente,
             *middleware_errores(reintentables=registro.reintentables(), pausa_inicial=pausa_reintentos),
             middleware_aprobacion(
                 decisiones=registro.decisiones_permitidas(),
                 politica=politica,
-                descripcion=DescripcionEncargado(pool=pool, politica=politica),
+                descripcion=DescripcionEncargado(
+                    pool=pool,
+                    politica=politica,
+                    titulos={h.nombre: h.titulo_encargado for h in registro if h.titulo_encargado},
+                ),
             ),
             LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,

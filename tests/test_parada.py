@@ -135,11 +135,11 @@ def test_el_limitador_no_deja_empezar_lo_que_esperaba_turno_al_empezar_la_parada
     import anyio
 
     from agente.nucleo.errores import NoDisponible
-    from agente.web.parada_web import Limitador, Parada
+    from agente.web.parada_web import LimitadorConParada, Parada
 
     async def principal():
         parada = Parada(espera=5)
-        limitador = Limitador(1, parada=parada)
+        limitador = LimitadorConParada(1, parada=parada)
         resultados = []
 
         async def ejecucion(nombre, dentro: anyio.Event | None = None, soltar: anyio.Event | None = None):

@@ -828,3 +828,25 @@ def test_reanudar_en_otro_proceso_continua_la_misma_traza(receptor, trazador, bd
     assert {s.nombre for s in nuevos} >= {"decision_encargado", "reembolsar"}
     for s in nuevos:  # sesión y usuario se vuelven a mandar en la reanudación
         assert s.atributos["session.id"] == HILO and s.atributos["user.id"] == CLIENTE
+
+
+def test_los_nodos_de_envoltorio_no_abren_span_y_sus_hijos_cuelgan_de_la_raiz(receptor, trazador):
+    from agente.trazas.manejador import NODOS_OMITIDOS
+
+    trace_id = trazador.nuevo_trace_id()
+    agente = construir_agente(InMemorySaver(), [propuesta_reembolso(), respuesta_final()])
+    turno_hasta_la_pausa(agente, trazador, trace_id)
+    aprobar(agente, trazador, trace_id)
+    trazador.flush()
+
+    spans = receptor.spans_de(trace_id)
+    assert {s.trace_id for s in receptor.spans} == {trace_id}  # ningún hijo huérfano abre otra traza
+    assert not NODOS_OMITIDOS & {s.nombre for s in spans}
+    por_id = {s.span_id: s for s in spans}
+    raices = {s.span_id for s in spans if s.parent_span_id is None or s.parent_span_id not in por_id}
+    assert {por_id[r].nombre for r in raices} == {"turno_cliente", "decision_encargado"}
+    herramienta = next(s for s in spans if s.nombre == "reembolsar")
+    generaciones = [s for s in spans if s.atributos.get("langfuse.observation.type") == "generation"]
+    assert generaciones
+    for hijo in [herramienta, *generaciones]:
+        assert hijo.parent_span_id in raices

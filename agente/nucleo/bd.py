@@ -13,7 +13,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from agente.nucleo.errores import ErrorConfiguracion
 
-__all__ = ["KWARGS_CONEXION", "abrir_pool", "comprobar_conexion", "comprobar_pool"]
+__all__ = ["ERRORES_BD_CAIDA", "KWARGS_CONEXION", "abrir_pool", "comprobar_conexion"]
 
 KWARGS_CONEXION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 # Con la base caída: cada intento de conexión se rinde pronto y, tras RECONEXION_SEGUNDOS de
@@ -22,7 +22,9 @@ KWARGS_CONEXION = {"autocommit": True, "prepare_threshold": 0, "row_factory": di
 # de psycopg_pool, 300 s con esperas que se duplican, podía tardar minutos).
 CONEXION_SEGUNDOS = 5
 RECONEXION_SEGUNDOS = 10.0
-COMPROBAR_SQL = "SELECT 1"
+# Lo que significa «la base no responde» (PoolTimeout y PoolClosed son OperationalError):
+# la web lo traduce a 503 sin importar psycopg.
+ERRORES_BD_CAIDA: tuple[type[Exception], ...] = (psycopg.OperationalError,)
 
 
 def comprobar_conexion(url: str, *, ajuste: str = "DATABASE_URL") -> None:
@@ -34,13 +36,6 @@ def comprobar_conexion(url: str, *, ajuste: str = "DATABASE_URL") -> None:
         raise ErrorConfiguracion(
             f"{ajuste}: no se puede conectar con la base de datos ({motivo})", ajuste=ajuste
         ) from exc
-
-
-def comprobar_pool(pool: ConnectionPool, *, espera: float) -> None:
-    """La base responde a través del pool en ``espera`` segundos; si no, ``OperationalError``
-    (``PoolTimeout`` es una de ellas)."""
-    with pool.connection(timeout=espera) as conexion:
-        conexion.execute(COMPROBAR_SQL)
 
 
 def abrir_pool(

@@ -7,15 +7,18 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+__all__ = ["aprobacion", "aprobacion_detallada", "bandeja", "desencolar", "encolar"]
+
 # Una sola sentencia (atómica) al pausar: qué tool_call_id necesitaban firma (del veredicto
-# guardado, para la auditoría), la fila de la cola, el aviso al cliente y el estado.
+# guardado, para la auditoría), la fila de la cola, el aviso al cliente y el estado. Una
+# llamada con firma sin veredicto guardado cuenta como firmada (falla cerrada).
 ENCOLAR_SQL = """
 WITH acciones AS (
     SELECT coalesce(jsonb_agg(t.id ORDER BY t.n), '[]'::jsonb) AS ids
-    FROM unnest(%(ids)s::text[], %(nombres)s::text[]) WITH ORDINALITY AS t(id, nombre, n)
+    FROM unnest(%(ids)s::text[]) WITH ORDINALITY AS t(id, n)
     LEFT JOIN evaluaciones_politica e
            ON e.thread_id = %(thread_id)s AND e.tool_call_id = t.id
-    WHERE coalesce(e.requiere_encargado, t.nombre = 'consultar_encargado')
+    WHERE e.requiere_encargado IS NOT FALSE
 ), encolada AS (
     INSERT INTO aprobaciones_pendientes
         (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id)
@@ -80,13 +83,6 @@ ORDER BY a.creada, a.thread_id
 SELECT_BANDEJA_SQL = _BANDEJA_SQL.format(filtro="WHERE tienda = %(tienda)s")
 SELECT_BANDEJA_TODAS_SQL = _BANDEJA_SQL.format(filtro="")
 SELECT_APROBACION_DETALLE_SQL = _BANDEJA_SQL.format(filtro="WHERE thread_id = %(thread_id)s")
-SELECT_CADUCADAS_SQL = """
-SELECT a.thread_id FROM aprobaciones_pendientes a
-LEFT JOIN politicas_tienda p ON p.tienda = a.tienda
-WHERE a.estado = 'pendiente'
-  AND a.creada < now() - make_interval(hours => coalesce(p.horas_caducidad, 72))
-ORDER BY a.creada
-"""
 
 
 def encolar(
@@ -102,7 +98,10 @@ def encolar(
     llamadas: list[dict[str, Any]],
     texto: str | None = None,
 ) -> dict[str, Any]:
-    """Encola la pausa; ``llamadas`` son las tool_calls del último AIMessage. Devuelve la petición."""
+    """Encola la pausa; ``llamadas`` son las tool_calls con firma del último AIMessage.
+
+    Devuelve la petición guardada, con ``tool_call_ids`` en el orden de ``action_requests``.
+    """
     return conexion.execute(
         ENCOLAR_SQL,
         {
@@ -114,7 +113,6 @@ def encolar(
             "contexto": Jsonb(contexto),
             "trace_id": trace_id,
             "ids": [t["id"] for t in llamadas],
-            "nombres": [t["name"] for t in llamadas],
             "texto": texto,
         },
     ).fetchone()["peticion"]
@@ -139,7 +137,3 @@ def bandeja(conexion: psycopg.Connection, tienda: str | None, limite: int = 50) 
 
 def desencolar(conexion: psycopg.Connection, thread_id: str) -> None:
     conexion.execute(BORRAR_APROBACION_SQL, {"thread_id": thread_id})
-
-
-def caducadas(conexion: psycopg.Connection) -> list[str]:
-    return [f["thread_id"] for f in conexion.execute(SELECT_CADUCADAS_SQL)]

@@ -9,6 +9,8 @@ from agente.nucleo.bd import abrir_pool
 from agente.servicio import Servicio
 from agente.servicio.pasarela_registrada import PasarelaRegistrada
 
+__all__ = ["crear_servicio"]
+
 
 def crear_servicio(
     ajustes: Ajustes,
@@ -18,6 +20,7 @@ def crear_servicio(
     pasarela=None,
     trazador=None,
     pausa_reintentos: float = 0.2,
+    espera_candado: float = 30.0,
 ) -> Servicio:
     from agente.construir import construir_agente
     from agente.modelos import crear_modelo
@@ -42,4 +45,5 @@ def crear_servicio(
         pool=pool,
         agente=agente,
         trazador=trazador if trazador is not None else Trazador.desde_ajustes(ajustes),
+        espera_candado=espera_candado,
     )

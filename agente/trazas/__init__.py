@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import secrets
 import threading
@@ -136,6 +137,9 @@ class Trazador:
         self._cerrado = False
         if not (public_key and secret_key):
             return
+        # El chat es solo texto: sin esto el SDK recorre cada entrada y salida (el historial
+        # entero en cada generación) buscando adjuntos en base64. Se puede reactivar.
+        os.environ.setdefault("LANGFUSE_MEDIA_UPLOAD_ENABLED", "false")
         # Importación perezosa: sin claves, ni siquiera se carga el SDK.
         from langfuse import Langfuse
         from opentelemetry.sdk.trace import TracerProvider
@@ -234,10 +238,10 @@ class Trazador:
         if not self.activo:
             return []
         try:
-            from langfuse.langchain import CallbackHandler
+            from agente.trazas.manejador import ManejadorLangfuse
 
             contexto = {"trace_id": trace_id} if trace_id else None
-            return [CallbackHandler(public_key=self._public_key, trace_context=contexto)]
+            return [ManejadorLangfuse(public_key=self._public_key, trace_context=contexto)]
         except Exception:
             logger.exception("No se pudo crear el manejador de Langfuse; se sigue sin traza")
             return []

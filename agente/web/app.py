@@ -12,7 +12,7 @@ import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -27,10 +27,11 @@ from agente.web import (
     rutas_demo,
     rutas_encargado,
 )
+from agente.web.dependencias import AjustesWeb, ServicioWeb
 from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
-from agente.web.parada_web import Limitador, Parada
+from agente.web.parada_web import LimitadorConParada, Parada
 from agente.web.registro_peticiones import RegistroPeticiones
 from agente.web.secreto import comprobar_secreto
 from agente.web.texto_seguro import SinNulos
@@ -107,27 +108,21 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
         else:
             app.state.servicio = servicio
         app.state.parada = Parada(espera=ajustes.espera_parada)
-        app.state.limitador = Limitador(
-            ejecuciones_simultaneas(app.state.servicio.pool.max_size), parada=app.state.parada
+        app.state.limitador = LimitadorConParada(
+            ejecuciones_simultaneas(app.state.servicio.conexiones_maximas), parada=app.state.parada
         )
         vigia = asyncio.create_task(app.state.parada.vigilar())
-        app.state.oyente = Oyente(app.state.servicio.pool.conninfo)
+        app.state.oyente = Oyente(app.state.servicio)
         app.state.oyente.iniciar()
         parar_tareas, hilos = None, []
         if propio and ajustes.intervalo_tareas > 0:
             # Caducidad y conciliación en cada servidor; un candado global evita el trabajo doble.
             from agente.servicio import periodicas
 
-            extra = None
-            if ajustes.retencion_dias > 0:
-                from agente.retencion import limpiar
-
-                def extra():
-                    return limpiar(app.state.servicio.pool, dias=ajustes.retencion_dias)
-
             # La primera pasada al arrancar: termina lo que una parada dejó a medias.
             hilo_tareas, parar_tareas = periodicas.arrancar(
-                app.state.servicio, cada=ajustes.intervalo_tareas, extra=extra, al_arrancar=True
+                app.state.servicio, cada=ajustes.intervalo_tareas,
+                retencion_dias=ajustes.retencion_dias, al_arrancar=True,
             )
             hilos.append(hilo_tareas)
             app.state.parada.al_parar(parar_tareas.set)
@@ -176,8 +171,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
         return pagina("encargado.html")
 
     @app.get("/demo", include_in_schema=False)
-    def demo(request: Request):
-        if not request.app.state.ajustes.demo:
+    def demo(ajustes_app: AjustesWeb):
+        if not ajustes_app.demo:
             raise HiloNoEncontrado("no encontrado")
         return pagina("demo.html")
 
@@ -187,9 +182,9 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
 
     @app.get("/metrics", summary="Métricas Prometheus", tags=["operación"], response_class=Response,
              responses={200: {"content": {"text/plain": {}}}})
-    def metrics(request: Request):
+    def metrics(servicio: ServicioWeb):
         """Métricas Prometheus (ver ``agente.web.metricas``)."""
-        return Response(metricas.exponer(request.app.state.servicio.pool), media_type=metricas.TIPO_CONTENIDO)
+        return Response(metricas.exponer(servicio), media_type=metricas.TIPO_CONTENIDO)
 
     return app
 

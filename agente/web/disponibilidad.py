@@ -13,13 +13,14 @@ cuanto el pool se rinde (``AGENTE_POOL_ESPERA``): la traducción de ``Operationa
 from __future__ import annotations
 
 import logging
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
-from agente.nucleo.bd import comprobar_pool
 from agente.web import esquemas
-from agente.web.parada_web import DETALLE_PARANDO
+from agente.web.dependencias import AjustesWeb, ServicioWeb
+from agente.web.parada_web import DETALLE_PARANDO, Parada
 
 __all__ = ["DETALLE_BD_CAIDA", "REINTENTAR_SEGUNDOS", "no_disponible", "router"]
 
@@ -29,6 +30,13 @@ REINTENTAR_SEGUNDOS = 5
 DETALLE_BD_CAIDA = "la base de datos no responde: vuelve a intentarlo en unos segundos"
 
 router = APIRouter(tags=["operación"])
+
+
+def _parada(request: Request) -> Parada:
+    return request.app.state.parada
+
+
+ParadaWeb = Annotated[Parada, Depends(_parada)]
 
 _NO_DISPONIBLE = {
     "model": esquemas.Error,
@@ -50,14 +58,10 @@ def salud():
 
 @router.get("/readyz", summary="Readiness: listo para recibir tráfico", response_model=esquemas.Salud,
             responses={503: _NO_DISPONIBLE})
-def listo(request: Request):
+def listo(servicio: ServicioWeb, ajustes: AjustesWeb, parada: ParadaWeb):
     """La base de datos responde y el servidor no se está parando."""
-    parada = getattr(request.app.state, "parada", None)
-    if parada is not None and parada.parando:
+    if parada.parando:
         return no_disponible(DETALLE_PARANDO)
-    try:
-        comprobar_pool(request.app.state.servicio.pool, espera=request.app.state.ajustes.pool_espera)
-    except Exception as exc:  # PoolTimeout, OperationalError, pool cerrado: da igual cuál
-        logger.warning("readyz: la base de datos no responde (%s)", type(exc).__name__)
+    if not servicio.base_responde(espera=ajustes.pool_espera):
         return no_disponible(DETALLE_BD_CAIDA)
     return {"estado": "ok"}

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado
+from agente.nucleo.bd import ERRORES_BD_CAIDA
+from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, HiloOcupado, NoAutorizado
 from agente.web.disponibilidad import DETALLE_BD_CAIDA, REINTENTAR_SEGUNDOS, no_disponible
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,8 @@ def instalar(app: FastAPI) -> None:
         cabeceras = {}
         if isinstance(exc, NoAutorizado):
             cabeceras["WWW-Authenticate"] = "Bearer"
-        if isinstance(exc, DemasiadasPeticiones):
+        if isinstance(exc, DemasiadasPeticiones | HiloOcupado):
+            # 429 por ritmo, o 409 porque otra ejecución tiene el hilo: basta con esperar.
             cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", 60))
         if exc.estado_http == 503:
             cabeceras["Retry-After"] = str(REINTENTAR_SEGUNDOS)
@@ -99,11 +100,13 @@ def instalar(app: FastAPI) -> None:
         detalle = TEXTOS_HTTP.get(exc.status_code, "error en la petición")
         return respuesta_error(exc.status_code, detalle, getattr(exc, "headers", None))
 
-    @app.exception_handler(psycopg.OperationalError)
-    async def _bd_caida(_request: Request, exc: psycopg.OperationalError) -> JSONResponse:
+    async def _bd_caida(_request: Request, exc: Exception) -> JSONResponse:
         # PoolTimeout (sin conexión libre en AGENTE_POOL_ESPERA s) y conexiones rotas: 503.
         logger.warning("base de datos no disponible: %s", type(exc).__name__)
         return no_disponible(DETALLE_BD_CAIDA)
+
+    for tipo in ERRORES_BD_CAIDA:
+        app.add_exception_handler(tipo, _bd_caida)
 
     @app.exception_handler(Exception)
     async def _inesperado(_request: Request, exc: Exception) -> JSONResponse:

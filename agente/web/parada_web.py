@@ -9,7 +9,7 @@ keep-alive ociosas y espera a que terminen las peticiones en curso hasta
   uvicorn, al que apunta el manejador de SIGTERM: la misma técnica que usa sse-starlette)
   y marca la app como «parando»: ``/readyz`` da 503 y las tareas periódicas no empiezan
   otra pasada;
-- ``Limitador``: el límite de ejecuciones simultáneas del agente, que además rechaza con
+- ``LimitadorConParada``: el límite de ejecuciones simultáneas del agente, que además rechaza con
   503 (``NoDisponible``) las que aún esperaban turno cuando empezó la parada: trabajo
   nuevo, que no se empieza;
 - ``Parada.esperar``: en el ``lifespan`` de parada, espera (hasta el mismo plazo, contado
@@ -35,7 +35,7 @@ import anyio.to_thread
 
 from agente.nucleo.errores import NoDisponible
 
-__all__ = ["DETALLE_PARANDO", "Limitador", "Parada"]
+__all__ = ["DETALLE_PARANDO", "LimitadorConParada", "Parada"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class Parada:
         inicio = self.inicio if self.inicio is not None else time.monotonic()
         return max(0.0, inicio + self.espera - time.monotonic())
 
-    async def esperar(self, limitador: Limitador, hilos: list[threading.Thread]) -> None:
+    async def esperar(self, limitador: LimitadorConParada, hilos: list[threading.Thread]) -> None:
         """Espera, dentro del plazo, a las ejecuciones en curso y a los hilos dados."""
         self.marcar("fin del servidor")
         while limitador.borrowed_tokens and self.restante() > 0:
@@ -95,7 +95,7 @@ class Parada:
                            "conciliador al arrancar", limitador.borrowed_tokens)
 
 
-class Limitador:
+class LimitadorConParada:
     """``anyio.CapacityLimiter`` que, ya de parada, no deja empezar ejecuciones nuevas."""
 
     def __init__(self, total: int, *, parada: Parada) -> None:
