@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import (
+    contrato,
     disponibilidad,
     errores_http,
     metricas,
@@ -148,6 +149,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     )
     app.state.ajustes = ajustes
     errores_http.instalar(app)
+    contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
     app.add_middleware(SinNulos)  # por dentro de LimiteCuerpo: recibe el cuerpo ya acotado
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
     app.add_middleware(CabecerasSeguridad)

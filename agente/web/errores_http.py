@@ -97,6 +97,10 @@ def instalar(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:
+            # FastAPI da 400 cuando no puede leer el cuerpo (bytes que no son UTF-8): para el
+            # cliente es lo mismo que un JSON roto, 422 (la API no tiene ningún 400).
+            return respuesta_error(422, _TEXTOS_VALIDACION["json_invalid"])
         detalle = TEXTOS_HTTP.get(exc.status_code, "error en la petición")
         return respuesta_error(exc.status_code, detalle, getattr(exc, "headers", None))
 
