@@ -19,8 +19,9 @@ from pathlib import Path
 import httpx
 import psutil
 
-from .web_util import RAIZ, puerto_libre
-from .web_util import SECRETO as SECRETO_FUERTE  # noqa: F401 - lo usan las pruebas
+from .web_util import RAIZ, SECRETO, puerto_libre
+
+SECRETO_FUERTE = SECRETO  # fuera del modo demo hace falta uno que pase agente.nucleo.secretos
 
 
 def entorno_embebido(pgdata: Path, **extra: str) -> dict[str, str]:

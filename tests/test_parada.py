@@ -53,6 +53,15 @@ def _lanzar(base: str, ruta: str, cuerpo: dict, cabeceras: dict) -> tuple[thread
     return hilo, resultado
 
 
+def _en_la_pasarela_tras_lanzar(servidor, bd_url: str, ajustes, caso: str):
+    """Lanza la petición del caso y espera a que esté dentro de la pasarela (lenta)."""
+    base = servidor.esperar()
+    hilo, ruta, cuerpo, cabeceras = _preparar(base, ajustes, caso)
+    peticion, resultado = _lanzar(base, ruta, cuerpo, cabeceras)
+    esperar(lambda: _en_la_pasarela(bd_url, hilo), 30, "reembolso en la pasarela")
+    return base, hilo, peticion, resultado
+
+
 def _movimientos(bd_url: str) -> list[dict]:
     return sql(bd_url, "SELECT referencia, importe FROM pasarela_movimientos ORDER BY id")
 
@@ -61,10 +70,7 @@ def _movimientos(bd_url: str) -> list[dict]:
 def test_sigterm_deja_terminar_lo_que_esta_en_marcha_y_no_acepta_nada_nuevo(bd_url, caso):
     ajustes = ajustes_web(bd_url)
     with ServidorEnProceso(bd_url, AGENTE_PASARELA_RETARDO="3", AGENTE_ESPERA_PARADA="30") as servidor:
-        base = servidor.esperar()
-        hilo, ruta, cuerpo, cabeceras = _preparar(base, ajustes, caso)
-        peticion, resultado = _lanzar(base, ruta, cuerpo, cabeceras)
-        esperar(lambda: _en_la_pasarela(bd_url, hilo), 30, "reembolso en la pasarela")
+        base, hilo, peticion, resultado = _en_la_pasarela_tras_lanzar(servidor, bd_url, ajustes, caso)
         servidor.proceso.send_signal(signal.SIGTERM)
         time.sleep(0.5)
         with pytest.raises(httpx.ConnectError):  # el socket ya no acepta conexiones
@@ -81,15 +87,12 @@ def test_sigterm_deja_terminar_lo_que_esta_en_marcha_y_no_acepta_nada_nuevo(bd_u
 @pytest.mark.parametrize("caso", ["turno", "decision"])
 def test_lo_que_la_parada_corta_lo_termina_el_conciliador_al_volver_a_arrancar(bd_url, caso):
     ajustes = ajustes_web(bd_url)
-    with ServidorEnProceso(bd_url, AGENTE_PASARELA_RETARDO="8", AGENTE_ESPERA_PARADA="1") as servidor:
-        base = servidor.esperar()
-        hilo, ruta, cuerpo, cabeceras = _preparar(base, ajustes, caso)
-        peticion, resultado = _lanzar(base, ruta, cuerpo, cabeceras)
-        esperar(lambda: _en_la_pasarela(bd_url, hilo), 30, "reembolso en la pasarela")
+    with ServidorEnProceso(bd_url, AGENTE_PASARELA_RETARDO="15", AGENTE_ESPERA_PARADA="1") as servidor:
+        _, hilo, peticion, resultado = _en_la_pasarela_tras_lanzar(servidor, bd_url, ajustes, caso)
         inicio = time.monotonic()
         servidor.proceso.send_signal(signal.SIGTERM)
         assert servidor.proceso.wait(timeout=30) == 0
-        assert time.monotonic() - inicio < 7  # no espera a la pasarela (8 s): el plazo es 1 s
+        assert time.monotonic() - inicio < 12  # no espera a la pasarela (15 s): el plazo es 1 s
         peticion.join(timeout=30)
     assert "respuesta" not in resultado or resultado["respuesta"].status_code != 200
     # Cortado a medias: apuntado como pendiente, sin movimiento en la pasarela.

@@ -15,7 +15,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado
@@ -28,6 +28,7 @@ from agente.web import (
     rutas_demo,
     rutas_encargado,
 )
+from agente.web.asgi import MiddlewareHttp
 from agente.web.dependencias import AjustesWeb, ServicioWeb
 from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
@@ -55,15 +56,8 @@ CABECERAS_SEGURIDAD = [
 ]
 
 
-class CabecerasSeguridad:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
+class CabecerasSeguridad(MiddlewareHttp):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def enviar(mensaje: Message) -> None:
             if mensaje["type"] == "http.response.start":
                 mensaje.setdefault("headers", [])

@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 import time
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from agente.nucleo.registro_log import contexto_registro, evento
+from agente.web.asgi import MiddlewareHttp
 
 __all__ = ["RegistroPeticiones"]
 
@@ -25,14 +26,8 @@ logger = logging.getLogger("agente.web.peticiones")
 SONDAS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
-class RegistroPeticiones:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class RegistroPeticiones(MiddlewareHttp):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         estado = 500  # si la app revienta sin responder
         inicio = time.perf_counter()
 

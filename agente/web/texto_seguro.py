@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 from urllib.parse import unquote_to_bytes
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from agente.nucleo.texto import NULO, contiene_nulo
+from agente.web.asgi import MiddlewareHttp
 
 __all__ = ["DETALLE_NULO", "SinNulos"]
 
@@ -37,14 +38,8 @@ def _cuerpo_con_nulo(cuerpo: bytes) -> bool:
         return False  # JSON no válido: lo explica la validación de siempre (422)
 
 
-class SinNulos:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class SinNulos(MiddlewareHttp):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if NULO in scope["path"]:
             await _responder(send, 404, "no encontrado")
             return
