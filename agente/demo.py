@@ -1,4 +1,5 @@
-"""Catálogo de demostración: dos tiendas, 24 productos, 12 clientes, 30+ pedidos.
+"""Catálogo de demostración: dos tiendas, 24 productos, 12 clientes, 30+ pedidos, y las
+personas que firman (encargados, un gerente y una regional) con sus contactos de aviso.
 
 Los identificadores son fijos (README, docs y tests los nombran); las fechas son
 relativas a hoy para que la demo no caduque. Cargar dos veces deja lo mismo:
@@ -20,7 +21,20 @@ ENCARGADOS = [
     ("enc-talavera", "talavera", "Lucía Moreno", True),
     ("enc-madrid-centro", "madrid-centro", "Javier Ortega", True),
     ("enc-talavera-baja", "talavera", "Pedro Sanz (de baja)", False),
+    ("enc-talavera-2", "talavera", "Sergio Alonso", True),
+    ("ger-talavera", "talavera", "Marta Jiménez", True),
+    ("reg-centro", "madrid-centro", "Beatriz Romero", True),
 ]
+
+# Rol de quien firma (sql/008); quien no está aquí es «encargado».
+ROLES = {"ger-talavera": "gerente", "reg-centro": "regional"}
+
+# Las tiendas de cada regional (además de la suya).
+TIENDAS_REGIONALES = [("reg-centro", "talavera"), ("reg-centro", "madrid-centro")]
+
+# Contactos de aviso: un correo por persona de la demo (también la de baja: no se le avisa
+# porque está inactiva, no porque le falte contacto).
+CONTACTOS = [(i, "email", f"{i}@tienda.example") for i, *_ in ENCARGADOS]
 
 # sku, nombre, categoria, pvp
 PRODUCTOS = [
@@ -99,6 +113,16 @@ PEDIDOS_CLAVE = [
     PedidoDemo("P-20260922-0077", "C-0005", 8, "entregado", 5, (("ELE-001", 1),)),
     # Jarra de repuesto: sin alternativa en stock en su categoría.
     PedidoDemo("P-20260919-0055", "C-0001", 6, "entregado", 2, (("REP-001", 1),)),
+    # 350 EUR entregado hace 2 días: el reembolso supera los 300 EUR del encargado (gerente).
+    PedidoDemo(
+        "P-20261005-0350", "C-0009", 6, "entregado", 2,
+        (("CAF-004", 1), ("TEX-004", 1), ("ILU-002", 1), ("TEX-005", 1)),
+    ),
+    # 650 EUR entregado hace 3 días: más de 500 EUR, dos firmas (una de gerente o regional).
+    PedidoDemo(
+        "P-20261006-0650", "C-0006", 7, "entregado", 3,
+        (("CAF-004", 2), ("CAF-005", 1), ("TEX-004", 1), ("TEX-005", 2)),
+    ),
 ]
 
 PEDIDOS_RELLENO = [
@@ -148,8 +172,19 @@ UPSERT_POLITICA_SQL = """
 INSERT INTO politicas_tienda (tienda) VALUES (%(tienda)s) ON CONFLICT (tienda) DO NOTHING
 """
 UPSERT_ENCARGADO_SQL = """
-INSERT INTO encargados (id, tienda, nombre, activo) VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s)
-ON CONFLICT (id) DO UPDATE SET tienda = EXCLUDED.tienda, nombre = EXCLUDED.nombre, activo = EXCLUDED.activo
+INSERT INTO encargados (id, tienda, nombre, activo, rol)
+VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s, %(rol)s)
+ON CONFLICT (id) DO UPDATE SET tienda = EXCLUDED.tienda, nombre = EXCLUDED.nombre,
+    activo = EXCLUDED.activo, rol = EXCLUDED.rol
+"""
+UPSERT_TIENDA_REGIONAL_SQL = """
+INSERT INTO tiendas_regionales (encargado_id, tienda) VALUES (%(encargado_id)s, %(tienda)s)
+ON CONFLICT DO NOTHING
+"""
+UPSERT_CONTACTO_SQL = """
+INSERT INTO contactos_firmantes (encargado_id, canal, direccion)
+VALUES (%(encargado_id)s, %(canal)s, %(direccion)s)
+ON CONFLICT (encargado_id, canal, direccion) DO UPDATE SET baja = NULL
 """
 UPSERT_PRODUCTO_SQL = """
 INSERT INTO productos (sku, nombre, categoria, pvp) VALUES (%(sku)s, %(nombre)s, %(categoria)s, %(pvp)s)
@@ -202,7 +237,18 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
         cur.executemany(UPSERT_POLITICA_SQL, [{"tienda": i} for i, _ in TIENDAS])
         cur.executemany(
             UPSERT_ENCARGADO_SQL,
-            [{"id": i, "tienda": t, "nombre": n, "activo": a} for i, t, n, a in ENCARGADOS],
+            [
+                {"id": i, "tienda": t, "nombre": n, "activo": a, "rol": ROLES.get(i, "encargado")}
+                for i, t, n, a in ENCARGADOS
+            ],
+        )
+        cur.executemany(
+            UPSERT_TIENDA_REGIONAL_SQL,
+            [{"encargado_id": e, "tienda": t} for e, t in TIENDAS_REGIONALES],
+        )
+        cur.executemany(
+            UPSERT_CONTACTO_SQL,
+            [{"encargado_id": e, "canal": c, "direccion": d} for e, c, d in CONTACTOS],
         )
         cur.executemany(
             UPSERT_PRODUCTO_SQL,

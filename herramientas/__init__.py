@@ -1,6 +1,8 @@
 """Las herramientas del agente: qué son (``registro``), lo que lee el modelo
 (``envoltorios``) y las funciones de dominio que hacen el trabajo (``pedidos``,
-``reembolsos``, ``sustituciones``) sobre la pasarela de pagos (``pasarela``).
+``reembolsos``, ``sustituciones``) sobre la pasarela de pagos (``pasarela``), el libro
+de compensaciones por unidad (``libro``), la bandeja de salida de reembolsos y cobros
+(``movimientos``) y los avisos al cliente de lo que el sistema completa (``avisos``).
 
 Solo importa del núcleo (``agente.nucleo``); lo comprueban los contratos de import-linter.
 """

@@ -25,6 +25,7 @@ from herramientas.esquemas import (
     ConsultarEncargadoArgs,
     ConsultarPedidoArgs,
     ConsultarPoliticaArgs,
+    LineaReembolso,
     ReembolsarArgs,
     StockAlternativasArgs,
     SustituirArgs,
@@ -74,9 +75,9 @@ def crear_consultar_pedido(dependencias: Dependencias) -> BaseTool:
 
     @tool("consultar_pedido", args_schema=ConsultarPedidoArgs)
     def consultar_pedido(pedido: str, runtime: ToolRuntime) -> str:
-        """Consulta un pedido del cliente con el que hablas: estado, fecha de compra y de entrega, días desde la entrega, líneas (número de línea, sku, producto, categoría, unidades y precios), importe pagado, importe ya reembolsado y el importe que aún se puede reembolsar (`reembolsable`).
+        """Consulta un pedido del cliente con el que hablas: estado, fecha de compra y de entrega, días desde la entrega, importe pagado, lo ya reembolsado, y el importe que aún se puede reembolsar (`reembolsable`). Por cada línea (número de `linea`, sku, producto, categoría, unidades, precio unitario e importe pagado) dice además lo reembolsado, las unidades reembolsadas y cambiadas, las `unidades_libres` y su `reembolsable`.
 
-        Úsala antes de hablar de un pedido y siempre antes de proponer un reembolso o un cambio: no supongas importes, fechas ni productos. Los importes vienen en euros como texto ("120.00"). Si falla con «pedido no encontrado», el número no corresponde a ningún pedido de este cliente: pídele que lo revise, sin dar más detalles.
+        Úsala antes de hablar de un pedido y siempre antes de proponer un reembolso o un cambio: no supongas importes, fechas ni productos. Cada unidad se compensa una sola vez: una unidad ya reembolsada (aunque fuera en parte) o cambiada no cuenta en `unidades_libres` ni en `reembolsable`, y no se puede reembolsar ni cambiar otra vez. Los importes vienen en euros como texto ("120.00"). Si falla con «pedido no encontrado», el número no corresponde a ningún pedido de este cliente: pídele que lo revise, sin dar más detalles.
         """
         return _json(pedidos.consultar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido))
 
@@ -126,11 +127,11 @@ def crear_reembolsar(dependencias: Dependencias) -> BaseTool:
         importe: Decimal,
         motivo: str,
         runtime: ToolRuntime,
-        lineas: list[int] | None = None,
+        lineas: list[int | LineaReembolso] | None = None,
     ) -> str:
-        """Devuelve dinero al cliente por un pedido suyo, a su medio de pago original. Mueve dinero de verdad.
+        """Devuelve dinero al cliente, a su medio de pago original, por unidades de un pedido suyo que no se hayan reembolsado ni cambiado antes. Mueve dinero de verdad.
 
-        Úsala solo cuando el cliente haya pedido el reembolso y después de `consultar_pedido`: el importe no puede superar `reembolsable`. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de reembolso (RE-...), el pedido, el importe y el estado "emitido"; `repetido: true` quiere decir que esta misma operación ya estaba hecha y no se ha devuelto dinero dos veces. Si falla por importe no válido, el mensaje dice el máximo reembolsable. Si falla la pasarela de pagos, el reembolso queda pendiente y se completará solo: díselo al cliente y no propongas otro reembolso por lo mismo.
+        Úsala solo cuando el cliente haya pedido el reembolso y después de `consultar_pedido`: el importe no puede superar `reembolsable` (del pedido, o de las líneas que indiques en `lineas`). Indica en `lineas` qué productos devuelve cuando lo sepas. Cada unidad se compensa una sola vez: las unidades que cubre este reembolso, aunque sea parcial, ya no se podrán reembolsar ni cambiar. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de reembolso (RE-...), el pedido, el importe, las `unidades` que cubre por línea y el estado "emitido"; `repetido: true` quiere decir que esta misma operación ya estaba hecha y no se ha devuelto dinero dos veces. Si falla por importe no válido, el mensaje dice el máximo reembolsable. Si falla la pasarela de pagos, el reembolso no está emitido: queda pendiente y el sistema lo completará solo; dile al cliente que queda pendiente y que le avisaremos por aquí, nunca que ya está hecho, y no propongas otro reembolso por lo mismo.
         """
         return _json(
             reembolsos.reembolsar(
@@ -150,12 +151,13 @@ def crear_reembolsar(dependencias: Dependencias) -> BaseTool:
 
 def crear_sustituir(dependencias: Dependencias) -> BaseTool:
     pool = dependencias.pool
+    pasarela = dependencias.pasarela
 
     @tool("sustituir", args_schema=SustituirArgs)
     def sustituir(pedido: str, sku_original: str, sku_nuevo: str, runtime: ToolRuntime) -> str:
-        """Cambia una unidad de un producto del pedido del cliente (`sku_original`) por otro de la misma categoría con stock en su tienda (`sku_nuevo`): el original vuelve al stock y el nuevo sale de él.
+        """Cambia una unidad de un producto de un pedido entregado del cliente (`sku_original`) por otro de la misma categoría con stock en su tienda (`sku_nuevo`) y liquida la diferencia de precio con su medio de pago original: si el nuevo es más barato le devuelve la diferencia (un reembolso RE-...), si es más caro se la cobra (un cobro CO-...). La diferencia es el precio del nuevo menos lo que pagó por esa unidad.
 
-        Úsala solo cuando el cliente haya aceptado el cambio, después de `consultar_pedido` y de `stock_alternativas`, con un `sku_nuevo` de esa lista. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado. Devuelve JSON con el número de sustitución (SU-...), los dos SKU, el nombre del producto nuevo y la `diferencia` de precio (positiva: el cliente paga la diferencia; negativa: le corresponde esa cantidad); esta herramienta no cobra ni devuelve la diferencia. `repetido: true` quiere decir que el cambio ya estaba hecho. Si falla con «la aprobación ha caducado», el stock o el precio cambiaron desde la propuesta y no se ha cambiado nada: vuelve a consultar alternativas y pregunta al cliente.
+        Úsala solo cuando el cliente haya aceptado el cambio y la diferencia, después de `consultar_pedido` y de `stock_alternativas`, con un `sku_nuevo` de esa lista. Un pedido cancelado o aún no entregado no se puede cambiar, ni una unidad ya reembolsada o cambiada. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado. Devuelve JSON con el número de sustitución (SU-...), los dos SKU, el nombre del producto nuevo, la `diferencia` (positiva: la paga el cliente; negativa: se le devuelve), el `estado` ("hecha") y la `liquidacion`: `tipo` ("ninguna", "renunciada" si la tienda no liquida diferencias tan pequeñas, "reembolso" o "cobro"), con su `numero`, `importe` y `estado` ("completado" o "pendiente"). Si hay un `aviso`, cuéntaselo al cliente: por ejemplo, que la devolución de la diferencia queda pendiente y le avisaremos por aquí. `repetido: true` quiere decir que el cambio ya estaba hecho. Si falla al cobrar la diferencia, el cambio no está hecho: queda pendiente del cobro, no se ha cambiado ningún producto y el sistema reintentará el cobro; dile al cliente que le avisaremos por aquí y no lo propongas otra vez. Si falla con «la aprobación ha caducado», el stock o el precio cambiaron desde la propuesta y no se ha cambiado nada: vuelve a consultar alternativas y pregunta al cliente.
         """
         return _json(
             sustituciones.sustituir(
@@ -164,6 +166,7 @@ def crear_sustituir(dependencias: Dependencias) -> BaseTool:
                 pedido=pedido,
                 sku_original=sku_original,
                 sku_nuevo=sku_nuevo,
+                pasarela=pasarela,
                 **_ejecucion(runtime),
             )
         )

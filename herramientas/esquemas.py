@@ -61,6 +61,24 @@ class StockAlternativasArgs(BaseModel):
     )
 
 
+class LineaReembolso(BaseModel):
+    """Una línea del pedido que cubre un reembolso y, si hace falta, cuántas unidades."""
+
+    linea: int = Field(
+        ge=1,
+        description="Número de línea del pedido: el campo `linea` de esa línea en `consultar_pedido`.",
+    )
+    unidades: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Cuántas unidades de esa línea devuelve el cliente, si no son todas (por ejemplo 1 "
+            "de las 2 sartenes). No puede superar `unidades_libres` de la línea. Omítelo si no "
+            "lo ha dicho."
+        ),
+    )
+
+
 class ReembolsarArgs(BaseModel):
     """Argumentos de reembolsar."""
 
@@ -68,9 +86,11 @@ class ReembolsarArgs(BaseModel):
     importe: Importe = Field(
         description=(
             "Importe a devolver en euros, número con punto decimal y como mucho dos decimales "
-            "(por ejemplo 24.90). Debe ser mayor que cero y no superar el campo `reembolsable` "
-            "que devuelve `consultar_pedido` para este pedido. Para un reembolso parcial, pon "
-            "solo la parte acordada con el cliente."
+            "(por ejemplo 24.90). Debe ser mayor que cero y no superar el `reembolsable` que "
+            "devuelve `consultar_pedido`: el del pedido si no indicas líneas, o la suma del de "
+            "las líneas indicadas. Para un reembolso parcial, pon solo la parte acordada con el "
+            "cliente; un reembolso parcial ocupa igualmente las unidades que cubre, que después "
+            "ya no se pueden reembolsar ni cambiar."
         )
     )
     motivo: str = Field(
@@ -82,12 +102,15 @@ class ReembolsarArgs(BaseModel):
             "y contabilidad."
         ),
     )
-    lineas: list[int] | None = Field(
+    lineas: list[int | LineaReembolso] | None = Field(
         default=None,
         description=(
-            "Números de línea del pedido (campo `linea` de cada línea en `consultar_pedido`) a "
-            "los que corresponde el reembolso. Omítelo si se reembolsa el pedido entero. Si lo "
-            "das, el importe no puede superar la suma de esas líneas."
+            "Qué líneas del pedido devuelve el cliente: el número de cada línea (campo `linea` "
+            "de `consultar_pedido`), por ejemplo [2], o {\"linea\": 2, \"unidades\": 1} si "
+            "devuelve solo algunas unidades de esa línea. Indícalas siempre que el cliente diga "
+            "qué producto devuelve. Si lo omites, el reembolso ocupa las unidades sin compensar "
+            "del pedido por orden de línea y de unidad, cada una hasta su precio. Cada unidad se "
+            "reembolsa o se cambia una sola vez, aunque el reembolso sea parcial."
         ),
     )
 
@@ -99,14 +122,16 @@ class SustituirArgs(BaseModel):
     sku_original: str = Field(
         description=(
             "SKU del producto del pedido que el cliente devuelve; tiene que ser el `sku` de una "
-            "línea de ese pedido según `consultar_pedido`."
+            "línea de ese pedido según `consultar_pedido` a la que le queden `unidades_libres` "
+            "(una unidad ya reembolsada o cambiada no se puede cambiar)."
         )
     )
     sku_nuevo: str = Field(
         description=(
             "SKU del producto que el cliente recibe a cambio. Elígelo de la lista `alternativas` "
             "de `stock_alternativas` para `sku_original` (misma categoría y con stock), y solo "
-            "después de que el cliente haya aceptado ese producto y su diferencia de precio."
+            "después de que el cliente haya aceptado ese producto y su diferencia de precio: si "
+            "es más caro se le cobra la diferencia, y si es más barato se le devuelve."
         )
     )
 

@@ -1,10 +1,13 @@
 """La pasarela de pagos: un protocolo y una simulación sobre PostgreSQL.
 
-La idempotencia la pone la pasarela, como un proveedor real con su clave de
-idempotencia: repetir ``emitir_reembolso`` con la misma referencia devuelve el
-movimiento ya creado y no mueve dinero otra vez. Por eso ``reembolsar`` puede repetir
-la llamada sin miedo tras una caída. Un proveedor real se enchufa implementando
-``Pasarela``; sus errores deben llegar como ``ErrorPasarela``.
+Dos operaciones: ``emitir_reembolso`` devuelve dinero al medio de pago original del
+cliente y ``cobrar`` le carga un importe (la diferencia de un cambio más caro). La
+idempotencia la pone la pasarela, como un proveedor real con su clave de idempotencia:
+repetir una operación con la misma referencia devuelve el movimiento ya creado y no
+mueve dinero otra vez; la misma referencia con otro importe u otro tipo se rechaza. Por
+eso la bandeja de salida (``herramientas.movimientos``) puede repetir la llamada sin
+miedo tras una caída. Un proveedor real se enchufa implementando ``Pasarela``; sus
+errores deben llegar como ``ErrorPasarela``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from psycopg_pool import ConnectionPool
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import ErrorPasarela
 
+REEMBOLSO = "reembolso"
+COBRO = "cobro"
+
 
 @dataclass(frozen=True)
 class MovimientoPasarela:
@@ -28,6 +34,7 @@ class MovimientoPasarela:
     importe: Decimal
     creado: datetime
     nuevo: bool  # False si la referencia ya existía (llamada repetida)
+    tipo: str = REEMBOLSO
 
 
 @runtime_checkable
@@ -36,16 +43,21 @@ class Pasarela(Protocol):
         """Devuelve ``importe`` al cliente. Idempotente por ``referencia``."""
         ...
 
+    def cobrar(self, referencia: str, importe: Decimal) -> MovimientoPasarela:
+        """Cobra ``importe`` al cliente. Idempotente por ``referencia``."""
+        ...
+
 
 INSERT_MOVIMIENTO_SQL = """
-INSERT INTO pasarela_movimientos (referencia, importe)
-VALUES (%(referencia)s, %(importe)s)
+INSERT INTO pasarela_movimientos (referencia, importe, tipo)
+VALUES (%(referencia)s, %(importe)s, %(tipo)s)
 ON CONFLICT (referencia) DO NOTHING
-RETURNING id, referencia, importe, creado
+RETURNING id, referencia, importe, tipo, creado
 """
 
 SELECT_MOVIMIENTO_SQL = """
-SELECT id, referencia, importe, creado FROM pasarela_movimientos WHERE referencia = %(referencia)s
+SELECT id, referencia, importe, tipo, creado FROM pasarela_movimientos
+WHERE referencia = %(referencia)s
 """
 
 
@@ -64,22 +76,29 @@ class PasarelaSimulada:
         self.falla = falla
 
     def emitir_reembolso(self, referencia: str, importe: Decimal) -> MovimientoPasarela:
+        return self._mover(REEMBOLSO, referencia, importe)
+
+    def cobrar(self, referencia: str, importe: Decimal) -> MovimientoPasarela:
+        return self._mover(COBRO, referencia, importe)
+
+    def _mover(self, tipo: str, referencia: str, importe: Decimal) -> MovimientoPasarela:
         if not referencia:
-            raise ErrorPasarela("la pasarela de pagos exige una referencia para el reembolso")
+            raise ErrorPasarela(f"la pasarela de pagos exige una referencia para el {tipo}")
         if self.retardo > 0:
             time.sleep(float(self.retardo))
         if self.falla:
             raise ErrorPasarela("la pasarela de pagos no está disponible (fallo simulado)")
-        parametros = {"referencia": referencia, "importe": importe}
+        parametros = {"referencia": referencia, "importe": importe, "tipo": tipo}
         with self.pool.connection() as conexion:
             fila = conexion.execute(INSERT_MOVIMIENTO_SQL, parametros).fetchone()
             nuevo = fila is not None
             if fila is None:
                 # Otra llamada con la misma referencia llegó antes: se devuelve la suya.
                 fila = conexion.execute(SELECT_MOVIMIENTO_SQL, parametros).fetchone()
-        if fila["importe"] != importe:
+        if fila["importe"] != importe or fila["tipo"] != tipo:
             raise ErrorPasarela(
-                f"la pasarela de pagos rechaza la referencia {referencia}: ya se usó con otro importe",
+                f"la pasarela de pagos rechaza la referencia {referencia}: ya se usó con otro "
+                "importe o en otra operación",
                 referencia=referencia,
             )
         return MovimientoPasarela(
@@ -88,6 +107,7 @@ class PasarelaSimulada:
             importe=fila["importe"],
             creado=fila["creado"],
             nuevo=nuevo,
+            tipo=fila["tipo"],
         )
 
 

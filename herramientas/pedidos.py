@@ -22,15 +22,6 @@ RESPUESTA_ENCARGADO_EN_ESPERA = (
 
 # --- Ayudantes compartidos -------------------------------------------------------------
 
-# Alias de ``agente.nucleo.dinero`` solo para reembolsos.py y sustituciones.py, que aún
-# los importan con estos nombres: código nuevo, ``dinero`` directamente. Se borran
-# cuando esos dos módulos pasen a ``dinero``.
-CENTIMO = dinero.CENTIMO
-texto_dinero = dinero.texto
-formato_eur = dinero.eur
-importe_decimal = dinero.diferencia  # con signo: reembolsos da su propio error para <= 0
-
-
 def normalizar_id(valor: str) -> str:
     """Pedidos y SKU se guardan en mayúsculas; el modelo o el cliente no siempre."""
     return (valor or "").strip().upper()
@@ -64,9 +55,13 @@ FROM pedidos p
 WHERE p.id = %(pedido)s AND p.cliente_id = %(cliente_id)s
 """
 
+# Las cifras de cada línea salen del libro (vista libro_lineas): la misma definición de
+# «reembolsable» que usan reembolsar y sustituir.
 SELECT_LINEAS_SQL = """
-SELECT l.linea, l.sku, pr.nombre, pr.categoria, l.unidades, l.precio_unitario, l.importe
-FROM lineas_pedido l
+SELECT l.linea, l.sku, pr.nombre, pr.categoria, l.unidades, l.precio_unitario, l.pagado,
+       l.reembolsado, l.unidades_reembolsadas, l.unidades_cambiadas, l.unidades_libres,
+       l.reembolsable
+FROM libro_lineas l
 JOIN productos pr ON pr.sku = l.sku
 WHERE l.pedido_id = %(pedido)s
 ORDER BY l.linea
@@ -74,10 +69,12 @@ ORDER BY l.linea
 
 
 def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido: str) -> dict:
-    """Estado, fechas, líneas e importes de un pedido del cliente.
+    """Estado, fechas, líneas e importes de un pedido del cliente, con su libro de compensaciones.
 
-    ``reembolsado`` suma todos los reembolsos del pedido, también los pendientes de la
-    pasarela: lo que ya está comprometido no se puede volver a reembolsar.
+    ``reembolsado`` suma todos los reembolsos del pedido (también los pendientes de la
+    pasarela y las diferencias devueltas por un cambio): lo comprometido no vuelve a
+    salir. ``reembolsable`` (del pedido y de cada línea) es el precio de las unidades
+    que nadie ha reembolsado ni cambiado: una unidad reembolsada en parte ya no cuenta.
     """
     pedido = normalizar_id(pedido)
     with pool.connection() as conexion:
@@ -87,7 +84,6 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
         if fila is None:
             raise PedidoNoEncontrado(pedido)
         lineas = conexion.execute(SELECT_LINEAS_SQL, {"pedido": pedido}).fetchall()
-    reembolsable = max(fila["importe"] - fila["reembolsado"], dinero.CERO)
     return {
         "pedido": fila["id"],
         "estado": fila["estado"],
@@ -96,7 +92,7 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
         "dias_desde_entrega": fila["dias_desde_entrega"],
         "importe": dinero.texto(fila["importe"]),
         "reembolsado": dinero.texto(fila["reembolsado"]),
-        "reembolsable": dinero.texto(reembolsable),
+        "reembolsable": dinero.texto(dinero.sumar(linea["reembolsable"] for linea in lineas)),
         "lineas": [
             {
                 "linea": linea["linea"],
@@ -105,7 +101,12 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
                 "categoria": linea["categoria"],
                 "unidades": linea["unidades"],
                 "precio_unitario": dinero.texto(linea["precio_unitario"]),
-                "importe": dinero.texto(linea["importe"]),
+                "importe": dinero.texto(linea["pagado"]),
+                "reembolsado": dinero.texto(linea["reembolsado"]),
+                "unidades_reembolsadas": linea["unidades_reembolsadas"],
+                "unidades_cambiadas": linea["unidades_cambiadas"],
+                "unidades_libres": linea["unidades_libres"],
+                "reembolsable": dinero.texto(linea["reembolsable"]),
             }
             for linea in lineas
         ],

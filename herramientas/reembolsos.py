@@ -1,89 +1,56 @@
-"""Reembolsos: idempotentes por (hilo, tool_call_id) y con la pasarela fuera de transacción.
+"""Reembolsos de una devolución: por unidades del libro, idempotentes y por la bandeja de salida.
 
-Orden (outbox): 1) en una transacción, con el pedido bloqueado, se comprueba y se
-apunta el reembolso 'pendiente' y su devolución; COMMIT. 2) Se llama a la pasarela con
-la referencia del reembolso (idempotente en la pasarela). 3) Se marca 'emitido'.
-Si el proceso muere entre 1 y 3, repetir la misma llamada (misma clave) termina el
-trabajo sin mover dinero dos veces; ``completar_pendientes`` hace lo mismo en lote.
-Los libros nunca dicen 'emitido' sin movimiento en la pasarela.
+Orden: 1) en una transacción, con el pedido bloqueado, se asignan las unidades
+(``libro.asignar``), se apuntan el reembolso 'pendiente', sus unidades en
+``compensaciones_unidad`` y la devolución; COMMIT. 2) y 3) los hace
+``movimientos.ejecutar``: la pasarela con el número del reembolso como referencia y,
+después, 'emitido'. Si la pasarela falla, el reembolso queda pendiente, con su intento
+apuntado, y el sistema lo completa (``movimientos.completar_pendientes``); el error que
+recibe el modelo lo dice así: «queda pendiente; te avisaremos por aquí», nunca
+«emitido». Repetir la misma llamada (misma clave) termina el trabajo sin mover dinero
+dos veces.
 """
 
 from __future__ import annotations
 
-import logging
 from decimal import Decimal
 from typing import Any
 
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import (
-    ConflictoIdempotencia,
-    ErrorDominio,
-    ErrorPasarela,
-    ImporteNoValido,
-    PedidoNoEncontrado,
-)
-from herramientas.pasarela import Pasarela
-from herramientas.pedidos import (
-    clave_idempotencia,
-    formato_eur,
-    importe_decimal,
-    normalizar_id,
-    texto_dinero,
-)
+from agente.nucleo.errores import ConflictoIdempotencia, ErrorPasarela
+from herramientas import libro, movimientos
+from herramientas.pasarela import REEMBOLSO, Pasarela
+from herramientas.pedidos import normalizar_id
 
-logger = logging.getLogger(__name__)
+__all__ = ["reembolsar"]
 
 SELECT_REEMBOLSO_POR_CLAVE_SQL = """
-SELECT id, numero, pedido_id, cliente_id, importe, estado
-FROM reembolsos WHERE clave_idempotencia = %(clave)s
-"""
-
-# El candado del pedido serializa los reembolsos de un mismo pedido: dos distintos no
-# pueden pasar a la vez la comprobación de lo reembolsable.
-BLOQUEAR_PEDIDO_SQL = """
-SELECT id, cliente_id, tienda, importe FROM pedidos
-WHERE id = %(pedido)s AND cliente_id = %(cliente_id)s
-FOR UPDATE
-"""
-
-# Sentencia aparte, tras coger el candado: en READ COMMITTED ve lo que otros confirmaron.
-SELECT_REEMBOLSADO_SQL = """
-SELECT COALESCE(sum(importe), 0) AS reembolsado FROM reembolsos WHERE pedido_id = %(pedido)s
-"""
-
-SELECT_LINEAS_IMPORTE_SQL = """
-SELECT linea, importe FROM lineas_pedido WHERE pedido_id = %(pedido)s
+SELECT r.id, r.numero, r.pedido_id, r.cliente_id, r.importe, r.estado,
+       coalesce((SELECT jsonb_agg(jsonb_build_object('linea', u.linea, 'unidades', u.n)
+                                  ORDER BY u.linea)
+                 FROM (SELECT linea, count(*)::int AS n FROM compensaciones_unidad
+                       WHERE reembolso_id = r.id GROUP BY linea) u), '[]') AS unidades
+FROM reembolsos r WHERE r.clave_idempotencia = %(clave)s
 """
 
 INSERT_REEMBOLSO_SQL = """
 INSERT INTO reembolsos (clave_idempotencia, thread_id, tool_call_id, pedido_id, cliente_id,
-                        tienda, importe, motivo, lineas, aprobado_por, trace_id)
+                        tienda, importe, motivo, lineas, aprobado_por, trace_id, proximo_intento)
 VALUES (%(clave)s, %(thread_id)s, %(tool_call_id)s, %(pedido)s, %(cliente_id)s,
-        %(tienda)s, %(importe)s, %(motivo)s, %(lineas)s, %(aprobado_por)s, %(trace_id)s)
+        %(tienda)s, %(importe)s, %(motivo)s, %(lineas)s, %(aprobado_por)s, %(trace_id)s,
+        now() + make_interval(secs => %(reserva)s))
 ON CONFLICT (clave_idempotencia) DO NOTHING
-RETURNING id, numero, pedido_id, cliente_id, importe, estado
+RETURNING id
 """
 
 # La devolución hace que el recuento de devoluciones de la política la vea.
 INSERT_DEVOLUCION_SQL = """
 INSERT INTO devoluciones (pedido_id, cliente_id, tienda, importe, motivo, reembolso_id)
 VALUES (%(pedido)s, %(cliente_id)s, %(tienda)s, %(importe)s, %(motivo)s, %(reembolso_id)s)
-"""
-
-MARCAR_EMITIDO_SQL = """
-UPDATE reembolsos SET estado = 'emitido', emitido_en = now()
-WHERE id = %(id)s AND estado = 'pendiente'
-"""
-
-SELECT_PENDIENTES_SQL = """
-SELECT id, numero, pedido_id, cliente_id, importe, estado
-FROM reembolsos
-WHERE estado = 'pendiente' AND creado < now() - make_interval(secs => %(segundos)s)
-ORDER BY creado
-LIMIT %(limite)s
 """
 
 
@@ -96,37 +63,32 @@ def reembolsar(
     pedido: str,
     importe: Decimal | str | int | float,
     motivo: str,
-    lineas: list[int] | None = None,
+    lineas: list[Any] | None = None,
     aprobado_por: str | None = None,
     trace_id: str | None = None,
     pasarela: Pasarela,
 ) -> dict[str, Any]:
-    """Reembolsa ``importe`` de un pedido del cliente; devuelve el resultado en JSON-able.
+    """Reembolsa ``importe`` de unidades libres del pedido del cliente; resultado JSON-able.
 
-    Repetir la misma clave devuelve el mismo reembolso con ``repetido: True`` (y termina
-    el trabajo si quedó 'pendiente'); la misma clave con otro pedido o importe es
-    ``ConflictoIdempotencia``. Una comprobación fallida no escribe nada.
+    ``lineas``: ``None`` (las unidades libres del pedido, en orden), números de línea o
+    ``{"linea": n, "unidades": k}`` (ver ``herramientas.libro``). Repetir la misma clave
+    devuelve el mismo reembolso con ``repetido: True`` (y lo completa si quedó
+    pendiente); la misma clave con otro pedido o importe es ``ConflictoIdempotencia``.
+    Una comprobación fallida no escribe nada. Pasarela caída: ``ErrorPasarela`` con el
+    texto para el cliente y el reembolso apuntado como pendiente.
     """
-    clave = clave_idempotencia(thread_id, tool_call_id)
+    llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
+                            aprobado_por=aprobado_por, trace_id=trace_id)
     pedido = normalizar_id(pedido)
-    importe = importe_decimal(importe)
+    importe = dinero.importe(importe)
+    pedidas = libro.normalizar_lineas(lineas)
 
     with pool.connection() as conexion:
-        fila = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": clave}).fetchone()
+        fila = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": llamada.clave}).fetchone()
     nuevo = False
     if fila is None:
         fila, nuevo = _apuntar(
-            pool,
-            clave=clave,
-            contexto=contexto,
-            thread_id=thread_id,
-            tool_call_id=tool_call_id,
-            pedido=pedido,
-            importe=importe,
-            motivo=motivo,
-            lineas=lineas,
-            aprobado_por=aprobado_por,
-            trace_id=trace_id,
+            pool, llamada, pedido=pedido, importe=importe, motivo=motivo, pedidas=pedidas
         )
     if not nuevo:
         _comprobar_misma_operacion(fila, contexto=contexto, pedido=pedido, importe=importe)
@@ -135,112 +97,61 @@ def reembolsar(
     return {
         "reembolso": fila["numero"],
         "pedido": fila["pedido_id"],
-        "importe": texto_dinero(fila["importe"]),
+        "importe": dinero.texto(fila["importe"]),
         "estado": "emitido",
         "repetido": not nuevo,
+        "unidades": fila["unidades"],
     }
 
 
 def _apuntar(
     pool: ConnectionPool,
+    llamada: libro.Llamada,
     *,
-    clave: str,
-    contexto: ContextoCliente,
-    thread_id: str,
-    tool_call_id: str,
     pedido: str,
     importe: Decimal,
     motivo: str,
-    lineas: list[int] | None,
-    aprobado_por: str | None,
-    trace_id: str | None,
+    pedidas: list[libro.LineaPedida] | None,
 ) -> tuple[dict, bool]:
-    """Paso 1: comprueba y apunta 'pendiente' + devolución. Devuelve (fila, es_nueva)."""
+    """Paso 1: asigna unidades y apunta 'pendiente' + libro + devolución. (fila, es_nueva)."""
+    clave = {"clave": llamada.clave}
     with pool.connection() as conexion, conexion.transaction():
-        fila_pedido = conexion.execute(
-            BLOQUEAR_PEDIDO_SQL, {"pedido": pedido, "cliente_id": contexto.cliente_id}
-        ).fetchone()
-        if fila_pedido is None:
-            raise PedidoNoEncontrado(pedido)
+        fila_pedido = libro.bloquear_pedido(
+            conexion, pedido=pedido, cliente_id=llamada.contexto.cliente_id
+        )
         # Una llamada gemela pudo confirmar mientras esperábamos el candado.
-        ya = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": clave}).fetchone()
+        ya = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, clave).fetchone()
         if ya is not None:
             return ya, False
-
-        reembolsado = conexion.execute(SELECT_REEMBOLSADO_SQL, {"pedido": pedido}).fetchone()[
-            "reembolsado"
-        ]
-        reembolsable = max(fila_pedido["importe"] - reembolsado, Decimal("0"))
-        if importe <= 0:
-            raise ImporteNoValido(
-                f"el importe {formato_eur(importe)} no es válido: debe ser mayor que cero "
-                f"(lo reembolsable del pedido es {formato_eur(reembolsable)})",
-                maximo=texto_dinero(reembolsable),
-            )
-        if importe > reembolsable:
-            raise ImporteNoValido(
-                f"el importe {formato_eur(importe)} supera lo reembolsable del pedido "
-                f"({formato_eur(reembolsable)})",
-                maximo=texto_dinero(reembolsable),
-            )
-        lineas = _comprobar_lineas(conexion, pedido=pedido, lineas=lineas, importe=importe)
-
+        asignacion = libro.asignar(
+            libro.unidades_libres(conexion, pedido),
+            importe,
+            pedidas,
+            pedido=pedido,
+            lineas_del_pedido=libro.numeros_de_linea(conexion, pedido),
+        )
+        comunes = {"pedido": pedido, "tienda": fila_pedido["tienda"], "importe": importe,
+                   "motivo": motivo}
         nueva = conexion.execute(
             INSERT_REEMBOLSO_SQL,
             {
-                "clave": clave,
-                "thread_id": thread_id,
-                "tool_call_id": tool_call_id,
-                "pedido": pedido,
-                "cliente_id": contexto.cliente_id,
-                "tienda": fila_pedido["tienda"],
-                "importe": importe,
-                "motivo": motivo,
-                "lineas": Jsonb(lineas) if lineas is not None else None,
-                "aprobado_por": aprobado_por,
-                "trace_id": trace_id,
+                **llamada.parametros(),
+                **comunes,
+                "lineas": Jsonb(sorted({u.linea for u, _ in asignacion})),
+                "reserva": movimientos.RESERVA_SEGUNDOS,
             },
         ).fetchone()
         if nueva is None:
             # La clave la confirmó a la vez una llamada sobre otro pedido; aquí no se escribió nada.
-            return conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": clave}).fetchone(), False
+            return conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, clave).fetchone(), False
+        libro.apuntar_unidades(
+            conexion, pedido=pedido, asignacion=asignacion, reembolso_id=nueva["id"]
+        )
         conexion.execute(
             INSERT_DEVOLUCION_SQL,
-            {
-                "pedido": pedido,
-                "cliente_id": contexto.cliente_id,
-                "tienda": fila_pedido["tienda"],
-                "importe": importe,
-                "motivo": motivo,
-                "reembolso_id": nueva["id"],
-            },
+            {**comunes, "cliente_id": llamada.contexto.cliente_id, "reembolso_id": nueva["id"]},
         )
-        return nueva, True
-
-
-def _comprobar_lineas(conexion, *, pedido: str, lineas: list[int] | None, importe: Decimal):
-    if not lineas:
-        return None
-    importes = {
-        fila["linea"]: fila["importe"]
-        for fila in conexion.execute(SELECT_LINEAS_IMPORTE_SQL, {"pedido": pedido}).fetchall()
-    }
-    pedidas = sorted(set(lineas))
-    faltan = [str(n) for n in pedidas if n not in importes]
-    if faltan:
-        raise ErrorDominio(
-            f"el pedido {pedido} no tiene la línea {', '.join(faltan)}; "
-            f"sus líneas son {', '.join(str(n) for n in sorted(importes))}",
-            pedido=pedido,
-        )
-    tope = sum((importes[n] for n in pedidas), Decimal("0"))
-    if importe > tope:
-        raise ImporteNoValido(
-            f"el importe {formato_eur(importe)} supera el de las líneas indicadas "
-            f"({formato_eur(tope)})",
-            maximo=texto_dinero(tope),
-        )
-    return pedidas
+        return conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, clave).fetchone(), True
 
 
 def _comprobar_misma_operacion(
@@ -259,44 +170,18 @@ def _comprobar_misma_operacion(
 
 
 def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
-    """Pasos 2 y 3: la pasarela (sin transacción abierta) y después 'emitido'."""
-    numero = fila["numero"]
+    """Pasos 2 y 3 por la bandeja de salida; si la pasarela falla, el texto para el cliente."""
+    with pool.connection() as conexion:
+        mov = movimientos.movimiento(conexion, REEMBOLSO, fila["id"])
     try:
-        movimiento = pasarela.emitir_reembolso(numero, fila["importe"])
-        if movimiento.importe != fila["importe"]:
-            raise ErrorPasarela(f"la pasarela devolvió otro importe para {numero}")
-    except Exception as exc:
-        if not isinstance(exc, ErrorPasarela):
-            logger.exception("fallo inesperado de la pasarela con el reembolso %s", numero)
-        motivo = exc.mensaje if isinstance(exc, ErrorPasarela) else type(exc).__name__
+        movimientos.ejecutar(pool, pasarela, mov)
+    except ErrorPasarela as exc:
         raise ErrorPasarela(
-            f"la pasarela de pagos no ha confirmado el reembolso {numero} ({motivo}); queda "
-            "registrado como pendiente y se completará sin cobrar dos veces: no propongas "
-            "otro reembolso por lo mismo",
-            reembolso=numero,
+            f"la pasarela de pagos no ha confirmado todavía el reembolso {fila['numero']} de "
+            f"{dinero.eur(fila['importe'])} ({exc.mensaje}). El reembolso queda registrado como "
+            "pendiente y el sistema lo completará solo, sin pagar dos veces. Dile al cliente que "
+            "queda pendiente y que le avisaremos por aquí cuando se complete; no le digas que ya "
+            "está hecho ni propongas otro reembolso por lo mismo",
+            reembolso=fila["numero"],
+            estado="pendiente",
         ) from exc
-    with pool.connection() as conexion:
-        conexion.execute(MARCAR_EMITIDO_SQL, {"id": fila["id"]})
-
-
-def completar_pendientes(
-    pool: ConnectionPool, *, pasarela: Pasarela, antiguedad_segundos: int = 60, limite: int = 100
-) -> list[str]:
-    """Termina los reembolsos que se quedaron 'pendiente' (caída o pasarela caída).
-
-    Seguro de repetir y de ejecutar a la vez que ``reembolsar``: la pasarela deduplica por
-    referencia. Devuelve los números completados; los que vuelven a fallar siguen pendientes.
-    """
-    with pool.connection() as conexion:
-        filas = conexion.execute(
-            SELECT_PENDIENTES_SQL, {"segundos": antiguedad_segundos, "limite": limite}
-        ).fetchall()
-    hechos = []
-    for fila in filas:
-        try:
-            _emitir(pool, fila, pasarela)
-        except ErrorPasarela:
-            logger.warning("el reembolso %s sigue pendiente: la pasarela falla", fila["numero"])
-            continue
-        hechos.append(fila["numero"])
-    return hechos

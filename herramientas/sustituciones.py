@@ -1,9 +1,25 @@
 """Sustituciones: una unidad de una línea del pedido por otro producto de su categoría.
 
-Idempotentes por (hilo, tool_call_id) como los reembolsos. Todo ocurre en una
-transacción: si al ejecutar ya no hay stock o el precio cambió desde que se propuso
-(lo que vio el encargado), falla con ``AprobacionCaducada`` y no cambia nada. El stock
-se mueve con ``UPDATE ... WHERE unidades > 0``: nunca baja de cero aunque haya carreras.
+Idempotentes por (hilo, tool_call_id) como los reembolsos. Solo de un pedido entregado
+(``libro.exigir_entregado``); el cambio ocupa la primera unidad libre de la línea en el
+libro, así que una unidad reembolsada no se cambia ni una cambiada se reembolsa.
+
+La diferencia es ``pvp del nuevo - precio pagado por la unidad`` y se liquida por la
+pasarela (``movimientos``), salvo si en valor absoluto es menor que
+``politicas_tienda.diferencia_minima_liquidable`` (se perdona):
+
+- Más barato: el stock se mueve y el cambio queda hecho en la transacción; la diferencia
+  se devuelve con un reembolso ligado (concepto 'diferencia', clave ``<clave>:diferencia``)
+  por la misma bandeja de salida que cualquier reembolso. Si la pasarela falla, el
+  cambio está hecho y el reembolso queda pendiente (el resultado lo dice).
+- Más caro: se apuntan el cambio 'pendiente_cobro' (con su unidad ya ocupada) y el cobro;
+  el stock no se mueve hasta que la pasarela confirma el cobro. Si el cobro falla,
+  ``ErrorPasarela``: nada cambia de manos y el sistema reintenta el cobro. Si al
+  confirmarlo ya no hay stock, el cambio se anula y el cobro se devuelve.
+- Mismo precio (o perdonada): sin movimiento.
+
+Si al ejecutar ya no hay stock o el precio cambió desde que se propuso (lo que vio el
+encargado), ``AprobacionCaducada`` y no cambia nada.
 """
 
 from __future__ import annotations
@@ -13,36 +29,42 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
+from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import (
     AprobacionCaducada,
     ConflictoIdempotencia,
     ErrorDominio,
-    PedidoNoEncontrado,
+    ErrorPasarela,
     ProductoNoEncontrado,
 )
-from herramientas.pedidos import clave_idempotencia, formato_eur, normalizar_id, texto_dinero
+from herramientas import libro, movimientos
+from herramientas.pasarela import COBRO, Pasarela
+from herramientas.pedidos import normalizar_id
+
+__all__ = ["sustituir"]
 
 SELECT_SUSTITUCION_POR_CLAVE_SQL = """
-SELECT s.id, s.numero, s.pedido_id, s.cliente_id, s.sku_original, s.sku_nuevo,
-       s.diferencia, p.nombre AS nombre_nuevo
+SELECT s.id, s.numero, s.pedido_id, s.cliente_id, s.tienda, s.sku_original, s.sku_nuevo,
+       s.diferencia, s.estado, s.liquidacion, s.linea, s.clave_idempotencia, s.thread_id,
+       s.tool_call_id, s.trace_id, p.nombre AS nombre_nuevo
 FROM sustituciones s JOIN productos p ON p.sku = s.sku_nuevo
 WHERE s.clave_idempotencia = %(clave)s
 """
 
-BLOQUEAR_PEDIDO_SQL = """
-SELECT id, tienda FROM pedidos
-WHERE id = %(pedido)s AND cliente_id = %(cliente_id)s
-FOR UPDATE
+# El movimiento de dinero ligado a un cambio: el reembolso de la diferencia o el cobro.
+SELECT_LIQUIDACION_SQL = """
+SELECT tipo, id, referencia, importe, estado, completado, concepto, sustitucion_id,
+       thread_id, pedido_id, intentos, requiere_persona
+FROM libro_movimientos
+WHERE sustitucion_id = %(id)s AND concepto = %(concepto)s
 """
 
-# Unidades de la línea que aún no se han cambiado: un cambio no se repite sobre la misma unidad.
-SELECT_LINEA_CON_SKU_SQL = """
-SELECT l.linea,
-       l.unidades - (SELECT count(*) FROM sustituciones s
-                     WHERE s.pedido_id = l.pedido_id AND s.sku_original = l.sku) AS sin_cambiar
-FROM lineas_pedido l WHERE l.pedido_id = %(pedido)s AND l.sku = %(sku)s
-ORDER BY l.linea LIMIT 1
+SELECT_ESTADO_SQL = "SELECT estado FROM sustituciones WHERE id = %(id)s"
+
+SELECT_MINIMO_SQL = """
+SELECT coalesce((SELECT diferencia_minima_liquidable FROM politicas_tienda
+                 WHERE tienda = %(tienda)s), 0.00) AS minimo
 """
 
 # FOR SHARE: un cambio de precio a la vez espera a que esta transacción termine.
@@ -50,34 +72,29 @@ SELECT_PRODUCTOS_SQL = """
 SELECT sku, nombre, categoria, pvp FROM productos WHERE sku = ANY(%(skus)s) FOR SHARE
 """
 
+SELECT_STOCK_SQL = """
+SELECT unidades FROM stock WHERE tienda = %(tienda)s AND sku = %(sku)s
+"""
+
 SELECT_EVALUACION_SQL = """
 SELECT herramienta, args, umbrales FROM evaluaciones_politica
 WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
 
-RETIRAR_UNIDAD_SQL = """
-UPDATE stock SET unidades = unidades - 1
-WHERE tienda = %(tienda)s AND sku = %(sku)s AND unidades > 0
-RETURNING unidades
-"""
-
-DEVOLVER_UNIDAD_SQL = """
-INSERT INTO stock (sku, tienda, unidades) VALUES (%(sku)s, %(tienda)s, 1)
-ON CONFLICT (tienda, sku) DO UPDATE SET unidades = stock.unidades + 1
-"""
-
 INSERT_SUSTITUCION_SQL = """
 INSERT INTO sustituciones (clave_idempotencia, thread_id, tool_call_id, pedido_id, cliente_id,
                            tienda, sku_original, sku_nuevo, pvp_original, pvp_nuevo,
+                           precio_pagado, linea, estado, liquidacion, completada_en,
                            aprobado_por, trace_id)
 VALUES (%(clave)s, %(thread_id)s, %(tool_call_id)s, %(pedido)s, %(cliente_id)s,
         %(tienda)s, %(sku_original)s, %(sku_nuevo)s, %(pvp_original)s, %(pvp_nuevo)s,
-        %(aprobado_por)s, %(trace_id)s)
+        %(precio_pagado)s, %(linea)s, %(estado)s, %(liquidacion)s,
+        CASE WHEN %(estado)s = 'hecha' THEN now() END, %(aprobado_por)s, %(trace_id)s)
 ON CONFLICT (clave_idempotencia) DO NOTHING
-RETURNING numero
+RETURNING id
 """
 
-CADUCADA = "la aprobación ha caducado"
+CADUCADA = libro.CADUCADA
 
 
 class _YaHecha(Exception):
@@ -93,109 +110,238 @@ def sustituir(
     pedido: str,
     sku_original: str,
     sku_nuevo: str,
+    pasarela: Pasarela,
     aprobado_por: str | None = None,
     trace_id: str | None = None,
 ) -> dict[str, Any]:
-    """Cambia una unidad de ``sku_original`` del pedido por ``sku_nuevo``.
+    """Cambia una unidad de ``sku_original`` del pedido por ``sku_nuevo`` y liquida la diferencia.
 
-    ``diferencia`` = pvp de catálogo del nuevo menos el del original (positiva: el
-    cliente paga más). El precio «al proponer» sale de ``evaluaciones_politica.umbrales``
-    (claves ``pvp_original`` y ``pvp_nuevo``) de esta misma llamada, si la política lo
-    guardó con los mismos SKU.
+    ``diferencia`` (en el resultado) = pvp del nuevo menos lo pagado por la unidad
+    (positiva: el cliente paga). ``liquidacion`` dice cómo se liquidó: ``ninguna``,
+    ``renunciada``, ``reembolso`` o ``cobro``, con el número y estado del movimiento. El
+    precio «al proponer» sale de ``evaluaciones_politica.umbrales`` de esta misma
+    llamada (claves ``pvp_original`` y ``pvp_nuevo``), si la política lo guardó con los
+    mismos SKU. Repetir la clave con el cobro pendiente lo reintenta.
     """
-    clave = clave_idempotencia(thread_id, tool_call_id)
-    pedido = normalizar_id(pedido)
-    sku_original = normalizar_id(sku_original)
-    sku_nuevo = normalizar_id(sku_nuevo)
-    argumentos = {"pedido": pedido, "sku_original": sku_original, "sku_nuevo": sku_nuevo}
-
-    with pool.connection() as conexion:
-        fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": clave}).fetchone()
-    if fila is not None:
-        return _repetida(fila, contexto=contexto, **argumentos)
-    if sku_original == sku_nuevo:
-        raise ErrorDominio(f"el producto nuevo es el mismo que el original ({sku_original})")
-
-    try:
-        with pool.connection() as conexion, conexion.transaction():
-            fila_pedido = conexion.execute(
-                BLOQUEAR_PEDIDO_SQL, {"pedido": pedido, "cliente_id": contexto.cliente_id}
-            ).fetchone()
-            if fila_pedido is None:
-                raise PedidoNoEncontrado(pedido)
-            ya = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": clave}).fetchone()
-            if ya is not None:
-                raise _YaHecha
-            tienda = fila_pedido["tienda"]
-            linea = conexion.execute(
-                SELECT_LINEA_CON_SKU_SQL, {"pedido": pedido, "sku": sku_original}
-            ).fetchone()
-            if linea is None:
-                raise ErrorDominio(
-                    f"el producto {sku_original} no está en el pedido {pedido}", pedido=pedido
-                )
-            if linea["sin_cambiar"] <= 0:
-                raise ErrorDominio(
-                    f"el producto {sku_original} del pedido {pedido} ya se cambió antes", pedido=pedido
-                )
-            productos = {
-                p["sku"]: p
-                for p in conexion.execute(
-                    SELECT_PRODUCTOS_SQL, {"skus": [sku_original, sku_nuevo]}
-                ).fetchall()
-            }
-            if sku_nuevo not in productos:
-                raise ProductoNoEncontrado(sku_nuevo)
-            original, nuevo = productos[sku_original], productos[sku_nuevo]
-            if original["categoria"] != nuevo["categoria"]:
-                raise ErrorDominio(
-                    f"{sku_nuevo} ({nuevo['categoria']}) no es de la misma categoría que "
-                    f"{sku_original} ({original['categoria']}): solo se cambia dentro de la categoría"
-                )
-            _comprobar_precios(
-                conexion,
-                thread_id=thread_id,
-                tool_call_id=tool_call_id,
-                argumentos=argumentos,
-                actuales={"pvp_original": original, "pvp_nuevo": nuevo},
-            )
-            _mover_stock(conexion, tienda=tienda, sku_original=sku_original, sku_nuevo=sku_nuevo)
-            insertada = conexion.execute(
-                INSERT_SUSTITUCION_SQL,
-                {
-                    "clave": clave,
-                    "thread_id": thread_id,
-                    "tool_call_id": tool_call_id,
-                    "cliente_id": contexto.cliente_id,
-                    "tienda": tienda,
-                    "pvp_original": original["pvp"],
-                    "pvp_nuevo": nuevo["pvp"],
-                    "aprobado_por": aprobado_por,
-                    "trace_id": trace_id,
-                    **argumentos,
-                },
-            ).fetchone()
-            if insertada is None:
-                raise _YaHecha  # deshace el movimiento de stock de esta transacción
-    except _YaHecha:
-        with pool.connection() as conexion:
-            fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": clave}).fetchone()
-        return _repetida(fila, contexto=contexto, **argumentos)
-
-    return {
-        "sustitucion": insertada["numero"],
-        "pedido": pedido,
-        "sku_original": sku_original,
-        "sku_nuevo": sku_nuevo,
-        "nombre_nuevo": nuevo["nombre"],
-        "diferencia": texto_dinero(nuevo["pvp"] - original["pvp"]),
-        "repetido": False,
+    llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
+                            aprobado_por=aprobado_por, trace_id=trace_id)
+    argumentos = {
+        "pedido": normalizar_id(pedido),
+        "sku_original": normalizar_id(sku_original),
+        "sku_nuevo": normalizar_id(sku_nuevo),
     }
 
+    with pool.connection() as conexion:
+        fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": llamada.clave}).fetchone()
+    if fila is not None:
+        _comprobar_misma_operacion(fila, contexto=contexto, **argumentos)
+        return _liquidar(pool, fila, pasarela, repetido=True)
+    if argumentos["sku_original"] == argumentos["sku_nuevo"]:
+        raise ErrorDominio(
+            f"el producto nuevo es el mismo que el original ({argumentos['sku_original']})"
+        )
 
-def _repetida(
+    try:
+        fila = _apuntar(pool, llamada, argumentos)
+    except _YaHecha:
+        with pool.connection() as conexion:
+            fila = conexion.execute(
+                SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": llamada.clave}
+            ).fetchone()
+        _comprobar_misma_operacion(fila, contexto=contexto, **argumentos)
+        return _liquidar(pool, fila, pasarela, repetido=True)
+    return _liquidar(pool, fila, pasarela, repetido=False)
+
+
+def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> dict:
+    """Comprueba y apunta el cambio (y su reembolso o cobro) en una transacción."""
+    pedido, sku_original, sku_nuevo = (
+        argumentos["pedido"], argumentos["sku_original"], argumentos["sku_nuevo"]
+    )
+    clave = {"clave": llamada.clave}
+    with pool.connection() as conexion, conexion.transaction():
+        fila_pedido = libro.bloquear_pedido(
+            conexion, pedido=pedido, cliente_id=llamada.contexto.cliente_id
+        )
+        if conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, clave).fetchone():
+            raise _YaHecha
+        tienda = fila_pedido["tienda"]
+        libro.exigir_entregado(libro.elegibilidad(conexion, pedido))
+        unidad = _unidad_libre(conexion, pedido=pedido, sku=sku_original)
+        productos = {
+            p["sku"]: p
+            for p in conexion.execute(
+                SELECT_PRODUCTOS_SQL, {"skus": [sku_original, sku_nuevo]}
+            ).fetchall()
+        }
+        if sku_nuevo not in productos:
+            raise ProductoNoEncontrado(sku_nuevo)
+        original, nuevo = productos[sku_original], productos[sku_nuevo]
+        if original["categoria"] != nuevo["categoria"]:
+            raise ErrorDominio(
+                f"{sku_nuevo} ({nuevo['categoria']}) no es de la misma categoría que "
+                f"{sku_original} ({original['categoria']}): solo se cambia dentro de la categoría"
+            )
+        _comprobar_precios(
+            conexion,
+            thread_id=llamada.thread_id,
+            tool_call_id=llamada.tool_call_id,
+            argumentos=argumentos,
+            actuales={"pvp_original": original, "pvp_nuevo": nuevo},
+        )
+        diferencia = nuevo["pvp"] - unidad.precio
+        minimo = conexion.execute(SELECT_MINIMO_SQL, {"tienda": tienda}).fetchone()["minimo"]
+        if diferencia == 0:
+            liquidacion = "ninguna"
+        elif abs(diferencia) < minimo:
+            liquidacion = "renunciada"
+        else:
+            liquidacion = "cobro" if diferencia > 0 else "reembolso"
+        if liquidacion == "cobro":
+            # El stock no se mueve hasta que se confirme el cobro, pero ha de haberlo ahora.
+            _exigir_stock(conexion, tienda=tienda, sku=sku_nuevo)
+            estado = "pendiente_cobro"
+        else:
+            libro.mover_stock(conexion, tienda=tienda, sku_original=sku_original, sku_nuevo=sku_nuevo)
+            estado = "hecha"
+        insertada = conexion.execute(
+            INSERT_SUSTITUCION_SQL,
+            {
+                **llamada.parametros(),
+                "tienda": tienda,
+                "pvp_original": original["pvp"],
+                "pvp_nuevo": nuevo["pvp"],
+                "precio_pagado": unidad.precio,
+                "linea": unidad.linea,
+                "estado": estado,
+                "liquidacion": liquidacion,
+                **argumentos,
+            },
+        ).fetchone()
+        if insertada is None:
+            raise _YaHecha  # deshace el movimiento de stock de esta transacción
+        libro.apuntar_unidades(
+            conexion, pedido=pedido, asignacion=[(unidad, unidad.precio)],
+            sustitucion_id=insertada["id"],
+        )
+        fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, clave).fetchone()
+        if liquidacion == "reembolso":
+            movimientos.apuntar_reembolso_de_sustitucion(
+                conexion, sustitucion=fila, concepto="diferencia", importe=-diferencia,
+                motivo=f"diferencia a favor del cliente en el cambio {fila['numero']}",
+            )
+        elif liquidacion == "cobro":
+            movimientos.apuntar_cobro(conexion, sustitucion=fila, importe=diferencia)
+        return fila
+
+
+def _unidad_libre(conexion, *, pedido: str, sku: str) -> libro.UnidadLibre:
+    """La primera unidad libre de ``sku`` en el pedido (orden de línea y unidad)."""
+    libres = libro.unidades_libres(conexion, pedido)
+    unidad = next((u for u in libres if u.sku == sku), None)
+    if unidad is not None:
+        return unidad
+    hay = any(f["sku"] == sku for f in libro.lineas_del_libro(conexion, pedido))
+    if not hay:
+        raise ErrorDominio(f"el producto {sku} no está en el pedido {pedido}", pedido=pedido)
+    raise ErrorDominio(
+        f"todas las unidades de {sku} del pedido {pedido} ya se reembolsaron o se cambiaron: "
+        "cada unidad se compensa una sola vez",
+        pedido=pedido,
+    )
+
+
+def _exigir_stock(conexion, *, tienda: str, sku: str) -> None:
+    fila = conexion.execute(SELECT_STOCK_SQL, {"tienda": tienda, "sku": sku}).fetchone()
+    if fila is None or fila["unidades"] <= 0:
+        raise AprobacionCaducada(
+            f"{CADUCADA}: ya no queda stock de {sku} en la tienda; consulta de nuevo las "
+            "alternativas y vuelve a proponer el cambio",
+            sku=sku,
+        )
+
+
+def _liquidar(pool: ConnectionPool, fila: dict, pasarela: Pasarela, *, repetido: bool) -> dict:
+    """Ejecuta lo pendiente del cambio (su cobro o reembolso, y la devolución de un cobro
+    si se anuló) y compone el resultado con el estado que queda en la base."""
+    aviso = None
+    principal = _movimiento_de(pool, fila["id"], "diferencia")
+    if principal is not None and not principal.completado:
+        try:
+            movimientos.ejecutar(pool, pasarela, principal)
+        except ErrorPasarela as exc:
+            if principal.tipo == COBRO:
+                raise ErrorPasarela(
+                    f"la pasarela de pagos no ha podido cobrar todavía la diferencia de "
+                    f"{dinero.eur(principal.importe)} del cambio {fila['numero']} "
+                    f"({exc.mensaje}). El cambio queda pendiente de ese cobro y no se ha "
+                    "cambiado ningún producto; el sistema reintentará el cobro sin cobrar dos "
+                    "veces. Dile al cliente que queda pendiente y que le avisaremos por aquí; "
+                    "no propongas el cambio otra vez",
+                    sustitucion=fila["numero"],
+                    estado="pendiente_cobro",
+                ) from exc
+            aviso = (
+                f"el cambio está hecho, pero la devolución de la diferencia "
+                f"({principal.referencia}, {dinero.eur(principal.importe)}) queda pendiente por "
+                "un fallo de la pasarela; el sistema la completará sola, sin pagar dos veces: "
+                "dile al cliente que le avisaremos por aquí"
+            )
+    anulacion = _movimiento_de(pool, fila["id"], "anulacion")
+    if anulacion is not None and not anulacion.completado:
+        try:
+            movimientos.ejecutar(pool, pasarela, anulacion)
+        except ErrorPasarela:
+            pass  # queda en la bandeja de salida; el resultado lo dice
+    return _resultado(pool, fila, aviso=aviso, repetido=repetido)
+
+
+def _movimiento_de(pool: ConnectionPool, sustitucion_id: int, concepto: str):
+    with pool.connection() as conexion:
+        fila = conexion.execute(
+            SELECT_LIQUIDACION_SQL, {"id": sustitucion_id, "concepto": concepto}
+        ).fetchone()
+    return movimientos.Movimiento.de_fila(fila) if fila else None
+
+
+def _resultado(pool: ConnectionPool, fila: dict, *, aviso: str | None, repetido: bool) -> dict:
+    with pool.connection() as conexion:
+        estado = conexion.execute(SELECT_ESTADO_SQL, {"id": fila["id"]}).fetchone()["estado"]
+    principal = _movimiento_de(pool, fila["id"], "diferencia")
+    resultado: dict[str, Any] = {
+        "sustitucion": fila["numero"],
+        "pedido": fila["pedido_id"],
+        "sku_original": fila["sku_original"],
+        "sku_nuevo": fila["sku_nuevo"],
+        "nombre_nuevo": fila["nombre_nuevo"],
+        "linea": fila["linea"],
+        "diferencia": dinero.texto(fila["diferencia"]),
+        "estado": estado,
+        "liquidacion": {"tipo": fila["liquidacion"]},
+        "repetido": repetido,
+    }
+    if principal is not None:
+        resultado["liquidacion"].update(
+            numero=principal.referencia,
+            importe=dinero.texto(principal.importe),
+            estado="completado" if principal.completado else "pendiente",
+        )
+    if estado == "anulada":
+        devolucion = _movimiento_de(pool, fila["id"], "anulacion")
+        resultado["aviso"] = (
+            f"se cobró la diferencia pero ya no quedaba stock de {fila['sku_nuevo']}: el cambio "
+            f"queda anulado, no se ha cambiado ningún producto y el cobro se devuelve al "
+            f"cliente (reembolso {devolucion.referencia}, "
+            f"{'hecho' if devolucion.completado else 'pendiente: le avisaremos por aquí'})"
+        )
+    elif aviso:
+        resultado["aviso"] = aviso
+    return resultado
+
+
+def _comprobar_misma_operacion(
     fila: dict, *, contexto: ContextoCliente, pedido: str, sku_original: str, sku_nuevo: str
-) -> dict[str, Any]:
+) -> None:
     if (
         fila["cliente_id"] != contexto.cliente_id
         or fila["pedido_id"] != pedido
@@ -207,15 +353,6 @@ def _repetida(
             f"{fila['numero']}); no se ha hecho nada nuevo",
             sustitucion=fila["numero"],
         )
-    return {
-        "sustitucion": fila["numero"],
-        "pedido": fila["pedido_id"],
-        "sku_original": fila["sku_original"],
-        "sku_nuevo": fila["sku_nuevo"],
-        "nombre_nuevo": fila["nombre_nuevo"],
-        "diferencia": texto_dinero(fila["diferencia"]),
-        "repetido": True,
-    }
 
 
 def _precio_guardado(umbrales: dict, clave: str) -> Decimal | None:
@@ -252,21 +389,7 @@ def _comprobar_precios(
         if antes is not None and antes != producto["pvp"]:
             raise AprobacionCaducada(
                 f"{CADUCADA}: el precio de {producto['sku']} ha cambiado desde que se propuso "
-                f"el cambio ({formato_eur(antes)} entonces, {formato_eur(producto['pvp'])} "
+                f"el cambio ({dinero.eur(antes)} entonces, {dinero.eur(producto['pvp'])} "
                 "ahora); consulta de nuevo las alternativas y vuelve a proponerlo",
                 sku=producto["sku"],
-            )
-
-
-def _mover_stock(conexion, *, tienda: str, sku_original: str, sku_nuevo: str) -> None:
-    # Siempre en el mismo orden de SKU: dos cambios cruzados no se bloquean mutuamente.
-    for sku in sorted((sku_original, sku_nuevo)):
-        if sku == sku_original:
-            conexion.execute(DEVOLVER_UNIDAD_SQL, {"tienda": tienda, "sku": sku})
-            continue
-        if conexion.execute(RETIRAR_UNIDAD_SQL, {"tienda": tienda, "sku": sku}).fetchone() is None:
-            raise AprobacionCaducada(
-                f"{CADUCADA}: ya no queda stock de {sku} en la tienda; consulta de nuevo las "
-                "alternativas y vuelve a proponer el cambio",
-                sku=sku,
             )

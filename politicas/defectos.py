@@ -11,6 +11,8 @@ tests/test_politicas.py). Una tienda sin fila usa estos valores; quien lea esa t
 - ``dias_desde_entrega``: más días desde la entrega pide firma.
 - ``diferencia_max_sustitucion``: un cambio que cuesta más que esto por encima del
   original pide firma.
+- ``diferencia_minima_liquidable``: una diferencia de precio de un cambio menor que esto
+  (en valor absoluto) no se cobra ni se devuelve (sql/007); 0 = siempre se liquida.
 - ``horas_caducidad``: **el plazo de caducidad** de una operación que espera a un
   encargado (la tarea periódica del servicio la caduca pasado este plazo).
 - ``version``: versión de la política de la tienda; sube sola al cambiar un umbral
@@ -35,6 +37,7 @@ DEFECTOS: Mapping[str, Any] = MappingProxyType(
         "ventana_devoluciones_dias": 30,
         "dias_desde_entrega": 30,
         "diferencia_max_sustitucion": Decimal("0.00"),
+        "diferencia_minima_liquidable": Decimal("0.00"),
         "horas_caducidad": 72,
         "version": 1,
     }

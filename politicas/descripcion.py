@@ -23,15 +23,15 @@ from psycopg.rows import dict_row
 
 from agente.nucleo import dinero
 from agente.nucleo.contexto import contexto_de
+from agente.nucleo.fechas import ZONA_TIENDAS
 from politicas.aprobacion import PoliticaAprobacion, hilo_de
 from politicas.veredicto import Veredicto
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-__all__ = ["ZONA_TIENDAS", "DescripcionEncargado"]
+__all__ = ["DescripcionEncargado"]
 
-ZONA_TIENDAS = "Europe/Madrid"
 _MAX_TEXTO_CLIENTE = 300
 
 SELECT_DATOS_DESCRIPCION_SQL = """

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from decimal import Decimal
 
 import psycopg
@@ -27,6 +30,33 @@ class PasarelaContada:
     def emitir_reembolso(self, referencia, importe):
         self.llamadas.append((referencia, Decimal(str(importe))))
         return self.interna.emitir_reembolso(referencia, importe)
+
+    def cobrar(self, referencia, importe):
+        self.llamadas.append((referencia, Decimal(str(importe))))
+        return self.interna.cobrar(referencia, importe)
+
+
+class PasarelaAveriable:
+    """La pasarela simulada con un interruptor: ``caida = True`` hace fallar toda llamada
+    (``ErrorPasarela``) sin apuntar nada, como un proveedor caído; se puede volver a levantar."""
+
+    def __init__(self, interna):
+        self.interna = interna
+        self.caida = False
+
+    def _antes(self):
+        if self.caida:
+            from agente.nucleo.errores import ErrorPasarela
+
+            raise ErrorPasarela("la pasarela de pagos no está disponible (caída de prueba)")
+
+    def emitir_reembolso(self, referencia, importe):
+        self._antes()
+        return self.interna.emitir_reembolso(referencia, importe)
+
+    def cobrar(self, referencia, importe):
+        self._antes()
+        return self.interna.cobrar(referencia, importe)
 
 
 class PasarelaRetenida:
@@ -92,3 +122,50 @@ def crear_pedido(bd_url: str, cliente_id: str, lineas: list[tuple[str, int]], *,
         for n, (sku, unidades) in enumerate(lineas, 1):
             c.execute(INSERT_LINEA_SQL, {"pedido": pedido, "linea": n, "sku": sku, "unidades": unidades})
     return pedido
+
+
+def capturar(funcion):
+    """El resultado de ``funcion()`` o la excepción que lanzó (para comprobarla en el test)."""
+    try:
+        return funcion()
+    except Exception as exc:  # noqa: BLE001 - se comprueba en el test
+        return exc
+
+
+def esperar_bloqueadas(pool, n: int, *, limite: float = 20.0) -> None:
+    """Espera (sondeando) a que ``n`` sesiones de esta base estén esperando un candado."""
+    fin = time.monotonic() + limite
+    while time.monotonic() < fin:
+        with pool.connection() as c:
+            esperando = c.execute(
+                "SELECT count(*) AS n FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()["n"]
+        if esperando >= n:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"no hay {n} sesiones esperando el candado")
+
+
+def en_carrera(pool, bd_url: str, candado_sql: str, parametros: tuple,
+               tareas: dict[str, Callable]) -> dict:
+    """Compiten de verdad: retiene una fila (``candado_sql``, un ``SELECT ... FOR UPDATE``),
+    lanza cada tarea en un hilo, espera a que todas esperen ese candado y lo suelta.
+
+    Devuelve ``nombre -> resultado | excepción``.
+    """
+    resultados: dict = {}
+    with psycopg.connect(bd_url, autocommit=True) as retenedor:
+        retenedor.execute("BEGIN")
+        retenedor.execute(candado_sql, parametros)
+        hilos = [threading.Thread(target=lambda n=n, f=f: resultados.__setitem__(n, capturar(f)))
+                 for n, f in tareas.items()]
+        for h in hilos:
+            h.start()
+        try:
+            esperar_bloqueadas(pool, len(tareas))
+        finally:
+            retenedor.execute("COMMIT")
+            for h in hilos:
+                h.join(timeout=60)
+    return resultados

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from decimal import Decimal
 
-import psycopg
 import pytest
 from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, ToolMessage
@@ -34,14 +32,17 @@ from agente.nucleo.errores import (
     ProductoNoEncontrado,
 )
 from herramientas import REGISTRO, crear_herramientas
+from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada, pasarela_desde_ajustes
 from herramientas.pedidos import (
     RESPUESTA_ENCARGADO_EN_ESPERA,
     consultar_pedido,
     stock_alternativas,
 )
-from herramientas.reembolsos import completar_pendientes, reembolsar
+from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
+
+from .fabricas import capturar, crear_pedido, en_carrera
 
 D = Decimal
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
@@ -66,7 +67,8 @@ def efectos(pool) -> dict[str, int]:
     """Todo lo que una operación fallida no debe tocar."""
     with pool.connection() as c:
         stock = c.execute("SELECT sum(unidades) AS n FROM stock").fetchone()["n"]
-    tablas = ("reembolsos", "devoluciones", "pasarela_movimientos", "sustituciones")
+    tablas = ("reembolsos", "devoluciones", "pasarela_movimientos", "sustituciones", "cobros",
+              "compensaciones_unidad")
     return {**{t: contar(pool, t) for t in tablas}, "stock": stock}
 
 
@@ -106,10 +108,11 @@ def reembolso(pool, *, contexto=ANA, tool_call_id="call-1", thread_id="hilo-1", 
 
 
 def cambio(pool, *, contexto=ANA, tool_call_id="call-s1", thread_id="hilo-1", pedido=PEDIDO_ANA,
-           sku_original="CAF-001", sku_nuevo="CAF-004", **extra):
+           sku_original="CAF-001", sku_nuevo="CAF-004", pasarela=None, **extra):
     return sustituir(
         pool, contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id, pedido=pedido,
-        sku_original=sku_original, sku_nuevo=sku_nuevo, **extra,
+        sku_original=sku_original, sku_nuevo=sku_nuevo, pasarela=pasarela or pasarela_ok(pool),
+        **extra,
     )
 
 
@@ -152,6 +155,8 @@ def test_consultar_pedido_da_estado_lineas_importes_y_dias_desde_entrega(pool):
     assert datos["lineas"] == [{
         "linea": 1, "sku": "CAF-001", "nombre": "Cafetera de goteo Aroma 10 tazas",
         "categoria": "cafeteras", "unidades": 1, "precio_unitario": "120.00", "importe": "120.00",
+        "reembolsado": "0.00", "unidades_reembolsadas": 0, "unidades_cambiadas": 0,
+        "unidades_libres": 1, "reembolsable": "120.00",
     }]
 
 
@@ -162,10 +167,17 @@ def test_consultar_pedido_sin_entregar_no_tiene_dias_desde_entrega(pool):
     assert datos["entregado_en"] is None and datos["dias_desde_entrega"] is None
 
 
-def test_lo_reembolsable_descuenta_los_reembolsos_ya_hechos(pool):
+def test_lo_reembolsable_descuenta_las_unidades_ya_reembolsadas_aunque_sea_en_parte(pool, bd_url):
+    # Antes del libro quedaban 100,00 reembolsables; ahora la única unidad está compensada.
     reembolso(pool, importe=D("20.00"))
     datos = consultar_pedido(pool, contexto=ANA, pedido=PEDIDO_ANA)
-    assert (datos["reembolsado"], datos["reembolsable"]) == ("20.00", "100.00")
+    assert (datos["reembolsado"], datos["reembolsable"]) == ("20.00", "0.00")
+    assert (datos["lineas"][0]["unidades_reembolsadas"], datos["lineas"][0]["unidades_libres"]) == (1, 0)
+    # Con dos unidades, la segunda sigue libre.
+    pedido = crear_pedido(bd_url, "C-0001", [("MEN-001", 2)])
+    reembolso(pool, pedido=pedido, tool_call_id="call-2", importe=D("20.00"))
+    datos = consultar_pedido(pool, contexto=ANA, pedido=pedido)
+    assert (datos["importe"], datos["reembolsado"], datos["reembolsable"]) == ("49.80", "20.00", "24.90")
 
 
 def test_alternativas_de_la_misma_categoria_con_stock_en_la_tienda_por_diferencia(pool):
@@ -226,7 +238,8 @@ def test_pedido_de_otro_cliente_responde_igual_que_uno_que_no_existe(pool, opera
 def test_reembolso_emitido_con_devolucion_movimiento_y_quien_lo_aprobo(pool):
     resultado = reembolso(pool, aprobado_por="enc-talavera", trace_id="traza-1", lineas=[1])
     assert resultado == {"reembolso": "RE-000001", "pedido": PEDIDO_ANA, "importe": "120.00",
-                         "estado": "emitido", "repetido": False}
+                         "estado": "emitido", "repetido": False,
+                         "unidades": [{"linea": 1, "unidades": 1}]}
     fila = fila_reembolso(pool, "RE-000001")
     assert (fila["estado"], fila["aprobado_por"], fila["trace_id"]) == ("emitido", "enc-talavera", "traza-1")
     assert fila["clave_idempotencia"] == "hilo-1:call-1" and fila["emitido_en"] is not None
@@ -235,22 +248,30 @@ def test_reembolso_emitido_con_devolucion_movimiento_y_quien_lo_aprobo(pool):
         devolucion = c.execute("SELECT * FROM devoluciones WHERE reembolso_id = %s", (fila["id"],)).fetchone()
         movimiento = c.execute("SELECT * FROM pasarela_movimientos").fetchall()
     assert (devolucion["importe"], devolucion["cliente_id"]) == (D("120.00"), "C-0001")
-    assert [(m["referencia"], m["importe"]) for m in movimiento] == [("RE-000001", D("120.00"))]
+    assert [(m["referencia"], m["importe"], m["tipo"]) for m in movimiento] == [
+        ("RE-000001", D("120.00"), "reembolso")]
 
 
-def test_reembolso_por_encima_de_lo_reembolsable_se_rechaza_y_no_escribe_nada(pool):
+def test_reembolso_por_encima_de_lo_reembolsable_se_rechaza_y_no_escribe_nada(pool, bd_url):
     antes = efectos(pool)
     with pytest.raises(ImporteNoValido) as error:
         reembolso(pool, importe=D("130.00"))
-    assert error.value.mensaje == "el importe 130,00 EUR supera lo reembolsable del pedido (120,00 EUR)"
+    assert error.value.mensaje.startswith(
+        "el importe 130,00 EUR supera lo reembolsable del pedido (120,00 EUR)")
+    assert error.value.datos["maximo"] == "120.00"
     assert efectos(pool) == antes
 
-    reembolso(pool, tool_call_id="call-parcial", importe=D("100.00"))
+    # Dos sartenes de 24,90: 30,00 ocupan las dos (24,90 + 5,10) y ya no queda nada.
+    pedido = crear_pedido(bd_url, "C-0001", [("MEN-001", 2)])
+    reembolso(pool, pedido=pedido, tool_call_id="call-parcial", importe=D("30.00"))
     despues_parcial = efectos(pool)
-    with pytest.raises(ImporteNoValido, match=r"30,00 EUR supera lo reembolsable del pedido \(20,00 EUR\)"):
-        reembolso(pool, tool_call_id="call-resto", importe=D("30.00"))
+    with pytest.raises(ImporteNoValido, match=r"1,00 EUR supera lo reembolsable del pedido \(0,00 EUR\)"):
+        reembolso(pool, pedido=pedido, tool_call_id="call-resto", importe=D("1.00"))
     assert efectos(pool) == despues_parcial
-    assert reembolso(pool, tool_call_id="call-resto-ok", importe=D("20.00"))["estado"] == "emitido"
+    # Una sartén sola (20,00 de 24,90) deja la otra libre.
+    otro = crear_pedido(bd_url, "C-0001", [("MEN-001", 2)])
+    reembolso(pool, pedido=otro, tool_call_id="call-una", importe=D("20.00"))
+    assert reembolso(pool, pedido=otro, tool_call_id="call-otra", importe=D("24.90"))["estado"] == "emitido"
 
 
 @pytest.mark.parametrize("importe", [D("0"), D("-5.00"), D("10.001"), "diez"])
@@ -268,7 +289,7 @@ def test_lineas_que_no_son_del_pedido_o_importe_mayor_que_sus_lineas_se_rechazan
     with pool.connection() as c:
         c.execute("INSERT INTO lineas_pedido (pedido_id, linea, sku, unidades, precio_unitario) "
                   "VALUES (%s, 2, 'REP-001', 1, 0.00)", (PEDIDO_ANA,))
-    with pytest.raises(ImporteNoValido, match="supera el de las líneas indicadas"):
+    with pytest.raises(ImporteNoValido, match="supera lo reembolsable de las líneas indicadas"):
         reembolso(pool, lineas=[2], importe=D("10.00"))
     assert efectos(pool) == antes
 
@@ -291,8 +312,9 @@ def test_la_misma_clave_con_otro_importe_o_pedido_es_conflicto_y_no_crea_nada(po
     with pytest.raises(ConflictoIdempotencia):
         reembolso(pool, importe=D("14.90"), pedido="P-20260919-0055")
     assert efectos(pool) == antes
-    # La misma llamada en otro hilo es otra clave.
-    assert reembolso(pool, thread_id="hilo-2", importe=D("60.00"))["repetido"] is False
+    # La misma llamada en otro hilo es otra clave (la cafetera ya está compensada: la jarra).
+    otra = reembolso(pool, thread_id="hilo-2", importe=D("14.90"), pedido="P-20260919-0055")
+    assert otra["repetido"] is False
 
 
 @pytest.mark.parametrize("clave", [{"tool_call_id": ""}, {"tool_call_id": None}, {"thread_id": ""}])
@@ -317,13 +339,6 @@ class PasarelaCita:
         return self.real.emitir_reembolso(referencia, importe)
 
 
-def _capturar(funcion):
-    try:
-        return funcion()
-    except Exception as exc:  # noqa: BLE001 - se comprueba en el test
-        return exc
-
-
 def en_paralelo(*funciones):
     """Lanza las funciones a la vez; devuelve (resultado | excepción) de cada una."""
     salida: list = [None] * len(funciones)
@@ -331,7 +346,7 @@ def en_paralelo(*funciones):
 
     def correr(i, f):
         salida_lista.wait()
-        salida[i] = _capturar(f)
+        salida[i] = capturar(f)
 
     hilos = [threading.Thread(target=correr, args=(i, f)) for i, f in enumerate(funciones)]
     for h in hilos:
@@ -357,42 +372,15 @@ def test_dos_hilos_con_la_misma_llamada_a_la_vez_dan_un_reembolso_y_un_movimient
     assert fila_reembolso(pool, "RE-000001")["estado"] == "emitido"
 
 
-def esperar_bloqueadas(pool, n: int, *, limite: float = 20.0) -> None:
-    """Espera (sondeando) a que ``n`` sesiones de esta base estén esperando un candado."""
-    fin = time.monotonic() + limite
-    while time.monotonic() < fin:
-        with pool.connection() as c:
-            esperando = c.execute(
-                "SELECT count(*) AS n FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            ).fetchone()["n"]
-        if esperando >= n:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"no hay {n} sesiones esperando el candado del pedido")
-
-
 @pytest.mark.temporal
 def test_dos_reembolsos_distintos_a_la_vez_no_superan_lo_reembolsable(pool, bd_url):
     # El test retiene el pedido: las dos llamadas quedan en cola en el mismo punto y
     # compiten de verdad al soltarlo.
-    with psycopg.connect(bd_url, autocommit=True) as retenedor:
-        retenedor.execute("BEGIN")
-        retenedor.execute("SELECT 1 FROM pedidos WHERE id = %s FOR UPDATE", (PEDIDO_ANA,))
-        resultados = {}
-        hilos = [
-            threading.Thread(target=lambda clave=clave: resultados.__setitem__(clave, _capturar(
-                lambda: reembolso(pool, tool_call_id=clave, importe=D("80.00")))))
-            for clave in ("a", "b")
-        ]
-        for h in hilos:
-            h.start()
-        try:
-            esperar_bloqueadas(pool, 2)
-        finally:
-            retenedor.execute("COMMIT")
-            for h in hilos:
-                h.join(timeout=60)
+    resultados = en_carrera(
+        pool, bd_url, "SELECT 1 FROM pedidos WHERE id = %s FOR UPDATE", (PEDIDO_ANA,),
+        {clave: (lambda clave=clave: reembolso(pool, tool_call_id=clave, importe=D("80.00")))
+         for clave in ("a", "b")},
+    )
     assert sorted(type(r).__name__ for r in resultados.values()) == ["ImporteNoValido", "dict"]
     with pool.connection() as c:
         total = c.execute("SELECT sum(importe) AS s FROM reembolsos").fetchone()["s"]
@@ -421,11 +409,12 @@ def test_completar_pendientes_termina_los_que_quedaron_a_medias(pool):
     with pytest.raises(ErrorPasarela):
         reembolso(pool, pasarela=PasarelaSimulada(pool=pool, falla=True))
     caida = PasarelaSimulada(pool=pool, falla=True)
-    assert completar_pendientes(pool, pasarela=caida, antiguedad_segundos=0) == []
+    assert completar_pendientes(pool, caida, solo_vencidos=False).completados == []
     assert fila_reembolso(pool, "RE-000001")["estado"] == "pendiente"
-    assert completar_pendientes(pool, pasarela=pasarela_ok(pool), antiguedad_segundos=0) == ["RE-000001"]
+    hechos = completar_pendientes(pool, pasarela_ok(pool), solo_vencidos=False).completados
+    assert [h.movimiento.referencia for h in hechos] == ["RE-000001"]
     assert fila_reembolso(pool, "RE-000001")["estado"] == "emitido"
-    assert completar_pendientes(pool, pasarela=pasarela_ok(pool), antiguedad_segundos=0) == []
+    assert completar_pendientes(pool, pasarela_ok(pool), solo_vencidos=False).completados == []
     assert contar(pool, "pasarela_movimientos") == 1
 
 
@@ -458,7 +447,8 @@ def test_sustitucion_mueve_el_stock_y_repetirla_no_lo_mueve_otra_vez(pool):
     resultado = cambio(pool, sku_nuevo="caf-003", aprobado_por="enc-talavera", trace_id="t-9")
     assert resultado == {"sustitucion": "SU-000001", "pedido": PEDIDO_ANA, "sku_original": "CAF-001",
                          "sku_nuevo": "CAF-003", "nombre_nuevo": "Cafetera espresso Crema 15 bar",
-                         "diferencia": "0.00", "repetido": False}
+                         "linea": 1, "diferencia": "0.00", "estado": "hecha",
+                         "liquidacion": {"tipo": "ninguna"}, "repetido": False}
     assert (unidades(pool, "CAF-001"), unidades(pool, "CAF-003")) == (9, 7)
     antes = efectos(pool)
     assert cambio(pool, sku_nuevo="CAF-003") == {**resultado, "repetido": True}
@@ -472,8 +462,11 @@ def test_sustitucion_mueve_el_stock_y_repetirla_no_lo_mueve_otra_vez(pool):
         D("120.00"), D("120.00"), "enc-talavera", "t-9")
 
 
-def test_sustitucion_mas_cara_da_la_diferencia_positiva(pool):
-    assert cambio(pool)["diferencia"] == "129.00"
+def test_sustitucion_mas_cara_da_la_diferencia_positiva_y_la_cobra(pool):
+    resultado = cambio(pool)
+    assert (resultado["diferencia"], resultado["estado"]) == ("129.00", "hecha")
+    assert resultado["liquidacion"] == {"tipo": "cobro", "numero": "CO-000001", "importe": "129.00",
+                                        "estado": "completado"}
     assert unidades(pool, "CAF-004") == 1
 
 
@@ -542,36 +535,28 @@ def test_precio_de_la_propuesta_como_numero_y_evaluacion_de_otros_sku_no_cuenta(
 def test_dos_sustituciones_a_la_vez_por_la_ultima_unidad_solo_gana_una(pool, bd_url):
     # Pedidos de dos clientes distintos: solo compiten por la fila de stock. El test la
     # retiene hasta que las dos esperan por ella, y entonces la suelta.
-    fijar_stock(pool, "CAF-004", 1)
+    # Los dos de mismo precio (CAF-001 -> CAF-003): el stock se mueve dentro de la transacción.
+    fijar_stock(pool, "CAF-003", 1)
+    pedido_irene = crear_pedido(bd_url, "C-0009", [("CAF-001", 1)])
     antes = efectos(pool)
-    resultados = {}
     llamadas = {
-        "ana": lambda: cambio(pool, tool_call_id="call-ana"),
-        "irene": lambda: cambio(pool, contexto=IRENE, pedido=PEDIDO_IRENE, sku_original="CAF-002",
+        "ana": lambda: cambio(pool, tool_call_id="call-ana", sku_nuevo="CAF-003"),
+        "irene": lambda: cambio(pool, contexto=IRENE, pedido=pedido_irene, sku_nuevo="CAF-003",
                                 tool_call_id="call-irene", thread_id="hilo-irene"),
     }
-    with psycopg.connect(bd_url, autocommit=True) as retenedor:
-        retenedor.execute("BEGIN")
-        retenedor.execute("SELECT 1 FROM stock WHERE tienda = 'talavera' AND sku = 'CAF-004' FOR UPDATE")
-        hilos = [threading.Thread(target=lambda n=n, f=f: resultados.__setitem__(n, _capturar(f)))
-                 for n, f in llamadas.items()]
-        for h in hilos:
-            h.start()
-        try:
-            esperar_bloqueadas(pool, 2)
-        finally:
-            retenedor.execute("COMMIT")
-            for h in hilos:
-                h.join(timeout=60)
+    resultados = en_carrera(
+        pool, bd_url, "SELECT 1 FROM stock WHERE tienda = 'talavera' AND sku = %s FOR UPDATE",
+        ("CAF-003",), llamadas,
+    )
     ganadoras = [r for r in resultados.values() if isinstance(r, dict)]
     perdedoras = [r for r in resultados.values() if isinstance(r, Exception)]
     assert len(ganadoras) == 1 and len(perdedoras) == 1, resultados
     assert isinstance(perdedoras[0], AprobacionCaducada)
     assert "la aprobación ha caducado" in perdedoras[0].mensaje
-    assert unidades(pool, "CAF-004") == 0
-    assert contar(pool, "sustituciones") == 1
-    # 8 + 8 y solo la ganadora devolvió su unidad al stock.
-    assert unidades(pool, "CAF-001") + unidades(pool, "CAF-002") == 17
+    assert unidades(pool, "CAF-003") == 0
+    assert contar(pool, "sustituciones") == 1 and contar(pool, "compensaciones_unidad") == 1
+    # 8 y solo la ganadora devolvió su unidad al stock.
+    assert unidades(pool, "CAF-001") == 9
     assert efectos(pool)["stock"] == antes["stock"]
 
 
@@ -604,7 +589,7 @@ def test_el_esquema_de_reembolsar_que_ve_el_modelo(herramientas):
     assert "Úsala solo cuando el cliente" in funcion["description"]
 
 
-def test_cada_herramienta_por_tool_invoke_con_un_toolruntime_real(pool, herramientas):
+def test_cada_herramienta_por_tool_invoke_con_un_toolruntime_real(pool, bd_url, herramientas):
     pedido = invocar(herramientas, "consultar_pedido", {"pedido": PEDIDO_ANA},
                      runtime(ANA, tool_call_id="c1"))
     assert isinstance(pedido, ToolMessage) and pedido.tool_call_id == "c1"
@@ -623,16 +608,25 @@ def test_cada_herramienta_por_tool_invoke_con_un_toolruntime_real(pool, herramie
     args = {"pedido": PEDIDO_ANA, "importe": 24.9, "motivo": "no funciona"}
     hecho = json.loads(invocar(herramientas, "reembolsar", args, rt).content)
     assert hecho == {"reembolso": "RE-000001", "pedido": PEDIDO_ANA, "importe": "24.90",
-                     "estado": "emitido", "repetido": False}
+                     "estado": "emitido", "repetido": False,
+                     "unidades": [{"linea": 1, "unidades": 1}]}
     fila = fila_reembolso(pool, "RE-000001")
     assert (fila["clave_idempotencia"], fila["aprobado_por"], fila["trace_id"]) == (
         "hilo-tool:c4", "enc-talavera", "traza-x")
     assert json.loads(invocar(herramientas, "reembolsar", args, rt).content)["repetido"] is True
 
+    # La cafetera ya está reembolsada (en parte): cambiarla se rechaza; la de otro pedido, no.
+    with pytest.raises(ErrorDominio, match="una sola vez"):
+        invocar(herramientas, "sustituir",
+                {"pedido": PEDIDO_ANA, "sku_original": "CAF-001", "sku_nuevo": "CAF-002"},
+                runtime(ANA, tool_call_id="c5", metadata=metadatos))
+    pedido = crear_pedido(bd_url, "C-0001", [("CAF-001", 1)])
     cambiado = json.loads(invocar(
-        herramientas, "sustituir", {"pedido": PEDIDO_ANA, "sku_original": "CAF-001", "sku_nuevo": "CAF-002"},
-        runtime(ANA, tool_call_id="c5", metadata=metadatos)).content)
+        herramientas, "sustituir", {"pedido": pedido, "sku_original": "CAF-001", "sku_nuevo": "CAF-002"},
+        runtime(ANA, tool_call_id="c5b", metadata=metadatos)).content)
     assert (cambiado["sustitucion"], cambiado["diferencia"]) == ("SU-000001", "-90.10")
+    assert cambiado["liquidacion"] == {"tipo": "reembolso", "numero": "RE-000002", "importe": "90.10",
+                                       "estado": "completado"}
 
     espera = invocar(herramientas, "consultar_encargado", {"pregunta": "¿Se puede cambiar fuera de plazo?"},
                      runtime(ANA, tool_call_id="c6"))
@@ -679,8 +673,10 @@ def test_no_se_cambia_dos_veces_la_misma_unidad(pool):
 
     ctx = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana")
     primero = sustituir(pool, contexto=ctx, thread_id="h1", tool_call_id="c1",
-                        pedido="P-20260917-0041", sku_original="CAF-001", sku_nuevo="CAF-002")
+                        pedido="P-20260917-0041", sku_original="CAF-001", sku_nuevo="CAF-002",
+                        pasarela=pasarela_ok(pool))
     assert primero["repetido"] is False
-    with pytest.raises(ErrorDominio, match="ya se cambió"):
+    with pytest.raises(ErrorDominio, match="ya se reembolsaron o se cambiaron"):
         sustituir(pool, contexto=ctx, thread_id="h2", tool_call_id="c2",
-                  pedido="P-20260917-0041", sku_original="CAF-001", sku_nuevo="CAF-003")
+                  pedido="P-20260917-0041", sku_original="CAF-001", sku_nuevo="CAF-003",
+                  pasarela=pasarela_ok(pool))

@@ -13,7 +13,7 @@ from agente.modelo_offline import ModeloOffline
 from agente.servicio.fabrica import crear_servicio
 from herramientas.pasarela import PasarelaSimulada
 
-from .fabricas import PEDIDO_PEQUENO, ajustes_prueba, conversacion, uno
+from .fabricas import PEDIDO_PEQUENO, ajustes_prueba, conversacion, crear_pedido, uno
 from .modelo_guion import guion, llamada
 
 
@@ -60,9 +60,11 @@ def test_tres_reembolsos_en_un_turno_no_ejecuta_ninguno_y_pide_persona(bd_url):
 
 
 def test_dos_reembolsos_en_un_turno_si_se_permiten(bd_url):
+    # Dos sartenes: cada reembolso ocupa su unidad (una unidad se compensa una sola vez).
+    pedido = crear_pedido(bd_url, "C-0002", [("MEN-001", 2)], dias_entrega=3)
     dos = AIMessage("", tool_calls=[
-        llamada("reembolsar", pedido=PEDIDO_PEQUENO, importe="5", motivo="a"),
-        llamada("reembolsar", pedido=PEDIDO_PEQUENO, importe="5", motivo="b"),
+        llamada("reembolsar", pedido=pedido, importe="5", motivo="a"),
+        llamada("reembolsar", pedido=pedido, importe="5", motivo="b"),
     ])
     servicio = _servicio(bd_url, guion(dos, "Hecho."))
     try:

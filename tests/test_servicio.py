@@ -221,8 +221,8 @@ def test_conciliador_reencola_hilo_pausado_sin_fila_y_borra_fila_obsoleta(servic
     otro, _ = conversacion(servicio, "C-0004", "¿Dónde está mi pedido P-20260925-0150?")
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
         c.execute(
-            """INSERT INTO aprobaciones_pendientes (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto)
-               VALUES (%s, 'madrid-centro', 'C-0004', 'viejo', '{"action_requests": []}', '{}')""",
+            """INSERT INTO aprobaciones_pendientes (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, caduca)
+               VALUES (%s, 'madrid-centro', 'C-0004', 'viejo', '{"action_requests": []}', '{}', now() + interval '1 day')""",
             (otro,),
         )
     assert servicio.reconciliar() == [{"thread_id": otro, "accion": "fila_obsoleta_borrada"}]
@@ -233,7 +233,7 @@ def test_conciliador_reencola_hilo_pausado_sin_fila_y_borra_fila_obsoleta(servic
 def test_aprobacion_caducada_se_rechaza_y_se_informa(servicio, pasarela, bd_url):
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        c.execute("UPDATE aprobaciones_pendientes SET creada = now() - interval '73 hours'")
+        c.execute("UPDATE aprobaciones_pendientes SET creada = creada - interval '73 hours', caduca = caduca - interval '73 hours'")
     assert servicio.caducar() == [hilo]
     assert pasarela.llamadas == []
     decision = consultar(bd_url, "SELECT encargado_id, decisiones FROM decisiones_encargado")[0]
@@ -311,7 +311,7 @@ def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        c.execute("UPDATE aprobaciones_pendientes SET creada = now() - interval '80 hours'")
+        c.execute("UPDATE aprobaciones_pendientes SET creada = creada - interval '80 hours', caduca = caduca - interval '80 hours'")
     otro_servidor = psycopg.connect(bd_url, autocommit=True)
     otro_servidor.execute("SELECT pg_advisory_lock(%s)", (CANDADO_TAREAS,))
     assert una_pasada(servicio) is None  # el otro tiene el turno: no se toca nada
@@ -479,20 +479,42 @@ def test_edicion_por_encima_de_lo_que_queda_por_reembolsar_se_rechaza(servicio, 
     assert "70,00 EUR" in servicio.decidir(hilo, "enc-talavera", [edicion]).mensaje_cliente
 
 
-def test_caducidad_sin_fila_de_politica_usa_las_horas_por_defecto(servicio, bd_url):
-    from agente.servicio.caducidad import HORAS_CADUCIDAD_POR_DEFECTO
+def test_sin_fila_de_politica_el_plazo_se_fija_con_las_horas_por_defecto(servicio, bd_url):
+    from politicas import DEFECTOS
+
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("DELETE FROM politicas_tienda WHERE tienda = 'talavera'")
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    horas = uno(bd_url, "SELECT extract(epoch FROM caduca - creada) / 3600 FROM aprobaciones_pendientes")
+    assert round(horas) == DEFECTOS["horas_caducidad"]
+
+
+def test_la_caducidad_decide_las_vencidas_por_su_plazo_y_deja_las_demas(servicio, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET caduca = now() + interval '1 minute'")
+    assert servicio.caducar() == []
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET caduca = now() - interval '1 second'")
+    assert servicio.caducar() == [hilo]
+    assert "caducada sin revisión" in _mensajes_agente(bd_url, hilo)[-1]
+
+
+def test_una_aprobacion_vencida_no_se_puede_aprobar_aunque_no_haya_pasado_la_caducidad(servicio, pasarela, bd_url):
+    from agente.nucleo.errores import PlazoVencido
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        c.execute("DELETE FROM politicas_tienda WHERE tienda = 'talavera'")
-        c.execute("UPDATE aprobaciones_pendientes SET creada = now() - make_interval(hours => %(h)s)",
-                  {"h": HORAS_CADUCIDAD_POR_DEFECTO - 1})
-    assert servicio.caducar() == []
-    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        c.execute("UPDATE aprobaciones_pendientes SET creada = now() - make_interval(hours => %(h)s)",
-                  {"h": HORAS_CADUCIDAD_POR_DEFECTO + 1})
+        c.execute("UPDATE aprobaciones_pendientes SET caduca = now() - interval '1 hour'")
+    with pytest.raises(PlazoVencido, match="caducó el .* ya no se puede decidir"):
+        servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+    # Nada cambió: sigue en la cola, sin decisión registrada ni dinero movido.
+    assert uno(bd_url, "SELECT estado FROM aprobaciones_pendientes") == "pendiente"
+    assert uno(bd_url, "SELECT count(*) FROM decisiones_encargado") == 0
+    assert pasarela.llamadas == []
     assert servicio.caducar() == [hilo]
-    assert "caducada sin revisión" in _mensajes_agente(bd_url, hilo)[-1]
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 0
+    assert uno(bd_url, "SELECT encargado_id FROM decisiones_encargado") == "sistema"
 
 
 def test_decision_ejecutada_pero_sin_cerrar_la_cierra_el_conciliador(servicio, bd_url):

@@ -369,6 +369,22 @@ def test_edicion_a_10_009_da_422_y_la_aprobacion_sigue_pendiente(http, tok):
     assert sql(url, "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] == 0
 
 
+def test_decidir_pasado_el_plazo_da_409_y_la_aprobacion_sigue_pendiente(http, tok):
+    hilo = _pausa(http, tok)
+    url = http.app.state.ajustes.database_url
+    pendiente = http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()
+    assert datetime.fromisoformat(pendiente["caduca"]) > datetime.now(UTC) + timedelta(hours=71)
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET caduca = now() - interval '1 minute'")
+    r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": [{"type": "approve"}]},
+                  headers=cab(tok("enc-talavera")))
+    assert r.status_code == 409, r.text
+    assert "caducó el" in r.json()["detalle"] and "(hora de Madrid)" in r.json()["detalle"]
+    assert http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()["estado"] == "pendiente"
+    assert sql(url, "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] == 0
+    assert sql(url, "SELECT count(*) AS n FROM pasarela_movimientos")[0]["n"] == 0
+
+
 def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pendiente(bd_url):
     from agente.servicio.candados import ESPACIO_HILOS
     from agente.servicio.fabrica import crear_servicio

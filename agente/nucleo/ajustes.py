@@ -66,6 +66,25 @@ class Ajustes(BaseSettings):
     log_nivel: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Nivel de los logs JSON del servidor."
     )
+    smtp_url: str | None = Field(
+        default=None,
+        description="Servidor SMTP de los avisos: smtp://, smtp+starttls:// o smtps://[usuario:clave@]host[:puerto].",
+    )
+    avisos_remitente: str = Field(
+        default="avisos@tienda.example", description="Remitente (From) de los correos de aviso."
+    )
+    avisos_base_url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="URL pública de la web: los avisos enlazan a {base}/encargado#{hilo}.",
+    )
+    avisos_intentos: int = Field(default=8, ge=1, description="Intentos de entrega de un aviso.")
+    avisos_espera_base: float = Field(
+        default=30.0, gt=0, description="Segundos de espera tras el primer fallo (se dobla en cada uno)."
+    )
+    avisos_espera_max: float = Field(
+        default=3600.0, gt=0, description="Espera máxima entre dos intentos de un aviso."
+    )
+    avisos_timeout: float = Field(default=10.0, gt=0, description="Segundos por envío de un aviso.")
     langfuse_public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("LANGFUSE_PUBLIC_KEY")
     )

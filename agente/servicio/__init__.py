@@ -26,7 +26,7 @@ from psycopg_pool import ConnectionPool
 from agente.nucleo.contexto import ContextoCliente
 from agente.servicio import auditoria, inspeccion, operacion, ritmo
 from agente.servicio.avisos import Escucha
-from agente.servicio.caducidad import HORAS_CADUCIDAD_POR_DEFECTO, Caducidad
+from agente.servicio.caducidad import Caducidad
 from agente.servicio.conciliacion import Conciliador
 from agente.servicio.conversaciones import Conversaciones
 from agente.servicio.decisiones import SISTEMA, Decisiones
@@ -72,7 +72,6 @@ class Servicio:
         trazador: Any = None,
         espera_candado: float = 30.0,
         registro: Registro = REGISTRO,
-        horas_caducidad: int = HORAS_CADUCIDAD_POR_DEFECTO,
     ) -> None:
         from agente.trazas import Trazador
 
@@ -85,9 +84,7 @@ class Servicio:
         )
         self.conversaciones = Conversaciones(ejecutor=self.ejecutor)
         self.decisiones = Decisiones(ejecutor=self.ejecutor)
-        self.caducidad = Caducidad(
-            ejecutor=self.ejecutor, decisiones=self.decisiones, horas_por_defecto=horas_caducidad
-        )
+        self.caducidad = Caducidad(ejecutor=self.ejecutor, decisiones=self.decisiones)
         self.conciliador = Conciliador(
             ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones
         )

@@ -1,7 +1,9 @@
 """Caducidad: una aprobación que nadie revisa a tiempo se rechaza (o se responde) sola.
 
-El plazo es ``politicas_tienda.horas_caducidad`` de la tienda; sin fila, el de la
-política por defecto (``politicas.DEFECTOS["horas_caducidad"]``). La caducidad decide como
+El plazo (``aprobaciones_pendientes.caduca``) se fija al encolar con
+``politicas_tienda.horas_caducidad`` de la tienda o, sin fila, el de la política por
+defecto (``politicas.DEFECTOS["horas_caducidad"]``); un encargado ya no puede decidir
+pasado el plazo (``PlazoVencido``) y esta pasada la caduca. La caducidad decide como
 ``sistema`` por el mismo camino que un encargado (registro previo, validación, candado),
 así que es segura en varios servidores a la vez: si otro la decidió antes, se salta.
 """
@@ -14,20 +16,15 @@ from agente.nucleo.errores import HiloOcupado, YaDecidida
 from agente.servicio import cola, textos
 from agente.servicio.decisiones import Decisiones
 from agente.servicio.ejecucion import Ejecutor
-from politicas import DEFECTOS
 
-__all__ = ["HORAS_CADUCIDAD_POR_DEFECTO", "Caducidad", "decisiones_de_caducidad"]
+__all__ = ["Caducidad", "decisiones_de_caducidad"]
 
-# El plazo de una tienda sin fila en politicas_tienda: el defecto de la política (una sola
-# fuente, politicas/defectos.py; un test lo compara con el DEFAULT de SQL).
-HORAS_CADUCIDAD_POR_DEFECTO: int = DEFECTOS["horas_caducidad"]
 
+# ``caduca`` se fijó al encolar con las horas de la tienda (o el defecto de la política).
 SELECT_CADUCADAS_SQL = """
 SELECT a.thread_id FROM aprobaciones_pendientes a
-LEFT JOIN politicas_tienda p ON p.tienda = a.tienda
-WHERE a.estado = 'pendiente'
-  AND a.creada < now() - make_interval(hours => coalesce(p.horas_caducidad, %(horas_caducidad)s))
-ORDER BY a.creada
+WHERE a.estado = 'pendiente' AND a.caduca <= now()
+ORDER BY a.caduca
 """
 
 
@@ -41,23 +38,15 @@ def decisiones_de_caducidad(peticion: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _horas_validas(horas: int) -> int:
-    if isinstance(horas, bool) or not isinstance(horas, int) or horas < 1:
-        raise ValueError(f"las horas de caducidad deben ser un entero >= 1, no {horas!r}")
-    return horas
-
-
 class Caducidad:
     def __init__(
         self,
         *,
         ejecutor: Ejecutor,
         decisiones: Decisiones,
-        horas_por_defecto: int = HORAS_CADUCIDAD_POR_DEFECTO,
     ) -> None:
         self._ejecutor = ejecutor
         self._decisiones = decisiones
-        self._horas = _horas_validas(horas_por_defecto)
 
     def caducar(self) -> list[str]:
         """Decide las aprobaciones vencidas; devuelve los hilos caducados en esta pasada.
@@ -67,7 +56,7 @@ class Caducidad:
         """
         pool = self._ejecutor.pool
         with pool.connection() as c:
-            hilos = [f["thread_id"] for f in c.execute(SELECT_CADUCADAS_SQL, {"horas_caducidad": self._horas})]
+            hilos = [f["thread_id"] for f in c.execute(SELECT_CADUCADAS_SQL)]
         caducadas = []
         for thread_id in hilos:
             with pool.connection() as c:

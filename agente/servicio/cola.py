@@ -7,6 +7,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from politicas import DEFECTOS
+
 __all__ = ["aprobacion", "aprobacion_detallada", "bandeja", "desencolar", "encolar"]
 
 # Una sola sentencia (atómica) al pausar: qué tool_call_id necesitaban firma (del veredicto
@@ -21,15 +23,18 @@ WITH acciones AS (
     WHERE e.requiere_encargado IS NOT FALSE
 ), encolada AS (
     INSERT INTO aprobaciones_pendientes
-        (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id)
+        (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id, caduca)
     SELECT %(thread_id)s, %(tienda)s, %(cliente_id)s, %(interrupt_id)s,
            jsonb_set(%(peticion)s::jsonb, '{tool_call_ids}', acciones.ids), %(contexto)s,
-           %(trace_id)s
+           %(trace_id)s,
+           now() + make_interval(hours => coalesce(
+               (SELECT p.horas_caducidad FROM politicas_tienda p WHERE p.tienda = %(tienda)s),
+               %(horas_caducidad)s))
     FROM acciones
     ON CONFLICT (thread_id) DO UPDATE
     SET interrupt_id = EXCLUDED.interrupt_id, peticion = EXCLUDED.peticion,
         contexto = EXCLUDED.contexto, trace_id = EXCLUDED.trace_id,
-        estado = 'pendiente', asignada_a = NULL, creada = now()
+        estado = 'pendiente', asignada_a = NULL, creada = now(), caduca = EXCLUDED.caduca
     RETURNING peticion
 ), mensaje AS (
     INSERT INTO mensajes_conversacion (thread_id, rol, texto)
@@ -41,8 +46,10 @@ WITH acciones AS (
 SELECT peticion FROM encolada
 """
 SELECT_APROBACION_SQL = "SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s"
+# ``vencida`` con el reloj de la base, el mismo que fijó ``caduca`` al encolar.
 SELECT_APROBACION_PARA_DECIDIR_SQL = """
-SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s FOR UPDATE
+SELECT *, caduca <= now() AS vencida FROM aprobaciones_pendientes
+WHERE thread_id = %(thread_id)s FOR UPDATE
 """
 MARCAR_DECIDIENDO_SQL = """
 UPDATE aprobaciones_pendientes SET estado = 'decidiendo', asignada_a = %(encargado)s
@@ -114,6 +121,7 @@ def encolar(
             "trace_id": trace_id,
             "ids": [t["id"] for t in llamadas],
             "texto": texto,
+            "horas_caducidad": DEFECTOS["horas_caducidad"],
         },
     ).fetchone()["peticion"]
 

@@ -23,9 +23,11 @@ from agente.nucleo.errores import (
     HiloNoEncontrado,
     HiloOcupado,
     NadaPendiente,
+    PlazoVencido,
     Prohibido,
     YaDecidida,
 )
+from agente.nucleo.fechas import fecha_hora
 from agente.nucleo.registro_log import evento
 from agente.servicio import cola, desenlace, personas
 from agente.servicio.conversaciones import leer_consulta
@@ -129,6 +131,14 @@ class Decisiones:
                 raise Prohibido("esta aprobación es de otra tienda")
             if fila["estado"] != "pendiente":
                 raise YaDecidida("esta aprobación ya está decidida o se está decidiendo")
+            if fila["vencida"] and not sistema:
+                # Un plazo es un plazo, haya pasado o no la caducidad: nada cambia aquí.
+                raise PlazoVencido(
+                    "esta aprobación caducó el "
+                    f"{fecha_hora(fila['caduca'])}: ya no se puede decidir; "
+                    "se cerrará como caducada y el cliente recibirá el aviso",
+                    thread_id=thread_id,
+                )
             normalizadas = validar_decisiones(
                 fila["peticion"], decisiones, registro=ejecutor.registro, conexion=c
             )

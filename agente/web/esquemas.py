@@ -131,6 +131,7 @@ class Aprobacion(BaseModel):
     estado: str = Field(description="pendiente | decidiendo")
     cliente: Cliente
     creada: datetime
+    caduca: datetime = Field(description="Plazo: pasado este momento ya no se puede decidir (409).")
     espera_segundos: int
     acciones: list[Accion]
     traza_url: str | None
@@ -224,6 +225,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
         "estado": fila.get("estado", "pendiente"),
         "cliente": {"id": fila["cliente_id"], "nombre": fila.get("cliente_nombre") or fila["cliente_id"]},
         "creada": fila["creada"],
+        "caduca": fila["caduca"],
         "espera_segundos": int(fila.get("espera_segundos") or 0),
         "acciones": acciones,
         "traza_url": fila.get("traza_url"),

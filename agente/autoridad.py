@@ -1,0 +1,136 @@
+"""Administrar la autoridad: versiones nuevas de la matriz, su historia, el ámbito de cada
+firmante y la baja de avisos.
+
+La lógica pura (quién firma qué) y la lectura de una versión están en
+``politicas.matriz_autoridad``; aquí se escriben versiones. Cada cambio es una versión
+nueva con quién y cuándo; las anteriores no se tocan (un trigger lo impide), así que una
+aprobación que espera bajo la versión N se decide bajo la versión N.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+import psycopg
+
+from agente.nucleo.errores import Prohibido
+from politicas.matriz_autoridad import SELECT_ROLES_SQL, Matriz, leer_matriz_por_id
+
+__all__ = [
+    "Ambito",
+    "ambito_firmante",
+    "darse_de_baja",
+    "fijar_matriz",
+    "historial_matriz",
+]
+
+# Serializa las versiones nuevas de un mismo ámbito (una tienda o la por defecto).
+CANDADO_VERSION_SQL = "SELECT pg_advisory_xact_lock(hashtext('matriz_autoridad:' || %(ambito)s))"
+SIGUIENTE_VERSION_SQL = """
+SELECT coalesce(max(version), 0) + 1 AS version FROM matrices_autoridad
+WHERE tienda IS NOT DISTINCT FROM %(tienda)s
+"""
+INSERT_MATRIZ_SQL = """
+INSERT INTO matrices_autoridad (tienda, version, creada_por, motivo)
+VALUES (%(tienda)s, %(version)s, %(autor)s, %(motivo)s)
+RETURNING id
+"""
+INSERT_REGLA_SQL = """
+INSERT INTO reglas_autoridad (matriz_id, regla, dos_firmas_por_encima)
+VALUES (%(matriz_id)s, %(regla)s, %(umbral)s)
+"""
+INSERT_LIMITE_SQL = """
+INSERT INTO limites_autoridad (matriz_id, regla, rol, limite)
+VALUES (%(matriz_id)s, %(regla)s, %(rol)s, %(limite)s)
+"""
+SELECT_HISTORIAL_SQL = """
+SELECT id, tienda, version, creada, creada_por, motivo FROM matrices_autoridad
+WHERE tienda IS NOT DISTINCT FROM %(tienda)s
+ORDER BY version
+"""
+SELECT_AMBITO_SQL = """
+SELECT e.rol, e.activo,
+       array(SELECT f.tienda FROM firmantes_tienda f WHERE f.encargado_id = e.id ORDER BY f.tienda)
+           AS tiendas
+FROM encargados e WHERE e.id = %(id)s
+"""
+BAJA_SQL = """
+UPDATE contactos_firmantes SET baja = now()
+WHERE encargado_id = %(id)s AND baja IS NULL AND (%(canal)s::text IS NULL OR canal = %(canal)s)
+"""
+
+
+def fijar_matriz(
+    conexion: psycopg.Connection,
+    *,
+    tienda: str | None,
+    limites: Mapping[str, Mapping[str, Decimal | None]],
+    dos_firmas_por_encima: Mapping[str, Decimal | None],
+    autor: str,
+    motivo: str | None = None,
+) -> Matriz:
+    """Guarda una versión nueva y completa de la matriz de ``tienda`` (None = la por
+    defecto) y la devuelve. Se valida antes de escribir (``ValueError`` si no es
+    coherente: el rol más alto sin límite, límites que no bajan al subir de rol)."""
+    if not autor:
+        raise ValueError("cada versión de la matriz dice quién la creó")
+    with conexion.transaction():
+        roles = tuple(f["rol"] for f in conexion.execute(SELECT_ROLES_SQL))
+        Matriz(roles=roles, limites=limites, dos_firmas_por_encima=dos_firmas_por_encima)
+        conexion.execute(CANDADO_VERSION_SQL, {"ambito": tienda or "*"})
+        version = conexion.execute(SIGUIENTE_VERSION_SQL, {"tienda": tienda}).fetchone()["version"]
+        matriz_id = conexion.execute(
+            INSERT_MATRIZ_SQL,
+            {"tienda": tienda, "version": version, "autor": autor, "motivo": motivo},
+        ).fetchone()["id"]
+        with conexion.cursor() as cur:
+            cur.executemany(
+                INSERT_REGLA_SQL,
+                [
+                    {"matriz_id": matriz_id, "regla": r, "umbral": dos_firmas_por_encima.get(r)}
+                    for r in limites
+                ],
+            )
+            cur.executemany(
+                INSERT_LIMITE_SQL,
+                [
+                    {"matriz_id": matriz_id, "regla": r, "rol": rol, "limite": limite}
+                    for r, por_rol in limites.items()
+                    for rol, limite in por_rol.items()
+                ],
+            )
+        matriz = leer_matriz_por_id(conexion, matriz_id)
+    assert matriz is not None
+    return matriz
+
+
+def historial_matriz(conexion: psycopg.Connection, tienda: str | None) -> list[dict]:
+    """Las versiones de la matriz propia de ``tienda`` (None = la por defecto), la primera antes."""
+    return conexion.execute(SELECT_HISTORIAL_SQL, {"tienda": tienda}).fetchall()
+
+
+@dataclass(frozen=True)
+class Ambito:
+    """Con qué rol firma una persona y en qué tiendas (la suya y, si es regional, las de su región)."""
+
+    encargado_id: str
+    rol: str
+    tiendas: tuple[str, ...]
+
+
+def ambito_firmante(conexion: psycopg.Connection, encargado_id: str) -> Ambito:
+    """El ámbito de un firmante activo; ``Prohibido`` si no existe o está de baja."""
+    fila = conexion.execute(SELECT_AMBITO_SQL, {"id": encargado_id}).fetchone()
+    if fila is None or not fila["activo"]:
+        raise Prohibido(f"{encargado_id} no es un firmante activo")
+    return Ambito(encargado_id=encargado_id, rol=fila["rol"], tiendas=tuple(fila["tiendas"]))
+
+
+def darse_de_baja(conexion: psycopg.Connection, encargado_id: str, canal: str | None = None) -> int:
+    """Deja de avisar a la persona (por ``canal``, o por todos). Devuelve los contactos dados de baja.
+
+    Se respeta también en los avisos ya encolados: se descartan al ir a entregarlos.
+    """
+    return conexion.execute(BAJA_SQL, {"id": encargado_id, "canal": canal}).rowcount

@@ -1,0 +1,381 @@
+"""El libro de compensaciones: qué unidades de cada línea quedan libres y quién las ocupa.
+
+Regla: cada unidad de una línea se compensa una vez como mucho, reembolsada (del todo o
+en parte: un encargado que edita 120 -> 90 sobre una unidad de 120 la consume entera)
+o cambiada, nunca las dos cosas. Lo reembolsable de una línea es el precio de sus
+unidades libres (vista ``libro_lineas``). Lo hace cumplir la base de datos: la clave
+primaria de ``compensaciones_unidad`` es (pedido, línea, unidad) y un disparador impide
+pasar del precio de la unidad, así que dos herramientas a la vez sobre el mismo pedido
+no pueden ocupar la misma unidad aunque fallara el candado del pedido.
+
+Asignación determinista de un reembolso (``asignar``):
+
+- Sin líneas: las unidades libres del pedido con precio, por orden de línea y de
+  unidad; cada una se llena hasta su precio y se ocupan solo las que hacen falta
+  (30 EUR sobre dos unidades de 24,90 ocupan la 1 con 24,90 y la 2 con 5,10).
+- Con ``{"linea": n}`` (o el número ``n``): igual, pero solo en esas líneas.
+- Con ``{"linea": n, "unidades": k}``: exactamente las ``k`` primeras unidades libres
+  de esa línea, todas ocupadas aunque el importe no llegue a llenarlas.
+
+También aquí: los hechos de elegibilidad (vista ``elegibilidad_pedidos``, la que lee la
+política) y los movimientos de stock de un cambio, que el cobro confirmado completa.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+
+from agente.nucleo import dinero
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import (
+    AprobacionCaducada,
+    ErrorDominio,
+    ImporteNoValido,
+    PedidoNoEncontrado,
+)
+from herramientas.pedidos import clave_idempotencia
+
+__all__ = [
+    "Llamada",
+    "LineaPedida",
+    "UnidadLibre",
+    "apuntar_unidades",
+    "asignar",
+    "bloquear_pedido",
+    "elegibilidad",
+    "exigir_entregado",
+    "historial",
+    "lineas_del_libro",
+    "mover_stock",
+    "normalizar_lineas",
+    "numeros_de_linea",
+    "unidades_libres",
+]
+
+# El candado del pedido serializa las compensaciones de un mismo pedido (reembolsos y
+# cambios); la clave primaria del libro lo garantiza aunque alguien se lo saltara.
+BLOQUEAR_PEDIDO_SQL = """
+SELECT id, cliente_id, tienda, importe FROM pedidos
+WHERE id = %(pedido)s AND cliente_id = %(cliente_id)s
+FOR UPDATE
+"""
+
+SELECT_LIBRO_LINEAS_SQL = """
+SELECT linea, sku, unidades, precio_unitario, pagado, reembolsado, unidades_reembolsadas,
+       unidades_cambiadas, valor_cambiado, unidades_libres, reembolsable
+FROM libro_lineas WHERE pedido_id = %(pedido)s ORDER BY linea
+"""
+
+# Las unidades sin compensar, en el orden de asignación (línea, unidad).
+SELECT_UNIDADES_LIBRES_SQL = """
+SELECT l.linea, l.sku, g.unidad, l.precio_unitario AS precio
+FROM lineas_pedido l
+CROSS JOIN LATERAL generate_series(1, l.unidades) AS g(unidad)
+WHERE l.pedido_id = %(pedido)s
+  AND NOT EXISTS (SELECT 1 FROM compensaciones_unidad c
+                  WHERE c.pedido_id = l.pedido_id AND c.linea = l.linea AND c.unidad = g.unidad)
+ORDER BY l.linea, g.unidad
+"""
+
+SELECT_NUMEROS_DE_LINEA_SQL = """
+SELECT linea FROM lineas_pedido WHERE pedido_id = %(pedido)s ORDER BY linea
+"""
+
+# Todas las unidades de una operación en una sentencia.
+INSERT_UNIDADES_SQL = """
+INSERT INTO compensaciones_unidad (pedido_id, linea, unidad, reembolso_id, sustitucion_id, importe)
+SELECT %(pedido)s, x.linea, x.unidad, %(reembolso_id)s, %(sustitucion_id)s, x.importe
+FROM unnest(%(lineas)s::int[], %(unidades)s::int[], %(importes)s::numeric[])
+     AS x(linea, unidad, importe)
+"""
+
+SELECT_ELEGIBILIDAD_SQL = """
+SELECT pedido_id, cliente_id, tienda, estado, entregado, entregado_en, dias_desde_entrega,
+       ventana_dias, dentro_de_ventana, reembolsos, sustituciones, compensado,
+       unidades_libres, reembolsable
+FROM elegibilidad_pedidos WHERE pedido_id = %(pedido)s
+"""
+
+# Lo compensado de un pedido, por orden de fecha: lo que la tarjeta del encargado enseña.
+SELECT_HISTORIAL_SQL = """
+SELECT 'reembolso' AS tipo, r.numero, r.concepto, r.importe, r.estado, r.creado AS fecha,
+       (SELECT string_agg(DISTINCT c.linea::text, ', ') FROM compensaciones_unidad c
+         WHERE c.reembolso_id = r.id) AS lineas,
+       s.numero AS cambio, 1 AS orden
+FROM reembolsos r LEFT JOIN sustituciones s ON s.id = r.sustitucion_id
+WHERE r.pedido_id = %(pedido)s
+UNION ALL
+SELECT 'cambio', s.numero, s.sku_original || ' -> ' || s.sku_nuevo, s.diferencia, s.estado,
+       s.creada, s.linea::text, NULL, 0
+FROM sustituciones s WHERE s.pedido_id = %(pedido)s
+UNION ALL
+SELECT 'cobro', c.numero, 'diferencia', c.importe, c.estado, c.creado, NULL, s.numero, 1
+FROM cobros c JOIN sustituciones s ON s.id = c.sustitucion_id
+WHERE c.pedido_id = %(pedido)s
+ORDER BY fecha, orden, numero
+"""
+
+RETIRAR_UNIDAD_SQL = """
+UPDATE stock SET unidades = unidades - 1
+WHERE tienda = %(tienda)s AND sku = %(sku)s AND unidades > 0
+RETURNING unidades
+"""
+
+DEVOLVER_UNIDAD_SQL = """
+INSERT INTO stock (sku, tienda, unidades) VALUES (%(sku)s, %(tienda)s, 1)
+ON CONFLICT (tienda, sku) DO UPDATE SET unidades = stock.unidades + 1
+"""
+
+CADUCADA = "la aprobación ha caducado"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Llamada:
+    """Una ejecución de una herramienta con efectos: el cliente (del contexto, nunca de los
+    argumentos del modelo), el hilo, la llamada del modelo y sus metadatos.
+
+    ``clave`` es la de idempotencia (``hilo:llamada``); sin hilo o sin llamada, construirla
+    es ``ContextoAusente``: no hay garantía de no ejecutar dos veces.
+    """
+
+    contexto: ContextoCliente
+    thread_id: str
+    tool_call_id: str
+    aprobado_por: str | None = None
+    trace_id: str | None = None
+    clave: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clave", clave_idempotencia(self.thread_id, self.tool_call_id))
+
+    def parametros(self) -> dict[str, Any]:
+        """Las columnas comunes de un asiento: clave, hilo, llamada, cliente, firma, traza."""
+        return {
+            "clave": self.clave,
+            "thread_id": self.thread_id,
+            "tool_call_id": self.tool_call_id,
+            "cliente_id": self.contexto.cliente_id,
+            "aprobado_por": self.aprobado_por,
+            "trace_id": self.trace_id,
+        }
+
+
+@dataclass(frozen=True)
+class UnidadLibre:
+    linea: int
+    unidad: int
+    precio: Decimal
+    sku: str = ""
+
+
+@dataclass(frozen=True)
+class LineaPedida:
+    """Una línea que cubre un reembolso; ``unidades=None`` = las que hagan falta."""
+
+    linea: int
+    unidades: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.linea, bool) or not isinstance(self.linea, int) or self.linea < 1:
+            raise ErrorDominio(f"número de línea no válido: {self.linea!r}")
+        if self.unidades is not None and (
+            isinstance(self.unidades, bool) or not isinstance(self.unidades, int) or self.unidades < 1
+        ):
+            raise ErrorDominio(f"número de unidades no válido en la línea {self.linea}: {self.unidades!r}")
+
+
+def normalizar_lineas(lineas: Iterable[Any] | None) -> list[LineaPedida] | None:
+    """Lo que manda el modelo (``[1]``, ``[{"linea": 1, "unidades": 2}]`` o modelos de
+    pydantic con esos campos) como ``LineaPedida``; ``None`` o vacío = sin líneas.
+
+    Una línea repetida se une: sin unidades gana «las que hagan falta»; con unidades, se suman.
+    """
+    if not lineas:
+        return None
+    unidas: dict[int, LineaPedida] = {}
+    for elemento in lineas:
+        if isinstance(elemento, LineaPedida):
+            pedida = elemento
+        elif isinstance(elemento, int) and not isinstance(elemento, bool):
+            pedida = LineaPedida(elemento)
+        elif isinstance(elemento, dict):
+            pedida = LineaPedida(elemento.get("linea"), elemento.get("unidades"))
+        elif hasattr(elemento, "linea"):
+            pedida = LineaPedida(elemento.linea, getattr(elemento, "unidades", None))
+        else:
+            raise ErrorDominio(f"línea no válida: {elemento!r} (usa el número de línea)")
+        anterior = unidas.get(pedida.linea)
+        if anterior is not None:
+            if anterior.unidades is None or pedida.unidades is None:
+                pedida = LineaPedida(pedida.linea)
+            else:
+                pedida = LineaPedida(pedida.linea, anterior.unidades + pedida.unidades)
+        unidas[pedida.linea] = pedida
+    return [unidas[n] for n in sorted(unidas)]
+
+
+def asignar(
+    libres: Sequence[UnidadLibre],
+    importe: Decimal,
+    pedidas: Sequence[LineaPedida] | None,
+    *,
+    pedido: str,
+    lineas_del_pedido: Iterable[int],
+) -> list[tuple[UnidadLibre, Decimal]]:
+    """Qué unidades ocupa un reembolso de ``importe`` y cuánto de cada una (ver el módulo).
+
+    ``ImporteNoValido`` (con ``maximo``) si no cabe; ``ErrorDominio`` si una línea no es
+    del pedido o no le quedan las unidades pedidas. Función pura: no toca la base.
+    """
+    existentes = sorted(set(lineas_del_pedido))
+    if pedidas is None:
+        candidatas = [u for u in libres if u.precio > 0]
+        exactas = False
+        donde = "lo reembolsable del pedido"
+    else:
+        faltan = [str(p.linea) for p in pedidas if p.linea not in existentes]
+        if faltan:
+            raise ErrorDominio(
+                f"el pedido {pedido} no tiene la línea {', '.join(faltan)}; "
+                f"sus líneas son {', '.join(str(n) for n in existentes)}",
+                pedido=pedido,
+            )
+        candidatas = []
+        for pedida in pedidas:
+            de_la_linea = [u for u in libres if u.linea == pedida.linea]
+            if pedida.unidades is None:
+                candidatas.extend(u for u in de_la_linea if u.precio > 0)
+                continue
+            if len(de_la_linea) < pedida.unidades:
+                raise ErrorDominio(
+                    f"a la línea {pedida.linea} del pedido {pedido} le quedan "
+                    f"{len(de_la_linea)} unidades sin reembolsar ni cambiar, no {pedida.unidades}",
+                    pedido=pedido,
+                )
+            candidatas.extend(de_la_linea[: pedida.unidades])
+        exactas = all(p.unidades is not None for p in pedidas)
+        donde = "lo reembolsable de las líneas indicadas"
+    maximo = dinero.sumar(u.precio for u in candidatas)
+    if importe > maximo:
+        raise ImporteNoValido(
+            f"el importe {dinero.eur(importe)} supera {donde} ({dinero.eur(maximo)}); "
+            "cada unidad se reembolsa o se cambia una sola vez",
+            maximo=dinero.texto(maximo),
+        )
+    asignacion: list[tuple[UnidadLibre, Decimal]] = []
+    restante = importe
+    for unidad in candidatas:
+        if restante <= 0 and not exactas:
+            break
+        parte = min(restante, unidad.precio)
+        asignacion.append((unidad, parte))
+        restante -= parte
+    return asignacion
+
+
+def bloquear_pedido(conexion: psycopg.Connection, *, pedido: str, cliente_id: str) -> dict:
+    """Bloquea el pedido del cliente (``FOR UPDATE``) y lo devuelve; si no existe o es de
+    otro cliente, ``PedidoNoEncontrado`` (el mismo texto en los dos casos)."""
+    fila = conexion.execute(BLOQUEAR_PEDIDO_SQL, {"pedido": pedido, "cliente_id": cliente_id}).fetchone()
+    if fila is None:
+        raise PedidoNoEncontrado(pedido)
+    return fila
+
+
+def unidades_libres(conexion: psycopg.Connection, pedido: str) -> list[UnidadLibre]:
+    """Las unidades sin compensar del pedido; llamar con el pedido bloqueado."""
+    return [
+        UnidadLibre(linea=f["linea"], unidad=f["unidad"], precio=f["precio"], sku=f["sku"])
+        for f in conexion.execute(SELECT_UNIDADES_LIBRES_SQL, {"pedido": pedido}).fetchall()
+    ]
+
+
+def numeros_de_linea(conexion: psycopg.Connection, pedido: str) -> list[int]:
+    return [f["linea"] for f in conexion.execute(SELECT_NUMEROS_DE_LINEA_SQL, {"pedido": pedido})]
+
+
+def apuntar_unidades(
+    conexion: psycopg.Connection,
+    *,
+    pedido: str,
+    asignacion: Iterable[tuple[UnidadLibre, Decimal]],
+    reembolso_id: int | None = None,
+    sustitucion_id: int | None = None,
+) -> None:
+    """Ocupa las unidades en el libro. Si otra transacción ocupó una a la vez, la clave
+    primaria lo impide y se responde con un error claro (la transacción se deshace)."""
+    filas = list(asignacion)
+    try:
+        conexion.execute(
+            INSERT_UNIDADES_SQL,
+            {
+                "pedido": pedido,
+                "lineas": [u.linea for u, _ in filas],
+                "unidades": [u.unidad for u, _ in filas],
+                "importes": [parte for _, parte in filas],
+                "reembolso_id": reembolso_id,
+                "sustitucion_id": sustitucion_id,
+            },
+        )
+    except psycopg.errors.UniqueViolation as exc:
+        raise ErrorDominio(
+            f"una unidad del pedido {pedido} acaba de reembolsarse o cambiarse en otra "
+            "operación; no se ha hecho nada: consulta el pedido otra vez",
+            pedido=pedido,
+        ) from exc
+
+
+def lineas_del_libro(conexion: psycopg.Connection, pedido: str) -> list[dict]:
+    return conexion.execute(SELECT_LIBRO_LINEAS_SQL, {"pedido": pedido}).fetchall()
+
+
+def historial(conexion: psycopg.Connection, pedido: str) -> list[dict]:
+    """Reembolsos (con su concepto y líneas), cambios y cobros del pedido, por fecha.
+
+    Para la tarjeta del encargado: qué se ha reembolsado o cambiado ya de este pedido.
+    """
+    return conexion.execute(SELECT_HISTORIAL_SQL, {"pedido": pedido}).fetchall()
+
+
+def elegibilidad(conexion: psycopg.Connection, pedido: str) -> dict | None:
+    """Los hechos de ``elegibilidad_pedidos`` del pedido (o None si no existe)."""
+    return conexion.execute(SELECT_ELEGIBILIDAD_SQL, {"pedido": pedido}).fetchone()
+
+
+def exigir_entregado(hechos: dict, *, accion: str = "cambiar un producto") -> None:
+    """Un cambio necesita el pedido entregado: cancelado o sin entregar se rechaza."""
+    if hechos["entregado"]:
+        return
+    pedido = hechos["pedido_id"]
+    if hechos["estado"] == "cancelado":
+        motivo = f"el pedido {pedido} está cancelado: no se puede {accion} de un pedido cancelado"
+    else:
+        motivo = (
+            f"el pedido {pedido} aún no se ha entregado (estado: {hechos['estado']}): solo se "
+            f"puede {accion} cuando el cliente lo ha recibido"
+        )
+    raise ErrorDominio(motivo, pedido=pedido, estado=hechos["estado"])
+
+
+def mover_stock(
+    conexion: psycopg.Connection, *, tienda: str, sku_original: str, sku_nuevo: str
+) -> None:
+    """El original vuelve al stock y el nuevo sale; sin stock del nuevo, ``AprobacionCaducada``.
+
+    Siempre en el mismo orden de SKU: dos cambios cruzados no se bloquean mutuamente.
+    """
+    for sku in sorted((sku_original, sku_nuevo)):
+        if sku == sku_original:
+            conexion.execute(DEVOLVER_UNIDAD_SQL, {"tienda": tienda, "sku": sku})
+            continue
+        if conexion.execute(RETIRAR_UNIDAD_SQL, {"tienda": tienda, "sku": sku}).fetchone() is None:
+            raise AprobacionCaducada(
+                f"{CADUCADA}: ya no queda stock de {sku} en la tienda; consulta de nuevo las "
+                "alternativas y vuelve a proponer el cambio",
+                sku=sku,
+            )
