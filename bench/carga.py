@@ -147,7 +147,7 @@ class Servidor:
             if self.proceso.poll() is not None:
                 raise RuntimeError(f"el servidor {self.base} terminó: {self.texto_log()[-3000:]}")
             try:
-                if httpx.get(f"{self.base}/healthz", timeout=2).status_code == 200:
+                if httpx.get(f"{self.base}/readyz", timeout=5).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass

@@ -59,6 +59,21 @@ class PasarelaAveriable:
         return self.interna.cobrar(referencia, importe)
 
 
+class PasarelaRetenida:
+    """Se queda dentro de la pasarela hasta que la prueba la suelta (``soltar.set()``): una
+    ejecución sigue en curso todo lo que haga falta, sin depender de cuánto tarde nada."""
+
+    def __init__(self, interna):
+        import threading
+
+        self.interna, self.dentro, self.soltar = interna, threading.Event(), threading.Event()
+
+    def emitir_reembolso(self, referencia, importe):
+        self.dentro.set()
+        assert self.soltar.wait(60), "nadie soltó la pasarela"
+        return self.interna.emitir_reembolso(referencia, importe)
+
+
 def consultar(bd_url: str, sql: str, params: dict | None = None) -> list[dict]:
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
         return c.execute(sql, params or {}).fetchall()

@@ -9,6 +9,7 @@ import threading
 from decimal import Decimal
 
 import psycopg
+import pytest
 
 from agente.demo import cargar_demo
 from agente.migraciones import migraciones_disponibles, migrar
@@ -38,6 +39,7 @@ def test_migrar_dos_veces_no_cambia_nada_la_segunda(bd_sin_migrar_url):
     assert _versiones(bd_sin_migrar_url) == primera
 
 
+@pytest.mark.temporal
 def test_dos_migraciones_a_la_vez_una_aplica_y_la_otra_espera(bd_sin_migrar_url):
     # Un tercero retiene el candado: los dos procesos deben esperar, no fallar.
     from agente.migraciones import CANDADO_MIGRACIONES
@@ -69,6 +71,7 @@ def test_dos_migraciones_a_la_vez_una_aplica_y_la_otra_espera(bd_sin_migrar_url)
     assert sorted(len(r) for r in resultados) == [0, len(migraciones_disponibles())]
 
 
+@pytest.mark.temporal
 def test_cli_migrate_en_dos_procesos_a_la_vez(bd_sin_migrar_url):
     entorno = {**os.environ, "DATABASE_URL": bd_sin_migrar_url}
     procesos = [

@@ -357,6 +357,7 @@ def en_paralelo(*funciones):
     return salida
 
 
+@pytest.mark.temporal
 def test_dos_hilos_con_la_misma_llamada_a_la_vez_dan_un_reembolso_y_un_movimiento(pool):
     # La cita obliga a que las dos ejecuciones estén dentro de la pasarela a la vez: la
     # segunda vio el reembolso 'pendiente' de la primera y repite la llamada.
@@ -371,6 +372,7 @@ def test_dos_hilos_con_la_misma_llamada_a_la_vez_dan_un_reembolso_y_un_movimient
     assert fila_reembolso(pool, "RE-000001")["estado"] == "emitido"
 
 
+@pytest.mark.temporal
 def test_dos_reembolsos_distintos_a_la_vez_no_superan_lo_reembolsable(pool, bd_url):
     # El test retiene el pedido: las dos llamadas quedan en cola en el mismo punto y
     # compiten de verdad al soltarlo.
@@ -529,6 +531,7 @@ def test_precio_de_la_propuesta_como_numero_y_evaluacion_de_otros_sku_no_cuenta(
     assert cambio(pool, tool_call_id="call-editada", sku_nuevo="CAF-003")["sku_nuevo"] == "CAF-003"
 
 
+@pytest.mark.temporal
 def test_dos_sustituciones_a_la_vez_por_la_ultima_unidad_solo_gana_una(pool, bd_url):
     # Pedidos de dos clientes distintos: solo compiten por la fila de stock. El test la
     # retiene hasta que las dos esperan por ella, y entonces la suelta.

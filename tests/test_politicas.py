@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -342,6 +343,7 @@ def test_motivos_y_umbrales_quedan_guardados_en_la_fila(pool, politica):
     }
 
 
+@pytest.mark.temporal
 def test_carrera_de_dos_evaluaciones_devuelve_el_veredicto_que_gano(pool, bd_url, politica):
     # Otra sesión inserta la misma clave sin confirmar: nuestro INSERT ... ON CONFLICT
     # espera, la otra confirma un veredicto distinto y el nuestro devuelve cero filas.
@@ -359,7 +361,9 @@ def test_carrera_de_dos_evaluaciones_devuelve_el_veredicto_que_gano(pool, bd_url
     )
     hilo.start()
     with psycopg.connect(bd_url, autocommit=True) as observador:
-        for _ in range(500):
+        # Hasta 30 s (no 500 vueltas de 10 ms): bajo carga el hilo tarda en llegar a la espera.
+        fin = time.monotonic() + 30
+        while time.monotonic() < fin:
             esperando = observador.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND wait_event_type = 'Lock' AND query LIKE '%evaluaciones_politica%'"

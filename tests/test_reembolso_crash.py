@@ -26,7 +26,7 @@ from herramientas.reembolsos import reembolsar
 
 from .conftest import RAIZ
 
-pytestmark = pytest.mark.lento
+pytestmark = [pytest.mark.lento, pytest.mark.temporal]
 
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
 PEDIDO = "P-20260917-0041"

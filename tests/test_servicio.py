@@ -50,6 +50,7 @@ def _mensajes_agente(bd_url, hilo):
         {"h": hilo})]
 
 
+@pytest.mark.temporal
 def test_pausa_en_un_proceso_y_decision_en_otro_llega_al_cliente(servicio, bd_url):
     hilo, respuesta = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     assert respuesta.estado == "esperando_aprobacion"
@@ -81,8 +82,15 @@ def test_mensaje_nuevo_con_aprobacion_pendiente_se_guarda_y_no_borra_la_pausa(se
     assert final.estado == "respondida"
 
 
+@pytest.mark.temporal
 def test_dos_decisiones_a_la_vez_una_reanuda_y_la_otra_ya_decidida(servicio, pasarela, bd_url):
+    from .fabricas import PasarelaRetenida
+
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    # La que gana se queda en la pasarela hasta que la otra haya vuelto: así la otra la ve
+    # «decidiéndose» (409) y no ya terminada (404), tarde lo que tarde en arrancar su hilo.
+    retenida = PasarelaRetenida(pasarela.interna)
+    pasarela.interna = retenida
     resultados, errores = [], []
     barrera = threading.Barrier(2)
 
@@ -96,6 +104,11 @@ def test_dos_decisiones_a_la_vez_una_reanuda_y_la_otra_ya_decidida(servicio, pas
     hilos = [threading.Thread(target=decidir) for _ in range(2)]
     for h in hilos:
         h.start()
+    try:
+        assert retenida.dentro.wait(60)
+        assert _esperar(lambda: errores, 60)
+    finally:
+        retenida.soltar.set()
     for h in hilos:
         h.join(timeout=120)
     assert len(resultados) == 1 and len(errores) == 1
@@ -155,6 +168,7 @@ def _esperar(condicion, segundos=60.0):
     return False
 
 
+@pytest.mark.temporal
 def test_decision_muerta_tras_registrarse_la_termina_el_conciliador(servicio, bd_url):
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     # Retenemos el candado del hilo: el proceso registra la decisión y se queda esperando.
@@ -171,6 +185,7 @@ def test_decision_muerta_tras_registrarse_la_termina_el_conciliador(servicio, bd
     _comprobar_una_sola_vez(servicio, bd_url, hilo)
 
 
+@pytest.mark.temporal
 def test_decision_muerta_durante_el_reembolso_la_termina_el_conciliador(servicio, bd_url):
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     proceso = _cli(bd_url, "decidir", hilo, "aprobar", "--encargado", "enc-talavera",
@@ -290,6 +305,7 @@ def test_auditoria_cero_en_una_mezcla_y_uno_con_reembolso_por_fuera(servicio, bd
     assert "Efectos sin la firma requerida: 1" in salida
 
 
+@pytest.mark.temporal
 def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
     from agente.servicio.periodicas import CANDADO_TAREAS, una_pasada
 
@@ -324,6 +340,7 @@ def test_mensaje_nuevo_con_la_fila_de_la_cola_perdida_no_borra_la_pausa(servicio
     assert servicio.conversar(hilo, "¿Dónde está mi pedido P-20260917-0041?", ctx).estado == "respondida"
 
 
+@pytest.mark.temporal
 def test_varios_turnos_a_la_vez_en_un_proceso_con_el_saver_sin_candado(servicio, bd_url):
     from agente.checkpointer import SaverDePool
 
@@ -382,6 +399,7 @@ def _candado_retenido(bd_url, hilo):
             retenedor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
 
 
+@pytest.mark.temporal
 def test_turno_con_el_hilo_ocupado_da_hilo_ocupado_y_no_guarda_el_mensaje(servicio_impaciente, bd_url):
     from agente.nucleo.errores import HiloOcupado
 
@@ -398,6 +416,7 @@ def test_turno_con_el_hilo_ocupado_da_hilo_ocupado_y_no_guarda_el_mensaje(servic
     assert servicio.conversar(hilo, "¿Dónde está mi pedido P-20260925-0150?", ctx).estado == "respondida"
 
 
+@pytest.mark.temporal
 def test_decision_con_el_hilo_ocupado_queda_registrada_y_la_aplica_el_conciliador(
     servicio_impaciente, pasarela, bd_url
 ):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -413,30 +414,55 @@ def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pend
         servicio.cerrar()
 
 
+@pytest.mark.temporal
 def test_dos_decisiones_a_la_vez_una_gana_y_la_otra_recibe_409(bd_url):
-    # La pasarela tarda: la primera decisión sigue en curso cuando llega la segunda.
-    ajustes = ajustes_web(bd_url, pasarela_retardo=Decimal("1.5"))
-    with _cliente_http(ajustes) as http:
-        tok = lambda s: token(ajustes, s)  # noqa: E731
-        hilo = _pausa(http, tok)
-        salida = threading.Barrier(2)
-        codigos: list[int] = []
+    from agente.nucleo.bd import abrir_pool
+    from agente.servicio.fabrica import crear_servicio
+    from herramientas.pasarela import PasarelaSimulada
 
-        def decidir():
-            salida.wait()
-            r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": [{"type": "approve"}]},
-                          headers=cab(tok("enc-talavera")))
-            codigos.append(r.status_code)
+    from .fabricas import PasarelaRetenida
 
-        hilos = [threading.Thread(target=decidir) for _ in range(2)]
-        for h in hilos:
-            h.start()
-        for h in hilos:
-            h.join(timeout=60)
-        assert sorted(codigos) == [200, 409]
-        assert sql(bd_url, "SELECT count(*) AS n FROM reembolsos")[0]["n"] == 1
+    # La primera decisión se queda en la pasarela hasta que llega la segunda (antes, un
+    # retardo de 1,5 s: bajo carga la segunda podía llegar tarde y recibir 404).
+    ajustes = ajustes_web(bd_url)
+    pool_pasarela = abrir_pool(bd_url, max_size=2)
+    pasarela = PasarelaRetenida(PasarelaSimulada(pool=pool_pasarela))
+    servicio = crear_servicio(ajustes, url=bd_url, pasarela=pasarela)
+    try:
+        with TestClient(crear_app(ajustes, servicio=servicio), raise_server_exceptions=False) as http:
+            tok = lambda s: token(ajustes, s)  # noqa: E731
+            hilo = _pausa(http, tok)
+            salida = threading.Barrier(2)
+            codigos: list[int] = []
+
+            def decidir():
+                salida.wait()
+                r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": [{"type": "approve"}]},
+                              headers=cab(tok("enc-talavera")))
+                codigos.append(r.status_code)
+
+            hilos = [threading.Thread(target=decidir) for _ in range(2)]
+            for h in hilos:
+                h.start()
+            try:
+                # La que gana se queda en la pasarela; la otra vuelve sin esperarla.
+                assert pasarela.dentro.wait(60)
+                fin = time.monotonic() + 60
+                while not codigos and time.monotonic() < fin:
+                    time.sleep(0.02)
+                assert codigos == [409]
+            finally:
+                pasarela.soltar.set()
+            for h in hilos:
+                h.join(timeout=60)
+            assert sorted(codigos) == [200, 409]
+            assert sql(bd_url, "SELECT count(*) AS n FROM reembolsos")[0]["n"] == 1
+    finally:
+        servicio.cerrar()
+        pool_pasarela.close()
 
 
+@pytest.mark.temporal
 def test_mas_turnos_simultaneos_que_conexiones_no_agotan_el_pool(bd_url):
     # Pool de 3: sin límite, tres turnos retendrían las tres conexiones (candado del hilo)
     # y esperarían una cuarta (PoolTimeout a los 30 s). Con él, esperan turno y acaban.
@@ -563,11 +589,15 @@ def test_ruta_desconocida_da_404_en_espanol(http):
     assert r.json() == {"detalle": "no encontrado"}
 
 
-def test_healthz_da_503_si_la_base_no_responde(http):
+def test_readyz_da_503_si_la_base_no_responde_y_healthz_sigue_vivo(http):
+    # Cambio intencionado: /healthz es liveness (el proceso) y la base la mira /readyz.
+    assert http.get("/readyz").json() == {"estado": "ok"}
     http.app.state.servicio.pool.close()
-    r = http.get("/healthz")
+    r = http.get("/readyz")
     assert r.status_code == 503
-    assert r.json() == {"detalle": "la base de datos no responde"}
+    assert r.json() == {"detalle": "la base de datos no responde: vuelve a intentarlo en unos segundos"}
+    assert r.headers["Retry-After"] == "5"
+    assert http.get("/healthz").json() == {"estado": "ok"}
 
 
 def test_el_token_de_eventos_no_queda_en_el_log_de_accesos():

@@ -26,7 +26,7 @@ from .web_util import (
     token,
 )
 
-pytestmark = pytest.mark.lento
+pytestmark = [pytest.mark.lento, pytest.mark.temporal]
 
 
 def _escuchar(url: str, recibidos: queue.Queue, abierto: threading.Event) -> None:

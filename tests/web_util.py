@@ -23,7 +23,8 @@ from agente.nucleo.bd import KWARGS_CONEXION
 from agente.web.auth import emitir_token
 
 RAIZ = Path(__file__).resolve().parent.parent
-SECRETO = "s" * 40
+# Pasa la comprobación de fuera del modo demo (agente.nucleo.secretos); solo para pruebas.
+SECRETO = "4f0c9a7e2b61d8a35c7e90f1b2d4a6c8e0f13579bdf2468ace0b1d3f5a7c9e1b"
 DEVOLVER_CAFETERA = "Quiero devolver la cafetera del pedido P-20260917-0041 porque gotea"
 DEVOLVER_BATIDORA = "Quiero devolver la batidora del pedido P-20260922-0077 porque no funciona"
 DEVOLVER_SABANAS = "Quiero devolver las sábanas del pedido P-20260801-0007 porque no son de mi talla"
@@ -89,7 +90,7 @@ def esperar_salud(base: str, proceso: subprocess.Popen | None = None, limite: fl
             detalle = Path(log.name).read_text() if log is not None else ""
             raise RuntimeError(f"el servidor terminó con código {proceso.returncode}: {detalle}")
         try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+            if httpx.get(f"{base}/readyz", timeout=5).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
@@ -116,7 +117,7 @@ def servidor_en_hilo(app) -> Iterator[str]:
 
 class ServidorEnProceso:
     """``agente serve`` de verdad en un subproceso. ``with`` lo arranca sin esperar (para
-    solapar arranques); ``esperar()`` devuelve la URL base cuando ``/healthz`` responde."""
+    solapar arranques); ``esperar()`` devuelve la URL base cuando ``/readyz`` responde."""
 
     def __init__(self, bd_url: str, *, workers: int = 1, **entorno: str) -> None:
         self.puerto = puerto_libre()

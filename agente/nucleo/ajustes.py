@@ -9,8 +9,9 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SECRETO_DEMO = "demo-no-usar-en-produccion"
@@ -29,6 +30,10 @@ class Ajustes(BaseSettings):
         description="Carpeta de datos del PostgreSQL embebido.",
     )
     pool_max: int = Field(default=10, ge=1, description="Conexiones máximas del pool.")
+    pool_espera: float = Field(
+        default=3.0, gt=0, le=60,
+        description="Segundos que se espera una conexión del pool antes de responder 503.",
+    )
     modelo: str = Field(
         default="offline",
         description="'offline' (reglas, sin LLM) o 'proveedor:modelo' de init_chat_model.",
@@ -53,6 +58,13 @@ class Ajustes(BaseSettings):
     )
     retencion_dias: int = Field(
         default=0, ge=0, description="Días sin actividad tras los que el servidor borra checkpoints (0 = no)."
+    )
+    espera_parada: float = Field(
+        default=20.0, ge=0, le=600,
+        description="Segundos que, al parar, se deja a las ejecuciones en curso para terminar.",
+    )
+    log_nivel: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="Nivel de los logs JSON del servidor."
     )
     smtp_url: str | None = Field(
         default=None,
@@ -85,6 +97,11 @@ class Ajustes(BaseSettings):
     langfuse_host: str = Field(
         default="https://cloud.langfuse.com", validation_alias=AliasChoices("LANGFUSE_HOST")
     )
+
+    @field_validator("log_nivel", mode="before")
+    @classmethod
+    def _nivel_en_mayusculas(cls, valor):
+        return valor.strip().upper() if isinstance(valor, str) else valor
 
     def secreto_es_de_demo(self) -> bool:
         return not self.secreto or self.secreto == SECRETO_DEMO

@@ -13,9 +13,18 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from agente.nucleo.errores import ErrorConfiguracion
 
-__all__ = ["KWARGS_CONEXION", "abrir_pool", "comprobar_conexion"]
+__all__ = ["ERRORES_BD_CAIDA", "KWARGS_CONEXION", "abrir_pool", "comprobar_conexion"]
 
 KWARGS_CONEXION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+# Con la base caída: cada intento de conexión se rinde pronto y, tras RECONEXION_SEGUNDOS de
+# reintentos con espera creciente, el pool vuelve a probar a la primera petición siguiente.
+# Así se recupera a los pocos segundos de volver la base, sin reiniciar (el valor de serie
+# de psycopg_pool, 300 s con esperas que se duplican, podía tardar minutos).
+CONEXION_SEGUNDOS = 5
+RECONEXION_SEGUNDOS = 10.0
+# Lo que significa «la base no responde» (PoolTimeout y PoolClosed son OperationalError):
+# la web lo traduce a 503 sin importar psycopg.
+ERRORES_BD_CAIDA: tuple[type[Exception], ...] = (psycopg.OperationalError,)
 
 
 def comprobar_conexion(url: str, *, ajuste: str = "DATABASE_URL") -> None:
@@ -29,12 +38,18 @@ def comprobar_conexion(url: str, *, ajuste: str = "DATABASE_URL") -> None:
         ) from exc
 
 
-def abrir_pool(url: str, *, max_size: int = 10, min_size: int = 1) -> ConnectionPool:
+def abrir_pool(
+    url: str, *, max_size: int = 10, min_size: int = 1, espera: float = 30.0
+) -> ConnectionPool:
+    """El pool del proceso. ``espera``: lo que aguarda ``pool.connection()`` una conexión
+    libre antes de lanzar ``PoolTimeout`` (la web lo convierte en 503)."""
     pool = ConnectionPool(
         url,
         min_size=min_size,
         max_size=max_size,
-        kwargs=KWARGS_CONEXION,
+        kwargs={**KWARGS_CONEXION, "connect_timeout": CONEXION_SEGUNDOS},
+        timeout=espera,
+        reconnect_timeout=RECONEXION_SEGUNDOS,
         open=False,
         name="agente",
     )

@@ -17,9 +17,11 @@
     ├── AprobacionPendiente           el hilo espera a un encargado (409)
     ├── HiloOcupado                   otra ejecución tiene el hilo ahora mismo (409, Retry-After)
     ├── DecisionNoValida              (422)
+    ├── TextoNoValido                 texto con el carácter nulo, que PostgreSQL no admite (422)
     ├── NoAutorizado                  sin credencial válida (401)
     ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
-    └── DemasiadasPeticiones          (429)
+    ├── DemasiadasPeticiones          (429)
+    └── NoDisponible                  servidor parándose, vuelve a intentarlo (503)
 
 El ``mensaje`` está en español: lo lee un cliente, un encargado o un operador.
 """
@@ -128,6 +130,10 @@ class DecisionNoValida(ErrorDominio):
     estado_http = 422
 
 
+class TextoNoValido(ErrorDominio):
+    estado_http = 422
+
+
 class NoAutorizado(ErrorDominio):
     estado_http = 401
 
@@ -138,3 +144,7 @@ class Prohibido(ErrorDominio):
 
 class DemasiadasPeticiones(ErrorDominio):
     estado_http = 429
+
+
+class NoDisponible(ErrorDominio):
+    estado_http = 503

@@ -6,7 +6,8 @@ son idempotentes por ``tool_call_id``):
 - decisión registrada sin aplicar y la misma pausa pendiente: se reanuda con ella;
 - decisión registrada y la ejecución a medias (``next`` sin pausa): se termina;
 - decisión registrada y la ejecución terminada sin cerrar: se cierra con su estado;
-- hilo en pausa sin fila en la cola: se reencola; fila sin pausa: se borra.
+- hilo en pausa sin fila en la cola: se reencola; fila sin pausa: se borra;
+- turno cortado a medias (``next`` sin pausa ni decisión): se termina y se avisa.
 
 Cada hilo se toca solo con su candado libre (``esperar=0``): una ejecución viva no se pisa.
 """
@@ -93,7 +94,21 @@ class Conciliador:
                 cola.desencolar(c, thread_id)
                 c.execute(UPDATE_ESTADO_CONSULTA_SQL, {"thread_id": thread_id, "estado": "abierta"})
             return "fila_obsoleta_borrada"
+        if interrupcion is None and estado.next and hilo["estado"] == "abierta":
+            return self._terminar_turno(thread_id, ctx, estado)
         return None
+
+    def _terminar_turno(self, thread_id: str, ctx: ContextoCliente, estado: Any) -> str:
+        """Un turno cortado a medias (parada o caída con una herramienta en curso): se
+        termina desde su último checkpoint y se avisa al cliente. Tras una disculpa el hilo
+        está en «necesita_persona» y no llega aquí."""
+        trace_id = (estado.metadata or {}).get("trace_id")
+        config = self._ejecutor.config(thread_id, ctx, trace_id=trace_id, tipo=REANUDACION)
+        desenlace.cerrar_ejecucion(
+            self._ejecutor, thread_id, ctx, self._ejecutor.ejecutar(None, config, ctx),
+            trace_id=trace_id, avisar=True, desencolar=False,
+        )
+        return "turno_completado"
 
     def _terminar_decision(
         self,

@@ -10,6 +10,7 @@ proceso muere entre medias, el conciliador aplica lo registrado.
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -27,6 +28,7 @@ from agente.nucleo.errores import (
     YaDecidida,
 )
 from agente.nucleo.fechas import fecha_hora
+from agente.nucleo.registro_log import evento
 from agente.servicio import cola, desenlace, personas
 from agente.servicio.conversaciones import leer_consulta
 from agente.servicio.ejecucion import Ejecutor
@@ -34,6 +36,8 @@ from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, R
 from agente.servicio.validacion import validar_decisiones
 
 __all__ = ["SISTEMA", "Decisiones"]
+
+logger = logging.getLogger(__name__)
 
 SISTEMA = "sistema"  # quien «decide» al caducar una aprobación
 
@@ -157,7 +161,11 @@ class Decisiones:
                 },
             ).fetchone()
         self._puntuar(fila, normalizadas, espera, sistema=sistema)
-        return RegistroDecision.desde_fila(escrita), fila
+        registro = RegistroDecision.desde_fila(escrita)
+        evento(logger, "decision", thread_id=thread_id, trace_id=fila["trace_id"],
+               decision_id=registro.id, encargado_id=encargado_id, tienda=fila["tienda"],
+               tipos=[d["type"] for d in normalizadas], espera_segundos=float(espera))
+        return registro, fila
 
     def _puntuar(
         self, fila: dict[str, Any], decisiones: list[dict[str, Any]], espera: Decimal, *, sistema: bool
@@ -200,6 +208,8 @@ class Decisiones:
             avisar=True,
         )
         self.marcar_aplicada(registro, respuesta.estado)
+        evento(logger, "decision_aplicada", thread_id=registro.thread_id, trace_id=registro.trace_id,
+               decision_id=registro.id, resultado=respuesta.estado)
         return respuesta
 
     def marcar_aplicada(self, registro: RegistroDecision, resultado: str) -> None:

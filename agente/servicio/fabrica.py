@@ -7,6 +7,7 @@ from agente.checkpointer import SaverDePool
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.bd import abrir_pool
 from agente.servicio import Servicio
+from agente.servicio.pasarela_registrada import PasarelaRegistrada
 
 __all__ = ["crear_servicio"]
 
@@ -26,8 +27,10 @@ def crear_servicio(
     from agente.trazas import Trazador
     from herramientas.pasarela import pasarela_desde_ajustes
 
-    pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max)
-    pasarela = pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes)
+    pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max, espera=ajustes.pool_espera)
+    pasarela = PasarelaRegistrada(
+        interna=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes)
+    )
     agente = construir_agente(
         modelo if modelo is not None else crear_modelo(
             ajustes.modelo, base_url=ajustes.modelo_base_url, sin_reintentos=True

@@ -40,12 +40,14 @@ def una_pasada(servicio: Servicio, extra: Callable[[], object] | None = None) ->
 
 
 def arrancar(
-    servicio: Servicio, *, cada: float, retencion_dias: int = 0
+    servicio: Servicio, *, cada: float, retencion_dias: int = 0, al_arrancar: bool = False
 ) -> tuple[threading.Thread, threading.Event]:
     """Hilo en segundo plano que hace una pasada cada ``cada`` segundos hasta ``parar.set()``.
 
     Con ``retencion_dias`` > 0, cada pasada borra además los checkpoints de las
     conversaciones sin actividad desde hace más de esos días (``agente.retencion``).
+    Con ``al_arrancar`` la primera pasada es inmediata: lo que una parada dejó a medias se
+    termina al volver a arrancar, sin esperar al primer intervalo.
     """
     if cada <= 0:
         raise ValueError("cada debe ser mayor que cero")
@@ -53,7 +55,9 @@ def arrancar(
     extra = (lambda: servicio.limpiar_checkpoints(retencion_dias)) if retencion_dias > 0 else None
 
     def bucle() -> None:
-        while not parar.wait(cada):
+        primera = al_arrancar
+        while primera or not parar.wait(cada):
+            primera = False
             try:
                 informe = una_pasada(servicio, extra)
                 if informe and (informe["caducadas"] or informe["arreglos"] or informe.get("movimientos")):

@@ -55,6 +55,7 @@ import secrets
 import threading
 from typing import TYPE_CHECKING, Any, Literal
 
+from agente.nucleo.registro_log import anotar
 from agente.trazas.mascara import enmascarar, enmascarar_spans_otel, enmascarar_texto
 
 if TYPE_CHECKING:
@@ -208,6 +209,8 @@ class Trazador:
         """
         if trace_id is not None:
             _validar_trace_id(trace_id)
+        # Las líneas de log de esta ejecución (y la de su petición) llevan sus ids.
+        anotar(trace_id=trace_id, thread_id=thread_id)
         if tipo not in TIPOS_EJECUCION:
             raise ValueError(f"tipo de ejecución desconocido: {tipo!r}")
         for nombre, valor in (

@@ -6,25 +6,37 @@ procesos solo se comparte PostgreSQL. Sin CDN: todo lo que sirve sale de ``estat
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import anyio
 from fastapi import FastAPI
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado
-from agente.web import errores_http, esquemas, metricas, rutas_cliente, rutas_demo, rutas_encargado
+from agente.web import (
+    contrato,
+    disponibilidad,
+    errores_http,
+    metricas,
+    rutas_cliente,
+    rutas_demo,
+    rutas_encargado,
+)
+from agente.web.asgi import MiddlewareHttp
 from agente.web.dependencias import AjustesWeb, ServicioWeb
 from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
+from agente.web.parada_web import LimitadorConParada, Parada
+from agente.web.registro_peticiones import RegistroPeticiones
 from agente.web.secreto import comprobar_secreto
+from agente.web.texto_seguro import SinNulos
 
 logger = logging.getLogger(__name__)
 
@@ -44,15 +56,8 @@ CABECERAS_SEGURIDAD = [
 ]
 
 
-class CabecerasSeguridad:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
+class CabecerasSeguridad(MiddlewareHttp):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def enviar(mensaje: Message) -> None:
             if mensaje["type"] == "http.response.start":
                 mensaje.setdefault("headers", [])
@@ -97,25 +102,30 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
         else:
             app.state.servicio = servicio
-        app.state.limitador = anyio.CapacityLimiter(
-            ejecuciones_simultaneas(app.state.servicio.conexiones_maximas)
+        app.state.parada = Parada(espera=ajustes.espera_parada)
+        app.state.limitador = LimitadorConParada(
+            ejecuciones_simultaneas(app.state.servicio.conexiones_maximas), parada=app.state.parada
         )
+        vigia = asyncio.create_task(app.state.parada.vigilar())
         app.state.oyente = Oyente(app.state.servicio)
         app.state.oyente.iniciar()
-        parar_tareas = None
+        parar_tareas, hilos = None, []
         if propio and ajustes.intervalo_tareas > 0:
             # Caducidad y conciliación en cada servidor; un candado global evita el trabajo doble.
             from agente.servicio import periodicas
 
-            _, parar_tareas = periodicas.arrancar(
+            # La primera pasada al arrancar: termina lo que una parada dejó a medias.
+            hilo_tareas, parar_tareas = periodicas.arrancar(
                 app.state.servicio, cada=ajustes.intervalo_tareas,
-                retencion_dias=ajustes.retencion_dias,
+                retencion_dias=ajustes.retencion_dias, al_arrancar=True,
             )
+            hilos.append(hilo_tareas)
+            app.state.parada.al_parar(parar_tareas.set)
         try:
             yield
         finally:
-            if parar_tareas is not None:
-                parar_tareas.set()
+            vigia.cancel()
+            await app.state.parada.esperar(app.state.limitador, hilos)
             app.state.oyente.parar()
             if propio:
                 app.state.servicio.cerrar()
@@ -133,9 +143,13 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     )
     app.state.ajustes = ajustes
     errores_http.instalar(app)
+    contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
+    app.add_middleware(SinNulos)  # por dentro de LimiteCuerpo: recibe el cuerpo ya acotado
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
     app.add_middleware(CabecerasSeguridad)
+    app.add_middleware(RegistroPeticiones)  # la más externa: mide y registra todo
 
+    app.include_router(disponibilidad.router)
     app.include_router(rutas_cliente.router)
     app.include_router(rutas_encargado.router)
     app.include_router(rutas_demo.router)
@@ -161,14 +175,6 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     @app.get("/docs", include_in_schema=False)
     def documentacion():
         return pagina("docs.html")
-
-    @app.get("/healthz", summary="Salud", response_model=esquemas.Salud, tags=["operación"],
-             responses={503: {"model": esquemas.Error}})
-    def salud(servicio: ServicioWeb):
-        """La base de datos responde."""
-        if not servicio.base_responde(espera=3):
-            return JSONResponse({"detalle": "la base de datos no responde"}, status_code=503)
-        return {"estado": "ok"}
 
     @app.get("/metrics", summary="Métricas Prometheus", tags=["operación"], response_class=Response,
              responses={200: {"content": {"text/plain": {}}}})

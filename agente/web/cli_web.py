@@ -9,6 +9,7 @@ import tempfile
 import typer
 
 from agente.cli_errores import errores_en_una_linea
+from agente.parada import parada_limpia
 
 FABRICA = "agente.web.app:app_desde_entorno"
 
@@ -37,9 +38,11 @@ def _preparar_bd(ajustes) -> str:
 def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
     import uvicorn
 
+    from agente.nucleo.registro_log import config_logging, configurar
     from agente.web.secreto import comprobar_secreto
 
     comprobar_secreto(ajustes)
+    configurar(ajustes.log_nivel)  # JSON por stderr; los workers lo aplican con log_config
     # Los workers leen la URL del entorno: ninguno arranca su propio PostgreSQL.
     os.environ["DATABASE_URL"] = url
     propia = None
@@ -54,8 +57,10 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
             host=host,
             port=port,
             workers=workers,
-            timeout_graceful_shutdown=3,
-            log_level="info",
+            timeout_graceful_shutdown=ajustes.espera_parada,
+            log_config=config_logging(ajustes.log_nivel),
+            log_level=ajustes.log_nivel.lower(),
+            access_log=False,  # lleva la IP del cliente; lo sustituye la línea «peticion»
         )
     finally:
         if propia:
@@ -63,6 +68,7 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
 
 
 @errores_en_una_linea
+@parada_limpia()
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
@@ -79,6 +85,7 @@ def serve(
 
 
 @errores_en_una_linea
+@parada_limpia()
 def demo(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),

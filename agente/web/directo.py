@@ -44,9 +44,11 @@ import anyio.to_thread
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
+from agente.nucleo.bd import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio
 from agente.web import metricas
+from agente.web.disponibilidad import DETALLE_BD_CAIDA
 
 logger = logging.getLogger(__name__)
 
@@ -188,6 +190,9 @@ async def turno_en_directo(
             respuesta = tarea.result()
         except ErrorDominio as exc:
             yield {"event": "error", "data": json_evento({"codigo": exc.estado_http, "detalle": exc.mensaje})}
+            return
+        except ERRORES_BD_CAIDA:
+            yield {"event": "error", "data": json_evento({"codigo": 503, "detalle": DETALLE_BD_CAIDA})}
             return
         except Exception:
             logger.exception("turno en directo fallido en %s", thread_id)

@@ -10,7 +10,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agente.nucleo.bd import ERRORES_BD_CAIDA
 from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, HiloOcupado, NoAutorizado
+from agente.web.disponibilidad import DETALLE_BD_CAIDA, REINTENTAR_SEGUNDOS, no_disponible
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +85,8 @@ def instalar(app: FastAPI) -> None:
         if isinstance(exc, DemasiadasPeticiones | HiloOcupado):
             # 429 por ritmo, o 409 porque otra ejecución tiene el hilo: basta con esperar.
             cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", 60))
+        if exc.estado_http == 503:
+            cabeceras["Retry-After"] = str(REINTENTAR_SEGUNDOS)
         if exc.estado_http >= 500:
             logger.error("error %s: %s", exc.estado_http, exc.mensaje)
         return respuesta_error(exc.estado_http, exc.mensaje, cabeceras or None)
@@ -93,8 +97,20 @@ def instalar(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:
+            # FastAPI da 400 cuando no puede leer el cuerpo (bytes que no son UTF-8): para el
+            # cliente es lo mismo que un JSON roto, 422 (la API no tiene ningún 400).
+            return respuesta_error(422, _TEXTOS_VALIDACION["json_invalid"])
         detalle = TEXTOS_HTTP.get(exc.status_code, "error en la petición")
         return respuesta_error(exc.status_code, detalle, getattr(exc, "headers", None))
+
+    async def _bd_caida(_request: Request, exc: Exception) -> JSONResponse:
+        # PoolTimeout (sin conexión libre en AGENTE_POOL_ESPERA s) y conexiones rotas: 503.
+        logger.warning("base de datos no disponible: %s", type(exc).__name__)
+        return no_disponible(DETALLE_BD_CAIDA)
+
+    for tipo in ERRORES_BD_CAIDA:
+        app.add_exception_handler(tipo, _bd_caida)
 
     @app.exception_handler(Exception)
     async def _inesperado(_request: Request, exc: Exception) -> JSONResponse:

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from agente.nucleo.bd import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.servicio import Servicio
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["RELECTURA_SEGUNDOS", "Oyente", "flujo_mensajes"]
 
@@ -94,7 +98,13 @@ async def flujo_mensajes(
     try:
         ultimo = desde
         while True:
-            historial = await run_in_threadpool(servicio.historial, thread_id, ctx, desde=ultimo)
+            try:
+                historial = await run_in_threadpool(servicio.historial, thread_id, ctx, desde=ultimo)
+            except ERRORES_BD_CAIDA:
+                # La base cayó con el flujo abierto: se cierra (sin traza); EventSource se
+                # reconecta solo con Last-Event-ID y recibe 503 hasta que vuelva.
+                logger.warning("flujo de eventos de %s cerrado: la base de datos no responde", thread_id)
+                return
             for mensaje in historial["mensajes"]:
                 ultimo = max(ultimo, mensaje["id"])
                 yield {

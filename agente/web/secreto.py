@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from agente.nucleo.ajustes import Ajustes
+from agente.nucleo.ajustes import SECRETO_DEMO, Ajustes
 from agente.nucleo.errores import ErrorConfiguracion
+from agente.nucleo.secretos import defecto_del_secreto
 
 
 def comprobar_secreto(ajustes: Ajustes) -> None:
-    """Fuera del modo demo, el secreto de serie o uno vacío no valen: error en una línea."""
-    if not ajustes.demo and ajustes.secreto_es_de_demo():
+    """Fuera del modo demo, un secreto débil no vale (ver ``agente.nucleo.secretos``):
+    error en una línea que nombra ``AGENTE_SECRETO``. Así nadie puede firmar tokens con
+    un secreto adivinable: el servidor no llega a arrancar."""
+    if ajustes.demo:
+        return
+    defecto = defecto_del_secreto(ajustes.secreto, de_demo=SECRETO_DEMO)
+    if defecto:
         raise ErrorConfiguracion(
-            "AGENTE_SECRETO: define un secreto propio (p. ej. «openssl rand -hex 32») para servir "
-            "fuera del modo demo; el de serie o uno vacío no valen",
+            f"AGENTE_SECRETO: el secreto {defecto}; fuera del modo demo hace falta uno de al "
+            "menos 32 bytes aleatorios: genera uno con «agente secreto»",
             ajuste="AGENTE_SECRETO",
         )

@@ -1,0 +1,132 @@
+"""El documento OpenAPI tal como se comporta la API (lo verifica Schemathesis en ``make test``).
+
+FastAPI documenta lo que ve en cada ruta; lo que entra por las capas comunes se añade
+aquí, en un solo sitio, a cada operación que lo puede devolver:
+
+- ``422`` con la forma real ``{"detalle": "..."}`` (FastAPI pondría ``HTTPValidationError``,
+  que esta API nunca devuelve): datos no válidos, un cuerpo ilegible o un texto con el
+  carácter nulo (``texto_seguro``); ya no hay ningún 400;
+- ``413`` en cada ``POST``: cuerpo de más de 16 KiB (``limites.LimiteCuerpo``);
+- ``404`` en cada ruta con id: no existe (o el id trae un carácter nulo);
+- ``401``/``403`` en cada ruta con token; ``404`` y ``403`` en la demo;
+- ``503`` con ``Retry-After`` en cada ruta que usa la base de datos (caída, o el servidor
+  se está parando: ``disponibilidad``, ``parada_web``);
+- enlaces (``links``) de OpenAPI: la conversación creada lleva a sus mensajes, su lectura,
+  su aprobación y su decisión, que es lo que recorren las pruebas con estado.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+__all__ = ["ajustar", "instalar"]
+
+ERROR = {"$ref": "#/components/schemas/Error"}
+RETRY_AFTER = {"Retry-After": {"description": "Segundos tras los que reintentar.",
+                               "schema": {"type": "integer"}}}
+DESCRIPCIONES = {
+    "401": "Sin token o token no válido o caducado.",
+    "403": "No tienes permiso: otro rol, otra tienda, otro cliente o encargado de baja.",
+    "404": "No existe (también si el id trae un carácter nulo).",
+    "413": "Cuerpo de más de 16 KiB.",
+    "422": "Datos no válidos: campos, JSON ilegible o un texto con el carácter nulo (\\u0000).",
+    "503": "No disponible: la base de datos no responde o el servidor se está parando (Retry-After).",
+}
+SIN_BASE = {("get", "/api/demo/identidades")}  # datos fijos de la demo
+DEMO = "/api/demo/"
+# (operación origen, código) -> {nombre del enlace: (operación destino, expresión del thread_id)}
+ENLACES = {
+    (("post", "/api/conversaciones"), "201"): {
+        "EnviarMensaje": (("post", "/api/conversaciones/{thread_id}/mensajes"), "$response.body#/thread_id"),
+        "LeerConversacion": (("get", "/api/conversaciones/{thread_id}"), "$response.body#/thread_id"),
+        "VerAprobacion": (("get", "/api/aprobaciones/{thread_id}"), "$response.body#/thread_id"),
+        "Decidir": (("post", "/api/aprobaciones/{thread_id}/decision"), "$response.body#/thread_id"),
+    },
+    (("post", "/api/conversaciones/{thread_id}/mensajes"), "200"): {
+        "VerAprobacion": (("get", "/api/aprobaciones/{thread_id}"), "$request.path.thread_id"),
+        "Decidir": (("post", "/api/aprobaciones/{thread_id}/decision"), "$request.path.thread_id"),
+        "LeerConversacion": (("get", "/api/conversaciones/{thread_id}"), "$request.path.thread_id"),
+    },
+    (("get", "/api/aprobaciones/{thread_id}"), "200"): {
+        "Decidir": (("post", "/api/aprobaciones/{thread_id}/decision"), "$response.body#/thread_id"),
+    },
+    (("post", "/api/aprobaciones/{thread_id}/decision"), "200"): {
+        "LeerConversacion": (("get", "/api/conversaciones/{thread_id}"), "$request.path.thread_id"),
+    },
+}
+
+
+def _error(respuestas: dict[str, Any], codigo: str, *, cabeceras: dict | None = None) -> None:
+    """Documenta ``codigo`` con el esquema ``Error`` (conserva la descripción de la ruta)."""
+    actual = respuestas.setdefault(codigo, {"description": DESCRIPCIONES[codigo]})
+    actual["content"] = {"application/json": {"schema": ERROR}}
+    if cabeceras:
+        actual.setdefault("headers", {}).update(cabeceras)
+
+
+def ajustar(esquema: dict[str, Any]) -> dict[str, Any]:
+    """Añade a cada operación los códigos de las capas comunes y los enlaces (en el sitio)."""
+    for ruta, operaciones in esquema.get("paths", {}).items():
+        for metodo, operacion in operaciones.items():
+            respuestas = operacion.setdefault("responses", {})
+            if "422" in respuestas:
+                _error(respuestas, "422")
+            if not ruta.startswith("/api/"):
+                if ruta == "/metrics":
+                    _error(respuestas, "503", cabeceras=RETRY_AFTER)
+                continue
+            _error(respuestas, "422")
+            if metodo == "post":
+                _error(respuestas, "413")
+            if "{" in ruta or ruta.startswith(DEMO):
+                _error(respuestas, "404")
+            if operacion.get("security"):
+                _error(respuestas, "401")
+                _error(respuestas, "403")
+            if ruta.startswith(DEMO) and metodo == "post":
+                _error(respuestas, "403")
+            if (metodo, ruta) not in SIN_BASE:
+                _error(respuestas, "503", cabeceras=RETRY_AFTER)
+    esquemas = esquema.get("components", {}).get("schemas", {})
+    for sobrante in ("HTTPValidationError", "ValidationError"):
+        esquemas.pop(sobrante, None)
+    _enlazar(esquema)
+    return esquema
+
+
+def _enlazar(esquema: dict[str, Any]) -> None:
+    paths = esquema.get("paths", {})
+
+    def operacion(metodo: str, ruta: str) -> dict[str, Any] | None:
+        return paths.get(ruta, {}).get(metodo)
+
+    for ((metodo, ruta), codigo), enlaces in ENLACES.items():
+        origen = operacion(metodo, ruta)
+        if origen is None or codigo not in origen.get("responses", {}):
+            continue
+        destino_links = {}
+        for nombre, ((metodo_d, ruta_d), expresion) in enlaces.items():
+            destino = operacion(metodo_d, ruta_d)
+            if destino is not None and destino.get("operationId"):
+                destino_links[nombre] = {
+                    "operationId": destino["operationId"],
+                    "parameters": {"thread_id": expresion},
+                }
+        if destino_links:
+            origen["responses"][codigo]["links"] = destino_links
+
+
+def instalar(app: FastAPI) -> None:
+    """``app.openapi()`` devuelve el documento ajustado (calculado una vez)."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = ajustar(get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes,
+            ))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

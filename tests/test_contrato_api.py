@@ -1,0 +1,132 @@
+"""La API cumple su documento OpenAPI: Schemathesis contra el servidor de verdad (uvicorn en un
+puerto local) con tokens de cliente y de encargado, sin estado y con estado (los enlaces de
+OpenAPI llevan de la conversación a sus mensajes y a la aprobación real que abren).
+
+Falla con cualquier 5xx, un código que el documento no declara, una respuesta que no
+cumple su esquema o un tipo de contenido no declarado. Acotado (``max_examples``) para que
+la suite siga siendo rápida; ``derandomize`` lo hace reproducible.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from agente.web.app import crear_app
+from agente.web.rutas_demo import EJEMPLOS
+
+from .conftest import _borrar_base, _crear_base
+from .web_util import ajustes_web, servidor_en_hilo, sql, token
+
+pytestmark = pytest.mark.lento
+
+COMPROBACIONES = [not_a_server_error, status_code_conformance, content_type_conformance,
+                  response_schema_conformance]
+# Clientes con un caso que pide firma y el encargado de su tienda.
+CASOS = [("C-0001", "enc-talavera"), ("C-0005", "enc-talavera"), ("C-0003", "enc-madrid-centro")]
+AJUSTES_HYPOTHESIS = dict(deadline=None, database=None, derandomize=True,
+                          suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def servidor(url_admin, plantillas):
+    nombre = f"t_contrato_{uuid.uuid4().hex[:8]}"
+    url = _crear_base(url_admin, nombre, plantilla=plantillas["demo"])
+    ajustes = ajustes_web(url, mensajes_por_minuto=1_000_000)
+    with servidor_en_hilo(crear_app(ajustes)) as base:
+        yield {"base": base, "url": url, "ajustes": ajustes}
+    _borrar_base(url_admin, nombre)
+
+
+@pytest.fixture(scope="module")
+def esquema_api(servidor):
+    # /eventos es un flujo SSE sin fin: lo prueban test_web_api y test_web_workers.
+    return schemathesis.openapi.from_url(f"{servidor['base']}/openapi.json").exclude(path_regex="/eventos$")
+
+
+def _cabeceras(case, servidor, cliente: str, encargado: str) -> None:
+    sujeto = encargado if case.path.startswith("/api/aprobaciones") else cliente
+    case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token(servidor['ajustes'], sujeto)}"}
+
+
+@pytest.mark.parametrize("modo", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=str)
+def test_cada_operacion_cumple_su_contrato(esquema_api, servidor, modo):
+    # Un bucle y no schema.parametrize(): su carga perezosa no funciona con pytest 9.
+    fallos = []
+    for resultado in esquema_api.get_all_operations():
+        operacion = resultado.ok()
+
+        @given(case=operacion.as_strategy(generation_mode=modo))
+        @settings(max_examples=20, **AJUSTES_HYPOTHESIS)
+        def probar(case):
+            _cabeceras(case, servidor, "C-0001", "enc-talavera")
+            case.call_and_validate(checks=COMPROBACIONES, timeout=60)
+
+        try:
+            probar()
+        except Unsatisfiable:
+            continue  # sin parámetros que estropear: no hay datos negativos posibles
+        except Exception as exc:  # se recogen todas para verlas juntas
+            fallos.append(f"{operacion.label}: {exc}")
+    assert fallos == [], "\n\n".join(fallos)
+
+
+def test_los_recorridos_con_estado_llegan_a_aprobaciones_reales_y_cumplen_el_contrato(esquema_api, servidor):
+    Maquina = esquema_api.as_state_machine()
+    vuelta = iter(range(10**6))
+
+    class Recorrido(Maquina):
+        def setup(self):
+            self.cliente, self.encargado = CASOS[next(vuelta) % len(CASOS)]
+
+        def before_call(self, case):
+            _cabeceras(case, servidor, self.cliente, self.encargado)
+            if case.method == "POST" and case.path.endswith("/mensajes"):
+                case.body = {"texto": EJEMPLOS[self.cliente]}  # una petición que pide firma
+            elif case.method == "POST" and case.path.endswith("/decision") and next(vuelta) % 2:
+                case.body = {"decisiones": [{"type": "approve"}]}  # la otra mitad, la generada
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            case.validate_response(response, checks=COMPROBACIONES, transport_kwargs=kwargs or None)
+
+    Recorrido.run(settings=settings(max_examples=15, stateful_step_count=6, **AJUSTES_HYPOTHESIS))
+    # Llegó a pausas de verdad y alguna se decidió por la API (no solo 404 con ids inventados).
+    assert sql(servidor["url"], "SELECT count(*) AS n FROM evaluaciones_politica WHERE requiere_encargado")[0]["n"] > 0
+    assert sql(servidor["url"], "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] > 0
+
+
+def test_el_readme_y_el_openapi_declaran_los_mismos_codigos_por_ruta(bd_url):
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from .conftest import RAIZ
+
+    with TestClient(crear_app(ajustes_web(bd_url))) as http:
+        documento = http.get("/openapi.json").json()
+    assert not {"HTTPValidationError", "ValidationError"} & set(documento["components"]["schemas"])
+    openapi = {(metodo.upper(), ruta): set(operacion["responses"])
+               for ruta, operaciones in documento["paths"].items() for metodo, operacion in operaciones.items()}
+    readme = (RAIZ / "README.md").read_text(encoding="utf-8")
+    tabla = readme.split("| Método y ruta | Quién | Respuestas |", 1)[1].split("\n\n", 1)[0]
+    documentadas = {}
+    for fila in tabla.strip().splitlines()[1:]:
+        ruta, _quien, respuestas = [c.strip() for c in fila.strip("|").split("|", 2)]
+        metodo, camino = re.match(r"`(\w+) ([^`]+)`", ruta).groups()
+        documentadas[(metodo, camino.replace("{id}", "{thread_id}"))] = set(re.findall(r"\b[1-5]\d\d\b", respuestas))
+    assert documentadas == openapi
+    for (_metodo, ruta), codigos in openapi.items():
+        errores = [documento["paths"][ruta][_metodo.lower()]["responses"][c] for c in codigos if c >= "400"]
+        assert all(e["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+                   for e in errores), ruta
