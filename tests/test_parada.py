@@ -170,3 +170,28 @@ def test_el_limitador_no_deja_empezar_lo_que_esperaba_turno_al_empezar_la_parada
     resultados, prestados = anyio.run(principal)
     assert resultados == ["en curso", "en cola: rechazada", "después: rechazada"]
     assert prestados == 0
+
+
+@pytest.mark.parametrize("caso", ["turno", "decision"])
+def test_sigkill_con_la_pasarela_en_curso_tras_arrancar_un_solo_reembolso_y_el_cliente_responde(bd_url, caso):
+    ajustes = ajustes_web(bd_url)
+    with ServidorEnProceso(bd_url, AGENTE_PASARELA_RETARDO="15") as servidor:
+        _, hilo, peticion, resultado = _en_la_pasarela_tras_lanzar(servidor, bd_url, ajustes, caso)
+        servidor.proceso.kill()  # SIGKILL: sin parada ordenada, sin soltar nada a mano
+        servidor.proceso.wait(timeout=30)
+        peticion.join(timeout=30)
+    assert "respuesta" not in resultado or resultado["respuesta"].status_code != 200
+    assert _movimientos(bd_url) == []
+
+    with ServidorEnProceso(bd_url, AGENTE_PASARELA_RETARDO="0.5") as otra_vez:
+        otra_vez.esperar()
+        esperar(lambda: sql(bd_url, "SELECT estado FROM reembolsos WHERE thread_id = %(h)s", {"h": hilo})
+                == [{"estado": "emitido"}], 60, "el conciliador termina el reembolso")
+        esperar(lambda: sql(bd_url, "SELECT rol FROM mensajes_conversacion WHERE thread_id = %(h)s "
+                                    "ORDER BY id DESC LIMIT 1", {"h": hilo}) == [{"rol": "agente"}],
+                30, "la respuesta al cliente")
+    (movimiento,) = _movimientos(bd_url)
+    assert sql(bd_url, "SELECT count(*) AS n FROM reembolsos WHERE thread_id = %(h)s", {"h": hilo}) == [{"n": 1}]
+    texto = sql(bd_url, "SELECT texto FROM mensajes_conversacion WHERE thread_id = %(h)s ORDER BY id DESC LIMIT 1",
+                {"h": hilo})[0]["texto"]
+    assert f"{movimiento['importe']:.2f}".replace(".", ",") in texto
