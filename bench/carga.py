@@ -353,6 +353,7 @@ def _invariantes(url: str, entorno: dict[str, str]) -> dict[str, Any]:
         and invariantes["decisiones_sin_aplicar"] == 0
         and invariantes["reembolsos_dobles_por_tool_call_id"] == 0
         and invariantes["auditoria_sin_firma"] == 0
+        and invariantes["auditoria_codigo_salida"] == 0  # firmas y libro (unidades, pasarela...)
         and invariantes["pasarela_igual_a_emitidos"]
     )
     return {"invariantes": invariantes, "recuentos": recuentos}
