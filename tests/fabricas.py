@@ -73,6 +73,11 @@ class PasarelaRetenida:
         assert self.soltar.wait(60), "nadie soltó la pasarela"
         return self.interna.emitir_reembolso(referencia, importe)
 
+    def cobrar(self, referencia, importe):
+        self.dentro.set()
+        assert self.soltar.wait(60), "nadie soltó la pasarela"
+        return self.interna.cobrar(referencia, importe)
+
 
 def consultar(bd_url: str, sql: str, params: dict | None = None) -> list[dict]:
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:

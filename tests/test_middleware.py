@@ -102,6 +102,8 @@ class PasarelaRota:
     def emitir_reembolso(self, referencia, importe):
         raise RuntimeError("fallo inesperado con datos internos 0xdeadbeef")
 
+    cobrar = emitir_reembolso
+
 
 def test_fallo_de_la_pasarela_no_filtra_detalles_y_deja_el_reembolso_sin_emitir(bd_url):
     servicio = _servicio(bd_url, ModeloOffline(), pasarela=PasarelaRota())
