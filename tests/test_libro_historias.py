@@ -122,3 +122,17 @@ def test_la_auditoria_de_la_cli_sale_con_1_ante_un_movimiento_sin_asiento(bd_url
                          capture_output=True, text=True, timeout=120)
     assert mal.returncode == 1
     assert "RE-999999" in mal.stdout
+
+
+def test_cambio_a_una_mas_barata_devuelve_la_diferencia_una_vez_y_el_cliente_lo_lee(servicio_averiable, bd_url):
+    _, r = conversacion(servicio_averiable, "C-0001",
+                        "Quiero cambiar la cafetera del pedido P-20260917-0041 por una más barata")
+    assert r.estado == "respondida", r.mensaje_cliente
+    (reembolso,) = consultar(bd_url, "SELECT numero, importe, estado, concepto FROM reembolsos")
+    assert reembolso["concepto"] == "diferencia" and reembolso["estado"] == "emitido"
+    (movimiento,) = consultar(bd_url, "SELECT referencia, importe, tipo FROM pasarela_movimientos")
+    assert (movimiento["referencia"], movimiento["importe"], movimiento["tipo"]) == (
+        reembolso["numero"], reembolso["importe"], "reembolso")
+    assert f"Te hemos devuelto la diferencia, {reembolso['importe']:.2f}".replace(".", ",") in r.mensaje_cliente
+    assert reembolso["numero"] in r.mensaje_cliente
+    _sin_hallazgos(servicio_averiable)

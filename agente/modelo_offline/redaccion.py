@@ -229,16 +229,39 @@ def _diferencia_de_precio(valor: Any) -> str:
     return "No hay diferencia de precio."
 
 
+def _liquidacion(datos: dict) -> str:
+    """Lo que pasa con la diferencia, tal como lo dice la herramienta (``liquidacion``)."""
+    liq = datos.get("liquidacion") if isinstance(datos.get("liquidacion"), dict) else {}
+    importe, numero = _eur(liq.get("importe")), liq.get("numero")
+    pendiente = liq.get("estado") == "pendiente"
+    if liq.get("tipo") == "reembolso":
+        if pendiente:
+            return (f"La devolución de la diferencia ({importe}, reembolso {numero}) queda "
+                    "pendiente: se completará sola y te avisaremos por aquí.")
+        return f"Te hemos devuelto la diferencia, {importe}, a tu medio de pago original (reembolso {numero})."
+    if liq.get("tipo") == "cobro":
+        if pendiente:
+            return (f"El cobro de la diferencia ({importe}, cobro {numero}) queda pendiente: el "
+                    "cambio se hará en cuanto se confirme y te avisaremos por aquí.")
+        return f"Te hemos cobrado la diferencia, {importe} (cobro {numero})."
+    if liq.get("tipo") == "renunciada":
+        return "La diferencia es tan pequeña que la tienda no la cobra ni la devuelve."
+    return ""
+
+
 def sustitucion(pedido: str | None, llamada: Llamada) -> str:
     datos = _ejecutada("cambio", "sustitucion", pedido, llamada)
     if isinstance(datos, str):
         return datos
     nombre = f" ({datos['nombre_nuevo']})" if datos.get("nombre_nuevo") else ""
-    cuerpo = (
+    partes = [
         f"He tramitado la sustitución {datos['sustitucion']} del pedido "
         f"{datos.get('pedido', pedido)}: {datos.get('sku_original')} por "
-        f"{datos.get('sku_nuevo')}{nombre}. {_diferencia_de_precio(datos.get('diferencia'))}"
-    )
+        f"{datos.get('sku_nuevo')}{nombre}.",
+        _diferencia_de_precio(datos.get("diferencia")),
+        _liquidacion(datos),
+    ]
+    cuerpo = " ".join(p for p in partes if p)
     if llamada.resultado.editado:
         return f"Un encargado ha revisado y ajustado el cambio antes de tramitarlo. {cuerpo}"
     if datos.get("repetido"):
