@@ -468,15 +468,17 @@ def ejecutar(url_admin: str) -> dict[str, Any]:
 
 
 def ejecuciones_simultaneas(entorno: dict[str, str]) -> int | None:
-    """Cuántos turnos deja correr a la vez la web en cada proceso con ese pool (si lo limita)."""
-    try:
-        from agente.web.directo import ejecuciones_simultaneas
-    except ImportError:
-        return None
+    """Cuántas ejecuciones del agente deja correr a la vez cada proceso con ese entorno."""
     from agente.nucleo.ajustes import Ajustes
 
-    pool_max = int(entorno.get("AGENTE_POOL_MAX", Ajustes.model_fields["pool_max"].default))
-    return ejecuciones_simultaneas(pool_max)
+    campos = Ajustes.model_fields
+    if "ejecuciones_max" in campos:  # el límite es del servicio (AGENTE_EJECUCIONES_MAX)
+        return int(entorno.get("AGENTE_EJECUCIONES_MAX", campos["ejecuciones_max"].default))
+    try:  # versiones anteriores: la web lo derivaba del pool
+        from agente.web.directo import ejecuciones_simultaneas as antes
+    except ImportError:
+        return None
+    return antes(int(entorno.get("AGENTE_POOL_MAX", campos["pool_max"].default)))
 
 
 def ultima_linea_de_traza(log: str) -> str:

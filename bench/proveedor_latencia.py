@@ -178,6 +178,7 @@ class Proveedor:
         self.latencia = latencia or Latencia()
         self.puerto = puerto
         self.registro = Registro()
+        self.en_curso = 0  # peticiones de chat que el «modelo» está pensando ahora
         self._servidor: asyncio.Server | None = None
         self._n = 0
 
@@ -201,8 +202,8 @@ class Proveedor:
                 await self._atender(peticion, escritor)
                 if not peticion.mantener:
                     break
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # el cliente se fue, o el servidor se para
         finally:
             escritor.close()
 
@@ -213,7 +214,11 @@ class Proveedor:
             self.registro = Registro()
             escritor.write(_json(200, {"ok": True}))
         elif peticion.metodo == "POST" and peticion.ruta.rstrip("/") == RUTA_CHAT:
-            await self._completar(peticion, escritor)
+            self.en_curso += 1
+            try:
+                await self._completar(peticion, escritor)
+            finally:
+                self.en_curso -= 1
         else:
             escritor.write(_json(404, {"error": {"message": f"ruta desconocida: {peticion.ruta}"}}))
         await escritor.drain()

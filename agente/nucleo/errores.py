@@ -17,7 +17,10 @@
     ├── DecisionNoValida              (422)
     ├── NoAutorizado                  sin credencial válida (401)
     ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
-    └── DemasiadasPeticiones          (429)
+    ├── DemasiadasPeticiones          (429)
+    └── NoDisponible                  no se puede atender ahora; reintentar (503, Retry-After)
+        ├── Saturado                  el proceso ya ejecuta su máximo de turnos a la vez
+        └── CandadoPerdido            se perdió el candado del hilo a mitad de la ejecución
 
 El ``mensaje`` está en español: lo lee un cliente, un encargado o un operador.
 """
@@ -109,3 +112,17 @@ class Prohibido(ErrorDominio):
 
 class DemasiadasPeticiones(ErrorDominio):
     estado_http = 429
+
+
+class NoDisponible(ErrorDominio):
+    """503: vuelve a intentarlo; ``datos["reintentar_en"]`` (segundos) va en ``Retry-After``."""
+
+    estado_http = 503
+
+
+class Saturado(NoDisponible):
+    pass
+
+
+class CandadoPerdido(NoDisponible):
+    pass

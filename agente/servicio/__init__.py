@@ -26,14 +26,17 @@ from agente.middleware.limites import limite_alcanzado
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import (
     AprobacionPendiente,
+    CandadoPerdido,
     DecisionNoValida,
     HiloNoEncontrado,
     NadaPendiente,
     Prohibido,
+    Saturado,
     YaDecidida,
 )
 from agente.servicio import cola, mensajes, textos
-from agente.servicio.candados import candado_hilo
+from agente.servicio.candados import CandadosHilo
+from agente.servicio.limite import LimiteEjecuciones
 from agente.servicio.validacion import validar_decisiones
 from herramientas import REGISTRO, Registro
 
@@ -121,10 +124,16 @@ class Servicio:
         trazador=None,
         espera_candado: float = 30.0,
         registro: Registro = REGISTRO,
+        candados: CandadosHilo | None = None,
+        limite: LimiteEjecuciones | None = None,
     ):
+        """``candados``: los del proceso (por defecto, sobre la base del pool); ``limite``:
+        ejecuciones a la vez de este servicio (por defecto 100, 10 s de espera)."""
         from agente.trazas import Trazador
 
         self.pool = pool
+        self.candados = candados or CandadosHilo(conninfo=pool.conninfo)
+        self.limite = limite or LimiteEjecuciones(maximo=100, espera=10.0)
         self.registro = registro
         self.agente = agente
         self.trazador = trazador or Trazador()
@@ -213,7 +222,7 @@ class Servicio:
         texto = (texto or "").strip()
         if not texto:
             raise DecisionNoValida("el mensaje está vacío")
-        with candado_hilo(self.pool, thread_id, esperar=self.espera_candado):
+        with self.limite.ejecucion(), self.candados.hilo(thread_id, esperar=self.espera_candado):
             with self.pool.connection() as c:
                 fila = c.execute(SELECT_CONSULTA_Y_PENDIENTE_SQL, {"thread_id": thread_id}).fetchone()
             if fila is None:
@@ -240,6 +249,8 @@ class Servicio:
                 mensajes.anotar_mensaje(c, thread_id, "cliente", texto)
             try:
                 salida = self._invocar({"messages": [HumanMessage(texto)]}, config, ctx)
+            except CandadoPerdido:
+                raise  # otro proceso puede tener ya el hilo: aquí no se escribe nada más
             except Exception:
                 # Proveedor caído tras los reintentos u otro fallo: disculpa corta, nunca una traza.
                 logger.exception("fallo en el turno del cliente (hilo %s)", thread_id)
@@ -283,6 +294,7 @@ class Servicio:
     def _tras_ejecucion(
         self, thread_id, ctx, salida, *, trace_id, avisar: bool, desencolar: bool = True
     ) -> Respuesta:
+        self.candados.comprobar(thread_id)  # fencing antes de escribir el cierre
         valores = salida.value if hasattr(salida, "value") else salida
         mensajes_estado = valores.get("messages", [])
         interrupciones = _interrupciones(salida)
@@ -355,7 +367,9 @@ class Servicio:
         """Registra la decisión (write-ahead) y después reanuda el hilo."""
         if encargado_id == SISTEMA:
             raise Prohibido("«sistema» no puede decidir desde fuera")
-        return self._decidir(thread_id, encargado_id, decisiones, sistema=False)
+        # El sitio se toma antes de registrar: con 503 no cambia nada.
+        with self.limite.ejecucion():
+            return self._decidir(thread_id, encargado_id, decisiones, sistema=False)
 
     def _decidir(self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool) -> Respuesta:
         with self.pool.connection() as c:
@@ -427,7 +441,7 @@ class Servicio:
         thread_id = decision["thread_id"]
         trace_id = decision.get("trace_id")
         encargado = decision["encargado_id"]
-        with candado_hilo(self.pool, thread_id, esperar=self.espera_candado):
+        with self.limite.ejecucion(), self.candados.hilo(thread_id, esperar=self.espera_candado):
             config = self._config(
                 thread_id, ctx, trace_id=trace_id, tipo=tipo, encargado_id=encargado
             )
@@ -460,10 +474,13 @@ class Servicio:
                 for config in fila["peticion"].get("review_configs", [])
             ]
             try:
-                self._decidir(thread_id, SISTEMA, decisiones, sistema=True)
+                with self.limite.ejecucion():
+                    self._decidir(thread_id, SISTEMA, decisiones, sistema=True)
                 caducadas.append(thread_id)
             except YaDecidida:
                 continue
+            except Saturado:
+                break  # el proceso va lleno: la siguiente pasada sigue
         return caducadas
 
     # -- conciliador ----------------------------------------------------------------------
@@ -476,10 +493,12 @@ class Servicio:
         for hilo in hilos:
             thread_id = hilo["thread_id"]
             try:
-                with candado_hilo(self.pool, thread_id, esperar=0) as obtenido:
+                with self.limite.ejecucion(), self.candados.hilo(thread_id, esperar=0) as obtenido:
                     if not obtenido:
                         continue  # una ejecución viva lo tiene: no se toca
                     arreglo = self._reconciliar_hilo(hilo)
+            except Saturado:
+                break  # el proceso va lleno: la siguiente pasada sigue
             except Exception:  # un hilo roto no debe parar al resto
                 logger.exception("no se pudo conciliar el hilo %s", thread_id)
                 arreglos.append({"thread_id": thread_id, "accion": "error"})
@@ -578,4 +597,5 @@ class Servicio:
 
     def cerrar(self) -> None:
         self.trazador.cerrar()
+        self.candados.cerrar()
         self.pool.close()

@@ -7,6 +7,8 @@ from agente.checkpointer import SaverDePool
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.bd import abrir_pool
 from agente.servicio import Servicio
+from agente.servicio.candados import CandadosHilo
+from agente.servicio.limite import LimiteEjecuciones
 
 
 def crear_servicio(
@@ -24,19 +26,25 @@ def crear_servicio(
     from herramientas.pasarela import pasarela_desde_ajustes
 
     pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max)
+    # Una conexión propia retiene los candados de hilo: ninguna ejecución ocupa el pool
+    # mientras el modelo piensa. Su comprobación (fencing) va antes de cada efecto.
+    candados = CandadosHilo(conninfo=pool.conninfo)
     agente = construir_agente(
         modelo if modelo is not None else crear_modelo(
             ajustes.modelo, base_url=ajustes.modelo_base_url, sin_reintentos=True
         ),
-        SaverDePool(pool),
+        SaverDePool(pool, vigencia=candados.comprobar),
         pool=pool,
         pasarela=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes),
         llamadas_modelo_turno=ajustes.max_llamadas_modelo_turno,
         llamadas_modelo_hilo=ajustes.max_llamadas_modelo_hilo,
         pausa_reintentos=pausa_reintentos,
+        vigencia=candados.comprobar,
     )
     return Servicio(
         pool=pool,
         agente=agente,
         trazador=trazador if trazador is not None else Trazador.desde_ajustes(ajustes),
+        candados=candados,
+        limite=LimiteEjecuciones(maximo=ajustes.ejecuciones_max, espera=ajustes.espera_ejecucion),
     )

@@ -11,7 +11,6 @@ import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -20,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import errores_http, esquemas, metricas, rutas_cliente, rutas_demo, rutas_encargado
-from agente.web.directo import ejecuciones_simultaneas
+from agente.web.directo import HilosDelAgente
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
 from agente.web.secreto import comprobar_secreto
@@ -96,7 +95,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
         else:
             app.state.servicio = servicio
-        app.state.limitador = anyio.CapacityLimiter(ejecuciones_simultaneas(app.state.servicio.pool.max_size))
+        limite = app.state.servicio.limite  # el límite es del servicio; aquí, hilos para llegar a él
+        app.state.limitador = HilosDelAgente(maximo=limite.maximo, espera=limite.espera)
         app.state.oyente = Oyente(app.state.servicio.pool.conninfo)
         app.state.oyente.iniciar()
         parar_tareas = None

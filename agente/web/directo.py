@@ -20,9 +20,12 @@ Si lo emitido no coincide con el texto definitivo (modelo sin streaming, o pausa
 encargado: ese texto lo redacta la aplicación), se descarta y se envía el definitivo por
 palabras antes de ``estado``.
 
-Cada ejecución del agente (turno o decisión) corre en un hilo, con un límite por proceso
-(``ejecuciones_simultaneas``) derivado del tamaño del pool: por encima, las peticiones
-esperan su turno sin ocupar hilo ni conexión.
+Cada ejecución del agente (turno o decisión) corre en un hilo. El límite de ejecuciones
+a la vez lo pone el servicio (``agente.servicio.limite``, ``AGENTE_EJECUCIONES_MAX``); la
+web solo necesita hilos de sobra para llegar a él: :class:`HilosDelAgente` da el doble
+del máximo (los que ejecutan y los que esperan sitio en el servicio), fuera del limitador
+por defecto de anyio (40 hilos). Conseguir un hilo también espera como mucho
+``AGENTE_ESPERA_EJECUCION``: ninguna petición espera sin límite; por encima, 503.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -45,7 +49,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorDominio
+from agente.nucleo.errores import ErrorDominio, Saturado
 from agente.web import metricas
 
 logger = logging.getLogger(__name__)
@@ -111,20 +115,35 @@ def ejecutar_decision(servicio, thread_id: str, encargado_id: str, tienda: str, 
     return respuesta
 
 
-def ejecuciones_simultaneas(pool_max: int) -> int:
-    """Cuántas ejecuciones del agente admite a la vez un proceso sin agotar su pool.
+class HilosDelAgente:
+    """Hilos para las ejecuciones del agente de un proceso web (ver el docstring del módulo)."""
 
-    Una ejecución retiene una conexión (el candado del hilo) todo el turno y pide otra
-    para cada consulta: con tantas ejecuciones como conexiones, todas esperan una segunda
-    que nunca llega (``PoolTimeout`` a los 30 s). Se deja sitio para dos conexiones por
-    ejecución y dos más para las lecturas de la web (bandeja, historial, salud).
-    """
-    return max(1, (pool_max - 2) // 2)
+    def __init__(self, *, maximo: int, espera: float) -> None:
+        if maximo < 1 or espera < 0:
+            raise ValueError("maximo >= 1 y espera >= 0")
+        self.espera = espera
+        self.hilos = 2 * maximo
+        self._limitador = anyio.CapacityLimiter(self.hilos)
+        self._hilos = anyio.CapacityLimiter(self.hilos)  # no bloquea: el primero ya acota
+
+    async def ejecutar(self, funcion: Callable[..., Any], *args: Any) -> Any:
+        try:
+            with anyio.fail_after(self.espera):
+                await self._limitador.acquire()
+        except TimeoutError:
+            raise Saturado(
+                "hay demasiadas conversaciones en curso; inténtalo en unos segundos",
+                reintentar_en=max(1, math.ceil(self.espera / 2)),
+            ) from None
+        try:
+            return await anyio.to_thread.run_sync(partial(funcion, *args), limiter=self._hilos)
+        finally:
+            self._limitador.release()
 
 
-async def en_hilo_del_agente(limitador: anyio.CapacityLimiter, funcion: Callable[..., Any], *args: Any) -> Any:
-    """Ejecuta ``funcion`` en un hilo, como mucho ``limitador`` a la vez; el resto espera sin hilo."""
-    return await anyio.to_thread.run_sync(partial(funcion, *args), limiter=limitador)
+async def en_hilo_del_agente(hilos: HilosDelAgente, funcion: Callable[..., Any], *args: Any) -> Any:
+    """Ejecuta ``funcion`` en uno de los hilos del agente (espera acotada; 503 si no hay)."""
+    return await hilos.ejecutar(funcion, *args)
 
 
 def json_evento(datos: dict[str, Any]) -> str:
@@ -137,7 +156,7 @@ async def turno_en_directo(
     texto: str,
     ctx: ContextoCliente,
     como_json: Callable[[Any], dict],
-    limitador: anyio.CapacityLimiter,
+    limitador: HilosDelAgente,
 ) -> AsyncIterator[dict[str, str]]:
     """Arranca el turno y espera a su primer evento antes de devolver el flujo.
 

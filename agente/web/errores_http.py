@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado
+from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado, NoDisponible
 
 logger = logging.getLogger(__name__)
 
@@ -80,9 +80,11 @@ def instalar(app: FastAPI) -> None:
         cabeceras = {}
         if isinstance(exc, NoAutorizado):
             cabeceras["WWW-Authenticate"] = "Bearer"
-        if isinstance(exc, DemasiadasPeticiones):
+        if isinstance(exc, DemasiadasPeticiones) or "reintentar_en" in exc.datos:
             cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", 60))
-        if exc.estado_http >= 500:
+        if isinstance(exc, NoDisponible):
+            logger.warning("503: %s", exc.mensaje)  # saturación o candado perdido: se reintenta
+        elif exc.estado_http >= 500:
             logger.error("error %s: %s", exc.estado_http, exc.mensaje)
         return respuesta_error(exc.estado_http, exc.mensaje, cabeceras or None)
 
