@@ -377,6 +377,9 @@ def un_nivel(url_admin: str, nombre: str, clientes: int, *, servidores: int, dur
         if proveedor is not None:
             proveedor.reiniciar()
         memoria_antes = [s.memoria() for s in procesos]
+        perfil = _perfilar(procesos[0].proceso.pid, nombre, calentamiento, duracion)
+        cpu = _CpuVentana([s.proceso.pid for s in procesos], calentamiento, duracion,
+                          proveedor.proceso.pid if proveedor is not None else None)
         with SondeoConexiones(url_admin, nombre) as sondeo:
             inicio = time.time()
             fin = inicio + calentamiento + duracion
@@ -384,6 +387,8 @@ def un_nivel(url_admin: str, nombre: str, clientes: int, *, servidores: int, dur
             reposo = _esperar_reposo(url, DRENAJE_S)
         memoria = [s.memoria() for s in procesos]
         logs = [s.texto_log() for s in procesos]
+        if perfil is not None:
+            perfil.wait(timeout=60)
     estadisticas = proveedor.estadisticas() if proveedor is not None else None
     comprobacion = carga.comprobar(url, entorno)
     resultado = {
@@ -400,6 +405,7 @@ def un_nivel(url_admin: str, nombre: str, clientes: int, *, servidores: int, dur
         "errores": len(datos.errores),
         "ejemplos_errores": datos.errores[:5],
         "conflictos_esperados": dict(datos.esperados),
+        **cpu.resumen(),
         "conexiones_max": sondeo.maximo,
         "conexiones_activas_max": sondeo.maximo_activas,
         "reposo_tras_drenaje": reposo,
@@ -410,8 +416,78 @@ def un_nivel(url_admin: str, nombre: str, clientes: int, *, servidores: int, dur
         "memoria_despues": memoria,
         **comprobacion,
     }
+    if resultado.get("cpu_servidores_s") and resultado["turnos"]:
+        resultado["cpu_ms_por_turno"] = round(1000 * resultado["cpu_servidores_s"] / resultado["turnos"], 1)
     _imprimir(nombre, resultado)
     return resultado
+
+
+class _CpuVentana:
+    """CPU (usuario + sistema) de los servidores y del proveedor dentro de la ventana medida,
+    y la carga de la máquina: un proceso de Python no pasa de un núcleo (el GIL)."""
+
+    def __init__(self, pids: list[int], calentamiento: float, duracion: float, pid_proveedor: int | None):
+        import psutil
+
+        self._procesos = [psutil.Process(p) for p in pids]
+        self._proveedor = psutil.Process(pid_proveedor) if pid_proveedor else None
+        self.duracion = duracion
+        self._marcas: list[tuple[float, list[float], float]] = []
+        self._hilo = threading.Timer(calentamiento, self._marcar, kwargs={"otra": True})
+        self._hilo.daemon = True
+        self._hilo.start()
+
+    def _cpu(self, proceso) -> float:
+        try:
+            t = proceso.cpu_times()
+            return t.user + t.system
+        except Exception:
+            return 0.0
+
+    def _marcar(self, otra: bool = False) -> None:
+        import os
+
+        import psutil
+
+        self._marcas.append((time.monotonic(), [self._cpu(p) for p in self._procesos],
+                             self._cpu(self._proveedor) if self._proveedor else 0.0))
+        self._yo = [*getattr(self, "_yo", []), self._cpu(psutil.Process())]  # el conductor (este proceso)
+        self._carga = os.getloadavg()[0]
+        if otra:
+            t = threading.Timer(self.duracion, self._marcar)
+            t.daemon = True
+            t.start()
+
+    def resumen(self) -> dict[str, Any]:
+        if len(self._marcas) < 2:
+            return {}
+        (t0, c0, p0), (t1, c1, p1) = self._marcas[0], self._marcas[1]
+        return {
+            "cpu_servidores_nucleos": [round((b - a) / (t1 - t0), 2) for a, b in zip(c0, c1, strict=True)],
+            "cpu_proveedor_nucleos": round((p1 - p0) / (t1 - t0), 2),
+            "cpu_conductor_nucleos": round((self._yo[1] - self._yo[0]) / (t1 - t0), 2),
+            "carga_maquina_1min": round(self._carga, 2),
+            "cpu_servidores_s": round(sum(c1) - sum(c0), 2),
+        }
+
+
+def _perfilar(pid: int, nombre: str, calentamiento: float, duracion: float):
+    """``BENCH_PERFIL=carpeta``: py-spy (``pip install py-spy``) sobre el primer servidor
+    durante la ventana (muestras de hilos en CPU; los que esperan no cuentan), formato
+    *collapsed* en ``carpeta/<nivel>.txt``."""
+    import os
+    import shutil
+    import subprocess
+
+    carpeta = os.environ.get("BENCH_PERFIL")
+    espia = shutil.which("py-spy") or str(util.RAIZ / ".venv" / "bin" / "py-spy")
+    if not carpeta or not os.path.exists(espia):
+        return None
+    os.makedirs(carpeta, exist_ok=True)
+    orden = [espia, "record", "--pid", str(pid), "--rate", "50", "--format", "raw",
+             "--duration", str(int(duracion)), "--nonblocking", "-o", f"{carpeta}/{nombre}.txt"]
+    return subprocess.Popen(["sh", "-c", f"sleep {calentamiento}; exec " + " ".join(orden)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _imprimir(nombre: str, r: dict[str, Any]) -> None:
@@ -421,13 +497,17 @@ def _imprimir(nombre: str, r: dict[str, Any]) -> None:
           f"{r['turno_menos_modelo']['p99_ms']} ms; errores {r['errores']} {r['ejemplos_errores'][:2]}; "
           f"conexiones máx {r['conexiones_max']} (activas {r['conexiones_activas_max']}); VmHWM "
           + ", ".join(f"{m['vmhwm_mib']} MiB" for m in r["memoria_despues"])
-          + f"; invariantes {r['invariantes']['todo_en_orden']}", flush=True)
+          + f"; invariantes {r['invariantes']['todo_en_orden']}; CPU servidores "
+          f"{r.get('cpu_servidores_nucleos')} núcleos ({r.get('cpu_ms_por_turno')} ms/turno), proveedor "
+          f"{r.get('cpu_proveedor_nucleos')}, conductor {r.get('cpu_conductor_nucleos')}, carga {r.get('carga_maquina_1min')}", flush=True)
 
 
 # --- Orquestación --------------------------------------------------------------------------
 
 
-def ejecutar(url_admin: str, niveles: tuple[int, ...] | None = None) -> dict[str, Any]:
+def ejecutar(url_admin: str, niveles: tuple[int, ...] | None = None, *, tope: float | None = None,
+             dos_procesos: bool = True) -> dict[str, Any]:
+    """Todo el bench de capacidad. ``tope``: turnos/s de CPU ya medidos (se salta esa medida)."""
     duracion = util.segun_modo(30.0, 8.0)
     calentamiento = util.segun_modo(8.0, 4.0)
     niveles = niveles or util.segun_modo(NIVELES, (25, 100))
@@ -436,14 +516,17 @@ def ejecutar(url_admin: str, niveles: tuple[int, ...] | None = None) -> dict[str
         "latencia": {"primer_token_s": latencia.primer_token, "tokens_por_segundo": latencia.tokens_por_segundo},
         "niveles": {},
     }
-    print(f"[capacidad] tope de CPU: {CLIENTES_CPU} clientes con el modelo offline…", flush=True)
-    cpu = un_nivel(url_admin, "bench_cap_cpu", CLIENTES_CPU, servidores=1, duracion=duracion,
-                   calentamiento=calentamiento, proveedor=None)
-    resultado["cpu"] = cpu
-    tope = cpu["turnos_por_segundo"]
+    if tope is None:
+        print(f"[capacidad] tope de CPU: {CLIENTES_CPU} clientes con el modelo offline…", flush=True)
+        cpu = un_nivel(url_admin, "bench_cap_cpu", CLIENTES_CPU, servidores=1, duracion=duracion,
+                       calentamiento=calentamiento, proveedor=None)
+        resultado["cpu"] = cpu
+        tope = cpu["turnos_por_segundo"]
     with ProveedorEnProceso(latencia) as proveedor:
         casos = [(f"bench_cap_{n}", n, 1) for n in niveles]
-        casos.append((f"bench_cap_dos_{CLIENTES_DOS_PROCESOS}", util.segun_modo(CLIENTES_DOS_PROCESOS, 50), 2))
+        if dos_procesos:
+            casos.append((f"bench_cap_dos_{CLIENTES_DOS_PROCESOS}",
+                          util.segun_modo(CLIENTES_DOS_PROCESOS, 50), 2))
         for nombre, clientes, servidores in casos:
             print(f"[capacidad] {clientes} clientes, {servidores} servidor(es), latencia "
                   f"{latencia.primer_token} s + {latencia.tokens_por_segundo:g} tokens/s…", flush=True)
@@ -522,3 +605,23 @@ def markdown(c: dict[str, Any], tabla, invariantes_md) -> list[str]:
                "procesos:", ""]
     lineas += invariantes_md(filas_r[-1]["invariantes"], filas_r[-1]["recuentos"])
     return lineas
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bench.capacidad 100 200 --tope 12``: niveles sueltos (sin el documento)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.capacidad", description=main.__doc__)
+    parser.add_argument("niveles", nargs="*", type=int)
+    parser.add_argument("--tope", type=float, help="turnos/s de CPU ya medidos (no se miden)")
+    parser.add_argument("--dos-procesos", action="store_true")
+    args = parser.parse_args(argv)
+    with util.postgres_temporal() as url_admin:
+        r = ejecutar(url_admin, tuple(args.niveles) or None, tope=args.tope, dos_procesos=args.dos_procesos)
+    destino = util.RAIZ / "bench" / "capacidad-parcial.json"
+    destino.write_text(json.dumps(r, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    print(f"Resultados: {destino.relative_to(util.RAIZ)}")
+
+
+if __name__ == "__main__":
+    main()
