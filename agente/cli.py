@@ -124,7 +124,7 @@ def chat(
     hilo: str | None = typer.Option(None, "--hilo", help="Continuar una conversación existente."),
 ) -> None:
     """Conversación por terminal como ese cliente (Ctrl-D para salir)."""
-    from agente.nucleo.errores import AprobacionPendiente
+    from agente.nucleo.errores import AprobacionPendiente, HiloOcupado
 
     with _servicio() as servicio:
         ctx = servicio.contexto_de_cliente(cliente, canal="terminal")
@@ -140,12 +140,19 @@ def chat(
                 continue
             try:
                 respuesta = servicio.conversar(thread_id, texto, ctx)
-            except AprobacionPendiente as exc:
+            except (AprobacionPendiente, HiloOcupado) as exc:
                 typer.echo(f"agente> {exc.mensaje}")
                 continue
             typer.echo(f"agente> {respuesta.mensaje_cliente}")
             if respuesta.estado == "esperando_aprobacion":
                 typer.echo(f"[pendiente de un encargado: agente decidir {thread_id} --encargado ...]")
+
+
+def _resumen_accion(registro, accion: dict) -> str:
+    """«reembolsar: el reembolso de 120,00 EUR del pedido P-...» (texto del registro)."""
+    herramienta = registro.get(accion.get("name"))
+    detalle = herramienta.texto_espera(accion.get("args") or {}) if herramienta else ""
+    return f"{accion.get('name')}: {detalle}" if detalle else str(accion.get("name"))
 
 
 @app.command("aprobaciones")
@@ -155,8 +162,6 @@ def aprobaciones(
     limite: int = typer.Option(50, "--limite", min=1, max=500),
 ) -> None:
     """La cola de aprobaciones pendientes, la más antigua primero, con los motivos."""
-    from agente.servicio.textos import euros
-
     with _servicio() as servicio:
         filas = servicio.aprobaciones_pendientes(tienda, limite)
         if not filas:
@@ -164,10 +169,8 @@ def aprobaciones(
             return
         tabla = []
         for fila in filas:
-            acciones = fila["peticion"].get("action_requests", [])
             resumen = "; ".join(
-                f"{a['name']} {a['args'].get('pedido', '')} {euros(a['args']['importe']) if 'importe' in a['args'] else ''}".strip()
-                for a in acciones
+                _resumen_accion(servicio.registro, a) for a in fila["peticion"].get("action_requests", [])
             )
             motivos = "; ".join(m for lista in fila["motivos"] for m in lista)
             tabla.append([
@@ -205,14 +208,21 @@ def decidir(
         elif accion == "editar":
             if importe is None:
                 raise DecisionNoValida("editar necesita --importe")
+            # El nuevo importe va donde la herramienta lo deja editar; el resto lo valida el servicio.
             decisiones = [
-                {"type": "edit", "edited_action": {"name": a["name"], "args": {**a["args"], "importe": importe}}}
+                {"type": "edit", "edited_action": {"name": a["name"], "args": {
+                    **a["args"], **({"importe": importe} if _editable(servicio, a, "importe") else {})}}}
                 for a in acciones
             ]
         else:
             raise DecisionNoValida(f"acción desconocida «{accion}»: usa aprobar, rechazar, editar o responder")
         respuesta = servicio.decidir(hilo, encargado, decisiones)
         typer.echo(f"Decisión registrada y aplicada. Mensaje al cliente:\n{respuesta.mensaje_cliente}")
+
+
+def _editable(servicio, accion: dict, campo: str) -> bool:
+    herramienta = servicio.registro.get(accion.get("name"))
+    return herramienta is not None and campo in herramienta.campos_editables
 
 
 @app.command("hilo")
@@ -223,21 +233,21 @@ def hilo(thread_id: str = typer.Argument(..., help="thread_id de la conversació
 
     with _servicio() as servicio:
         estado = servicio.estado_hilo(thread_id)
-        consulta = estado["consulta"]
+        consulta = estado.consulta
         typer.echo(f"Hilo {thread_id} · cliente {consulta['cliente_id']} · tienda {consulta['tienda']} · "
                    f"estado {consulta['estado']}")
-        typer.echo(f"Siguiente paso: {', '.join(estado['siguiente']) or '(ninguno: terminado)'}")
-        for interrupcion in estado["interrupciones"]:
+        typer.echo(f"Siguiente paso: {', '.join(estado.siguiente) or '(ninguno: terminado)'}")
+        for interrupcion in estado.interrupciones:
             typer.echo(f"Pausa pendiente {interrupcion['id']}:")
             typer.echo(json.dumps(interrupcion["valor"], ensure_ascii=False, indent=2, default=str))
         filas = []
-        for m in estado["mensajes"]:
+        for m in estado.mensajes:
             llamadas = ", ".join(f"{t['name']}({json.dumps(t['args'], ensure_ascii=False, default=str)})"
                                  for t in getattr(m, "tool_calls", []) or [])
             filas.append([m.type, (str(m.content) or llamadas)[:200], getattr(m, "tool_call_id", "") or ""])
         _tabla("Mensajes", ["Tipo", "Contenido", "tool_call_id"], filas)
         _tabla("Historia de checkpoints (reciente primero)", ["checkpoint_id", "Paso", "Siguiente", "Mensajes"],
-               [[h["checkpoint_id"], h["paso"], ", ".join(h["siguiente"]), h["mensajes"]] for h in estado["historia"]])
+               [[h.checkpoint_id, h.paso, ", ".join(h.siguiente), h.mensajes] for h in estado.historia])
 
 
 @app.command("reconciliar")

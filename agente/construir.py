@@ -20,7 +20,7 @@ from agente.middleware.prompt_cliente import prompt_cliente
 from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
 from herramientas import REGISTRO, Registro, crear_herramientas
-from politicas import DescripcionEncargado, PoliticaAprobacion
+from politicas import DescripcionEncargado, PoliticaAprobacion, PoliticaTienda
 
 DURABILIDAD = "sync"  # el tool_call_id solo es clave de idempotencia estable así
 
@@ -40,17 +40,23 @@ def construir_agente(
 ):
     """El agente de ``create_agent`` con las herramientas y reglas de ``registro``.
 
+    Aquí se cruzan las dos capas que no se importan entre sí: la política elige regla por
+    el ``regla`` de cada herramienta del registro, y las herramientas reciben de
+    ``politicas/`` el texto de la política para el cliente (``PoliticaTienda``).
+
     ``vigencia``: ``thread_id -> None`` que lanza si la ejecución perdió el candado del
     hilo; se comprueba antes de cada herramienta con efectos (el primero de la lista:
     ningún otro middleware convierte ese error en un resultado para el modelo).
     """
-    politica = politica or PoliticaAprobacion(pool=pool)
+    politica = politica or PoliticaAprobacion(pool=pool, reglas=registro.reglas())
     vigilancia = (
         [VigenciaCandado(comprobar=vigencia, con_efectos=registro.con_efectos())] if vigencia else []
     )
     return create_agent(
         modelo,
-        tools=crear_herramientas(pool=pool, pasarela=pasarela, registro=registro),
+        tools=crear_herramientas(
+            pool=pool, pasarela=pasarela, registro=registro, politica=PoliticaTienda(pool=pool)
+        ),
         middleware=[
             *vigilancia,
             prompt_cliente,
@@ -58,7 +64,11 @@ def construir_agente(
             middleware_aprobacion(
                 decisiones=registro.decisiones_permitidas(),
                 politica=politica,
-                descripcion=DescripcionEncargado(pool=pool, politica=politica),
+                descripcion=DescripcionEncargado(
+                    pool=pool,
+                    politica=politica,
+                    titulos={h.nombre: h.titulo_encargado for h in registro if h.titulo_encargado},
+                ),
             ),
             LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,

@@ -82,7 +82,7 @@ def _servicio(url: str, variante: str, pool_max: int):
                 **config["configurable"], CONFIG_KEY_CHECKPOINTER: PostgresSaver(self.pool)}}
             return self.agente.invoke(entrada, config, context=ctx, durability="sync", version="v2")
 
-        servicio._invocar = types.MethodType(_invocar, servicio)
+        servicio.ejecutor.invocar_grafo = types.MethodType(_invocar, servicio.ejecutor)
     return servicio, cerrojo
 
 

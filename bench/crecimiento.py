@@ -136,7 +136,7 @@ FROM generate_series(%(desde)s::bigint, %(hasta)s::bigint) AS g
 """
 INSERT_APROBACIONES_BANDEJA_SQL = """
 INSERT INTO aprobaciones_pendientes
-    (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, creada, trace_id)
+    (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, creada, trace_id, caduca)
 SELECT 'hq-' || g,
        'bq-' || lpad((g %% %(tiendas)s)::text, 2, '0'),
        'BQ-' || lpad((g %% %(tiendas)s)::text, 2, '0') || '-'
@@ -157,7 +157,8 @@ SELECT 'hq-' || g,
                           'tienda', 'bq-' || lpad((g %% %(tiendas)s)::text, 2, '0'),
                           'nombre', 'Cliente sintético', 'canal', 'web'),
        now() - make_interval(secs => (g * 7919) %% 259200),
-       md5(g::text)
+       md5(g::text),
+       now() - make_interval(secs => (g * 7919) %% 259200) + interval '72 hours'
 FROM generate_series(%(desde)s::bigint, %(hasta)s::bigint) AS g
 """
 

@@ -40,7 +40,7 @@ GRUPOS = (
     ("/psycopg/", "psycopg"),
     ("/pydantic", "pydantic"),
     ("/ormsgpack", "ormsgpack"),
-    ("/agente/modelo_offline.py", "modelo offline"),
+    ("/agente/modelo_offline/", "modelo offline"),
     ("/agente/servicio/", "agente/servicio"),
     ("/agente/middleware/", "agente/middleware"),
     ("/agente/trazas/", "agente/trazas"),

@@ -5,9 +5,10 @@ una carpeta temporal, lo migra, carga la demo y mide ``necesita_encargado`` para
 llamadas nuevas (calcula y guarda) y para las mismas N ya guardadas (solo lee).
 
 Las sentencias y los viajes de ida y vuelta se cuentan en el protocolo (PQtrace de libpq)
-de la única conexión del pool, en una pasada aparte de la cronometrada. Objetivo: 1
-sentencia por veredicto. Los viajes son 1 por veredicto salvo la primera vez que una
-conexión usa cada sentencia (``prepare_threshold=0`` la prepara en un viaje previo).
+de la única conexión del pool, en una pasada aparte de la cronometrada. Objetivo: como
+mucho 2 sentencias por veredicto nuevo (hechos + INSERT) y 1 por uno guardado. Los viajes
+son uno por sentencia salvo la primera vez que una conexión usa cada sentencia
+(``prepare_threshold=0`` la prepara en un viaje previo).
 """
 
 from __future__ import annotations
@@ -168,21 +169,23 @@ def _contar(pool: ConnectionPool, politica: Any, peticiones: list[Any]) -> dict[
 def medir(url: str, n: int = N_POR_DEFECTO) -> dict[str, Any]:
     """Mide sobre una base ya migrada y con la demo cargada."""
     from agente.nucleo.bd import KWARGS_CONEXION
+    from herramientas import REGISTRO
     from politicas import PoliticaAprobacion
 
+    reglas = REGISTRO.reglas()
     pool = ConnectionPool(url, min_size=1, max_size=1, kwargs=KWARGS_CONEXION, open=False)
     pool.open(wait=True, timeout=10)
     try:
-        politica = PoliticaAprobacion(pool=pool)
+        politica = PoliticaAprobacion(pool=pool, reglas=reglas)
         _cronometrar(politica, _peticiones("calentar", 50))  # prepara las sentencias
         nuevas = _peticiones("crono", n)
         t_nuevas = _cronometrar(politica, nuevas)
         # "guardado": lo relee otro proceso (otra instancia, sin el veredicto recordado),
         # como al reanudar tras una pausa en otro servidor.
-        t_guardadas = _cronometrar(PoliticaAprobacion(pool=pool), nuevas)
+        t_guardadas = _cronometrar(PoliticaAprobacion(pool=pool, reglas=reglas), nuevas)
         contadas = _peticiones("traza", n)
         c_nuevas = _contar(pool, politica, contadas)
-        c_guardadas = _contar(pool, PoliticaAprobacion(pool=pool), contadas)
+        c_guardadas = _contar(pool, PoliticaAprobacion(pool=pool, reglas=reglas), contadas)
     finally:
         pool.close()
     return {

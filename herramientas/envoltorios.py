@@ -19,6 +19,7 @@ from langchain.tools import BaseTool, ToolRuntime, tool
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import contexto_de
+from agente.nucleo.puertos import FuentePolitica
 from herramientas import pedidos, reembolsos, sustituciones
 from herramientas.esquemas import (
     ConsultarEncargadoArgs,
@@ -49,10 +50,17 @@ def _ejecucion(runtime: ToolRuntime) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Dependencias:
-    """Lo que una herramienta recibe al construirse: el pool y la pasarela de pagos."""
+    """Lo que una herramienta recibe al construirse.
+
+    ``politica``: el texto de la política para el cliente (``consultar_politica``). Vive
+    en ``politicas/``, que esta capa no importa: lo pasa el ensamblaje
+    (``agente.construir``, con ``politicas.PoliticaTienda``). Sin él, ``consultar_politica``
+    se construye pero falla al llamarla (nunca inventa una política).
+    """
 
     pool: ConnectionPool
     pasarela: Pasarela
+    politica: FuentePolitica | None = None
 
 
 def _sin_sangria(herramienta: BaseTool) -> BaseTool:
@@ -76,7 +84,7 @@ def crear_consultar_pedido(dependencias: Dependencias) -> BaseTool:
 
 
 def crear_consultar_politica(dependencias: Dependencias) -> BaseTool:
-    pool = dependencias.pool
+    fuente = dependencias.politica
 
     @tool("consultar_politica", args_schema=ConsultarPoliticaArgs)
     def consultar_politica(runtime: ToolRuntime) -> str:
@@ -84,7 +92,12 @@ def crear_consultar_politica(dependencias: Dependencias) -> BaseTool:
 
         Úsala cuando el cliente pregunte por las condiciones, o para explicarle por qué una operación necesita la aprobación de un encargado. No decide nada: quien decide es la tienda al ejecutar cada operación.
         """
-        return pedidos.consultar_politica(pool, contexto=contexto_de(runtime))
+        contexto = contexto_de(runtime)
+        if fuente is None:
+            raise RuntimeError(
+                "consultar_politica sin fuente de la política: pasa Dependencias(politica=...)"
+            )
+        return fuente.texto_para_cliente(contexto)
 
     return _sin_sangria(consultar_politica)
 

@@ -1,26 +1,18 @@
-"""Consultas de solo lectura: el pedido, la política de la tienda, alternativas en stock.
+"""Consultas de solo lectura: el pedido y las alternativas en stock.
 
 Todas reciben el cliente (``ContextoCliente``) aparte de los argumentos del modelo: un
 pedido de otro cliente se contesta igual que uno que no existe. También viven aquí los
-ayudantes de dinero y de claves que comparten reembolsos y sustituciones.
+ayudantes de claves que comparten reembolsos y sustituciones. La política de la tienda
+(``consultar_politica``) vive en ``politicas/`` y llega por ``Dependencias.politica``.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
-from typing import Any
-
 from psycopg_pool import ConnectionPool
 
+from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import (
-    ContextoAusente,
-    ImporteNoValido,
-    PedidoNoEncontrado,
-    ProductoNoEncontrado,
-)
-
-CENTIMO = Decimal("0.01")
+from agente.nucleo.errores import ContextoAusente, PedidoNoEncontrado, ProductoNoEncontrado
 
 RESPUESTA_ENCARGADO_EN_ESPERA = (
     "Consulta enviada al encargado de la tienda. Su respuesta llegará como resultado de "
@@ -30,29 +22,13 @@ RESPUESTA_ENCARGADO_EN_ESPERA = (
 
 # --- Ayudantes compartidos -------------------------------------------------------------
 
-
-def texto_dinero(importe: Decimal) -> str:
-    """Dinero en JSON: texto con dos decimales y punto ("120.00")."""
-    return f"{importe.quantize(CENTIMO):.2f}"
-
-
-def formato_eur(importe: Decimal) -> str:
-    """Dinero para leer en español: "1.234,50 EUR"."""
-    texto = f"{importe.quantize(CENTIMO):,.2f}"
-    return texto.replace(",", "_").replace(".", ",").replace("_", ".") + " EUR"
-
-
-def importe_decimal(valor: Any) -> Decimal:
-    """Un importe en euros como Decimal de céntimos; ``ImporteNoValido`` si no lo es."""
-    try:
-        importe = valor if isinstance(valor, Decimal) else Decimal(str(valor).strip())
-    except (InvalidOperation, ValueError) as exc:
-        raise ImporteNoValido(f"el importe «{valor}» no es un número válido") from exc
-    if not importe.is_finite():
-        raise ImporteNoValido(f"el importe «{valor}» no es un número válido")
-    if importe != importe.quantize(CENTIMO):
-        raise ImporteNoValido(f"el importe {valor} tiene más de dos decimales")
-    return importe.quantize(CENTIMO)
+# Alias de ``agente.nucleo.dinero`` solo para reembolsos.py y sustituciones.py, que aún
+# los importan con estos nombres: código nuevo, ``dinero`` directamente. Se borran
+# cuando esos dos módulos pasen a ``dinero``.
+CENTIMO = dinero.CENTIMO
+texto_dinero = dinero.texto
+formato_eur = dinero.eur
+importe_decimal = dinero.diferencia  # con signo: reembolsos da su propio error para <= 0
 
 
 def normalizar_id(valor: str) -> str:
@@ -111,16 +87,16 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
         if fila is None:
             raise PedidoNoEncontrado(pedido)
         lineas = conexion.execute(SELECT_LINEAS_SQL, {"pedido": pedido}).fetchall()
-    reembolsable = max(fila["importe"] - fila["reembolsado"], Decimal("0"))
+    reembolsable = max(fila["importe"] - fila["reembolsado"], dinero.CERO)
     return {
         "pedido": fila["id"],
         "estado": fila["estado"],
         "fecha": fila["fecha"].date().isoformat(),
         "entregado_en": fila["entregado_en"].date().isoformat() if fila["entregado_en"] else None,
         "dias_desde_entrega": fila["dias_desde_entrega"],
-        "importe": texto_dinero(fila["importe"]),
-        "reembolsado": texto_dinero(fila["reembolsado"]),
-        "reembolsable": texto_dinero(reembolsable),
+        "importe": dinero.texto(fila["importe"]),
+        "reembolsado": dinero.texto(fila["reembolsado"]),
+        "reembolsable": dinero.texto(reembolsable),
         "lineas": [
             {
                 "linea": linea["linea"],
@@ -128,83 +104,12 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
                 "nombre": linea["nombre"],
                 "categoria": linea["categoria"],
                 "unidades": linea["unidades"],
-                "precio_unitario": texto_dinero(linea["precio_unitario"]),
-                "importe": texto_dinero(linea["importe"]),
+                "precio_unitario": dinero.texto(linea["precio_unitario"]),
+                "importe": dinero.texto(linea["importe"]),
             }
             for linea in lineas
         ],
     }
-
-
-# --- consultar_politica ----------------------------------------------------------------
-
-# Los mismos valores que los DEFAULT de politicas_tienda (sql/002_politica.sql).
-POLITICA_POR_DEFECTO = {
-    "limite_reembolso": Decimal("60.00"),
-    "devoluciones_max_30d": 2,
-    "ventana_devoluciones_dias": 30,
-    "dias_desde_entrega": 30,
-    "diferencia_max_sustitucion": Decimal("0.00"),
-    "horas_caducidad": 72,
-}
-
-SELECT_POLITICA_SQL = """
-SELECT t.nombre,
-       COALESCE(pt.limite_reembolso, %(limite_reembolso)s) AS limite_reembolso,
-       COALESCE(pt.devoluciones_max_30d, %(devoluciones_max_30d)s) AS devoluciones_max_30d,
-       COALESCE(pt.ventana_devoluciones_dias, %(ventana_devoluciones_dias)s)
-           AS ventana_devoluciones_dias,
-       COALESCE(pt.dias_desde_entrega, %(dias_desde_entrega)s) AS dias_desde_entrega,
-       COALESCE(pt.diferencia_max_sustitucion, %(diferencia_max_sustitucion)s)
-           AS diferencia_max_sustitucion,
-       COALESCE(pt.horas_caducidad, %(horas_caducidad)s) AS horas_caducidad
-FROM tiendas t
-LEFT JOIN politicas_tienda pt ON pt.tienda = t.id
-WHERE t.id = %(tienda)s
-"""
-
-
-def texto_politica(nombre_tienda: str, reglas: dict[str, Any]) -> str:
-    diferencia = Decimal(reglas["diferencia_max_sustitucion"])
-    if diferencia > 0:
-        regla_cambio = (
-            f"si el nuevo cuesta más de {formato_eur(diferencia)} por encima del original, "
-            "el cambio necesita la aprobación de un encargado"
-        )
-    else:
-        regla_cambio = "si el nuevo es más caro que el original, el cambio necesita la aprobación de un encargado"
-    return "\n".join(
-        [
-            f"Política de devoluciones y cambios de la tienda {nombre_tienda}:",
-            "- Reembolsos: se devuelve al medio de pago original y nunca más de lo pagado por "
-            "el pedido menos lo ya reembolsado. Un reembolso de hasta "
-            f"{formato_eur(Decimal(reglas['limite_reembolso']))} se hace al momento; si es "
-            "mayor, necesita la aprobación de un encargado de la tienda.",
-            f"- Plazo: si han pasado más de {reglas['dias_desde_entrega']} días desde la entrega, "
-            "la devolución necesita la aprobación de un encargado.",
-            f"- Devoluciones frecuentes: si el cliente ya tiene {reglas['devoluciones_max_30d']} "
-            f"devoluciones o más en los últimos {reglas['ventana_devoluciones_dias']} días, una "
-            "nueva necesita la aprobación de un encargado.",
-            "- Cambios: un producto del pedido se puede cambiar por otro de la misma categoría "
-            f"con stock en la tienda; {regla_cambio}.",
-            "- Aprobaciones: una operación que espera a un encargado caduca a las "
-            f"{reglas['horas_caducidad']} horas. Si mientras tanto cambian el stock o el precio, "
-            "hay que volver a proponerla.",
-        ]
-    )
-
-
-def consultar_politica(pool: ConnectionPool, *, contexto: ContextoCliente) -> str:
-    """La política de la tienda del cliente en texto llano (valores por defecto si no hay fila)."""
-    with pool.connection() as conexion:
-        fila = conexion.execute(
-            SELECT_POLITICA_SQL, {**POLITICA_POR_DEFECTO, "tienda": contexto.tienda}
-        ).fetchone()
-    if fila is None:
-        nombre, reglas = contexto.tienda, POLITICA_POR_DEFECTO
-    else:
-        nombre, reglas = fila["nombre"], fila
-    return texto_politica(nombre, reglas)
 
 
 # --- stock_alternativas ----------------------------------------------------------------
@@ -237,13 +142,13 @@ def stock_alternativas(pool: ConnectionPool, *, contexto: ContextoCliente, sku: 
         "sku": producto["sku"],
         "nombre": producto["nombre"],
         "categoria": producto["categoria"],
-        "pvp": texto_dinero(producto["pvp"]),
+        "pvp": dinero.texto(producto["pvp"]),
         "alternativas": [
             {
                 "sku": fila["sku"],
                 "nombre": fila["nombre"],
-                "pvp": texto_dinero(fila["pvp"]),
-                "diferencia": texto_dinero(fila["diferencia"]),
+                "pvp": dinero.texto(fila["pvp"]),
+                "diferencia": dinero.texto(fila["diferencia"]),
                 "unidades": fila["unidades"],
             }
             for fila in filas

@@ -150,9 +150,14 @@ class Registro:
     def decisiones_permitidas(self) -> dict[str, list[str]]:
         return {h.nombre: list(h.decisiones) for h in self if h.con_firma}
 
-    def reglas(self) -> dict[str, str]:
-        """``nombre -> regla`` de las herramientas con firma (lo que la política evalúa)."""
-        return {h.nombre: h.regla for h in self if h.regla}
+    def reglas(self) -> dict[str, str | None]:
+        """``nombre -> regla`` de cada herramienta: lo que recibe ``PoliticaAprobacion``.
+
+        ``None`` = sin decisiones: la política nunca pide firma para ella (ni consulta la
+        base). Una herramienta que no esté aquí, o cuya regla no exista en
+        ``politicas/``, pide firma siempre (falla cerrada).
+        """
+        return {h.nombre: (h.regla if h.con_firma else None) for h in self}
 
     def reintentables(self) -> list[str]:
         return [h.nombre for h in self if h.reintento_seguro]

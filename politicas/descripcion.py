@@ -1,9 +1,11 @@
 """El texto que lee el encargado en la petición de firma (``InterruptOnConfig.description``).
 
-``DescripcionEncargado(pool=...)`` es el callable ``(tool_call, state, runtime) -> str``
-del middleware. Unas líneas en español con lo que el encargado necesita para decidir:
-cliente, pedido y fechas, líneas afectadas (o productos original y nuevo con precios),
-importe, motivo del cliente y los motivos de la política.
+``DescripcionEncargado(pool=..., politica=...)`` es el callable
+``(tool_call, state, runtime) -> str`` del middleware. Unas líneas en español con lo que
+el encargado necesita para decidir: cliente, pedido y fechas, líneas afectadas (o
+productos original y nuevo con precios), importe, motivo del cliente y los motivos de la
+política. Qué se redacta depende de la regla de la herramienta (``politica.regla_de``),
+no de su nombre; el dinero, con ``agente.nucleo.dinero.eur``.
 
 Los motivos salen del veredicto guardado de ese ``tool_call_id``: en ``after_model`` el
 ``when`` corre antes que la descripción, así que ya está guardado y coincide con lo que
@@ -13,19 +15,23 @@ vuelve a generar al reanudar, como el ``when``: necesita también el contexto de
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
 
+from agente.nucleo import dinero
 from agente.nucleo.contexto import contexto_de
-from politicas.aprobacion import PoliticaAprobacion, Veredicto, hilo_de, importe_de
+from agente.nucleo.fechas import ZONA_TIENDAS
+from politicas.aprobacion import PoliticaAprobacion, hilo_de
+from politicas.veredicto import Veredicto
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-ZONA_TIENDAS = "Europe/Madrid"
+__all__ = ["DescripcionEncargado"]
+
 _MAX_TEXTO_CLIENTE = 300
 
 SELECT_DATOS_DESCRIPCION_SQL = """
@@ -53,12 +59,6 @@ LEFT JOIN pedidos p ON p.id = %(pedido)s::text AND p.cliente_id = %(cliente_id)s
 _ESTADOS = {"pendiente": "pendiente de envío", "enviado": "enviado, sin entregar", "cancelado": "cancelado"}
 
 
-def eur(valor: Decimal | str) -> str:
-    """Dinero en formato español: ``Decimal("1234.5")`` -> ``"1.234,50 EUR"``."""
-    texto = f"{Decimal(valor):,.2f}"
-    return texto.translate(str.maketrans(",.", ".,")) + " EUR"
-
-
 def _del_cliente(valor: Any) -> str:
     """Texto del cliente o del modelo, en una línea y acotado (no es un volcado de args)."""
     texto = " ".join(str(valor).split())
@@ -83,16 +83,32 @@ class DescripcionEncargado:
     """``InterruptOnConfig.description``: ``(tool_call, state, runtime) -> str``.
 
     ``runtime`` es el ``Runtime`` del grafo (sin ``config``): el thread_id sale de
-    ``runtime.execution_info`` o de ``get_config()``. Dos sentencias: el veredicto
-    guardado y los datos del pedido.
+    ``runtime.execution_info`` o de ``get_config()``. Una sentencia (los datos del
+    pedido): el veredicto ya lo recuerda ``politica``, que lo acaba de dar en el ``when``.
+    ``titulos``: ``herramienta -> título`` (``titulo_encargado`` del registro) para las
+    herramientas sin regla conocida.
 
     Raises:
         ContextoAusente: sin contexto del cliente (p. ej. reanudar sin ``context=``).
     """
 
-    def __init__(self, *, pool: ConnectionPool, politica: PoliticaAprobacion | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        pool: ConnectionPool,
+        politica: PoliticaAprobacion,
+        titulos: Mapping[str, str] | None = None,
+    ) -> None:
+        if not (hasattr(politica, "evaluar") and hasattr(politica, "regla_de")):
+            raise TypeError("politica debe ser la PoliticaAprobacion del when")
         self._pool = pool
-        self._politica = politica or PoliticaAprobacion(pool=pool)
+        self._politica = politica
+        self._titulos = dict(titulos or {})
+        self._redactores: Mapping[str, Callable[..., list[str]]] = {
+            "reembolso": self._reembolso,
+            "sustitucion": self._sustitucion,
+            "consulta": self._consulta,
+        }
 
     def __call__(self, tool_call: Mapping[str, Any], state: Any, runtime: Any) -> str:
         contexto = contexto_de(runtime)
@@ -114,17 +130,12 @@ class DescripcionEncargado:
                  "skus": skus},
             ).fetchone()
         cliente = f"{datos['cliente'] or contexto.nombre} (cliente {contexto.cliente_id})"
-        if herramienta == "reembolsar":
-            lineas = self._reembolso(args, datos, cliente)
-        elif herramienta == "sustituir":
-            lineas = self._sustitucion(args, datos, cliente)
-        elif herramienta == "consultar_encargado":
-            lineas = [
-                f"Consulta de {cliente} para el encargado:",
-                f"«{_del_cliente(args.get('pregunta', ''))}»",
-            ]
+        redactor = self._redactores.get(self._politica.regla_de(herramienta) or "")
+        if redactor is not None:
+            lineas = redactor(args, datos, cliente)
         else:
-            lineas = [f"Operación {herramienta} solicitada para {cliente}."]
+            titulo = self._titulos.get(herramienta) or "Operación"
+            lineas = [f"{titulo} ({herramienta}) solicitada para {cliente}."]
         lineas.append(self._motivos(veredicto))
         return "\n".join(lineas)
 
@@ -138,12 +149,12 @@ class DescripcionEncargado:
             entrega = f"entrega: {_ESTADOS.get(datos['estado'], datos['estado'])}"
         return (
             f"Pedido {datos['pedido']}: compra {datos['fecha']}, {entrega}; "
-            f"total {eur(datos['importe'])}."
+            f"total {dinero.eur(datos['importe'])}."
         )
 
     def _reembolso(self, args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str) -> list[str]:
-        importe = importe_de(args.get("importe"))
-        pedido = f"Reembolso de {eur(importe)}" if importe is not None else (
+        importe = dinero.importe_o_none(args.get("importe"))
+        pedido = f"Reembolso de {dinero.eur(importe)}" if importe is not None else (
             f"Reembolso de importe no válido («{_del_cliente(args.get('importe'))}»)"
         )
         texto = [f"{pedido} para {cliente}.", self._pedido(args, datos)]
@@ -154,7 +165,7 @@ class DescripcionEncargado:
             faltan = sorted(set(pedidas or ()) - {ln["linea"] for ln in todas})
             titulo = "Líneas a reembolsar" if pedidas is not None else "Líneas (todo el pedido)"
             detalle = "; ".join(
-                f"línea {ln['linea']}: {ln['unidades']} × {ln['nombre']} ({ln['sku']}), {eur(ln['importe'])}"
+                f"línea {ln['linea']}: {ln['unidades']} × {ln['nombre']} ({ln['sku']}), {dinero.eur(ln['importe'])}"
                 for ln in elegidas
             )
             if faltan:
@@ -178,18 +189,24 @@ class DescripcionEncargado:
             if datos_sku is None:
                 texto.append(f"{rotulo}: {_del_cliente(sku or '(sin indicar)')} (no existe en el catálogo).")
                 return None
-            texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), {eur(datos_sku['pvp'])}.")
-            return Decimal(datos_sku["pvp"])
+            texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), {dinero.eur(datos_sku['pvp'])}.")
+            return dinero.cuantizar(datos_sku["pvp"])
 
         original = producto("sku_original", "Original")
         nuevo = producto("sku_nuevo", "Nuevo")
         if original is not None and nuevo is not None:
-            diferencia = nuevo - original
-            signo = "+" if diferencia > 0 else ("−" if diferencia < 0 else "")
-            texto.append(f"Diferencia de precio: {signo}{eur(abs(diferencia))}.")
+            texto.append(f"Diferencia de precio: {dinero.eur(nuevo - original, signo=True)}.")
         if args.get("motivo"):
             texto.append(f"Motivo del cliente: «{_del_cliente(args['motivo'])}».")
         return texto
+
+    @staticmethod
+    def _consulta(args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str) -> list[str]:
+        del datos  # una consulta no va de un pedido
+        return [
+            f"Consulta de {cliente} para el encargado:",
+            f"«{_del_cliente(args.get('pregunta', ''))}»",
+        ]
 
     @staticmethod
     def _motivos(veredicto: Veredicto) -> str:

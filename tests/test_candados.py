@@ -16,7 +16,7 @@ import time
 import psycopg
 import pytest
 
-from agente.nucleo.errores import AprobacionPendiente, CandadoPerdido
+from agente.nucleo.errores import CandadoPerdido, HiloOcupado
 from agente.servicio.candados import ESPACIO_HILOS, NOMBRE_APLICACION, CandadosHilo
 
 from .conftest import RAIZ
@@ -87,7 +87,7 @@ def test_otro_proceso_con_el_hilo_hace_esperar_con_limite(candados, bd_url):
         with candados.hilo("h-ajeno", esperar=0) as obtenido:
             assert not obtenido
         inicio = time.monotonic()
-        with pytest.raises(AprobacionPendiente, match="ocupada"):
+        with pytest.raises(HiloOcupado, match="ocupada"):
             with candados.hilo("h-ajeno", esperar=0.5):
                 pass
         assert 0.45 <= time.monotonic() - inicio < 3

@@ -38,7 +38,6 @@ from herramientas.pasarela import PasarelaSimulada, pasarela_desde_ajustes
 from herramientas.pedidos import (
     RESPUESTA_ENCARGADO_EN_ESPERA,
     consultar_pedido,
-    consultar_politica,
     stock_alternativas,
 )
 from herramientas.reembolsos import completar_pendientes, reembolsar
@@ -134,7 +133,10 @@ def invocar(herramientas, nombre: str, args: dict, rt: ToolRuntime) -> ToolMessa
 
 @pytest.fixture
 def herramientas(pool):
-    return crear_herramientas(pool=pool, pasarela=pasarela_ok(pool))
+    # El texto de la política vive en politicas/: se inyecta como en agente.construir.
+    from politicas import PoliticaTienda
+
+    return crear_herramientas(pool=pool, pasarela=pasarela_ok(pool), politica=PoliticaTienda(pool=pool))
 
 
 # --- consultar_pedido / consultar_politica / stock_alternativas ------------------------
@@ -164,22 +166,6 @@ def test_lo_reembolsable_descuenta_los_reembolsos_ya_hechos(pool):
     reembolso(pool, importe=D("20.00"))
     datos = consultar_pedido(pool, contexto=ANA, pedido=PEDIDO_ANA)
     assert (datos["reembolsado"], datos["reembolsable"]) == ("20.00", "100.00")
-
-
-def test_la_politica_en_texto_sale_de_la_tienda_y_tiene_valores_por_defecto(pool):
-    texto = consultar_politica(pool, contexto=ANA)
-    assert "Talavera de la Reina" in texto
-    for trozo in ("60,00 EUR", "más de 30 días desde la entrega", "2 devoluciones o más",
-                  "misma categoría", "72 horas"):
-        assert trozo in texto
-    with pool.connection() as c:
-        c.execute("DELETE FROM politicas_tienda WHERE tienda = 'talavera'")
-    assert consultar_politica(pool, contexto=ANA) == texto  # la demo usa los DEFAULT del esquema
-    with pool.connection() as c:
-        c.execute("INSERT INTO politicas_tienda (tienda, limite_reembolso, diferencia_max_sustitucion)"
-                  " VALUES ('talavera', 100, 15)")
-    cambiado = consultar_politica(pool, contexto=ANA)
-    assert "100,00 EUR" in cambiado and "más de 15,00 EUR por encima" in cambiado
 
 
 def test_alternativas_de_la_misma_categoria_con_stock_en_la_tienda_por_diferencia(pool):

@@ -150,12 +150,13 @@ def test_error_transitorio_de_base_de_datos_se_reintenta_sin_pagar_dos_veces(bd_
 
     from agente.construir import construir_agente
     from agente.servicio import Servicio
+    from herramientas import REGISTRO
     from politicas import PoliticaAprobacion
 
     intermitente = PoolIntermitente(pool)
     agente = construir_agente(
         ModeloOffline(), PostgresSaver(pool), pool=intermitente, pasarela=PasarelaSimulada(pool=pool),
-        politica=PoliticaAprobacion(pool=pool), pausa_reintentos=0.01,
+        politica=PoliticaAprobacion(pool=pool, reglas=REGISTRO.reglas()), pausa_reintentos=0.01,
     )
     servicio = Servicio(pool=pool, agente=agente)
     _, respuesta = conversacion(

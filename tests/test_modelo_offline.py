@@ -6,10 +6,14 @@ y una pasada real por ``create_agent`` + revisión humana con herramientas falsa
 
 from __future__ import annotations
 
+import ast
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolErrorMiddleware
 from langchain_core.messages import (
@@ -23,8 +27,11 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from agente.modelo_offline import ModeloOffline, euros
+from agente.modelo_offline import ModeloOffline
+from agente.modelo_offline.lectura import normalizar
+from agente.modelo_offline.resultados import motivo_del_rechazo
 from agente.nucleo.errores import ErrorDominio, PedidoNoEncontrado
+from herramientas import REGISTRO
 
 AVISO = (
     "Aviso: un encargado modificó esta operación antes de ejecutarla; el resultado refleja lo "
@@ -487,11 +494,102 @@ def test_llm_type():
     assert ModeloOffline()._llm_type == "offline-reglas"
 
 
-def test_formato_de_importes():
-    assert euros("90") == "90,00 EUR"
-    assert euros(Decimal("1234.5")) == "1.234,50 EUR"
-    assert euros("-90.10") == "-90,10 EUR"
-    assert euros("129", signo=True) == "+129,00 EUR"
+def test_los_importes_de_la_respuesta_van_en_formato_espanol(modelo):
+    # Miles con punto, decimales con coma y signo: el formato de agente.nucleo.dinero.
+    resultado = {"sustitucion": "SU-000008", "pedido": "P-20260917-0041", "sku_original": "CAF-001",
+                 "sku_nuevo": "CAF-004", "nombre_nuevo": "Cafetera superautomática Barista",
+                 "diferencia": "1129.00", "repetido": False}
+    final = _con_resultado(
+        modelo, "quiero cambiar la cafetera del pedido P-20260917-0041 por la CAF-004",
+        json.dumps(resultado, ensure_ascii=False),
+    )
+    assert "Diferencia de precio: +1.129,00 EUR (a tu cargo)." in final.content
+
+
+# ------------------------------------------------------------------ señales estructuradas
+
+DEVOLVER_CAFETERA = "quiero devolver la cafetera del pedido P-20260917-0041 porque gotea"
+RECHAZO = {"decision": "reject"}
+
+
+def test_rechazo_se_reconoce_por_la_decision_aunque_langchain_cambie_su_texto(modelo):
+    final = _con_resultado(
+        modelo, DEVOLVER_CAFETERA, "The reviewer declined this call.", status="error", lc_data=RECHAZO
+    )
+    assert not final.tool_calls
+    assert "no ha aprobado el reembolso" in final.content
+    assert "Motivo: sin indicar motivo." in final.content
+    assert "RE-" not in final.content and "declined" not in final.content
+
+
+def test_error_se_reconoce_por_el_status_aunque_no_empiece_por_error(modelo):
+    final = _con_resultado(modelo, DEVOLVER_CAFETERA, "la pasarela de pagos no responde", status="error")
+    assert final.content == (
+        "Lo siento, no he podido tramitar el reembolso del pedido P-20260917-0041: "
+        "la pasarela de pagos no responde"
+    )
+
+
+def test_un_resultado_correcto_que_parece_un_rechazo_no_lo_es(modelo):
+    # Lo que decide es el status, no el texto: la respuesta de un encargado se transmite.
+    historial = [HumanMessage("¿tenéis la jarra de repuesto de la cafetera?")]
+    propuesta = modelo.invoke(historial)
+    texto = "User rejected the tool call for `consultar_encargado` with reason: broma del encargado"
+    historial += [propuesta, ToolMessage(texto, tool_call_id=propuesta.tool_calls[0]["id"])]
+    assert modelo.invoke(historial).content == f"El encargado responde: {texto}"
+
+
+def test_un_json_con_otro_importe_que_el_propuesto_es_una_edicion_aunque_no_haya_aviso(modelo):
+    resultado = {"reembolso": "RE-000126", "pedido": "P-20260917-0041", "importe": "90.00",
+                 "estado": "emitido", "repetido": False}
+    final = _con_resultado(modelo, DEVOLVER_CAFETERA, json.dumps(resultado))
+    assert final.content == (
+        "Un encargado ha revisado y ajustado la operación antes de tramitarla. He tramitado el "
+        "reembolso RE-000126 de 90,00 EUR del pedido P-20260917-0041 (la propuesta inicial era "
+        "de 120,00 EUR)."
+    )
+
+
+def test_el_artefacto_de_la_herramienta_manda_sobre_su_texto(modelo):
+    historial, propuesta = _hasta_operacion(modelo, DEVOLVER_CAFETERA)
+    [llamada] = propuesta.tool_calls
+    datos = {"reembolso": "RE-000127", "pedido": "P-20260917-0041", "importe": "120.00",
+             "estado": "emitido", "repetido": False}
+    historial.append(ToolMessage("Reembolso emitido.", artifact=datos, tool_call_id=llamada["id"]))
+    final = modelo.invoke(historial)
+    assert final.content == "He tramitado el reembolso RE-000127 de 120,00 EUR del pedido P-20260917-0041."
+
+
+@pytest.mark.parametrize(
+    ("texto", "motivo"),
+    [
+        ("User rejected the tool call for `reembolsar` with reason: Fuera de plazo.", "Fuera de plazo"),
+        ("User rejected the tool call for `reembolsar` with id call_1. The tool was not executed. "
+         "Do not retry this tool call unless the user explicitly requests it.", "sin indicar motivo"),
+        ("Fuera de plazo", None),
+    ],
+)
+def test_motivo_del_rechazo_lee_el_texto_fijo_de_langchain(texto, motivo):
+    assert motivo_del_rechazo(texto) == motivo
+
+
+@given(st.text())
+def test_normalizar_conserva_la_longitud_y_quita_mayusculas(texto):
+    normal = normalizar(texto)
+    assert len(normal) == len(texto)
+    assert normal == normal.lower()
+
+
+def test_el_modelo_offline_no_escribe_nombres_de_herramientas_a_mano():
+    # Los nombres salen de herramientas.registro: un literal aquí es una lista paralela.
+    carpeta = Path(__file__).resolve().parent.parent / "agente" / "modelo_offline"
+    literales = [
+        (ruta.name, nodo.lineno, nodo.value)
+        for ruta in sorted(carpeta.glob("*.py"))
+        for nodo in ast.walk(ast.parse(ruta.read_text(encoding="utf-8")))
+        if isinstance(nodo, ast.Constant) and nodo.value in REGISTRO.nombres
+    ]
+    assert literales == []
 
 
 # ------------------------------------------------------------------ con create_agent
@@ -543,8 +641,9 @@ def _herramientas_falsas(registro):
             consultar_politica]
 
 
-def _agente(registro):
+def _agente(registro, *, aviso=AVISO):
     decisiones = ["approve", "edit", "reject"]
+    aviso_edicion = {} if aviso is None else {"edit_notice": aviso}
     return create_agent(
         ModeloOffline(),
         tools=_herramientas_falsas(registro),
@@ -556,7 +655,7 @@ def _agente(registro):
                     "sustituir": {"allowed_decisions": decisiones},
                     "consultar_encargado": {"allowed_decisions": ["respond", "reject"]},
                 },
-                edit_notice=AVISO,
+                **aviso_edicion,
             ),
             ToolErrorMiddleware(
                 on_error=lambda exc, request: f"Error: {exc.mensaje}"
@@ -669,3 +768,40 @@ def test_agente_real_en_streaming_de_mensajes():
     assert len([t for t in trozos if t]) > 5
     estado = agente.get_state(config).values["messages"][-1].content
     assert texto == estado
+
+
+@pytest.mark.parametrize("aviso", [AVISO, "", None], ids=["aviso-propio", "sin-aviso", "aviso-de-langchain"])
+def test_agente_real_la_edicion_se_lee_del_json_sea_cual_sea_el_aviso(aviso):
+    registro = []
+    agente = _agente(registro, aviso=aviso)
+    config = {"configurable": {"thread_id": "editado-sin-aviso"}}
+    salida = agente.invoke({"messages": [HumanMessage(DEVOLVER_CAFETERA)]}, config, version="v2")
+    [peticion] = salida.interrupts[0].value["action_requests"]
+    editada = {**peticion["args"], "importe": "90.00"}
+    salida = agente.invoke(
+        Command(resume={"decisions": [
+            {"type": "edit", "edited_action": {"name": "reembolsar", "args": editada}}
+        ]}),
+        config, version="v2",
+    )
+    final = salida.value["messages"][-1].content
+    assert registro == [("reembolsar", "P-20260917-0041", Decimal("90.00"))]
+    assert final == (
+        "Un encargado ha revisado y ajustado la operación antes de tramitarla. He tramitado el "
+        "reembolso RE-000001 de 90,00 EUR del pedido P-20260917-0041 (la propuesta inicial era "
+        "de 120,00 EUR)."
+    )
+
+
+def test_agente_real_rechazo_sin_motivo():
+    registro = []
+    agente = _agente(registro)
+    config = {"configurable": {"thread_id": "rechazo-sin-motivo"}}
+    agente.invoke({"messages": [HumanMessage(DEVOLVER_CAFETERA)]}, config, version="v2")
+    salida = agente.invoke(Command(resume={"decisions": [{"type": "reject"}]}), config, version="v2")
+    final = salida.value["messages"][-1].content
+    assert registro == []
+    assert final == (
+        "El encargado no ha aprobado el reembolso del pedido P-20260917-0041. "
+        "Motivo: sin indicar motivo. No he tramitado ningún reembolso."
+    )

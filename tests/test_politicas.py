@@ -19,15 +19,16 @@ from langgraph.runtime import ExecutionInfo, Runtime
 from langgraph.types import Command
 from psycopg_pool import ConnectionPool
 
+from agente.nucleo import dinero
 from agente.nucleo.bd import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ContextoAusente
 from bench.politica import trazar_pool
+from herramientas import REGISTRO
 from politicas import (
-    UMBRALES_POR_DEFECTO,
+    DEFECTOS,
     DescripcionEncargado,
     PoliticaAprobacion,
-    importe_de,
     leer_veredicto,
     veredictos_de_hilo,
 )
@@ -61,9 +62,18 @@ def peticion(nombre: str, args: dict, contexto: Any, *, id: str = "call-1", hilo
     )
 
 
+def nueva_politica(pool) -> PoliticaAprobacion:
+    """La política como la ensambla agente.construir: reglas del registro."""
+    return PoliticaAprobacion(pool=pool, reglas=REGISTRO.reglas())
+
+
+def descripcion(pool, politica=None) -> DescripcionEncargado:
+    return DescripcionEncargado(pool=pool, politica=politica or nueva_politica(pool))
+
+
 @pytest.fixture
 def politica(pool):
-    return PoliticaAprobacion(pool=pool)
+    return nueva_politica(pool)
 
 
 def veredicto(politica, nombre, args, contexto, *, id="call-1", hilo="t1"):
@@ -226,7 +236,7 @@ def test_herramienta_con_firma_sin_regla_requiere_encargado(politica):
 )
 def test_herramientas_de_lectura_nunca_requieren_encargado_ni_tocan_la_base(bd_url, nombre, args):
     cerrado = ConnectionPool(bd_url, min_size=0, max_size=1, kwargs=KWARGS_CONEXION, open=False)
-    politica = PoliticaAprobacion(pool=cerrado)  # un pool cerrado falla si se usa
+    politica = nueva_politica(cerrado)  # un pool cerrado falla si se usa
     assert politica.necesita_encargado(peticion(nombre, args, ANA)) is False
     assert politica.necesita_encargado(peticion(nombre, args, None)) is False
 
@@ -262,12 +272,19 @@ def test_tienda_sin_fila_de_politica_usa_los_valores_por_defecto(pool, politica)
 
 
 def test_valores_por_defecto_coinciden_con_el_esquema(pool):
+    # Cada columna de politicas_tienda (salvo la clave) tiene su DEFAULT en DEFECTOS.
     with pool.connection() as c, c.transaction():
         c.execute("INSERT INTO tiendas (id, nombre) VALUES ('prueba', 'Prueba')")
         fila = c.execute(
             "INSERT INTO politicas_tienda (tienda) VALUES ('prueba') RETURNING *"
         ).fetchone()
-    assert {k: fila[k] for k in UMBRALES_POR_DEFECTO} == dict(UMBRALES_POR_DEFECTO)
+        sin_default = c.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = 'politicas_tienda' AND column_default IS NULL"
+        ).fetchall()
+    del fila["tienda"]
+    assert fila == dict(DEFECTOS)
+    assert [f["column_name"] for f in sin_default] == ["tienda"]
 
 
 # --- veredicto estable -----------------------------------------------------------------
@@ -383,11 +400,11 @@ def test_importe_no_valido_requiere_encargado(politica, importe):
     assert v.motivos == ("importe no válido",)
 
 
-def test_importe_de_acepta_los_formatos_del_esquema_decimal():
-    assert importe_de("120.00") == Decimal("120.00")
-    assert importe_de(120) == Decimal("120")
-    assert importe_de(24.9) == Decimal("24.9")
-    assert importe_de(Decimal("0.01")) == Decimal("0.01")
+def test_el_importe_se_lee_con_los_formatos_del_esquema_decimal():
+    assert dinero.importe_o_none("120.00") == Decimal("120.00")
+    assert dinero.importe_o_none(120) == Decimal("120")
+    assert dinero.importe_o_none(24.9) == Decimal("24.9")
+    assert dinero.importe_o_none(Decimal("0.01")) == Decimal("0.01")
 
 
 def test_sin_contexto_del_cliente_lanza_contexto_ausente_y_no_guarda_nada(pool, politica):
@@ -414,7 +431,7 @@ def test_sin_thread_id_lanza_contexto_ausente(politica):
 
 
 def test_error_de_base_de_datos_se_propaga(pool):
-    politica = PoliticaAprobacion(pool=pool)
+    politica = nueva_politica(pool)
     pool.close()
     with pytest.raises(psycopg.OperationalError):
         politica.necesita_encargado(peticion("reembolsar", REEMBOLSO_120, ANA))
@@ -446,8 +463,8 @@ def pool_trazable(bd_url):
     p.close()
 
 
-def test_un_veredicto_nuevo_es_una_sentencia_y_un_viaje(pool_trazable):
-    politica = PoliticaAprobacion(pool=pool_trazable)
+def test_un_veredicto_nuevo_son_dos_sentencias_y_dos_viajes(pool_trazable):
+    politica = nueva_politica(pool_trazable)
     casos = [
         ("reembolsar", REEMBOLSO_120, ANA),
         ("sustituir", _sustitucion("CAF-004"), ANA),
@@ -456,25 +473,26 @@ def test_un_veredicto_nuevo_es_una_sentencia_y_un_viaje(pool_trazable):
     with trazar_pool(pool_trazable) as primera:
         for i, (nombre, args, ctx) in enumerate(casos):
             politica.necesita_encargado(peticion(nombre, args, ctx, id=f"prepara-{i}"))
-    # La primera vez cada sentencia se prepara (prepare_threshold=0): un viaje más.
-    assert primera.sentencias == len(casos)
+    # Hechos + INSERT. La primera vez cada sentencia se prepara (prepare_threshold=0):
+    # un viaje más.
+    assert primera.sentencias == 2 * len(casos)
     for i, (nombre, args, ctx) in enumerate(casos):
         with trazar_pool(pool_trazable) as traza:
             assert politica.necesita_encargado(peticion(nombre, args, ctx, id=f"nueva-{i}")) is True
-        assert (traza.sentencias, traza.viajes) == (1, 1), (nombre, traza.mensajes)
+        assert (traza.sentencias, traza.viajes) == (2, 2), (nombre, traza.mensajes)
 
 
 def test_un_veredicto_guardado_es_una_sentencia_y_un_viaje(pool_trazable):
     req = peticion("reembolsar", REEMBOLSO_120, ANA, id="guardada")
-    PoliticaAprobacion(pool=pool_trazable).necesita_encargado(req)
-    otro_proceso = PoliticaAprobacion(pool=pool_trazable)  # reanuda en otro proceso
+    nueva_politica(pool_trazable).necesita_encargado(req)
+    otro_proceso = nueva_politica(pool_trazable)  # reanuda en otro proceso
     with trazar_pool(pool_trazable) as traza:
         assert otro_proceso.necesita_encargado(req) is True
     assert (traza.sentencias, traza.viajes) == (1, 1), traza.mensajes
 
 
 def test_el_mismo_proceso_recuerda_el_veredicto_sin_volver_a_la_base(pool_trazable, pool):
-    politica = PoliticaAprobacion(pool=pool_trazable)
+    politica = nueva_politica(pool_trazable)
     req = peticion("reembolsar", REEMBOLSO_120, ANA, id="recordada")
     assert politica.necesita_encargado(req) is True
     with pool.connection() as c:  # aunque cambien los datos, el veredicto es estable
@@ -485,7 +503,7 @@ def test_el_mismo_proceso_recuerda_el_veredicto_sin_volver_a_la_base(pool_trazab
 
 
 def test_herramienta_de_lectura_no_envia_nada(pool_trazable):
-    politica = PoliticaAprobacion(pool=pool_trazable)
+    politica = nueva_politica(pool_trazable)
     with trazar_pool(pool_trazable) as traza:
         politica.necesita_encargado(peticion("consultar_pedido", {"pedido": "P-20260917-0041"}, ANA))
     assert traza.mensajes == []
@@ -530,7 +548,7 @@ def runtime_grafo(contexto, hilo="t1"):
 def test_descripcion_de_reembolso_para_el_encargado(pool, politica):
     llamada = {"name": "reembolsar", "args": REEMBOLSO_120, "id": "call-d", "type": "tool_call"}
     politica.necesita_encargado(peticion("reembolsar", REEMBOLSO_120, ANA, id="call-d"))
-    texto = DescripcionEncargado(pool=pool)(llamada, {"messages": []}, runtime_grafo(ANA))
+    texto = descripcion(pool)(llamada, {"messages": []}, runtime_grafo(ANA))
     assert "Ana García López" in texto
     assert "P-20260917-0041" in texto
     assert "Reembolso de 120,00 EUR" in texto
@@ -546,7 +564,7 @@ def test_descripcion_usa_el_veredicto_guardado(pool, politica):
     llamada = {"name": "reembolsar", "args": REEMBOLSO_120, "id": "call-d", "type": "tool_call"}
     politica.necesita_encargado(peticion("reembolsar", REEMBOLSO_120, ANA, id="call-d"))
     ejecutar_sql(pool, "UPDATE politicas_tienda SET limite_reembolso = 500 WHERE tienda = 'talavera'")
-    texto = DescripcionEncargado(pool=pool)(llamada, {"messages": []}, runtime_grafo(ANA))
+    texto = descripcion(pool)(llamada, {"messages": []}, runtime_grafo(ANA))
     assert MOTIVO_120 in texto
 
 
@@ -555,7 +573,7 @@ def test_descripcion_de_reembolso_de_lineas_concretas(pool):
     fer = ContextoCliente(cliente_id="C-0006", tienda="talavera", nombre="Fernando")
     args = {"pedido": "P-20260911-0022", "importe": "24.00", "motivo": "Color", "lineas": [2]}
     llamada = {"name": "reembolsar", "args": args, "id": "call-l", "type": "tool_call"}
-    texto = DescripcionEncargado(pool=pool)(llamada, {}, runtime_grafo(fer))
+    texto = descripcion(pool)(llamada, {}, runtime_grafo(fer))
     assert "Líneas a reembolsar: línea 2: 2 × Cojín decorativo (TEX-005), 24,00 EUR." in texto
     assert "Sartén" not in texto
     assert "Fernando Torres Vidal" in texto  # el nombre de la base, no el del contexto
@@ -563,7 +581,7 @@ def test_descripcion_de_reembolso_de_lineas_concretas(pool):
 
 def test_descripcion_de_sustitucion_con_productos_y_precios(pool):
     llamada = {"name": "sustituir", "args": _sustitucion("CAF-004"), "id": "call-s", "type": "tool_call"}
-    texto = DescripcionEncargado(pool=pool)(llamada, {}, runtime_grafo(ANA))
+    texto = descripcion(pool)(llamada, {}, runtime_grafo(ANA))
     assert "Original: Cafetera de goteo Aroma 10 tazas (CAF-001), 120,00 EUR." in texto
     assert "Nuevo: Cafetera superautomática Barista (CAF-004), 249,00 EUR." in texto
     assert "Diferencia de precio: +129,00 EUR." in texto
@@ -573,7 +591,7 @@ def test_descripcion_de_sustitucion_con_productos_y_precios(pool):
 def test_descripcion_de_pedido_ajeno_no_muestra_sus_datos(pool):
     args = {"pedido": "P-20260920-0102", "importe": "24.90", "motivo": "x"}
     llamada = {"name": "reembolsar", "args": args, "id": "call-a", "type": "tool_call"}
-    texto = DescripcionEncargado(pool=pool)(llamada, {}, runtime_grafo(ANA))
+    texto = descripcion(pool)(llamada, {}, runtime_grafo(ANA))
     assert "no encontrado para este cliente" in texto
     assert "Sartén" not in texto and "Bruno" not in texto
 
@@ -581,7 +599,7 @@ def test_descripcion_de_pedido_ajeno_no_muestra_sus_datos(pool):
 def test_descripcion_de_consulta_al_encargado(pool):
     llamada = {"name": "consultar_encargado", "args": {"pregunta": "¿Hay\nenvío gratis?"},
                "id": "call-q", "type": "tool_call"}
-    texto = DescripcionEncargado(pool=pool)(llamada, {}, runtime_grafo(ANA))
+    texto = descripcion(pool)(llamada, {}, runtime_grafo(ANA))
     assert "Consulta de Ana García López" in texto
     assert "«¿Hay envío gratis?»" in texto
     assert "consulta dirigida al encargado" in texto
@@ -590,7 +608,7 @@ def test_descripcion_de_consulta_al_encargado(pool):
 def test_descripcion_sin_contexto_lanza_contexto_ausente(pool):
     llamada = {"name": "reembolsar", "args": REEMBOLSO_120, "id": "call-x", "type": "tool_call"}
     with pytest.raises(ContextoAusente):
-        DescripcionEncargado(pool=pool)(llamada, {}, runtime_grafo(None))
+        descripcion(pool)(llamada, {}, runtime_grafo(None))
 
 
 # --- con el middleware de verdad -----------------------------------------------------------
@@ -614,11 +632,11 @@ def _agente(pool, respuestas, ejecutadas):
         ejecutadas.append(("consultar_pedido", pedido))
         return "{}"
 
-    politica = PoliticaAprobacion(pool=pool)
+    politica = nueva_politica(pool)
     config = InterruptOnConfig(
         allowed_decisions=["approve", "edit", "reject"],
         when=politica.necesita_encargado,
-        description=DescripcionEncargado(pool=pool, politica=politica),
+        description=descripcion(pool, politica),
     )
     return create_agent(
         model=ModeloGuionado(responses=respuestas),

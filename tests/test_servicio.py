@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -205,8 +206,8 @@ def test_conciliador_reencola_hilo_pausado_sin_fila_y_borra_fila_obsoleta(servic
     otro, _ = conversacion(servicio, "C-0004", "¿Dónde está mi pedido P-20260925-0150?")
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
         c.execute(
-            """INSERT INTO aprobaciones_pendientes (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto)
-               VALUES (%s, 'madrid-centro', 'C-0004', 'viejo', '{"action_requests": []}', '{}')""",
+            """INSERT INTO aprobaciones_pendientes (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, caduca)
+               VALUES (%s, 'madrid-centro', 'C-0004', 'viejo', '{"action_requests": []}', '{}', now() + interval '1 day')""",
             (otro,),
         )
     assert servicio.reconciliar() == [{"thread_id": otro, "accion": "fila_obsoleta_borrada"}]
@@ -217,7 +218,7 @@ def test_conciliador_reencola_hilo_pausado_sin_fila_y_borra_fila_obsoleta(servic
 def test_aprobacion_caducada_se_rechaza_y_se_informa(servicio, pasarela, bd_url):
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        c.execute("UPDATE aprobaciones_pendientes SET creada = now() - interval '73 hours'")
+        c.execute("UPDATE aprobaciones_pendientes SET creada = creada - interval '73 hours', caduca = caduca - interval '73 hours'")
     assert servicio.caducar() == [hilo]
     assert pasarela.llamadas == []
     decision = consultar(bd_url, "SELECT encargado_id, decisiones FROM decisiones_encargado")[0]
@@ -294,11 +295,13 @@ def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        c.execute("UPDATE aprobaciones_pendientes SET creada = now() - interval '80 hours'")
+        c.execute("UPDATE aprobaciones_pendientes SET creada = creada - interval '80 hours', caduca = caduca - interval '80 hours'")
     otro_servidor = psycopg.connect(bd_url, autocommit=True)
     otro_servidor.execute("SELECT pg_advisory_lock(%s)", (CANDADO_TAREAS,))
     assert una_pasada(servicio) is None  # el otro tiene el turno: no se toca nada
     assert servicio.aprobacion(hilo)["estado"] == "pendiente"
+    # Soltar antes de cerrar: al cerrar, el servidor tarda un instante en liberar el candado.
+    otro_servidor.execute("SELECT pg_advisory_unlock(%s)", (CANDADO_TAREAS,))
     otro_servidor.close()
     informe = una_pasada(servicio)
     assert informe["caducadas"] == [hilo]
@@ -350,3 +353,157 @@ def test_saver_sin_candado_exige_un_pool(bd_url):
 
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c, pytest.raises(TypeError):
         SaverDePool(c)
+
+
+# -- hilo ocupado, importes editados, caducidad por defecto, cierre de una decisión -----------
+
+
+@pytest.fixture
+def servicio_impaciente(bd_url, pasarela):
+    """El servicio, pero esperando poco al candado del hilo (para provocar HiloOcupado)."""
+    from agente.servicio.fabrica import crear_servicio
+
+    from .fabricas import ajustes_prueba
+
+    s = crear_servicio(ajustes_prueba(bd_url), url=bd_url, pasarela=pasarela,
+                       pausa_reintentos=0.01, espera_candado=0.3)
+    yield s
+    s.cerrar()
+
+
+@contextmanager
+def _candado_retenido(bd_url, hilo):
+    """Otro proceso retiene el candado del hilo; al salir lo suelta (antes de cerrar)."""
+    with psycopg.connect(bd_url, autocommit=True) as retenedor:
+        retenedor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
+        try:
+            yield
+        finally:
+            retenedor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
+
+
+def test_turno_con_el_hilo_ocupado_da_hilo_ocupado_y_no_guarda_el_mensaje(servicio_impaciente, bd_url):
+    from agente.nucleo.errores import HiloOcupado
+
+    servicio = servicio_impaciente
+    ctx = servicio.contexto_de_cliente("C-0004")
+    hilo = servicio.iniciar_conversacion(ctx)
+    with _candado_retenido(bd_url, hilo), pytest.raises(HiloOcupado, match="ocupada") as error:
+        servicio.conversar(hilo, "¿Dónde está mi pedido P-20260925-0150?", ctx)
+    assert not isinstance(error.value, AprobacionPendiente)
+    assert error.value.estado_http == 409
+    assert error.value.datos["reintentar_en"] >= 1
+    assert uno(bd_url, "SELECT count(*) FROM mensajes_conversacion") == 0
+    # Suelto el candado, el mismo mensaje pasa.
+    assert servicio.conversar(hilo, "¿Dónde está mi pedido P-20260925-0150?", ctx).estado == "respondida"
+
+
+def test_decision_con_el_hilo_ocupado_queda_registrada_y_la_aplica_el_conciliador(
+    servicio_impaciente, pasarela, bd_url
+):
+    from agente.nucleo.errores import HiloOcupado
+
+    servicio = servicio_impaciente
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    with _candado_retenido(bd_url, hilo):
+        with pytest.raises(HiloOcupado, match="registrada") as error:
+            servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+        assert error.value.datos["registrada"] is True
+        assert servicio.reconciliar() == []  # el hilo sigue ocupado: no se toca
+    assert pasarela.llamadas == []
+    assert servicio.reconciliar() == [{"thread_id": hilo, "accion": "decision_aplicada"}]
+    _comprobar_una_sola_vez(servicio, bd_url, hilo)
+
+
+@pytest.mark.parametrize("importe", ["10.009", "90.001", 10.009, "1e400", "NaN", "noventa"])
+def test_edicion_con_importe_no_valido_da_422_sin_redondear_y_sigue_pendiente(
+    servicio, pasarela, bd_url, importe
+):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    antes = servicio.aprobacion(hilo)
+    edicion = {"type": "edit", "edited_action": {
+        "name": "reembolsar", "args": {"pedido": PEDIDO_GRANDE, "importe": importe}}}
+    with pytest.raises(DecisionNoValida) as error:
+        servicio.decidir(hilo, "enc-talavera", [edicion])
+    assert error.value.estado_http == 422
+    assert "10,01" not in error.value.mensaje and "90,00" not in error.value.mensaje
+    despues = servicio.aprobacion(hilo)
+    assert (despues["estado"], despues["interrupt_id"]) == ("pendiente", antes["interrupt_id"])
+    assert uno(bd_url, "SELECT count(*) FROM decisiones_encargado") == 0
+    assert pasarela.llamadas == []
+
+
+def test_edicion_de_un_campo_no_editable_se_rechaza(servicio, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    args = dict(servicio.aprobacion(hilo)["peticion"]["action_requests"][0]["args"])
+    edicion = {"type": "edit", "edited_action": {
+        "name": "reembolsar", "args": {**args, "motivo": "otro motivo"}}}
+    with pytest.raises(DecisionNoValida, match="solo se puede editar importe .se cambió motivo"):
+        servicio.decidir(hilo, "enc-talavera", [edicion])
+    assert servicio.aprobacion(hilo)["estado"] == "pendiente"
+
+
+def test_edicion_por_encima_de_lo_que_queda_por_reembolsar_se_rechaza(servicio, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:  # otro reembolso de 50 del mismo pedido
+        c.execute(
+            """INSERT INTO reembolsos (clave_idempotencia, thread_id, tool_call_id, pedido_id,
+                                       cliente_id, tienda, importe, estado)
+               VALUES ('manual:2', 'manual', '2', %(p)s, 'C-0001', 'talavera', 50, 'emitido')""",
+            {"p": PEDIDO_GRANDE},
+        )
+    edicion = {"type": "edit", "edited_action": {
+        "name": "reembolsar", "args": {"pedido": PEDIDO_GRANDE, "importe": "90"}}}
+    with pytest.raises(DecisionNoValida, match=r"supera lo que queda por reembolsar \(70,00 EUR\)"):
+        servicio.decidir(hilo, "enc-talavera", [edicion])
+    edicion["edited_action"]["args"]["importe"] = "70"
+    assert "70,00 EUR" in servicio.decidir(hilo, "enc-talavera", [edicion]).mensaje_cliente
+
+
+def test_sin_fila_de_politica_el_plazo_se_fija_con_las_horas_por_defecto(servicio, bd_url):
+    from politicas import DEFECTOS
+
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("DELETE FROM politicas_tienda WHERE tienda = 'talavera'")
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    horas = uno(bd_url, "SELECT extract(epoch FROM caduca - creada) / 3600 FROM aprobaciones_pendientes")
+    assert round(horas) == DEFECTOS["horas_caducidad"]
+
+
+def test_la_caducidad_decide_las_vencidas_por_su_plazo_y_deja_las_demas(servicio, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET caduca = now() + interval '1 minute'")
+    assert servicio.caducar() == []
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET caduca = now() - interval '1 second'")
+    assert servicio.caducar() == [hilo]
+    assert "caducada sin revisión" in _mensajes_agente(bd_url, hilo)[-1]
+
+
+def test_una_aprobacion_vencida_no_se_puede_aprobar_aunque_no_haya_pasado_la_caducidad(servicio, pasarela, bd_url):
+    from agente.nucleo.errores import PlazoVencido
+
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET caduca = now() - interval '1 hour'")
+    with pytest.raises(PlazoVencido, match="caducó el .* ya no se puede decidir"):
+        servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+    # Nada cambió: sigue en la cola, sin decisión registrada ni dinero movido.
+    assert uno(bd_url, "SELECT estado FROM aprobaciones_pendientes") == "pendiente"
+    assert uno(bd_url, "SELECT count(*) FROM decisiones_encargado") == 0
+    assert pasarela.llamadas == []
+    assert servicio.caducar() == [hilo]
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 0
+    assert uno(bd_url, "SELECT encargado_id FROM decisiones_encargado") == "sistema"
+
+
+def test_decision_ejecutada_pero_sin_cerrar_la_cierra_el_conciliador(servicio, bd_url):
+    hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
+    servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:  # caída justo antes de marcarla aplicada
+        c.execute("UPDATE decisiones_encargado SET aplicada = NULL, resultado = NULL")
+    assert servicio.reconciliar() == [{"thread_id": hilo, "accion": "decision_cerrada"}]
+    assert uno(bd_url, "SELECT resultado FROM decisiones_encargado") == "respondida"
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 1
+    assert servicio.reconciliar() == []

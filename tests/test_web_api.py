@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import jwt
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
@@ -296,6 +297,7 @@ def test_bandeja_muestra_solo_su_tienda_la_mas_antigua_primero(http, tok):
     assert accion["args"]["pedido"] == "P-20260917-0041"
     assert accion["args"]["importe"] == "120.00"
     assert accion["decisiones_permitidas"] == ["approve", "edit", "reject"]
+    assert (accion["titulo"], accion["campos_editables"]) == ("Reembolso", ["importe"])  # del registro
     assert any("60,00" in m for m in accion["motivos"])
     assert "P-20260917-0041" in accion["descripcion"]
 
@@ -351,6 +353,64 @@ def test_decision_no_valida_da_422_y_no_cambia_nada(http, tok):
         assert r.json()["detalle"]
     assert http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()["estado"] == "pendiente"
     assert sql(http.app.state.ajustes.database_url, "SELECT count(*) AS n FROM reembolsos")[0]["n"] == 0
+
+
+def test_edicion_a_10_009_da_422_y_la_aprobacion_sigue_pendiente(http, tok):
+    hilo = _pausa(http, tok)
+    edicion = {"decisiones": [{"type": "edit", "edited_action": {
+        "name": "reembolsar", "args": {"pedido": "P-20260917-0041", "importe": "10.009"}}}]}
+    r = http.post(f"/api/aprobaciones/{hilo}/decision", json=edicion, headers=cab(tok("enc-talavera")))
+    assert r.status_code == 422, r.text
+    assert "más de dos decimales" in r.json()["detalle"]
+    assert http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()["estado"] == "pendiente"
+    url = http.app.state.ajustes.database_url
+    assert sql(url, "SELECT count(*) AS n FROM reembolsos")[0]["n"] == 0
+    assert sql(url, "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] == 0
+
+
+def test_decidir_pasado_el_plazo_da_409_y_la_aprobacion_sigue_pendiente(http, tok):
+    hilo = _pausa(http, tok)
+    url = http.app.state.ajustes.database_url
+    pendiente = http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()
+    assert datetime.fromisoformat(pendiente["caduca"]) > datetime.now(UTC) + timedelta(hours=71)
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("UPDATE aprobaciones_pendientes SET caduca = now() - interval '1 minute'")
+    r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": [{"type": "approve"}]},
+                  headers=cab(tok("enc-talavera")))
+    assert r.status_code == 409, r.text
+    assert "caducó el" in r.json()["detalle"] and "(hora de Madrid)" in r.json()["detalle"]
+    assert http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()["estado"] == "pendiente"
+    assert sql(url, "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] == 0
+    assert sql(url, "SELECT count(*) AS n FROM pasarela_movimientos")[0]["n"] == 0
+
+
+def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pendiente(bd_url):
+    from agente.servicio.candados import ESPACIO_HILOS
+    from agente.servicio.fabrica import crear_servicio
+
+    ajustes = ajustes_web(bd_url)
+    servicio = crear_servicio(ajustes, url=bd_url, espera_candado=0.3)
+    try:
+        with TestClient(crear_app(ajustes, servicio=servicio), raise_server_exceptions=False) as http:
+            tok = lambda s: token(ajustes, s)  # noqa: E731
+            hilo = _conversacion(http, tok, "C-0004")
+            with psycopg.connect(bd_url, autocommit=True) as retenedor:
+                retenedor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
+                r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA},
+                              headers=cab(tok("C-0004")))
+                directo = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA},
+                                    headers=cab(tok("C-0004"), Accept="text/event-stream"))
+                retenedor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
+            assert r.status_code == 409, r.text
+            assert "ocupada" in r.json()["detalle"] and "pendiente" not in r.json()["detalle"]
+            assert int(r.headers["Retry-After"]) >= 1
+            assert directo.status_code == 409 and "Retry-After" in directo.headers
+            assert http.get(f"/api/conversaciones/{hilo}", headers=cab(tok("C-0004"))).json()["mensajes"] == []
+            ok = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA},
+                           headers=cab(tok("C-0004")))
+            assert ok.status_code == 200, ok.text
+    finally:
+        servicio.cerrar()
 
 
 def test_dos_decisiones_a_la_vez_una_gana_y_la_otra_recibe_409(bd_url):

@@ -3,9 +3,9 @@
 Todo importe es un ``Decimal`` de céntimos que cabe en ``numeric(12,2)``. Contrato:
 
 - ``importe(valor)`` lee lo que escriben un modelo, un encargado o un cliente de la API
-  (``Decimal``, ``int``, ``float`` o texto con punto decimal, ``"120.00"``) y **nunca
-  redondea**: más de dos decimales, no finito, cero, negativo o fuera de
-  ``numeric(12,2)`` es ``ImporteNoValido`` (422). Trampa: ``Decimal("10.009")
+  (``Decimal``, ``int``, ``float`` o texto con punto decimal y cifras ASCII, ``"120.00"``;
+  no ``"120,00"`` ni ``"1_000"``) y **nunca redondea**: más de dos decimales, no finito,
+  cero, negativo o fuera de ``numeric(12,2)`` es ``ImporteNoValido`` (422). Trampa: ``Decimal("10.009")
   .quantize(...)`` daría 10,01 sin avisar; por eso aquí no hay ``quantize`` de entrada.
 - ``importe_o_none`` es lo mismo sin excepción (la política cierra hacia el lado seguro).
 - ``diferencia(valor)`` lee un importe con signo (diferencias de precio): admite cero y
@@ -16,6 +16,7 @@ Todo importe es un ``Decimal`` de céntimos que cabe en ``numeric(12,2)``. Contr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -38,6 +39,9 @@ __all__ = [
 CENTIMO = Decimal("0.01")
 CERO = Decimal("0.00")
 MAXIMO = Decimal("9999999999.99")  # el mayor valor de numeric(12,2)
+# Un número escrito «normal»: cifras ASCII, punto decimal, signo y exponente opcionales.
+# Decimal() aceptaría además "1_000" y cifras de otras escrituras ("١٢"): aquí no.
+_NUMERO = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 
 
 def _leer(valor: Any) -> Decimal:
@@ -49,6 +53,8 @@ def _leer(valor: Any) -> Decimal:
     else:
         # float por su repr más corta: 10.009 -> "10.009" (y se rechaza), nunca 10.0089999...
         crudo = repr(valor) if isinstance(valor, float) else str(valor).strip()
+        if not _NUMERO.fullmatch(crudo):
+            raise ImporteNoValido(f"el importe «{valor}» no es un número válido")
         try:
             numero = Decimal(crudo)
         except (InvalidOperation, ValueError):
@@ -59,7 +65,7 @@ def _leer(valor: Any) -> Decimal:
         raise ImporteNoValido(f"el importe {valor} tiene más de dos decimales")
     if abs(numero) > MAXIMO:
         raise ImporteNoValido(f"el importe {valor} es demasiado grande")
-    return numero.quantize(CENTIMO)
+    return cuantizar(numero)
 
 
 def _decimales(numero: Decimal) -> int:
@@ -89,8 +95,12 @@ def diferencia(valor: Any) -> Decimal:
 
 
 def cuantizar(valor: Decimal | int | str) -> Decimal:
-    """Un valor que ya es dinero (de la base o de una suma) con sus dos decimales."""
-    return Decimal(valor).quantize(CENTIMO)
+    """Un valor que ya es dinero (de la base o de una suma) con sus dos decimales.
+
+    El cero negativo (``-0.00``, p. ej. de ``-Decimal("0")``) sale como ``0.00``.
+    """
+    numero = Decimal(valor).quantize(CENTIMO)
+    return numero if numero else CERO
 
 
 def sumar(valores: Iterable[Decimal]) -> Decimal:

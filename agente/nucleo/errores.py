@@ -13,7 +13,9 @@
     ├── HiloNoEncontrado              (404)
     ├── NadaPendiente                 no hay aprobación pendiente en el hilo (404)
     ├── YaDecidida                    otra decisión llegó antes (409)
+    ├── PlazoVencido                  la aprobación pasó su plazo: ya no se decide (409)
     ├── AprobacionPendiente           el hilo espera a un encargado (409)
+    ├── HiloOcupado                   otra ejecución tiene el hilo ahora mismo (409, Retry-After)
     ├── DecisionNoValida              (422)
     ├── NoAutorizado                  sin credencial válida (401)
     ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
@@ -94,8 +96,35 @@ class YaDecidida(ErrorDominio):
     estado_http = 409
 
 
+class PlazoVencido(ErrorDominio):
+    estado_http = 409
+
+
 class AprobacionPendiente(ErrorDominio):
     estado_http = 409
+
+
+class HiloOcupado(ErrorDominio):
+    """Otra ejecución del agente tiene el candado del hilo y no lo soltó a tiempo.
+
+    No es una aprobación pendiente: basta con reintentar en ``reintentar_en`` segundos
+    (la web lo manda en ``Retry-After``). ``registrada=True`` si una decisión del
+    encargado ya quedó registrada antes: la aplicará quien suelte el hilo o el conciliador.
+    """
+
+    estado_http = 409
+
+    def __init__(
+        self,
+        mensaje: str = "la conversación está ocupada con otra operación; inténtalo en unos segundos",
+        *,
+        thread_id: str,
+        reintentar_en: int = 5,
+        registrada: bool = False,
+    ) -> None:
+        super().__init__(
+            mensaje, thread_id=thread_id, reintentar_en=reintentar_en, registrada=registrada
+        )
 
 
 class DecisionNoValida(ErrorDominio):

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import psycopg
 
+from agente.servicio.resultados import InformeAuditoria
+
+__all__ = ["efectos_sin_firma", "informe", "tiempos_de_decision"]
+
 SELECT_EFECTOS_SIN_FIRMA_SQL = """
 WITH efectos AS (
     SELECT 'reembolso' AS tipo, numero, thread_id, tool_call_id, tienda, importe,
@@ -55,3 +59,10 @@ def efectos_sin_firma(conexion: psycopg.Connection) -> list[dict]:
 
 def tiempos_de_decision(conexion: psycopg.Connection) -> list[dict]:
     return conexion.execute(SELECT_TIEMPOS_DECISION_SQL).fetchall()
+
+
+def informe(conexion: psycopg.Connection) -> InformeAuditoria:
+    """Efectos sin la firma requerida (debería ser vacío) y tiempos de decisión por tienda."""
+    return InformeAuditoria(
+        sin_firma=efectos_sin_firma(conexion), tiempos=tiempos_de_decision(conexion)
+    )

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from agente.nucleo.errores import AprobacionPendiente, CandadoPerdido
+from agente.nucleo.errores import CandadoPerdido, HiloOcupado
 
 __all__ = ["ESPACIO_HILOS", "CandadosHilo", "Tenencia"]
 
@@ -101,14 +101,11 @@ class CandadosHilo:
     @contextmanager
     def hilo(self, thread_id: str, *, esperar: float) -> Iterator[bool]:
         """Retiene el candado del hilo. Con ``esperar=0`` cede ``False`` si otro lo tiene;
-        si no, tras ``esperar`` segundos lanza :class:`AprobacionPendiente` (409)."""
+        si no, tras ``esperar`` segundos lanza :class:`HiloOcupado` (409 con ``Retry-After``)."""
         tenencia = self.tomar(thread_id, esperar=esperar)
         if tenencia is None:
             if esperar > 0:
-                raise AprobacionPendiente(
-                    "la conversación está ocupada con otra operación; inténtalo en unos segundos",
-                    thread_id=thread_id,
-                )
+                raise HiloOcupado(thread_id=thread_id, reintentar_en=max(1, min(30, round(esperar))))
             yield False
             return
         try:

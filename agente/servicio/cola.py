@@ -7,26 +7,34 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from politicas import DEFECTOS
+
+__all__ = ["aprobacion", "aprobacion_detallada", "bandeja", "desencolar", "encolar"]
+
 # Una sola sentencia (atómica) al pausar: qué tool_call_id necesitaban firma (del veredicto
-# guardado, para la auditoría), la fila de la cola, el aviso al cliente y el estado.
+# guardado, para la auditoría), la fila de la cola, el aviso al cliente y el estado. Una
+# llamada con firma sin veredicto guardado cuenta como firmada (falla cerrada).
 ENCOLAR_SQL = """
 WITH acciones AS (
     SELECT coalesce(jsonb_agg(t.id ORDER BY t.n), '[]'::jsonb) AS ids
-    FROM unnest(%(ids)s::text[], %(nombres)s::text[]) WITH ORDINALITY AS t(id, nombre, n)
+    FROM unnest(%(ids)s::text[]) WITH ORDINALITY AS t(id, n)
     LEFT JOIN evaluaciones_politica e
            ON e.thread_id = %(thread_id)s AND e.tool_call_id = t.id
-    WHERE coalesce(e.requiere_encargado, t.nombre = 'consultar_encargado')
+    WHERE e.requiere_encargado IS NOT FALSE
 ), encolada AS (
     INSERT INTO aprobaciones_pendientes
-        (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id)
+        (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id, caduca)
     SELECT %(thread_id)s, %(tienda)s, %(cliente_id)s, %(interrupt_id)s,
            jsonb_set(%(peticion)s::jsonb, '{tool_call_ids}', acciones.ids), %(contexto)s,
-           %(trace_id)s
+           %(trace_id)s,
+           now() + make_interval(hours => coalesce(
+               (SELECT p.horas_caducidad FROM politicas_tienda p WHERE p.tienda = %(tienda)s),
+               %(horas_caducidad)s))
     FROM acciones
     ON CONFLICT (thread_id) DO UPDATE
     SET interrupt_id = EXCLUDED.interrupt_id, peticion = EXCLUDED.peticion,
         contexto = EXCLUDED.contexto, trace_id = EXCLUDED.trace_id,
-        estado = 'pendiente', asignada_a = NULL, creada = now()
+        estado = 'pendiente', asignada_a = NULL, creada = now(), caduca = EXCLUDED.caduca
     RETURNING peticion
 ), mensaje AS (
     INSERT INTO mensajes_conversacion (thread_id, rol, texto)
@@ -38,8 +46,10 @@ WITH acciones AS (
 SELECT peticion FROM encolada
 """
 SELECT_APROBACION_SQL = "SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s"
+# ``vencida`` con el reloj de la base, el mismo que fijó ``caduca`` al encolar.
 SELECT_APROBACION_PARA_DECIDIR_SQL = """
-SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s FOR UPDATE
+SELECT *, caduca <= now() AS vencida FROM aprobaciones_pendientes
+WHERE thread_id = %(thread_id)s FOR UPDATE
 """
 MARCAR_DECIDIENDO_SQL = """
 UPDATE aprobaciones_pendientes SET estado = 'decidiendo', asignada_a = %(encargado)s
@@ -80,13 +90,6 @@ ORDER BY a.creada, a.thread_id
 SELECT_BANDEJA_SQL = _BANDEJA_SQL.format(filtro="WHERE tienda = %(tienda)s")
 SELECT_BANDEJA_TODAS_SQL = _BANDEJA_SQL.format(filtro="")
 SELECT_APROBACION_DETALLE_SQL = _BANDEJA_SQL.format(filtro="WHERE thread_id = %(thread_id)s")
-SELECT_CADUCADAS_SQL = """
-SELECT a.thread_id FROM aprobaciones_pendientes a
-LEFT JOIN politicas_tienda p ON p.tienda = a.tienda
-WHERE a.estado = 'pendiente'
-  AND a.creada < now() - make_interval(hours => coalesce(p.horas_caducidad, 72))
-ORDER BY a.creada
-"""
 
 
 def encolar(
@@ -102,7 +105,10 @@ def encolar(
     llamadas: list[dict[str, Any]],
     texto: str | None = None,
 ) -> dict[str, Any]:
-    """Encola la pausa; ``llamadas`` son las tool_calls del último AIMessage. Devuelve la petición."""
+    """Encola la pausa; ``llamadas`` son las tool_calls con firma del último AIMessage.
+
+    Devuelve la petición guardada, con ``tool_call_ids`` en el orden de ``action_requests``.
+    """
     return conexion.execute(
         ENCOLAR_SQL,
         {
@@ -114,8 +120,8 @@ def encolar(
             "contexto": Jsonb(contexto),
             "trace_id": trace_id,
             "ids": [t["id"] for t in llamadas],
-            "nombres": [t["name"] for t in llamadas],
             "texto": texto,
+            "horas_caducidad": DEFECTOS["horas_caducidad"],
         },
     ).fetchone()["peticion"]
 
@@ -139,7 +145,3 @@ def bandeja(conexion: psycopg.Connection, tienda: str | None, limite: int = 50) 
 
 def desencolar(conexion: psycopg.Connection, thread_id: str) -> None:
     conexion.execute(BORRAR_APROBACION_SQL, {"thread_id": thread_id})
-
-
-def caducadas(conexion: psycopg.Connection) -> list[str]:
-    return [f["thread_id"] for f in conexion.execute(SELECT_CADUCADAS_SQL)]

@@ -10,6 +10,8 @@ from agente.servicio import Servicio
 from agente.servicio.candados import CandadosHilo
 from agente.servicio.limite import LimiteEjecuciones
 
+__all__ = ["crear_servicio"]
+
 
 def crear_servicio(
     ajustes: Ajustes,
@@ -19,6 +21,7 @@ def crear_servicio(
     pasarela=None,
     trazador=None,
     pausa_reintentos: float = 0.2,
+    espera_candado: float = 30.0,
 ) -> Servicio:
     from agente.construir import construir_agente
     from agente.modelos import crear_modelo
@@ -45,6 +48,7 @@ def crear_servicio(
         pool=pool,
         agente=agente,
         trazador=trazador if trazador is not None else Trazador.desde_ajustes(ajustes),
+        espera_candado=espera_candado,
         candados=candados,
         limite=LimiteEjecuciones(maximo=ajustes.ejecuciones_max, espera=ajustes.espera_ejecucion),
     )

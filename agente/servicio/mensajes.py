@@ -6,6 +6,8 @@ from typing import Any
 
 import psycopg
 
+__all__ = ["CANAL_NOTIFY", "anotar_mensaje", "avisar", "cerrar_turno", "mensajes_de"]
+
 CANAL_NOTIFY = "mensajes_hilo"
 
 INSERT_MENSAJE_SQL = """

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from agente.servicio import Servicio
 
+__all__ = ["CANDADO_TAREAS", "arrancar", "una_pasada"]
+
 logger = logging.getLogger(__name__)
 
 CANDADO_TAREAS = 7_310_003
@@ -35,10 +37,17 @@ def una_pasada(servicio: Servicio, extra: Callable[[], object] | None = None) ->
 
 
 def arrancar(
-    servicio: Servicio, *, cada: float, extra: Callable[[], object] | None = None
+    servicio: Servicio, *, cada: float, retencion_dias: int = 0
 ) -> tuple[threading.Thread, threading.Event]:
-    """Hilo en segundo plano que hace una pasada cada ``cada`` segundos hasta ``parar.set()``."""
+    """Hilo en segundo plano que hace una pasada cada ``cada`` segundos hasta ``parar.set()``.
+
+    Con ``retencion_dias`` > 0, cada pasada borra además los checkpoints de las
+    conversaciones sin actividad desde hace más de esos días (``agente.retencion``).
+    """
+    if cada <= 0:
+        raise ValueError("cada debe ser mayor que cero")
     parar = threading.Event()
+    extra = (lambda: servicio.limpiar_checkpoints(retencion_dias)) if retencion_dias > 0 else None
 
     def bucle() -> None:
         while not parar.wait(cada):

@@ -1,9 +1,24 @@
-"""Textos que la aplicación (no el modelo) escribe al cliente."""
+"""Textos que la aplicación (no el modelo) escribe al cliente.
+
+Lo que se dice de cada operación pendiente («el reembolso de 120,00 EUR del pedido
+P-...») lo da su herramienta en el registro (``Herramienta.texto_espera``): una
+herramienta nueva trae su propio texto, aquí no se añade nada.
+"""
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from collections.abc import Mapping
 from typing import Any
+
+from herramientas import Registro
+
+__all__ = [
+    "DISCULPA",
+    "MOTIVO_CADUCIDAD",
+    "RESPUESTA_CADUCIDAD",
+    "mensaje_espera",
+    "mensaje_retenido",
+]
 
 MOTIVO_CADUCIDAD = "caducada sin revisión"
 RESPUESTA_CADUCIDAD = (
@@ -15,36 +30,21 @@ DISCULPA = (
     "No se ha hecho ningún cargo. Una persona de la tienda revisará tu conversación "
     "y te responderá por este mismo canal."
 )
+_SIN_TEXTO = "tu solicitud"
 
 
-def euros(valor: Any) -> str:
-    try:
-        importe = Decimal(str(valor)).quantize(Decimal("0.01"))
-    except (InvalidOperation, ValueError):
-        return f"{valor} EUR"
-    texto = f"{importe:,.2f}".replace(",", "X").replace(".", ",").replace("X", ".")
-    return f"{texto} EUR"
+def _accion(accion: Mapping[str, Any], registro: Registro) -> str:
+    herramienta = registro.get(accion.get("name"))
+    if herramienta is None:
+        return _SIN_TEXTO
+    return herramienta.texto_espera(accion.get("args") or {})
 
 
-def _accion(accion: dict[str, Any]) -> str:
-    args = accion.get("args") or {}
-    nombre = accion.get("name")
-    if nombre == "reembolsar":
-        return f"el reembolso de {euros(args.get('importe'))} del pedido {args.get('pedido')}"
-    if nombre == "sustituir":
-        return (
-            f"el cambio de {args.get('sku_original')} por {args.get('sku_nuevo')} "
-            f"del pedido {args.get('pedido')}"
-        )
-    if nombre == "consultar_encargado":
-        return "tu consulta"
-    return "tu solicitud"
-
-
-def mensaje_espera(peticion: dict[str, Any]) -> str:
-    acciones = [_accion(a) for a in peticion.get("action_requests", [])]
+def mensaje_espera(peticion: Mapping[str, Any], registro: Registro) -> str:
+    """El aviso al cliente cuando el agente se pausa a la espera de un encargado."""
+    acciones = [_accion(a, registro) for a in peticion.get("action_requests", [])]
     if not acciones:
-        lista = "tu solicitud"
+        lista = _SIN_TEXTO
     elif len(acciones) == 1:
         lista = acciones[0]
     else:

@@ -1,19 +1,36 @@
 """Valida las decisiones del encargado antes de reanudar: LangChain no lo hace.
 
-En modo por lotes el middleware no comprueba los argumentos editados contra el
-esquema de la herramienta y admite que una edición cambie de herramienta (cuya regla
-de aprobación nunca se evaluaría). Aquí se exige: tantas decisiones como acciones;
-cada tipo permitido para su herramienta; la edición conserva herramienta y pedido y su
-importe es > 0, <= lo pedido y <= lo que queda por reembolsar; un rechazo lleva motivo;
-``respond`` solo para ``consultar_encargado``.
+En modo por lotes el middleware no comprueba los argumentos editados contra el esquema
+de la herramienta y admite que una edición cambie de herramienta, cuya regla de
+aprobación nunca se evaluaría (VERIFIED-FACTS 5 y 18). Aquí se exige, leyendo el
+registro de herramientas (nada depende del nombre de una herramienta):
+
+- tantas decisiones como acciones, y cada tipo permitido a la vez por la pausa
+  (``review_configs``) y por la herramienta en el registro (``respond`` solo donde
+  ambos lo admiten: finge un resultado sin ejecutar nada);
+- un rechazo lleva motivo y una respuesta lleva texto;
+- una edición conserva la herramienta y solo cambia sus ``campos_editables``. Un importe
+  editado se lee con ``dinero.importe`` (``10.009`` es un 422, nunca se redondea), no
+  supera lo propuesto y, si la operación es de un pedido, tampoco lo que queda por
+  reembolsar de él. Un campo editable que no sea un importe se rechaza (falla cerrada)
+  hasta que aquí se sepa validarlo.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
-from agente.nucleo.errores import DecisionNoValida
+import psycopg
+
+from agente.nucleo import dinero
+from agente.nucleo.errores import DecisionNoValida, ImporteNoValido
+from herramientas import Herramienta, Registro
+
+__all__ = ["CAMPOS_IMPORTE", "decisiones_permitidas", "validar_decisiones"]
+
+CAMPOS_IMPORTE = frozenset({"importe"})  # campos editables que son dinero
 
 SELECT_REEMBOLSABLE_SQL = """
 SELECT p.importe - coalesce((SELECT sum(r.importe) FROM reembolsos r WHERE r.pedido_id = p.id), 0)
@@ -22,22 +39,19 @@ FROM pedidos p WHERE p.id = %(pedido)s
 """
 
 
-def _importe(valor: Any, que: str) -> Decimal:
-    try:
-        importe = Decimal(str(valor)).quantize(Decimal("0.01"))
-    except (InvalidOperation, ValueError, TypeError):
-        raise DecisionNoValida(f"{que}: el importe «{valor}» no es un número válido") from None
-    if not importe.is_finite():
-        raise DecisionNoValida(f"{que}: el importe «{valor}» no es un número válido")
-    return importe
-
-
-def _euros(importe: Decimal) -> str:
-    return f"{importe:,.2f}".replace(",", "X").replace(".", ",").replace("X", ".") + " EUR"
+def decisiones_permitidas(config: Mapping[str, Any], herramienta: Herramienta | None) -> list[str]:
+    """Las decisiones que admiten a la vez la pausa (``review_config``) y el registro."""
+    if herramienta is None:
+        return []
+    return [t for t in config.get("allowed_decisions", []) if t in herramienta.decisiones]
 
 
 def validar_decisiones(
-    peticion: dict[str, Any], decisiones: Any, *, conexion=None
+    peticion: Mapping[str, Any],
+    decisiones: Any,
+    *,
+    registro: Registro,
+    conexion: psycopg.Connection | None = None,
 ) -> list[dict[str, Any]]:
     """Devuelve las decisiones normalizadas o lanza ``DecisionNoValida`` (en español)."""
     acciones = peticion.get("action_requests") or []
@@ -51,60 +65,86 @@ def validar_decisiones(
         )
     normalizadas = []
     for n, (accion, config, decision) in enumerate(zip(acciones, configs, decisiones, strict=True), 1):
-        nombre = accion["name"]
-        que = f"operación {n} ({nombre})"
+        que = f"operación {n} ({accion.get('name')})"
+        herramienta = registro.get(accion.get("name"))
+        permitidas = decisiones_permitidas(config, herramienta)
         tipo = decision.get("type")
-        permitidas = config.get("allowed_decisions", [])
         if tipo not in permitidas:
             raise DecisionNoValida(
-                f"{que}: la decisión «{tipo}» no está permitida (permitidas: {', '.join(permitidas)})"
+                f"{que}: la decisión «{tipo}» no está permitida "
+                f"(permitidas: {', '.join(permitidas) or 'ninguna'})"
             )
         if tipo == "approve":
             normalizadas.append({"type": "approve"})
-        elif tipo == "reject":
-            motivo = decision.get("message")
-            if not isinstance(motivo, str) or not motivo.strip():
-                raise DecisionNoValida(f"{que}: un rechazo necesita un motivo para el cliente")
-            normalizadas.append({"type": "reject", "message": motivo.strip()})
-        elif tipo == "respond":
-            texto = decision.get("message")
-            if nombre != "consultar_encargado":
-                raise DecisionNoValida(f"{que}: solo se puede responder a una consulta al encargado")
-            if not isinstance(texto, str) or not texto.strip():
-                raise DecisionNoValida(f"{que}: la respuesta no puede estar vacía")
-            normalizadas.append({"type": "respond", "message": texto.strip()})
-        elif tipo == "edit":
-            normalizadas.append(_validar_edicion(que, accion, decision, conexion))
+        elif tipo in ("reject", "respond"):
+            normalizadas.append({"type": tipo, "message": _texto(que, tipo, decision.get("message"))})
+        else:
+            normalizadas.append(
+                _validar_edicion(que, accion, decision, herramienta.campos_editables, conexion)
+            )
     return normalizadas
 
 
-def _validar_edicion(que: str, accion: dict, decision: dict, conexion) -> dict[str, Any]:
+def _texto(que: str, tipo: str, texto: Any) -> str:
+    if not isinstance(texto, str) or not texto.strip():
+        if tipo == "reject":
+            raise DecisionNoValida(f"{que}: un rechazo necesita un motivo para el cliente")
+        raise DecisionNoValida(f"{que}: la respuesta no puede estar vacía")
+    return texto.strip()
+
+
+def _validar_edicion(
+    que: str,
+    accion: Mapping[str, Any],
+    decision: Mapping[str, Any],
+    editables: tuple[str, ...],
+    conexion: psycopg.Connection | None,
+) -> dict[str, Any]:
     editada = decision.get("edited_action")
     if not isinstance(editada, dict) or not isinstance(editada.get("args"), dict):
         raise DecisionNoValida(f"{que}: una edición necesita edited_action con name y args")
     if editada.get("name") != accion["name"]:
         raise DecisionNoValida(f"{que}: una edición no puede cambiar la herramienta")
-    original = accion.get("args") or {}
+    original = dict(accion.get("args") or {})
     args = {**original, **editada["args"]}
-    if args.get("pedido") != original.get("pedido"):
-        raise DecisionNoValida(f"{que}: una edición no puede cambiar el pedido")
-    cambiados = {k for k in args if k not in ("importe",) and args.get(k) != original.get(k)}
+    cambiados = sorted(k for k in args if k not in editables and args[k] != original.get(k))
     if cambiados:
-        raise DecisionNoValida(f"{que}: solo se puede editar el importe (se cambió {', '.join(sorted(cambiados))})")
-    importe = _importe(args.get("importe"), que)
-    pedido_importe = _importe(original.get("importe"), que)
-    if importe <= 0:
-        raise DecisionNoValida(f"{que}: el importe debe ser mayor que cero")
-    if importe > pedido_importe:
         raise DecisionNoValida(
-            f"{que}: el importe {_euros(importe)} supera lo que pidió el cliente ({_euros(pedido_importe)})"
+            f"{que}: solo se puede editar {', '.join(editables) or 'nada'} "
+            f"(se cambió {', '.join(cambiados)})"
         )
-    if conexion is not None:
-        fila = conexion.execute(SELECT_REEMBOLSABLE_SQL, {"pedido": original.get("pedido")}).fetchone()
+    for campo in editables:
+        if campo not in CAMPOS_IMPORTE:
+            raise DecisionNoValida(f"{que}: el campo «{campo}» no se puede validar al editar")
+        if campo in editada["args"]:
+            args[campo] = dinero.texto(_importe_editado(que, original, args, campo, conexion))
+    return {"type": "edit", "edited_action": {"name": accion["name"], "args": args}}
+
+
+def _importe_editado(
+    que: str,
+    original: Mapping[str, Any],
+    args: Mapping[str, Any],
+    campo: str,
+    conexion: psycopg.Connection | None,
+) -> Decimal:
+    try:
+        importe = dinero.importe(args.get(campo))
+    except ImporteNoValido as exc:
+        raise DecisionNoValida(f"{que}: {exc.mensaje}") from None
+    propuesto = dinero.importe_o_none(original.get(campo))
+    if propuesto is None:
+        raise DecisionNoValida(f"{que}: la propuesta no tiene un {campo} válido que editar")
+    if importe > propuesto:
+        raise DecisionNoValida(
+            f"{que}: el importe {dinero.eur(importe)} supera lo que pidió el cliente "
+            f"({dinero.eur(propuesto)})"
+        )
+    if conexion is not None and original.get("pedido"):
+        fila = conexion.execute(SELECT_REEMBOLSABLE_SQL, {"pedido": original["pedido"]}).fetchone()
         if fila is not None and importe > fila["reembolsable"]:
             raise DecisionNoValida(
-                f"{que}: el importe {_euros(importe)} supera lo que queda por reembolsar "
-                f"({_euros(fila['reembolsable'])})"
+                f"{que}: el importe {dinero.eur(importe)} supera lo que queda por reembolsar "
+                f"({dinero.eur(fila['reembolsable'])})"
             )
-    args["importe"] = str(importe)
-    return {"type": "edit", "edited_action": {"name": accion["name"], "args": args}}
+    return importe

@@ -11,7 +11,7 @@ import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import errores_http, esquemas, metricas, rutas_cliente, rutas_demo, rutas_encargado
+from agente.web.dependencias import AjustesWeb, ServicioWeb
 from agente.web.directo import HilosDelAgente
 from agente.web.eventos import Oyente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
@@ -97,22 +98,16 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             app.state.servicio = servicio
         limite = app.state.servicio.limite  # el límite es del servicio; aquí, hilos para llegar a él
         app.state.limitador = HilosDelAgente(maximo=limite.maximo, espera=limite.espera)
-        app.state.oyente = Oyente(app.state.servicio.pool.conninfo)
+        app.state.oyente = Oyente(app.state.servicio)
         app.state.oyente.iniciar()
         parar_tareas = None
         if propio and ajustes.intervalo_tareas > 0:
             # Caducidad y conciliación en cada servidor; un candado global evita el trabajo doble.
             from agente.servicio import periodicas
 
-            extra = None
-            if ajustes.retencion_dias > 0:
-                from agente.retencion import limpiar
-
-                def extra():
-                    return limpiar(app.state.servicio.pool, dias=ajustes.retencion_dias)
-
             _, parar_tareas = periodicas.arrancar(
-                app.state.servicio, cada=ajustes.intervalo_tareas, extra=extra
+                app.state.servicio, cada=ajustes.intervalo_tareas,
+                retencion_dias=ajustes.retencion_dias,
             )
         try:
             yield
@@ -156,8 +151,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
         return pagina("encargado.html")
 
     @app.get("/demo", include_in_schema=False)
-    def demo(request: Request):
-        if not request.app.state.ajustes.demo:
+    def demo(ajustes_app: AjustesWeb):
+        if not ajustes_app.demo:
             raise HiloNoEncontrado("no encontrado")
         return pagina("demo.html")
 
@@ -167,21 +162,17 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
 
     @app.get("/healthz", summary="Salud", response_model=esquemas.Salud, tags=["operación"],
              responses={503: {"model": esquemas.Error}})
-    def salud(request: Request):
+    def salud(servicio: ServicioWeb):
         """La base de datos responde."""
-        try:
-            with request.app.state.servicio.pool.connection(timeout=3) as conexion:
-                conexion.execute("SELECT 1")
-        except Exception as exc:  # PoolTimeout u OperationalError: da igual cuál
-            logger.warning("healthz: %s", exc)
+        if not servicio.base_responde(espera=3):
             return JSONResponse({"detalle": "la base de datos no responde"}, status_code=503)
         return {"estado": "ok"}
 
     @app.get("/metrics", summary="Métricas Prometheus", tags=["operación"], response_class=Response,
              responses={200: {"content": {"text/plain": {}}}})
-    def metrics(request: Request):
+    def metrics(servicio: ServicioWeb):
         """Métricas Prometheus (ver ``agente.web.metricas``)."""
-        return Response(metricas.exponer(request.app.state.servicio.pool), media_type=metricas.TIPO_CONTENIDO)
+        return Response(metricas.exponer(servicio), media_type=metricas.TIPO_CONTENIDO)
 
     return app
 

@@ -13,17 +13,29 @@ Solo cabecera ``Authorization: Bearer`` (sin cookies: no hay CSRF). La única ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import jwt
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Query
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import NoAutorizado, Prohibido
+from agente.servicio import Encargado, Servicio
+from agente.web.dependencias import AjustesWeb, ServicioWeb
+
+__all__ = [
+    "ROL_CLIENTE",
+    "ROL_ENCARGADO",
+    "ClienteActual",
+    "ClienteDeEventos",
+    "Encargado",
+    "EncargadoActual",
+    "emitir_token",
+    "leer_token",
+]
 
 ALGORITMO = "HS256"
 ROL_CLIENTE = "cliente"
@@ -32,13 +44,6 @@ _CAMPO_ID = {ROL_CLIENTE: "cliente_id", ROL_ENCARGADO: "encargado_id"}
 
 _portador = HTTPBearer(auto_error=False, description="Token de cliente o de encargado.")
 Credencial = Annotated[HTTPAuthorizationCredentials | None, Depends(_portador)]
-
-
-@dataclass(frozen=True)
-class Encargado:
-    encargado_id: str
-    tienda: str
-    nombre: str
 
 
 def emitir_token(
@@ -80,42 +85,37 @@ def leer_token(ajustes: Ajustes, token: str | None, rol: str) -> dict[str, Any]:
     return datos
 
 
-def _ajustes(request: Request) -> Ajustes:
-    return request.app.state.ajustes
-
-
-def _contexto(request: Request, token: str | None) -> ContextoCliente:
-    datos = leer_token(_ajustes(request), token, ROL_CLIENTE)
-    ctx = request.app.state.servicio.contexto_de_cliente(datos["cliente_id"], canal="web")
+def _contexto(ajustes: Ajustes, servicio: Servicio, token: str | None) -> ContextoCliente:
+    datos = leer_token(ajustes, token, ROL_CLIENTE)
+    ctx = servicio.contexto_de_cliente(datos["cliente_id"], canal="web")
     if ctx.tienda != datos["tienda"]:
         raise Prohibido("el token no corresponde a la tienda de este cliente")
     return ctx
 
 
 def cliente_actual(
-    request: Request,
-    credencial: Credencial,
+    ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial
 ) -> ContextoCliente:
-    return _contexto(request, credencial.credentials if credencial else None)
+    return _contexto(ajustes, servicio, credencial.credentials if credencial else None)
 
 
 def cliente_de_eventos(
-    request: Request,
+    ajustes: AjustesWeb,
+    servicio: ServicioWeb,
     credencial: Credencial,
     token: Annotated[str | None, Query(description="Token del cliente (EventSource no envía cabeceras).")] = None,
 ) -> ContextoCliente:
-    return _contexto(request, credencial.credentials if credencial else token)
+    return _contexto(ajustes, servicio, credencial.credentials if credencial else token)
 
 
 def encargado_actual(
-    request: Request,
-    credencial: Credencial,
+    ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial
 ) -> Encargado:
-    datos = leer_token(_ajustes(request), credencial.credentials if credencial else None, ROL_ENCARGADO)
-    fila = request.app.state.servicio.encargado_activo(datos["encargado_id"])  # Prohibido si de baja
-    if fila["tienda"] != datos["tienda"]:
+    datos = leer_token(ajustes, credencial.credentials if credencial else None, ROL_ENCARGADO)
+    encargado = servicio.encargado_activo(datos["encargado_id"])  # Prohibido si de baja
+    if encargado.tienda != datos["tienda"]:
         raise Prohibido("el token no corresponde a la tienda de este encargado")
-    return Encargado(encargado_id=fila["id"], tienda=fila["tienda"], nombre=fila["nombre"])
+    return encargado
 
 
 ClienteActual = Annotated[ContextoCliente, Depends(cliente_actual)]

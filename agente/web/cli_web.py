@@ -84,18 +84,15 @@ def demo(
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
 ) -> None:
     """Demo sin claves: migra, carga el catálogo de demo y sirve con el modelo offline."""
-    import psycopg
-
-    from agente.demo import CLIENTES, ENCARGADOS, cargar_demo
-    from agente.nucleo.bd import KWARGS_CONEXION
+    from agente.demo import CLIENTES, ENCARGADOS
+    from agente.servicio.arranque import cargar_demo
     from agente.web.rutas_demo import EJEMPLOS
 
     os.environ["AGENTE_DEMO"] = "1"
     os.environ["AGENTE_MODELO"] = "offline"
     ajustes = _ajustes()
     url = _preparar_bd(ajustes)
-    with psycopg.connect(url, **KWARGS_CONEXION) as conexion:
-        cargar_demo(conexion)
+    cargar_demo(url)
     base = f"http://{host}:{port}"
     typer.echo(f"Demo lista en {base}/demo (modelo offline: reglas, no un LLM).")
     typer.echo("Entra como cliente o como encargado desde esa página (cada pestaña guarda su sesión):")
@@ -108,29 +105,16 @@ def demo(
     _servir(ajustes, url, host, port, 1)
 
 
-SELECT_TIENDA_CLIENTE_SQL = "SELECT tienda FROM clientes WHERE id = %(id)s"
-SELECT_ENCARGADO_SQL = "SELECT tienda, activo FROM encargados WHERE id = %(id)s"
-
-
 def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
-    import psycopg
-
-    from agente.nucleo.bd import KWARGS_CONEXION
-    from agente.nucleo.errores import Prohibido
+    from agente.servicio.arranque import tienda_para_token
     from agente.web.auth import emitir_token
     from agente.web.secreto import comprobar_secreto
 
     ajustes = _ajustes()
     comprobar_secreto(ajustes)  # un token firmado con el secreto de serie no sirve de nada
     url = _preparar_bd(ajustes)
-    consulta = SELECT_TIENDA_CLIENTE_SQL if rol == "cliente" else SELECT_ENCARGADO_SQL
-    with psycopg.connect(url, **KWARGS_CONEXION) as conexion:
-        fila = conexion.execute(consulta, {"id": sujeto}).fetchone()
-    if fila is None:
-        raise Prohibido(f"{rol} desconocido: {sujeto}")
-    if rol == "encargado" and not fila["activo"]:
-        raise Prohibido(f"el encargado {sujeto} está dado de baja")
-    typer.echo(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=fila["tienda"], horas=horas))
+    tienda = tienda_para_token(url, rol=rol, sujeto=sujeto)  # Prohibido si no existe o de baja
+    typer.echo(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=tienda, horas=horas))
 
 
 @token_app.command("cliente")

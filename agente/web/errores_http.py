@@ -10,7 +10,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, NoAutorizado, NoDisponible
+from agente.nucleo.errores import (
+    DemasiadasPeticiones,
+    ErrorDominio,
+    HiloOcupado,
+    NoAutorizado,
+    NoDisponible,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +86,8 @@ def instalar(app: FastAPI) -> None:
         cabeceras = {}
         if isinstance(exc, NoAutorizado):
             cabeceras["WWW-Authenticate"] = "Bearer"
-        if isinstance(exc, DemasiadasPeticiones) or "reintentar_en" in exc.datos:
+        if isinstance(exc, DemasiadasPeticiones | HiloOcupado) or "reintentar_en" in exc.datos:
+            # 429 por ritmo, 409 porque otra ejecución tiene el hilo, 503 por saturación: basta con esperar.
             cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", 60))
         if isinstance(exc, NoDisponible):
             logger.warning("503: %s", exc.mensaje)  # saturación o candado perdido: se reintenta

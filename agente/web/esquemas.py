@@ -11,6 +11,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agente.nucleo import dinero
+from agente.nucleo.errores import ImporteNoValido
+from agente.servicio.validacion import decisiones_permitidas
+from herramientas import Registro
+
 MAX_TEXTO = 2000
 
 
@@ -107,10 +112,12 @@ class Cliente(BaseModel):
 
 class Accion(BaseModel):
     nombre: str
+    titulo: str = Field(description="Título de la tarjeta (del registro de herramientas).")
     args: dict[str, Any]
     descripcion: str
     motivos: list[str]
     decisiones_permitidas: list[str]
+    campos_editables: list[str] = Field(description="Argumentos que una edición puede cambiar.")
 
 
 class MensajeRetenido(BaseModel):
@@ -124,6 +131,7 @@ class Aprobacion(BaseModel):
     estado: str = Field(description="pendiente | decidiendo")
     cliente: Cliente
     creada: datetime
+    caduca: datetime = Field(description="Plazo: pasado este momento ya no se puede decidir (409).")
     espera_segundos: int
     acciones: list[Accion]
     traza_url: str | None
@@ -159,15 +167,17 @@ class IdentidadDemo(BaseModel):
 # -- del servicio a la API -----------------------------------------------------------------
 
 
-def _sin_decimales(valor: Any) -> Any:
-    if isinstance(valor, Decimal):
-        return str(valor)
-    if isinstance(valor, float):
-        return f"{valor:.2f}" if valor == round(valor, 2) else str(valor)
+def _args_json(valor: Any) -> Any:
+    """Los argumentos de una acción, con el dinero como texto (``dinero.texto``)."""
+    if isinstance(valor, Decimal | float):
+        try:
+            return dinero.texto(dinero.diferencia(valor))
+        except ImporteNoValido:
+            return str(valor)  # no es dinero (más de dos decimales): tal cual, sin redondear
     if isinstance(valor, dict):
-        return {k: _sin_decimales(v) for k, v in valor.items()}
+        return {k: _args_json(v) for k, v in valor.items()}
     if isinstance(valor, list | tuple):
-        return [_sin_decimales(v) for v in valor]
+        return [_args_json(v) for v in valor]
     return valor
 
 
@@ -192,19 +202,22 @@ def conversacion(historial: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def aprobacion(fila: dict[str, Any]) -> dict[str, Any]:
+def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
     peticion = fila.get("peticion") or {}
     solicitudes = peticion.get("action_requests") or []
-    configs = {c.get("action_name"): c.get("allowed_decisions", []) for c in peticion.get("review_configs") or []}
+    configs = peticion.get("review_configs") or []
     motivos = fila.get("motivos") or []
     acciones = []
     for n, solicitud in enumerate(solicitudes):
+        herramienta = registro.get(solicitud.get("name"))
         acciones.append({
             "nombre": solicitud.get("name"),
-            "args": _sin_decimales(solicitud.get("args") or {}),
+            "titulo": (herramienta.titulo_encargado if herramienta else "") or solicitud.get("name") or "",
+            "args": _args_json(solicitud.get("args") or {}),
             "descripcion": solicitud.get("description") or "",
             "motivos": list(motivos[n]) if n < len(motivos) else [],
-            "decisiones_permitidas": list(configs.get(solicitud.get("name"), [])),
+            "decisiones_permitidas": decisiones_permitidas(configs[n] if n < len(configs) else {}, herramienta),
+            "campos_editables": list(herramienta.campos_editables) if herramienta else [],
         })
     return {
         "thread_id": fila["thread_id"],
@@ -212,6 +225,7 @@ def aprobacion(fila: dict[str, Any]) -> dict[str, Any]:
         "estado": fila.get("estado", "pendiente"),
         "cliente": {"id": fila["cliente_id"], "nombre": fila.get("cliente_nombre") or fila["cliente_id"]},
         "creada": fila["creada"],
+        "caduca": fila["caduca"],
         "espera_segundos": int(fila.get("espera_segundos") or 0),
         "acciones": acciones,
         "traza_url": fila.get("traza_url"),

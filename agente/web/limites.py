@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import DemasiadasPeticiones
 from agente.web.auth import ClienteActual
+from agente.web.dependencias import AjustesWeb, ServicioWeb
+
+__all__ = ["MAX_CUERPO", "ClienteConRitmo", "LimiteCuerpo", "limite_mensajes"]
 
 MAX_CUERPO = 16 * 1024
 _SIN_CUERPO = {"GET", "HEAD", "OPTIONS"}
@@ -77,36 +79,9 @@ class LimiteCuerpo:
         await send({"type": "http.response.body", "body": cuerpo})
 
 
-# Se cuentan los mensajes del cliente ya guardados: el límite vale para todos los
-# procesos y servidores que comparten la base de datos, sin tabla propia. Dos peticiones
-# simultáneas pueden pasar las dos con el contador en el límite (como mucho una por
-# proceso de más): es un freno contra abusos, no una cuota exacta.
-CONTAR_MENSAJES_RECIENTES_SQL = """
-SELECT count(*) AS n, extract(epoch FROM min(m.creado) + interval '1 minute' - now()) AS espera
-FROM mensajes_conversacion m
-JOIN consultas_asistente c ON c.thread_id = m.thread_id
-WHERE c.cliente_id = %(cliente_id)s AND m.rol = 'cliente'
-  AND m.creado > now() - interval '1 minute'
-"""
-
-
-def comprobar_ritmo(pool, cliente_id: str, maximo: int) -> None:
-    with pool.connection() as conexion:
-        fila = conexion.execute(CONTAR_MENSAJES_RECIENTES_SQL, {"cliente_id": cliente_id}).fetchone()
-    if fila["n"] >= maximo:
-        espera = max(1, int(float(fila["espera"] or 60)) + 1)
-        raise DemasiadasPeticiones(
-            f"has enviado demasiados mensajes seguidos (máximo {maximo} por minuto): "
-            f"espera {espera} segundos y vuelve a intentarlo",
-            reintentar_en=espera,
-        )
-
-
-def limite_mensajes(request: Request, ctx: ClienteActual) -> ContextoCliente:
-    """Dependencia de la ruta de mensajes: el cliente autenticado, si no supera su ritmo."""
-    comprobar_ritmo(
-        request.app.state.servicio.pool, ctx.cliente_id, request.app.state.ajustes.mensajes_por_minuto
-    )
+def limite_mensajes(servicio: ServicioWeb, ajustes: AjustesWeb, ctx: ClienteActual) -> ContextoCliente:
+    """Dependencia de la ruta de mensajes: el cliente autenticado, si no supera su ritmo (429)."""
+    servicio.comprobar_ritmo(ctx.cliente_id, ajustes.mensajes_por_minuto)
     return ctx
 
 

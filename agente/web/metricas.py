@@ -31,6 +31,8 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from agente.servicio import Servicio
+
 TIPO_CONTENIDO = CONTENT_TYPE_LATEST
 REGISTRO = CollectorRegistry(auto_describe=True)
 
@@ -60,11 +62,6 @@ ERRORES_HERRAMIENTA = Counter(
     registry=REGISTRO,
 )
 
-CONTAR_PENDIENTES_SQL = """
-SELECT t.id AS tienda, count(a.thread_id) AS pendientes
-FROM tiendas t LEFT JOIN aprobaciones_pendientes a ON a.tienda = t.id
-GROUP BY t.id ORDER BY t.id
-"""
 
 
 class ContadorErroresHerramienta(BaseCallbackHandler):
@@ -91,8 +88,8 @@ def registrar_decision(decisiones: list[dict[str, Any]], espera_segundos: float 
 
 
 class _Pendientes(Collector):
-    def __init__(self, pool) -> None:
-        self.pool = pool
+    def __init__(self, servicio: Servicio) -> None:
+        self.servicio = servicio
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         familia = GaugeMetricFamily(
@@ -100,9 +97,8 @@ class _Pendientes(Collector):
             "Aprobaciones esperando a un encargado, por tienda (leído de la base de datos).",
             labels=["tienda"],
         )
-        with self.pool.connection() as conexion:
-            for fila in conexion.execute(CONTAR_PENDIENTES_SQL):
-                familia.add_metric([fila["tienda"]], fila["pendientes"])
+        for tienda, pendientes in self.servicio.pendientes_por_tienda():
+            familia.add_metric([tienda], pendientes)
         yield familia
 
 
@@ -111,7 +107,7 @@ class _Propias(Collector):
         yield from REGISTRO.collect()
 
 
-def exponer(pool) -> bytes:
+def exponer(servicio: Servicio) -> bytes:
     """El texto de ``/metrics``: las del proceso (o de todos los procesos) y la cola."""
     registro = CollectorRegistry(auto_describe=False)
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -120,5 +116,5 @@ def exponer(pool) -> bytes:
         multiprocess.MultiProcessCollector(registro)
     else:
         registro.register(_Propias())
-    registro.register(_Pendientes(pool))
+    registro.register(_Pendientes(servicio))
     return generate_latest(registro)

@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from agente.web import esquemas
 from agente.web.auth import ClienteActual, ClienteDeEventos
+from agente.web.dependencias import Limitador, OyenteWeb, ServicioWeb
 from agente.web.directo import ejecutar_turno, en_hilo_del_agente, turno_en_directo
 from agente.web.eventos import flujo_mensajes
 from agente.web.limites import ClienteConRitmo
@@ -23,14 +24,10 @@ _ERRORES = {
 }
 
 
-def _servicio(request: Request):
-    return request.app.state.servicio
-
-
 @router.post("", summary="Abrir una conversación", status_code=201, response_model=esquemas.ConversacionCreada, responses={401: _ERRORES[401]})
-def crear_conversacion(request: Request, ctx: ClienteActual):
+def crear_conversacion(servicio: ServicioWeb, ctx: ClienteActual):
     """Abre una conversación nueva del cliente del token."""
-    return {"thread_id": _servicio(request).iniciar_conversacion(ctx)}
+    return {"thread_id": servicio.iniciar_conversacion(ctx)}
 
 
 @router.post(
@@ -40,7 +37,10 @@ def crear_conversacion(request: Request, ctx: ClienteActual):
     responses={
         **_ERRORES,
         200: {"content": {"text/event-stream": {}}, "description": "Respuesta (JSON o en directo)."},
-        409: {"model": esquemas.Error, "description": "Hay una aprobación pendiente: el mensaje se guarda."},
+        409: {"model": esquemas.Error, "description": (
+            "Hay una aprobación pendiente (el mensaje se guarda), o la conversación está "
+            "ocupada con otra operación ahora mismo (no se guarda; cabecera Retry-After)."
+        )},
         413: {"model": esquemas.Error, "description": "Cuerpo demasiado grande."},
         422: {"model": esquemas.Error, "description": "Texto vacío o de más de 2000 caracteres."},
         429: {"model": esquemas.Error, "description": "Demasiados mensajes por minuto."},
@@ -50,26 +50,27 @@ async def enviar_mensaje(
     thread_id: str,
     cuerpo: esquemas.MensajeEntrada,
     request: Request,
+    servicio: ServicioWeb,
+    limitador: Limitador,
     ctx: ClienteConRitmo,
 ):
     """Un turno del cliente. Con ``Accept: text/event-stream`` la respuesta llega en directo:
     eventos ``token``, ``descartar`` y, al final, ``estado`` (ver ``agente.web.directo``)."""
-    servicio = _servicio(request)
     if "text/event-stream" in request.headers.get("accept", ""):
         flujo = await turno_en_directo(
-            servicio, thread_id, cuerpo.texto, ctx, esquemas.respuesta_turno, request.app.state.limitador
+            servicio, thread_id, cuerpo.texto, ctx, esquemas.respuesta_turno, limitador
         )
         return EventSourceResponse(flujo, ping=15)
     respuesta = await en_hilo_del_agente(
-        request.app.state.limitador, ejecutar_turno, servicio, thread_id, cuerpo.texto, ctx
+        limitador, ejecutar_turno, servicio, thread_id, cuerpo.texto, ctx
     )
     return esquemas.respuesta_turno(respuesta)
 
 
 @router.get("/{thread_id}", summary="Leer la conversación", response_model=esquemas.Conversacion, responses=_ERRORES)
-def leer_conversacion(thread_id: str, request: Request, ctx: ClienteActual):
+def leer_conversacion(thread_id: str, servicio: ServicioWeb, ctx: ClienteActual):
     """Lo que el cliente ve de su conversación: sus mensajes y las respuestas, con fecha."""
-    return esquemas.conversacion(_servicio(request).historial(thread_id, ctx))
+    return esquemas.conversacion(servicio.historial(thread_id, ctx))
 
 
 @router.get(
@@ -79,7 +80,8 @@ def leer_conversacion(thread_id: str, request: Request, ctx: ClienteActual):
 )
 async def eventos(
     thread_id: str,
-    request: Request,
+    servicio: ServicioWeb,
+    oyente: OyenteWeb,
     ctx: ClienteDeEventos,
     desde: Annotated[int | None, Query(ge=0, description="Último id de mensaje que ya tienes.")] = None,
     ultimo_evento: Annotated[str | None, Header(alias="Last-Event-ID", include_in_schema=False)] = None,
@@ -87,11 +89,10 @@ async def eventos(
     """Flujo SSE: un evento ``mensaje`` por cada mensaje nuevo del hilo, incluido lo que el
     agente escribe más tarde (tras la decisión de un encargado o una caducidad), lo escriba
     el proceso o servidor que sea. Acepta el token en ``?token=`` (EventSource)."""
-    servicio = _servicio(request)
     historial = await run_in_threadpool(servicio.historial, thread_id, ctx)  # 403/404 antes de abrir
     if ultimo_evento and ultimo_evento.isdigit():
         desde = int(ultimo_evento)
     if desde is None:
         desde = max((m["id"] for m in historial["mensajes"]), default=0)
-    flujo = flujo_mensajes(servicio, request.app.state.oyente, thread_id, ctx, desde)
+    flujo = flujo_mensajes(servicio, oyente, thread_id, ctx, desde)
     return EventSourceResponse(flujo, ping=15)

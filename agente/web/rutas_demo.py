@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 
 from agente.demo import CLIENTES, ENCARGADOS
 from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import esquemas
 from agente.web.auth import ROL_CLIENTE, ROL_ENCARGADO, emitir_token
+from agente.web.dependencias import AjustesWeb, ServicioWeb
 
 router = APIRouter(prefix="/api/demo", tags=["demo"])
 
@@ -21,8 +22,8 @@ EJEMPLOS = {
 }
 
 
-def solo_en_demo(request: Request) -> None:
-    if not request.app.state.ajustes.demo:
+def solo_en_demo(ajustes: AjustesWeb) -> None:
+    if not ajustes.demo:
         # Mismo 404 que una ruta inexistente: fuera de la demo esto no existe.
         raise HiloNoEncontrado("no encontrado")
 
@@ -42,14 +43,14 @@ def identidades():
 
 
 @router.post("/login", summary="Entrar en la demo", response_model=esquemas.Token, dependencies=[Depends(solo_en_demo)])
-def login(cuerpo: esquemas.DemoLogin, request: Request):
+def login(cuerpo: esquemas.DemoLogin, servicio: ServicioWeb, ajustes: AjustesWeb):
     """Emite un token de demo para ese cliente o encargado (que debe existir y estar activo)."""
-    servicio = request.app.state.servicio
-    ajustes = request.app.state.ajustes
     if cuerpo.rol == ROL_CLIENTE:
         ctx = servicio.contexto_de_cliente(cuerpo.id)
         token = emitir_token(ajustes, rol=ROL_CLIENTE, sujeto=ctx.cliente_id, tienda=ctx.tienda)
         return {"token": token, "destino": "/"}
-    fila = servicio.encargado_activo(cuerpo.id)
-    token = emitir_token(ajustes, rol=ROL_ENCARGADO, sujeto=fila["id"], tienda=fila["tienda"])
+    encargado = servicio.encargado_activo(cuerpo.id)
+    token = emitir_token(
+        ajustes, rol=ROL_ENCARGADO, sujeto=encargado.encargado_id, tienda=encargado.tienda
+    )
     return {"token": token, "destino": "/encargado"}

@@ -5,7 +5,11 @@ import { CLAVES, api, datosToken, duracion, el, ErrorApi, euros, fecha, tokenDeS
 
 const $ = (id) => document.getElementById(id);
 const CADA_MS = 4000;
-const NOMBRES = { reembolsar: "Reembolso", sustituir: "Sustitución de producto", consultar_encargado: "Consulta al encargado" };
+// Etiquetas por nombre de argumento (nunca por herramienta): el título de cada operación y
+// los campos que se pueden editar llegan en la API, del registro de herramientas.
+const ETIQUETAS = { pedido: "Pedido", importe: "Importe", lineas: "Líneas", motivo: "Motivo del cliente",
+  sku_original: "Producto original", sku_nuevo: "Producto nuevo", pregunta: "Pregunta" };
+const DINERO = new Set(["importe"]);
 const BOTONES = { approve: "Aprobar", edit: "Editar importe", reject: "Rechazar con motivo", respond: "Responder" };
 const estado = { token: null, tarjetas: new Map(), temporizador: null, cargando: false };
 let contador = 0;
@@ -19,30 +23,29 @@ function enlaceSeguro(url) {
   return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
 }
 
+function textoArgumento(campo, valor) {
+  if (DINERO.has(campo)) return euros(valor);
+  if (Array.isArray(valor)) return valor.join(", ");
+  return typeof valor === "object" ? JSON.stringify(valor) : String(valor);
+}
+
 function datosAccion(accion) {
-  const a = accion.args || {};
   const filas = [];
-  const fila = (nombre, valor) => {
-    if (valor !== undefined && valor !== null && valor !== "") filas.push(el("dt", {}, nombre), el("dd", {}, valor));
-  };
-  fila("Pedido", a.pedido);
-  if (accion.nombre === "reembolsar") {
-    fila("Importe", euros(a.importe));
-    fila("Líneas", Array.isArray(a.lineas) ? a.lineas.join(", ") : a.lineas ? String(a.lineas) : "todo el pedido");
-    fila("Motivo del cliente", a.motivo);
-  } else if (accion.nombre === "sustituir") {
-    fila("Producto original", a.sku_original);
-    fila("Producto nuevo", a.sku_nuevo);
-  } else if (accion.nombre === "consultar_encargado") {
-    fila("Pregunta", a.pregunta);
+  for (const [campo, valor] of Object.entries(accion.args || {})) {
+    if (valor === undefined || valor === null || valor === "") continue;
+    filas.push(el("dt", {}, ETIQUETAS[campo] || campo), el("dd", {}, textoArgumento(campo, valor)));
   }
   return el("dl", { class: "datos" }, filas);
+}
+
+function etiquetaEdicion(campo) {
+  return DINERO.has(campo) ? `Nuevo ${(ETIQUETAS[campo] || campo).toLowerCase()} (EUR)` : `Nuevo valor: ${ETIQUETAS[campo] || campo}`;
 }
 
 /** Los controles de una operación: un botón por decisión permitida y su campo. */
 function controlesAccion(tarjeta, accion, indice) {
   const id = `${tarjeta.dataset.n}-${indice}`;
-  const contenedor = el("div", { class: "decision", role: "group", "aria-label": `Decisión: ${NOMBRES[accion.nombre] || accion.nombre}` });
+  const contenedor = el("div", { class: "decision", role: "group", "aria-label": `Decisión: ${accion.titulo || accion.nombre}` });
   const botones = el("div", { class: "botones" });
   const campos = el("div", { class: "campos" });
   const eleccion = { tipo: null, campo: null };
@@ -50,10 +53,11 @@ function controlesAccion(tarjeta, accion, indice) {
 
   const campoPara = (tipo) => {
     if (tipo === "edit") {
-      return el("p", { class: "campo" },
-        el("label", { for: `importe-${id}` }, "Nuevo importe (EUR)"),
-        el("input", { id: `importe-${id}`, name: "importe", inputmode: "decimal", autocomplete: "off",
-          value: accion.args?.importe ?? "", required: true }));
+      return el("div", { class: "campos-edicion" }, (accion.campos_editables || []).map((campo) =>
+        el("p", { class: "campo" },
+          el("label", { for: `${campo}-${id}` }, etiquetaEdicion(campo)),
+          el("input", { id: `${campo}-${id}`, name: campo, inputmode: DINERO.has(campo) ? "decimal" : "text",
+            autocomplete: "off", value: accion.args?.[campo] ?? "", required: true }))));
     }
     if (tipo === "reject") {
       return el("p", { class: "campo" },
@@ -97,8 +101,12 @@ function decisiones(tarjeta) {
     if (e.tipo === "approve") return { type: "approve" };
     if (e.tipo === "reject") return { type: "reject", message: valor };
     if (e.tipo === "respond") return { type: "respond", message: valor };
-    const importe = valor.replace(/\s|EUR|€/gi, "").replace(",", ".");
-    return { type: "edit", edited_action: { name: accion.nombre, args: { ...accion.args, importe } } };
+    const args = { ...accion.args };
+    for (const campo of e.campo?.querySelectorAll("input") ?? []) {
+      const texto = campo.value.trim();
+      args[campo.name] = DINERO.has(campo.name) ? texto.replace(/\s|EUR|€/gi, "").replace(",", ".") : texto;
+    }
+    return { type: "edit", edited_action: { name: accion.nombre, args } };
   });
 }
 
@@ -178,8 +186,8 @@ function crearTarjeta(aprobacion) {
       ? el("div", { class: "motivos" }, el("p", { class: "subtitulo" }, "Por qué necesita tu firma:"),
         el("ul", {}, accion.motivos.map((m) => el("li", {}, m))))
       : null;
-    tarjeta.append(el("section", { class: "accion", "aria-label": NOMBRES[accion.nombre] || accion.nombre },
-      el("h4", {}, NOMBRES[accion.nombre] || accion.nombre),
+    tarjeta.append(el("section", { class: "accion", "aria-label": accion.titulo || accion.nombre },
+      el("h4", {}, accion.titulo || accion.nombre),
       datosAccion(accion),
       motivos,
       accion.descripcion ? el("details", { open: true }, el("summary", {}, "Detalle del pedido"),

@@ -1,0 +1,29 @@
+"""Modelo de chat offline basado en reglas. NO es un LLM.
+
+Existe para que la demo y las pruebas de extremo a extremo funcionen sin clave de API
+ni red. Llama a las MISMAS herramientas que usaría un LLM (llamadas reales, con
+``tool_calls`` e ids únicos) y redacta la respuesta en español a partir del JSON que
+devuelven. No inventa números: el número de reembolso o de sustitución, los importes y
+las fechas salen siempre del resultado de una herramienta.
+
+Entiende las peticiones de la demo: estado de un pedido; devolución o reembolso, total
+o de una línea, con su motivo («... porque gotea»); cambio de un producto por otro en
+stock («por una más barata», «del mismo precio», «más cara», «por la CAF-004»);
+preguntas para el encargado; y un reembolso y un cambio en el mismo mensaje (primero
+las consultas, después las dos operaciones en UN solo mensaje: una sola revisión).
+
+Por módulos, en el orden en que trabaja:
+
+- ``lectura``: el mensaje del cliente -> tareas (intención, pedido, SKU, motivo).
+- ``resultados``: lo que volvió a cada llamada (status, artifact, JSON; el único
+  analizador del texto en inglés de un rechazo).
+- ``plan``: el siguiente paso de cada tarea y el plan del turno.
+- ``redaccion``: los textos en español.
+- ``modelo``: el ``BaseChatModel`` (``bind_tools``, streaming).
+
+Es determinista para un mismo historial (salvo los ids aleatorios de las llamadas).
+"""
+
+from agente.modelo_offline.modelo import ModeloOffline, decidir
+
+__all__ = ["ModeloOffline", "decidir"]

@@ -1,0 +1,297 @@
+"""Lectura del mensaje del cliente: qué pide, de qué pedido, qué producto y por qué.
+
+Solo texto: normaliza (minúsculas, sin tildes, misma longitud), trocea el mensaje en
+cláusulas de devolución o cambio y saca de cada una una ``Tarea`` (intención, pedido,
+motivo, lo que se quiere cambiar y por qué). No mira resultados de herramientas ni
+redacta nada: eso es ``plan`` y ``redaccion``.
+
+Trampa: las expresiones ``RE_*`` en minúsculas se aplican al texto normalizado, y los
+índices que devuelven valen en el original porque ``normalizar`` conserva la longitud.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+__all__ = [
+    "MOTIVO_POR_DEFECTO",
+    "RE_PEDIDO",
+    "RE_SKU",
+    "INTENCIONES",
+    "Deseo",
+    "Intencion",
+    "Tarea",
+    "leer_deseo",
+    "limpiar_cola",
+    "lineas_mencionadas",
+    "normalizar",
+    "puntuacion",
+    "tareas",
+    "texto_de",
+]
+
+MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
+
+RE_PEDIDO = re.compile(r"\bP-\d{8}-\d{4}\b", re.IGNORECASE)
+RE_SKU = re.compile(r"\b[A-Z]{3}-\d{3}\b", re.IGNORECASE)
+# Sobre texto normalizado (minúsculas, sin tildes).
+RE_DEVOLUCION = re.compile(r"\b(?:devol\w*|devuelv\w*|reembols\w*)")
+RE_CAMBIO = re.compile(r"\b(?:cambi\w*|sustitu\w*|reemplaz\w*)")
+RE_POR = re.compile(r"\bpor\b")
+RE_MOTIVO = re.compile(r"\b(?:porque|ya que|debido a que|pues|motivo:?)\s+(.+)", re.IGNORECASE | re.DOTALL)
+RE_ENCARGADO = re.compile(
+    r"\b(?:pregunt\w*|consult\w*|averigu\w*|dile|digale)\s+(?:\w+\s+){0,3}?"
+    r"(?:al|a la|a los|con el|con la)\s+encargad"
+)
+RE_POLITICA = re.compile(r"\b(?:politica\w*|condiciones|plazos?|cuantos dias|normas?)\b")
+RE_ESTADO = re.compile(
+    r"\b(?:donde|estado|llega\w*|llegue\w*|enviad[oa]|entreg\w*|seguimiento|novedad\w*|cuando)\b"
+)
+RE_DISPONIBILIDAD = re.compile(
+    r"\b(?:teneis|tienen|tienes|tiene|hay|disponib\w*|stock|quedan?|vendeis|venden|"
+    r"repuestos?|recambios?|reponer|repondreis)\b"
+)
+RE_BARATA = re.compile(r"\b(?:barat\w*|economic\w*|menos car[ao]s?|mas asequible\w*|inferior\w*)\b")
+RE_IGUAL = re.compile(r"\b(?:mismo precio|misma precio|mismo importe|mismo valor|igual\w*|equivalente\w*)\b")
+RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]s?)\b")
+
+# Palabras de los nombres de producto que no sirven para distinguir una línea de otra.
+PALABRAS_VACIAS = frozenset(
+    {"para", "juego", "pack", "tazas", "con", "sin", "unidad", "unidades", "modelo"}
+)
+
+Intencion = Literal["estado", "reembolso", "cambio", "encargado", "politica", "ayuda"]
+INTENCIONES: frozenset[str] = frozenset(get_args(Intencion))
+
+
+# ---------------------------------------------------------------- texto
+
+
+def normalizar(texto: str) -> str:
+    """Minúsculas y sin tildes, con la MISMA longitud que el original (índices válidos).
+
+    Carácter a carácter: ``"İ".lower()`` da dos caracteres y ``"𝕊"`` solo es «s» tras NFKD.
+    """
+    if texto.isascii():
+        return texto.lower()
+    return "".join(map(_caracter_normal, texto))
+
+
+@functools.lru_cache(maxsize=4096)
+def _caracter_normal(caracter: str) -> str:
+    descompuesto = unicodedata.normalize("NFKD", caracter.lower())
+    base = "".join(c for c in descompuesto if not unicodedata.combining(c)).lower()
+    return base[:1] if base else " "
+
+
+def _palabras(texto: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", normalizar(texto))
+
+
+def _coinciden(a: str, b: str) -> bool:
+    # Prefijo común para aceptar plurales y variantes ("cafetera"/"cafeteras").
+    if a == b:
+        return True
+    corta, larga = sorted((a, b), key=len)
+    return len(corta) >= 5 and larga.startswith(corta)
+
+
+def puntuacion(nombre: str, texto: str) -> int:
+    """Cuántas palabras distintivas del ``nombre`` de un producto aparecen en ``texto``."""
+    palabras_texto = set(_palabras(texto))
+    puntos = 0
+    for palabra in set(_palabras(nombre)):
+        if len(palabra) < 4 or palabra.isdigit() or palabra in PALABRAS_VACIAS:
+            continue
+        if any(_coinciden(palabra, p) for p in palabras_texto):
+            puntos += 1
+    return puntos
+
+
+def texto_de(mensaje: BaseMessage) -> str:
+    """El texto de un mensaje, también si su contenido es una lista de bloques."""
+    contenido = mensaje.content
+    if isinstance(contenido, str):
+        return contenido
+    partes = []
+    for bloque in contenido:
+        if isinstance(bloque, str):
+            partes.append(bloque)
+        elif isinstance(bloque, dict) and isinstance(bloque.get("text"), str):
+            partes.append(bloque["text"])
+    return "".join(partes)
+
+
+def limpiar_cola(texto: str) -> str:
+    """Quita la puntuación final y una conjunción colgando ("... porque gotea y")."""
+    anterior = None
+    while anterior != texto:
+        anterior = texto
+        texto = re.sub(r"[\s,.;:!?¡¿]+$", "", texto)
+        texto = re.sub(r"\s+(?:y|e|pero)$", "", texto, flags=re.IGNORECASE)
+    return texto.strip()
+
+
+# ---------------------------------------------------------------- productos
+
+
+def lineas_mencionadas(lineas: Sequence[dict], texto: str) -> list[dict]:
+    """Las líneas de un pedido que ``texto`` nombra: por SKU o, si no, por el nombre."""
+    skus = {s.upper() for s in RE_SKU.findall(texto)}
+    por_sku = [linea for linea in lineas if str(linea.get("sku", "")).upper() in skus]
+    if por_sku:
+        return por_sku
+    puntos = [(puntuacion(str(linea.get("nombre", "")), texto), linea) for linea in lineas]
+    mejor = max((p for p, _ in puntos), default=0)
+    if mejor == 0:
+        return []
+    return [linea for p, linea in puntos if p == mejor]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deseo:
+    """Por qué quiere cambiar el cliente: SKUs nombrados o una preferencia de precio."""
+
+    texto: str
+    skus: frozenset[str]
+    precio: Literal["menor", "igual", "mayor"] | None
+
+
+def leer_deseo(texto: str) -> Deseo:
+    normal = normalizar(texto)
+    precio: Literal["menor", "igual", "mayor"] | None = None
+    if RE_BARATA.search(normal):
+        precio = "menor"
+    elif RE_IGUAL.search(normal):
+        precio = "igual"
+    elif RE_CARA.search(normal):
+        precio = "mayor"
+    return Deseo(texto=texto, skus=frozenset(s.upper() for s in RE_SKU.findall(texto)), precio=precio)
+
+
+# ---------------------------------------------------------------- tareas
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tarea:
+    """Una cosa que pide el cliente en su último mensaje.
+
+    ``texto``: el fragmento original que la describe. En un cambio, ``origen`` es lo que
+    tiene (antes de «por») y ``deseo`` lo que quiere (después); vacío = sin preferencia.
+    """
+
+    tipo: Intencion
+    pedido: str | None = None
+    texto: str = ""
+    motivo: str = MOTIVO_POR_DEFECTO
+    origen: str = ""
+    deseo: str = ""
+
+    def __post_init__(self) -> None:
+        if self.tipo not in INTENCIONES:
+            raise ValueError(f"intención desconocida: {self.tipo!r}")
+
+
+def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
+    """Trocea el mensaje en cláusulas de devolución o cambio: (tipo, inicio, fin)."""
+    normal = normalizar(original)
+    marcas: list[tuple[int, Intencion]] = [(m.start(), "reembolso") for m in RE_DEVOLUCION.finditer(normal)]
+    marcas += [(m.start(), "cambio") for m in RE_CAMBIO.finditer(normal)]
+    marcas.sort()
+    if not marcas:
+        return []
+    trozos = []
+    for i, (inicio, tipo) in enumerate(marcas):
+        desde = 0 if i == 0 else inicio
+        hasta = marcas[i + 1][0] if i + 1 < len(marcas) else len(original)
+        trozos.append([tipo, desde, hasta])
+    # Une una cláusula con la anterior si es del mismo tipo y no nombra otro pedido.
+    unidos: list[list[Any]] = []
+    for trozo in trozos:
+        if unidos and unidos[-1][0] == trozo[0]:
+            previos = {p.upper() for p in RE_PEDIDO.findall(original[unidos[-1][1]:unidos[-1][2]])}
+            nuevos = {p.upper() for p in RE_PEDIDO.findall(original[trozo[1]:trozo[2]])}
+            if not previos or not nuevos or previos == nuevos:
+                unidos[-1][2] = trozo[2]
+                continue
+        unidos.append(trozo)
+    return [(t, d, h) for t, d, h in unidos]
+
+
+def _motivo(fragmento: str) -> str:
+    encontrado = RE_MOTIVO.search(fragmento)
+    if not encontrado:
+        return MOTIVO_POR_DEFECTO
+    return limpiar_cola(encontrado.group(1)) or MOTIVO_POR_DEFECTO
+
+
+def _partir_cambio(fragmento: str) -> tuple[str, str]:
+    """«cambiar la cafetera por una más barata» -> ("cambiar la cafetera ", " una más barata")."""
+    normal = normalizar(fragmento)
+    verbo = RE_CAMBIO.search(normal)
+    corte = RE_POR.search(normal, verbo.end() if verbo else 0)
+    if not corte:
+        return fragmento, ""
+    return fragmento[: corte.start()], fragmento[corte.end():]
+
+
+def _pedido_en_historial(anteriores: Sequence[BaseMessage]) -> str | None:
+    """El último pedido nombrado antes: por el cliente o en los argumentos de una llamada."""
+    for mensaje in reversed(anteriores):
+        candidatos: list[str] = []
+        if isinstance(mensaje, HumanMessage):
+            candidatos = RE_PEDIDO.findall(texto_de(mensaje))
+        elif isinstance(mensaje, AIMessage):
+            candidatos = [
+                str(llamada["args"].get("pedido"))
+                for llamada in mensaje.tool_calls
+                if (llamada.get("args") or {}).get("pedido")
+            ]
+        if candidatos:
+            return candidatos[-1].upper()
+    return None
+
+
+def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedido_previo: str | None) -> Tarea:
+    fragmento = texto[desde:hasta]
+    propios = [p.upper() for p in RE_PEDIDO.findall(fragmento)]
+    if propios:
+        pedido = propios[0]
+    else:
+        antes = [p.upper() for p in RE_PEDIDO.findall(texto[:desde])]
+        todos = [p.upper() for p in RE_PEDIDO.findall(texto)]
+        pedido = antes[-1] if antes else (todos[0] if todos else pedido_previo)
+    if tipo == "cambio":
+        origen, deseo = _partir_cambio(fragmento)
+        return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, origen=origen, deseo=deseo)
+    return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, motivo=_motivo(fragmento), origen=fragmento)
+
+
+def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
+    """Las tareas del último mensaje ``texto``; ``anteriores`` da el pedido si no lo nombra."""
+    normal = normalizar(texto)
+    pedidos = [p.upper() for p in RE_PEDIDO.findall(texto)]
+    pedido_previo = _pedido_en_historial(anteriores)
+
+    if RE_ENCARGADO.search(normal):
+        return [Tarea(tipo="encargado", texto=texto.strip())]
+    # "¿Cuál es el plazo de devolución?" pregunta por las normas, no pide una devolución.
+    if not pedidos and RE_POLITICA.search(normal):
+        return [Tarea(tipo="politica", texto=texto)]
+
+    clausulas = _clausulas(texto)
+    if clausulas:
+        return [_tarea_de_clausula(texto, tipo, d, h, pedido_previo) for tipo, d, h in clausulas]
+
+    if pedidos or RE_ESTADO.search(normal):
+        return [Tarea(tipo="estado", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]
+    if RE_DISPONIBILIDAD.search(normal) and ("?" in texto or normal.strip().startswith("¿")):
+        return [Tarea(tipo="encargado", texto=texto.strip())]
+    return [Tarea(tipo="ayuda", texto=texto)]

@@ -1,0 +1,275 @@
+"""El plan del turno: qué herramienta llamar después, o qué contestar, por cada tarea.
+
+Cada intención tiene su función de pasos (``PASOS``), que mira las llamadas ya hechas
+en este turno y sus resultados (``resultados``) y devuelve un ``Paso``: ``leer`` (una
+consulta), ``actuar`` (una operación que puede pedir firma) o ``fin`` (el texto, de
+``redaccion``). ``planificar`` junta los pasos de todas las tareas: primero todas las
+lecturas, después todas las operaciones en UN solo mensaje (una sola revisión del
+encargado) y al final la respuesta.
+
+Si un paso es ``leer`` o ``actuar`` lo dice el registro de herramientas: ``actuar`` es
+una herramienta que puede pasar por un encargado. Toda llamada sale por
+``Contexto.pedir``: es el sitio donde pedir la confirmación del cliente antes de una
+operación con efectos, cuando una regla lo exija.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from agente.modelo_offline import redaccion
+from agente.modelo_offline.lectura import (
+    Deseo,
+    Tarea,
+    leer_deseo,
+    lineas_mencionadas,
+    puntuacion,
+    tareas,
+    texto_de,
+)
+from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
+from agente.nucleo import dinero
+from herramientas.registro import (
+    CONSULTAR_ENCARGADO,
+    CONSULTAR_PEDIDO,
+    CONSULTAR_POLITICA,
+    REEMBOLSAR,
+    REGISTRO,
+    STOCK_ALTERNATIVAS,
+    SUSTITUIR,
+    Registro,
+)
+
+__all__ = ["PASOS", "Contexto", "Paso", "Plan", "planificar"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paso:
+    """Siguiente paso de una tarea: leer, actuar (operación con firma posible) o terminar.
+
+    ``leer`` y ``actuar`` llevan ``nombre`` (una herramienta) y ``args``; ``fin``, ``texto``.
+    """
+
+    tipo: Literal["leer", "actuar", "fin"]
+    nombre: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    texto: str = ""
+
+    def __post_init__(self) -> None:
+        if self.tipo not in ("leer", "actuar", "fin"):
+            raise ValueError(f"tipo de paso desconocido: {self.tipo!r}")
+        if (self.tipo == "fin") == bool(self.nombre):
+            raise ValueError("un paso leer/actuar nombra una herramienta; un paso fin, no")
+
+
+def _fin(texto: str) -> Paso:
+    return Paso(tipo="fin", texto=texto)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """Lo que dirá el asistente: llamadas ``(nombre, args)`` o, si no hay, el texto."""
+
+    llamadas: tuple[tuple[str, dict[str, Any]], ...] = ()
+    texto: str = ""
+
+
+class Contexto:
+    """Llamadas ya hechas en el turno actual y herramientas disponibles (None = todas)."""
+
+    def __init__(
+        self,
+        *,
+        llamadas: Sequence[Llamada],
+        disponibles: set[str] | None,
+        registro: Registro = REGISTRO,
+    ) -> None:
+        self.llamadas = list(llamadas)
+        self.disponibles = None if disponibles is None else set(disponibles)
+        self.registro = registro
+
+    def hay(self, nombre: str) -> bool:
+        return self.disponibles is None or nombre in self.disponibles
+
+    def buscar(self, nombre: str, **filtro: Any) -> Llamada | None:
+        """La última llamada a ``nombre`` con esos argumentos (sin distinguir mayúsculas)."""
+        for llamada in reversed(self.llamadas):
+            if llamada.nombre != nombre:
+                continue
+            if all(str(llamada.args.get(k, "")).upper() == str(v).upper() for k, v in filtro.items()):
+                return llamada
+        return None
+
+    def pedir(self, nombre: str, args: dict[str, Any]) -> Paso:
+        """La llamada a ``nombre``: ``actuar`` si puede pedir firma, si no ``leer``."""
+        if not self.hay(nombre):
+            return _fin(redaccion.sin_herramienta(nombre))
+        definicion = self.registro.get(nombre)
+        tipo: Literal["leer", "actuar"] = "actuar" if definicion and definicion.con_firma else "leer"
+        return Paso(tipo=tipo, nombre=nombre, args=args)
+
+
+def _pedido_consultado(tarea: Tarea, ctx: Contexto, accion: str) -> Paso | dict:
+    """El JSON del pedido si ya se leyó; si no, el paso que toca (leerlo o explicar por qué no)."""
+    if not tarea.pedido:
+        return _fin(redaccion.pedir_pedido(accion))
+    llamada = ctx.buscar(CONSULTAR_PEDIDO, pedido=tarea.pedido)
+    if llamada is None:
+        return ctx.pedir(CONSULTAR_PEDIDO, {"pedido": tarea.pedido})
+    resultado = llamada.resultado
+    if resultado.tipo == "pendiente":
+        return _fin(redaccion.esperando_pedido(tarea.pedido))
+    if resultado.tipo != "ok" or not isinstance(resultado.datos, dict):
+        return _fin(redaccion.pedido_no_consultado(tarea.pedido, resultado))
+    return resultado.datos
+
+
+def _hecha_o_pedido(
+    tarea: Tarea, ctx: Contexto, nombre: str, redactar: Callable[[str | None, Llamada], str], accion: str
+) -> Paso | dict:
+    """Si la operación ``nombre`` ya volvió en este turno, su respuesta; si no, el pedido."""
+    hecha = ctx.buscar(nombre, pedido=tarea.pedido) if tarea.pedido else None
+    if hecha is not None:
+        return _fin(redactar(tarea.pedido, hecha))
+    return _pedido_consultado(tarea, ctx, accion)
+
+
+def _lineas(pedido: dict) -> list[dict]:
+    return [linea for linea in pedido.get("lineas") or [] if isinstance(linea, dict)]
+
+
+def _paso_estado(tarea: Tarea, ctx: Contexto) -> Paso:
+    pedido = _pedido_consultado(tarea, ctx, "consultar tu pedido")
+    if isinstance(pedido, Paso):
+        return pedido
+    return _fin(redaccion.estado_pedido(pedido, tarea.pedido))
+
+
+def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
+    pedido = _hecha_o_pedido(tarea, ctx, REEMBOLSAR, redaccion.reembolso, "tramitar la devolución")
+    if isinstance(pedido, Paso):
+        return pedido
+    reembolsable = cantidad(pedido.get("reembolsable")) or dinero.CERO
+    if reembolsable <= 0:
+        return _fin(redaccion.sin_reembolsable(tarea.pedido, pedido))
+    todas = _lineas(pedido)
+    elegidas = lineas_mencionadas(todas, tarea.origen)
+    args: dict[str, Any] = {"pedido": tarea.pedido, "importe": dinero.texto(reembolsable), "motivo": tarea.motivo}
+    if elegidas and len(elegidas) < len(todas):
+        importe = dinero.sumar(cantidad(linea.get("importe")) or dinero.CERO for linea in elegidas)
+        args["importe"] = dinero.texto(min(importe, reembolsable))
+        args["lineas"] = [int(linea["linea"]) for linea in elegidas]
+    return ctx.pedir(REEMBOLSAR, args)
+
+
+def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
+    if deseo.skus:
+        return next((a for a in alternativas if str(a.get("sku", "")).upper() in deseo.skus), None)
+
+    def diferencia(a: dict) -> Decimal:
+        return cantidad(a.get("diferencia")) or dinero.CERO
+
+    if deseo.precio == "menor":
+        baratas = [a for a in alternativas if diferencia(a) < 0]
+        return min(baratas, key=diferencia) if baratas else None
+    if deseo.precio == "igual":
+        return next((a for a in alternativas if diferencia(a) == 0), None)
+    if deseo.precio == "mayor":
+        caras = [a for a in alternativas if diferencia(a) > 0]
+        return max(caras, key=diferencia) if caras else None
+    puntos = [(puntuacion(str(a.get("nombre", "")), deseo.texto), a) for a in alternativas]
+    mejor = max((p for p, _ in puntos), default=0)
+    return next((a for p, a in puntos if p == mejor), None) if mejor else None
+
+
+def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
+    pedido = _hecha_o_pedido(tarea, ctx, SUSTITUIR, redaccion.sustitucion, "tramitar el cambio")
+    if isinstance(pedido, Paso):
+        return pedido
+    todas = _lineas(pedido)
+    elegidas = lineas_mencionadas(todas, tarea.origen)
+    if not elegidas and len(todas) == 1:
+        elegidas = todas
+    if len(elegidas) != 1:
+        return _fin(redaccion.elegir_producto(tarea.pedido, todas))
+    linea = elegidas[0]
+    sku = str(linea.get("sku"))
+    consulta = ctx.buscar(STOCK_ALTERNATIVAS, sku=sku)
+    if consulta is None:
+        return ctx.pedir(STOCK_ALTERNATIVAS, {"sku": sku})
+    if consulta.resultado.tipo != "ok" or not isinstance(consulta.resultado.datos, dict):
+        return _fin(redaccion.error(f"consultar alternativas para {sku}", consulta.resultado))
+    alternativas = [a for a in consulta.resultado.datos.get("alternativas") or [] if isinstance(a, dict)]
+    nombre = str(linea.get("nombre", sku))
+    if not alternativas:
+        return _fin(redaccion.sin_alternativas(nombre, sku))
+    if not tarea.deseo.strip():
+        return _fin(redaccion.opciones_de_cambio(nombre, sku, tarea.pedido, alternativas))
+    elegida = _elegir_alternativa(alternativas, leer_deseo(tarea.deseo))
+    if elegida is None:
+        return _fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
+    return ctx.pedir(
+        SUSTITUIR, {"pedido": tarea.pedido, "sku_original": sku, "sku_nuevo": str(elegida.get("sku"))}
+    )
+
+
+def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
+    llamada = ctx.buscar(CONSULTAR_ENCARGADO)
+    if llamada is None:
+        return ctx.pedir(CONSULTAR_ENCARGADO, {"pregunta": tarea.texto})
+    return _fin(redaccion.respuesta_encargado(llamada.resultado))
+
+
+def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
+    llamada = ctx.buscar(CONSULTAR_POLITICA)
+    if llamada is None:
+        return ctx.pedir(CONSULTAR_POLITICA, {})
+    if llamada.resultado.tipo != "ok":
+        return _fin(redaccion.error("consultar las condiciones de la tienda", llamada.resultado))
+    return _fin(redaccion.condiciones(llamada.resultado))
+
+
+PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
+    "estado": _paso_estado,
+    "reembolso": _paso_reembolso,
+    "cambio": _paso_cambio,
+    "encargado": _paso_encargado,
+    "politica": _paso_politica,
+    "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),
+}
+
+
+def _agrupar(pasos: Sequence[Paso]) -> Plan:
+    for tipo in ("leer", "actuar"):
+        vistos: set[str] = set()
+        llamadas = []
+        for paso in pasos:
+            if paso.tipo != tipo:
+                continue
+            clave = json.dumps([paso.nombre, paso.args], sort_keys=True)
+            if clave in vistos:
+                continue
+            vistos.add(clave)
+            llamadas.append((paso.nombre, paso.args))
+        if llamadas:
+            return Plan(llamadas=tuple(llamadas))
+    return Plan(texto="\n\n".join(paso.texto for paso in pasos if paso.texto))
+
+
+def planificar(mensajes: Sequence[BaseMessage], herramientas: set[str] | None = None) -> Plan:
+    """El plan para el último mensaje del cliente en ``mensajes`` (función pura).
+
+    ``herramientas``: nombres disponibles; ``None`` = todas (uso sin ``bind_tools``).
+    """
+    ultimo = max((i for i, m in enumerate(mensajes) if isinstance(m, HumanMessage)), default=-1)
+    if ultimo < 0:
+        return Plan(texto=redaccion.AYUDA)
+    ctx = Contexto(llamadas=llamadas_desde(mensajes[ultimo + 1:]), disponibles=herramientas)
+    pendientes = tareas(texto_de(mensajes[ultimo]), mensajes[:ultimo])
+    return _agrupar([PASOS[tarea.tipo](tarea, ctx) for tarea in pendientes])

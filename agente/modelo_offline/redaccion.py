@@ -1,0 +1,237 @@
+"""Redacción de las respuestas en español, a partir de los datos de las herramientas.
+
+No inventa números: el número de reembolso o de sustitución, los importes y las fechas
+salen siempre del resultado de una herramienta. Los importes se escriben con
+``agente.nucleo.dinero`` («1.234,50 EUR»).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+from agente.modelo_offline.lectura import limpiar_cola
+from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
+from agente.nucleo import dinero
+
+__all__ = [
+    "AYUDA",
+    "condiciones",
+    "elegir_producto",
+    "error",
+    "esperando_pedido",
+    "estado_pedido",
+    "lineas",
+    "opciones_de_cambio",
+    "pedir_pedido",
+    "pedido_no_consultado",
+    "reembolso",
+    "respuesta_encargado",
+    "sin_alternativas",
+    "sin_encaje",
+    "sin_herramienta",
+    "sin_reembolsable",
+    "sustitucion",
+]
+
+AYUDA = (
+    "Hola, soy el asistente de la tienda (modo sin conexión, basado en reglas). Puedo "
+    "decirte dónde está tu pedido, tramitar una devolución o un reembolso, cambiar un "
+    "producto por otro que tengamos en stock y trasladar preguntas al encargado. Para "
+    "ayudarte necesito el número de pedido, con el formato P-AAAAMMDD-NNNN; por ejemplo: "
+    "«quiero devolver la cafetera del pedido P-AAAAMMDD-NNNN porque gotea»."
+)
+IMPORTE_ILEGIBLE = "un importe que no he podido leer"
+
+
+def _eur(valor: Any, *, signo: bool = False) -> str:
+    numero = cantidad(valor)
+    return dinero.eur(numero, signo=signo) if numero is not None else IMPORTE_ILEGIBLE
+
+
+def _fecha(valor: Any) -> str:
+    try:
+        return date.fromisoformat(str(valor)[:10]).strftime("%d/%m/%Y")
+    except ValueError:
+        return str(valor)
+
+
+def lineas(lineas_pedido: Sequence[dict]) -> str:
+    return "; ".join(
+        f"{linea.get('unidades', 1)} × {linea.get('nombre')} ({linea.get('sku')}), "
+        f"{_eur(linea.get('importe'))}"
+        for linea in lineas_pedido
+    )
+
+
+# ---------------------------------------------------------------- sin datos
+
+
+def sin_herramienta(nombre: str) -> str:
+    return f"Ahora mismo no puedo usar la herramienta {nombre}; inténtalo más tarde."
+
+
+def error(accion: str, resultado: Resultado) -> str:
+    return f"Lo siento, no he podido {accion}: {resultado.texto}"
+
+
+def pedir_pedido(accion: str) -> str:
+    return f"Para {accion} necesito el número de pedido (formato P-AAAAMMDD-NNNN). ¿Me lo indicas?"
+
+
+def esperando_pedido(pedido: str) -> str:
+    return f"Sigo esperando los datos del pedido {pedido}."
+
+
+def pedido_no_consultado(pedido: str, resultado: Resultado) -> str:
+    texto = error(f"consultar el pedido {pedido}", resultado)
+    if "no encontrado" in resultado.texto:
+        texto += ". ¿Puedes revisar el número de pedido?"
+    return texto
+
+
+# ---------------------------------------------------------------- pedido y condiciones
+
+
+def estado_pedido(datos: dict, pedido: str | None) -> str:
+    partes = [f"Tu pedido {datos.get('pedido', pedido)} está en estado «{datos.get('estado')}»."]
+    if datos.get("fecha"):
+        partes.append(f"Lo hiciste el {_fecha(datos['fecha'])}.")
+    if datos.get("entregado_en"):
+        dias = datos.get("dias_desde_entrega")
+        hace = f" (hace {dias} días)" if isinstance(dias, int) else ""
+        partes.append(f"Se entregó el {_fecha(datos['entregado_en'])}{hace}.")
+    else:
+        partes.append("Todavía no consta como entregado.")
+    if datos.get("lineas"):
+        partes.append(f"Contiene: {lineas(datos['lineas'])}.")
+    partes.append(f"Importe total: {_eur(datos.get('importe'))}.")
+    reembolsado = cantidad(datos.get("reembolsado"))
+    if reembolsado:
+        partes.append(f"Ya se han reembolsado {_eur(reembolsado)}.")
+    return " ".join(partes)
+
+
+def condiciones(resultado: Resultado) -> str:
+    return f"Estas son las condiciones de la tienda:\n{resultado.texto}"
+
+
+def respuesta_encargado(resultado: Resultado) -> str:
+    if resultado.tipo == "pendiente":
+        return "Tu pregunta está pendiente de respuesta del encargado."
+    if resultado.tipo == "rechazo":
+        return f"El encargado no ha respondido a tu pregunta. Motivo: {resultado.motivo_rechazo}."
+    if resultado.tipo == "error":
+        return error("trasladar tu pregunta al encargado", resultado)
+    return f"El encargado responde: {resultado.texto}"
+
+
+# ---------------------------------------------------------------- operaciones
+
+
+def _ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada) -> str | dict:
+    """El JSON de la ``operacion`` («reembolso», «cambio») ejecutada, con su ``numero``.
+
+    Si no llegó a ejecutarse (pendiente, rechazada, con error) o no trae número, el texto
+    que lo explica.
+    """
+    resultado = llamada.resultado
+    if resultado.tipo == "pendiente":
+        return f"El {operacion} del pedido {pedido} sigue pendiente de revisión."
+    if resultado.tipo == "rechazo":
+        return (
+            f"El encargado no ha aprobado el {operacion} del pedido {pedido}. "
+            f"Motivo: {resultado.motivo_rechazo}. No he tramitado ningún {operacion}."
+        )
+    if resultado.tipo == "error":
+        return error(f"tramitar el {operacion} del pedido {pedido}", resultado)
+    datos = resultado.datos
+    if not isinstance(datos, dict) or not datos.get(numero):
+        return f"Resultado del {operacion} del pedido {pedido}: {resultado.texto}"
+    return datos
+
+
+def sin_reembolsable(pedido: str | None, datos: dict) -> str:
+    return (
+        f"El pedido {pedido} no tiene importe pendiente de reembolsar "
+        f"(ya reembolsado: {_eur(datos.get('reembolsado', '0'))})."
+    )
+
+
+def reembolso(pedido: str | None, llamada: Llamada) -> str:
+    datos = _ejecutada("reembolso", "reembolso", pedido, llamada)
+    if isinstance(datos, str):
+        return datos
+    numero = datos["reembolso"]
+    importe = _eur(datos.get("importe"))
+    pedido_final = datos.get("pedido", pedido)
+    if llamada.resultado.editado:
+        propuesto = cantidad(llamada.args.get("importe"))
+        antes = ""
+        if propuesto is not None and propuesto != cantidad(datos.get("importe")):
+            antes = f" (la propuesta inicial era de {_eur(propuesto)})"
+        return (
+            f"Un encargado ha revisado y ajustado la operación antes de tramitarla. "
+            f"He tramitado el reembolso {numero} de {importe} del pedido {pedido_final}{antes}."
+        )
+    if datos.get("repetido"):
+        return f"Ese reembolso ya estaba tramitado: {numero} de {importe} del pedido {pedido_final}."
+    return f"He tramitado el reembolso {numero} de {importe} del pedido {pedido_final}."
+
+
+def elegir_producto(pedido: str | None, lineas_pedido: Sequence[dict]) -> str:
+    return f"¿Qué producto del pedido {pedido} quieres cambiar? Contiene: {lineas(lineas_pedido)}."
+
+
+def sin_alternativas(nombre: str, sku: str) -> str:
+    return (
+        f"Lo siento, ahora mismo no hay ninguna alternativa en stock para {nombre} ({sku}) "
+        "en tu tienda. Si lo prefieres, puedo tramitar la devolución."
+    )
+
+
+def opciones_de_cambio(nombre: str, sku: str, pedido: str | None, alternativas: Sequence[dict]) -> str:
+    opciones = "; ".join(
+        f"{a.get('sku')} {a.get('nombre')} ({_eur(a.get('pvp'))}, diferencia "
+        f"{_eur(a.get('diferencia'), signo=True)})"
+        for a in alternativas
+    )
+    return (
+        f"Para {nombre} ({sku}) tenemos en stock: {opciones}. ¿Por cuál quieres "
+        f"cambiarlo? Por ejemplo: «cambiar {sku} del pedido {pedido} por la "
+        f"{alternativas[0].get('sku')}»."
+    )
+
+
+def sin_encaje(nombre: str, sku: str, deseo: str) -> str:
+    return (
+        f"Lo siento, no hay ninguna alternativa en stock para {nombre} ({sku}) que "
+        f"encaje con lo que pides ({limpiar_cola(deseo.strip())})."
+    )
+
+
+def _diferencia_de_precio(valor: Any) -> str:
+    diferencia = cantidad(valor) or dinero.CERO
+    if diferencia < 0:
+        return f"Diferencia de precio: {_eur(diferencia)} (a tu favor)."
+    if diferencia > 0:
+        return f"Diferencia de precio: {_eur(diferencia, signo=True)} (a tu cargo)."
+    return "No hay diferencia de precio."
+
+
+def sustitucion(pedido: str | None, llamada: Llamada) -> str:
+    datos = _ejecutada("cambio", "sustitucion", pedido, llamada)
+    if isinstance(datos, str):
+        return datos
+    nombre = f" ({datos['nombre_nuevo']})" if datos.get("nombre_nuevo") else ""
+    cuerpo = (
+        f"He tramitado la sustitución {datos['sustitucion']} del pedido "
+        f"{datos.get('pedido', pedido)}: {datos.get('sku_original')} por "
+        f"{datos.get('sku_nuevo')}{nombre}. {_diferencia_de_precio(datos.get('diferencia'))}"
+    )
+    if llamada.resultado.editado:
+        return f"Un encargado ha revisado y ajustado el cambio antes de tramitarlo. {cuerpo}"
+    if datos.get("repetido"):
+        return f"Ese cambio ya estaba tramitado. {cuerpo}"
+    return cuerpo

@@ -1,0 +1,127 @@
+"""El conciliador: deja cada hilo abierto coherente con la cola y las decisiones.
+
+Repara lo que deja una caída a medias, sin pagar dos veces (las herramientas con efectos
+son idempotentes por ``tool_call_id``):
+
+- decisión registrada sin aplicar y la misma pausa pendiente: se reanuda con ella;
+- decisión registrada y la ejecución a medias (``next`` sin pausa): se termina;
+- decisión registrada y la ejecución terminada sin cerrar: se cierra con su estado;
+- hilo en pausa sin fila en la cola: se reencola; fila sin pausa: se borra.
+
+Cada hilo se toca solo con su candado libre (``esperar=0``): una ejecución viva no se pisa.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import Saturado
+from agente.servicio import cola, desenlace
+from agente.servicio.conversaciones import Conversaciones
+from agente.servicio.decisiones import Decisiones
+from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.resultados import Arreglo, Ejecucion, RegistroDecision
+
+__all__ = ["Conciliador"]
+
+logger = logging.getLogger(__name__)
+
+REANUDACION = "reanudacion"
+
+SELECT_DECISION_SIN_APLICAR_HILO_SQL = """
+SELECT * FROM decisiones_encargado WHERE thread_id = %(thread_id)s AND aplicada IS NULL
+ORDER BY decidida LIMIT 1
+"""
+SELECT_HILOS_ABIERTOS_SQL = """
+SELECT thread_id, cliente_id, tienda, canal, estado FROM consultas_asistente
+WHERE estado <> 'cerrada' ORDER BY actualizada
+"""
+UPDATE_ESTADO_CONSULTA_SQL = """
+UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
+WHERE thread_id = %(thread_id)s
+"""
+
+
+class Conciliador:
+    def __init__(
+        self, *, ejecutor: Ejecutor, conversaciones: Conversaciones, decisiones: Decisiones
+    ) -> None:
+        self._ejecutor = ejecutor
+        self._conversaciones = conversaciones
+        self._decisiones = decisiones
+
+    def reconciliar(self) -> list[Arreglo]:
+        """Concilia cada hilo abierto y libre. Devuelve lo arreglado (``accion="error"`` si falló)."""
+        arreglos: list[Arreglo] = []
+        with self._ejecutor.pool.connection() as c:
+            hilos = c.execute(SELECT_HILOS_ABIERTOS_SQL).fetchall()
+        for hilo in hilos:
+            thread_id = hilo["thread_id"]
+            try:
+                with self._ejecutor.candado(thread_id, esperar=0) as obtenido:
+                    if not obtenido:
+                        continue  # una ejecución viva lo tiene: no se toca
+                    accion = self._hilo(hilo)
+            except Saturado:
+                break  # el proceso va lleno: lo demás, en la pasada siguiente
+            except Exception:  # un hilo roto no debe parar al resto
+                logger.exception("no se pudo conciliar el hilo %s", thread_id)
+                arreglos.append(Arreglo(thread_id=thread_id, accion="error"))
+                continue
+            if accion:
+                arreglos.append(Arreglo(thread_id=thread_id, accion=accion))
+        return arreglos
+
+    def _hilo(self, hilo: dict[str, Any]) -> str | None:
+        thread_id = hilo["thread_id"]
+        estado, interrupcion = self._ejecutor.pausa_pendiente(thread_id)
+        with self._ejecutor.pool.connection() as c:
+            fila_cola = cola.aprobacion(c, thread_id)
+            pendiente = c.execute(SELECT_DECISION_SIN_APLICAR_HILO_SQL, {"thread_id": thread_id}).fetchone()
+        try:
+            ctx = ContextoCliente.desde_json(fila_cola["contexto"])
+        except (TypeError, KeyError):  # sin fila o con un contexto ilegible: el de la tabla
+            ctx = self._conversaciones.contexto_de_cliente(hilo["cliente_id"], hilo["canal"])
+        if pendiente is not None:
+            return self._terminar_decision(
+                RegistroDecision.desde_fila(pendiente), ctx, estado, interrupcion, fila_cola
+            )
+        if interrupcion is not None and fila_cola is None:
+            desenlace.encolar_pausa(self._ejecutor, thread_id, ctx, interrupcion, trace_id=None)
+            return "reencolada"
+        if interrupcion is None and fila_cola is not None:
+            with self._ejecutor.pool.connection() as c, c.transaction():
+                cola.desencolar(c, thread_id)
+                c.execute(UPDATE_ESTADO_CONSULTA_SQL, {"thread_id": thread_id, "estado": "abierta"})
+            return "fila_obsoleta_borrada"
+        return None
+
+    def _terminar_decision(
+        self,
+        registro: RegistroDecision,
+        ctx: ContextoCliente,
+        estado: Any,
+        interrupcion: Any | None,
+        fila_cola: dict[str, Any] | None,
+    ) -> str:
+        decisiones = self._decisiones
+        if interrupcion is not None and interrupcion.id == registro.interrupt_id:
+            decisiones.reanudar(registro, ctx, tipo=REANUDACION)
+            return "decision_aplicada"
+        if interrupcion is None and estado.next:
+            config = decisiones.config(registro, ctx, tipo=REANUDACION)
+            decisiones.cerrar(registro, ctx, self._ejecutor.ejecutar(None, config, ctx))
+            return "ejecucion_completada"
+        if interrupcion is None:
+            # La ejecución terminó pero no llegó a cerrarse la decisión.
+            decisiones.cerrar(registro, ctx, Ejecucion.desde_estado(estado.values))
+            return "decision_cerrada"
+        # Otra pausa posterior: la decisión ya se aplicó a la anterior.
+        decisiones.marcar_aplicada(registro, "esperando_aprobacion")
+        if fila_cola is None or fila_cola["interrupt_id"] != interrupcion.id:
+            desenlace.encolar_pausa(
+                self._ejecutor, registro.thread_id, ctx, interrupcion, trace_id=registro.trace_id
+            )
+        return "decision_cerrada"

@@ -1,0 +1,214 @@
+"""La bandeja del encargado y sus decisiones: registrar antes de actuar, luego reanudar.
+
+Una sola decisión por pausa (VERIFIED-FACTS 8): en una transacción se bloquea la fila de
+la cola (``FOR UPDATE``), se comprueba al encargado (activo y de la tienda), se valida
+la decisión, se marca la fila como ``decidiendo`` y se escribe en
+``decisiones_encargado`` (write-ahead). Después, con el candado del hilo, se reanuda con
+``Command(resume={interrupt_id: ...})`` y el contexto guardado del cliente. Si el
+proceso muere entre medias, el conciliador aplica lo registrado.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from langgraph.types import Command
+from psycopg.types.json import Jsonb
+
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import (
+    HiloNoEncontrado,
+    HiloOcupado,
+    NadaPendiente,
+    PlazoVencido,
+    Prohibido,
+    YaDecidida,
+)
+from agente.nucleo.fechas import fecha_hora
+from agente.servicio import cola, desenlace, personas
+from agente.servicio.conversaciones import leer_consulta
+from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, Respuesta
+from agente.servicio.validacion import validar_decisiones
+
+__all__ = ["SISTEMA", "Decisiones"]
+
+SISTEMA = "sistema"  # quien «decide» al caducar una aprobación
+
+INSERT_DECISION_SQL = """
+INSERT INTO decisiones_encargado
+    (thread_id, interrupt_id, encargado_id, tienda, peticion, decisiones, espera_segundos, trace_id)
+VALUES (%(thread_id)s, %(interrupt_id)s, %(encargado_id)s, %(tienda)s, %(peticion)s,
+        %(decisiones)s, %(espera)s, %(trace_id)s)
+RETURNING id, thread_id, interrupt_id, encargado_id, decisiones, trace_id
+"""
+MARCAR_DECISION_APLICADA_SQL = """
+UPDATE decisiones_encargado SET aplicada = now(), resultado = %(resultado)s WHERE id = %(id)s
+"""
+_ORDEN_PUNTUACION = ("reject", "edit", "respond", "approve")  # la más significativa manda
+
+
+class Decisiones:
+    def __init__(self, *, ejecutor: Ejecutor) -> None:
+        self._ejecutor = ejecutor
+
+    # -- bandeja --------------------------------------------------------------------------
+
+    def bandeja(self, tienda: str | None, limite: int = 50) -> list[dict[str, Any]]:
+        with self._ejecutor.pool.connection() as c:
+            filas = cola.bandeja(c, tienda, limite)
+        return [self._con_traza(f) for f in filas]
+
+    def aprobacion(self, thread_id: str, *, tienda: str | None = None) -> dict[str, Any]:
+        with self._ejecutor.pool.connection() as c:
+            fila = cola.aprobacion_detallada(c, thread_id)
+        if fila is None:
+            raise NadaPendiente(f"no hay ninguna aprobación pendiente en {thread_id}")
+        if tienda is not None and fila["tienda"] != tienda:
+            raise Prohibido("esta aprobación es de otra tienda")
+        return self._con_traza(fila)
+
+    def _con_traza(self, fila: dict[str, Any]) -> dict[str, Any]:
+        trace_id = fila["trace_id"]
+        fila["traza_url"] = self._ejecutor.trazador.url_traza(trace_id) if trace_id else None
+        return fila
+
+    def encargado_activo(self, encargado_id: str) -> Encargado:
+        with self._ejecutor.pool.connection() as c:
+            return personas.encargado_activo(c, encargado_id)
+
+    # -- decidir ----------------------------------------------------------------------------
+
+    def decidir(self, thread_id: str, encargado_id: str, decisiones: Any) -> Respuesta:
+        """Registra la decisión (write-ahead) y después reanuda el hilo."""
+        if encargado_id == SISTEMA:
+            raise Prohibido("«sistema» no puede decidir desde fuera")
+        return self._decidir(thread_id, encargado_id, decisiones, sistema=False)
+
+    def decidir_como_sistema(self, thread_id: str, decisiones: Any) -> Respuesta:
+        """La decisión de la aplicación (caducidad): sin encargado ni comprobación de tienda."""
+        return self._decidir(thread_id, SISTEMA, decisiones, sistema=True)
+
+    def _decidir(
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool
+    ) -> Respuesta:
+        # El sitio se toma antes de registrar: con un 503 (Saturado) no cambia nada.
+        with self._ejecutor.sitio():
+            return self._registrar_y_aplicar(thread_id, encargado_id, decisiones, sistema=sistema)
+
+    def _registrar_y_aplicar(
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool
+    ) -> Respuesta:
+        registro, fila = self._registrar(thread_id, encargado_id, decisiones, sistema=sistema)
+        try:
+            return self.aplicar(
+                registro,
+                ContextoCliente.desde_json(fila["contexto"]),
+                tipo="caducidad" if sistema else "decision_encargado",
+            )
+        except HiloOcupado as exc:
+            raise HiloOcupado(
+                "la decisión está registrada, pero la conversación está ocupada con otra "
+                "operación: se aplicará en cuanto quede libre",
+                thread_id=thread_id,
+                reintentar_en=exc.datos["reintentar_en"],
+                registrada=True,
+            ) from None
+
+    def _registrar(
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool
+    ) -> tuple[RegistroDecision, dict[str, Any]]:
+        ejecutor = self._ejecutor
+        with ejecutor.pool.connection() as c, c.transaction():
+            encargado = None if sistema else personas.encargado_activo(c, encargado_id)
+            fila = c.execute(
+                cola.SELECT_APROBACION_PARA_DECIDIR_SQL, {"thread_id": thread_id}
+            ).fetchone()
+            if fila is None:
+                if leer_consulta(c, thread_id) is None:
+                    raise HiloNoEncontrado(f"conversación no encontrada: {thread_id}")
+                raise NadaPendiente(f"no hay ninguna aprobación pendiente en {thread_id}")
+            if encargado is not None and encargado.tienda != fila["tienda"]:
+                raise Prohibido("esta aprobación es de otra tienda")
+            if fila["estado"] != "pendiente":
+                raise YaDecidida("esta aprobación ya está decidida o se está decidiendo")
+            if fila["vencida"] and not sistema:
+                # Un plazo es un plazo, haya pasado o no la caducidad: nada cambia aquí.
+                raise PlazoVencido(
+                    "esta aprobación caducó el "
+                    f"{fecha_hora(fila['caduca'])}: ya no se puede decidir; "
+                    "se cerrará como caducada y el cliente recibirá el aviso",
+                    thread_id=thread_id,
+                )
+            normalizadas = validar_decisiones(
+                fila["peticion"], decisiones, registro=ejecutor.registro, conexion=c
+            )
+            c.execute(
+                cola.MARCAR_DECIDIENDO_SQL,
+                {"thread_id": thread_id, "encargado": None if sistema else encargado_id},
+            )
+            espera = Decimal(str(round((datetime.now(UTC) - fila["creada"]).total_seconds(), 2)))
+            escrita = c.execute(
+                INSERT_DECISION_SQL,
+                {
+                    "thread_id": thread_id,
+                    "interrupt_id": fila["interrupt_id"],
+                    "encargado_id": encargado_id,
+                    "tienda": fila["tienda"],
+                    "peticion": Jsonb(fila["peticion"]),
+                    "decisiones": Jsonb(normalizadas),
+                    "espera": espera,
+                    "trace_id": fila["trace_id"],
+                },
+            ).fetchone()
+        self._puntuar(fila, normalizadas, espera, sistema=sistema)
+        return RegistroDecision.desde_fila(escrita), fila
+
+    def _puntuar(
+        self, fila: dict[str, Any], decisiones: list[dict[str, Any]], espera: Decimal, *, sistema: bool
+    ) -> None:
+        tipos = {d["type"] for d in decisiones}
+        tipo = "expired" if sistema else next((t for t in _ORDEN_PUNTUACION if t in tipos), "approve")
+        motivo = next((d.get("message") for d in decisiones if d["type"] == "reject"), None)
+        self._ejecutor.trazador.puntuar_decision(
+            trace_id=fila["trace_id"],
+            thread_id=fila["thread_id"],
+            interrupt_id=fila["interrupt_id"],
+            decision=tipo,
+            comentario=motivo,
+            espera_minutos=float(espera) / 60,
+        )
+
+    # -- aplicar (también lo usa el conciliador) ----------------------------------------------
+
+    def config(self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str) -> dict[str, Any]:
+        return self._ejecutor.config(
+            registro.thread_id, ctx, trace_id=registro.trace_id, tipo=tipo,
+            encargado_id=registro.encargado_id,
+        )
+
+    def aplicar(self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str) -> Respuesta:
+        """Reanuda con una decisión ya registrada, con el candado del hilo."""
+        with self._ejecutor.candado(registro.thread_id):
+            return self.reanudar(registro, ctx, tipo=tipo)
+
+    def reanudar(self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str) -> Respuesta:
+        """Reanuda la pausa con la decisión. Quien llama ya tiene el candado del hilo."""
+        config = self.config(registro, ctx, tipo=tipo)
+        ejecucion = self._ejecutor.ejecutar(Command(resume=registro.resume), config, ctx)
+        return self.cerrar(registro, ctx, ejecucion)
+
+    def cerrar(self, registro: RegistroDecision, ctx: ContextoCliente, ejecucion: Ejecucion) -> Respuesta:
+        """Guarda el desenlace de la ejecución y marca la decisión como aplicada."""
+        respuesta = desenlace.cerrar_ejecucion(
+            self._ejecutor, registro.thread_id, ctx, ejecucion, trace_id=registro.trace_id,
+            avisar=True,
+        )
+        self.marcar_aplicada(registro, respuesta.estado)
+        return respuesta
+
+    def marcar_aplicada(self, registro: RegistroDecision, resultado: str) -> None:
+        with self._ejecutor.pool.connection() as c:
+            c.execute(MARCAR_DECISION_APLICADA_SQL, {"id": registro.id, "resultado": resultado})

@@ -1,0 +1,146 @@
+"""Lo que se guarda al terminar una ejecución: una pausa se encola, una respuesta cierra el turno.
+
+Cada desenlace es una sola sentencia atómica (``cola.encolar`` o
+``mensajes.cerrar_turno``): el cliente nunca ve una respuesta sin su estado, ni una pausa
+sin su fila en la cola. Lo usan el turno del cliente, la decisión y el conciliador.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from agente.middleware.limites import limite_alcanzado
+from agente.nucleo.contexto import ContextoCliente
+from agente.servicio import cola, mensajes, textos
+from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.resultados import Ejecucion, Respuesta
+
+__all__ = ["cerrar_ejecucion", "disculpa", "encolar_pausa", "mensaje_final"]
+
+SIN_RESPUESTA = "Lo siento, no he podido completar tu consulta. Una persona de la tienda te atenderá."
+
+SELECT_VEREDICTOS_SQL = """
+SELECT tool_call_id, requiere_encargado, motivos, umbrales FROM evaluaciones_politica
+WHERE thread_id = %(thread_id)s AND tool_call_id = ANY(%(ids)s)
+"""
+
+
+def mensaje_final(mensajes_estado: list[Any]) -> str:
+    """La última respuesta del modelo en este turno (sin llamadas a herramientas)."""
+    for mensaje in reversed(mensajes_estado):
+        if isinstance(mensaje, AIMessage) and not mensaje.tool_calls and mensaje.content:
+            return mensaje.text if hasattr(mensaje, "text") else str(mensaje.content)
+        if isinstance(mensaje, HumanMessage):
+            break
+    return SIN_RESPUESTA
+
+
+def encolar_pausa(
+    ejecutor: Ejecutor,
+    thread_id: str,
+    ctx: ContextoCliente,
+    interrupcion: Any,
+    *,
+    trace_id: str | None,
+    mensajes_estado: list[Any] | None = None,
+    texto: str | None = None,
+) -> dict[str, Any]:
+    """Encola la pausa del hilo; sin ``mensajes_estado`` (o sin traza) los lee del estado."""
+    if mensajes_estado is None or trace_id is None:
+        estado = ejecutor.estado(thread_id)
+        mensajes_estado = estado.values.get("messages", [])
+        # La metadata de la ejecución se copia en cada checkpoint: ahí sigue la traza.
+        trace_id = trace_id or (estado.metadata or {}).get("trace_id")
+    ultimo = next((m for m in reversed(mensajes_estado) if isinstance(m, AIMessage)), None)
+    con_firma = ejecutor.registro.decisiones_permitidas()
+    llamadas = [t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in con_firma]
+    with ejecutor.pool.connection() as c:
+        return cola.encolar(
+            c,
+            thread_id=thread_id,
+            tienda=ctx.tienda,
+            cliente_id=ctx.cliente_id,
+            interrupt_id=interrupcion.id,
+            peticion=dict(interrupcion.value),
+            contexto=ctx.como_json(),
+            trace_id=trace_id,
+            llamadas=llamadas,
+            texto=texto,
+        )
+
+
+def cerrar_ejecucion(
+    ejecutor: Ejecutor,
+    thread_id: str,
+    ctx: ContextoCliente,
+    ejecucion: Ejecucion,
+    *,
+    trace_id: str | None,
+    avisar: bool,
+    desencolar: bool = True,
+) -> Respuesta:
+    """Guarda el desenlace de ``ejecucion`` y devuelve lo que se le dice al cliente.
+
+    ``avisar``: el cliente no está esperando esta respuesta (decisión, caducidad,
+    conciliación): se le avisa por ``NOTIFY``. ``desencolar=False`` ahorra el borrado de la
+    cola cuando ya se sabe que no hay fila.
+    """
+    ejecutor.comprobar(thread_id)  # fencing: sin el candado del hilo no se escribe el desenlace
+    pausa = ejecucion.pausa
+    if pausa is not None:
+        texto = textos.mensaje_espera(pausa.value, ejecutor.registro)
+        peticion = encolar_pausa(
+            ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
+            mensajes_estado=ejecucion.mensajes, texto=texto,
+        )
+        if avisar:
+            with ejecutor.pool.connection() as c:
+                mensajes.avisar(c, thread_id)
+        _registrar_veredictos(ejecutor, thread_id, peticion, trace_id)
+        return Respuesta("esperando_aprobacion", texto, thread_id, trace_id)
+    mensajes_estado = ejecucion.mensajes
+    ultimo = mensajes_estado[-1] if mensajes_estado else None
+    estado = "necesita_persona" if limite_alcanzado(ultimo) else "abierta"
+    texto = mensaje_final(mensajes_estado)
+    with ejecutor.pool.connection() as c:
+        mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar)
+        if avisar:
+            mensajes.avisar(c, thread_id)
+    return Respuesta("respondida", texto, thread_id, trace_id)
+
+
+def disculpa(ejecutor: Ejecutor, thread_id: str, trace_id: str | None) -> Respuesta:
+    """El turno falló (proveedor caído...): disculpa corta y el hilo pasa a una persona."""
+    ejecutor.comprobar(thread_id)
+    with ejecutor.pool.connection() as c:
+        mensajes.cerrar_turno(
+            c, thread_id, textos.DISCULPA, estado="necesita_persona", desencolar=False
+        )
+    return Respuesta("respondida", textos.DISCULPA, thread_id, trace_id)
+
+
+def _registrar_veredictos(
+    ejecutor: Ejecutor, thread_id: str, peticion: dict[str, Any], trace_id: str | None
+) -> None:
+    """Los motivos de la política, como evento de la traza (solo con trazas activas)."""
+    if not trace_id or not ejecutor.trazador.activo:
+        return
+    ids = list(peticion.get("tool_call_ids", []))
+    with ejecutor.pool.connection() as c:
+        filas = c.execute(SELECT_VEREDICTOS_SQL, {"thread_id": thread_id, "ids": ids}).fetchall()
+    por_id = {f["tool_call_id"]: f for f in filas}
+    # tool_call_ids va en el orden de action_requests (lo arma cola.encolar).
+    for tool_call_id, accion in zip(ids, peticion.get("action_requests", []), strict=False):
+        fila = por_id.get(tool_call_id)
+        if fila is None:
+            continue
+        ejecutor.trazador.registrar_veredicto(
+            trace_id=trace_id,
+            herramienta=accion.get("name"),
+            tool_call_id=fila["tool_call_id"],
+            requiere_encargado=fila["requiere_encargado"],
+            motivos=fila["motivos"],
+            umbrales=fila["umbrales"],
+        )

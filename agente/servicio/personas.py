@@ -1,0 +1,44 @@
+"""Quién es quién: el cliente de una conversación y el encargado que decide.
+
+``encargado_activo`` es la única comprobación de «encargado que existe y sigue activo»:
+la usan las decisiones, la web (en cada petición del encargado), el login de demo y
+``agente token``. Trampa: dentro de una decisión se llama con la conexión de su
+transacción, para que la baja y la decisión se vean en el mismo instante.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import Prohibido
+from agente.servicio.resultados import Encargado
+
+__all__ = ["contexto_de_cliente", "encargado_activo"]
+
+SELECT_CLIENTE_SQL = "SELECT id, tienda, nombre FROM clientes WHERE id = %(cliente_id)s"
+SELECT_ENCARGADO_SQL = (
+    "SELECT id, tienda, nombre, activo FROM encargados WHERE id = %(encargado_id)s"
+)
+
+
+def contexto_de_cliente(
+    conexion: psycopg.Connection, cliente_id: str, canal: str = "web"
+) -> ContextoCliente:
+    """El contexto del cliente; ``Prohibido`` si no existe."""
+    fila = conexion.execute(SELECT_CLIENTE_SQL, {"cliente_id": cliente_id}).fetchone()
+    if fila is None:
+        raise Prohibido(f"cliente desconocido: {cliente_id}")
+    return ContextoCliente(
+        cliente_id=fila["id"], tienda=fila["tienda"], nombre=fila["nombre"], canal=canal
+    )
+
+
+def encargado_activo(conexion: psycopg.Connection, encargado_id: str) -> Encargado:
+    """El encargado, si existe y está activo; si no, ``Prohibido`` (403)."""
+    fila = conexion.execute(SELECT_ENCARGADO_SQL, {"encargado_id": encargado_id}).fetchone()
+    if fila is None:
+        raise Prohibido(f"encargado desconocido: {encargado_id}")
+    if not fila["activo"]:
+        raise Prohibido(f"el encargado {encargado_id} está dado de baja")
+    return Encargado(encargado_id=fila["id"], tienda=fila["tienda"], nombre=fila["nombre"])

@@ -1,0 +1,128 @@
+"""Los resultados con tipo que devuelve el servicio (y los que circulan entre sus módulos)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+__all__ = [
+    "Arreglo",
+    "Ejecucion",
+    "Encargado",
+    "EstadoHilo",
+    "InformeAuditoria",
+    "PasoHistoria",
+    "RegistroDecision",
+    "Respuesta",
+]
+
+EstadoRespuesta = Literal["respondida", "esperando_aprobacion"]
+
+
+@dataclass(frozen=True)
+class Respuesta:
+    """Lo que recibe quien habla con el agente: el estado del turno y el texto del cliente."""
+
+    estado: EstadoRespuesta
+    mensaje_cliente: str
+    thread_id: str
+    trace_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Ejecucion:
+    """La salida de una ejecución del grafo: el estado (``valores``) y sus interrupciones.
+
+    Se construye desde un ``GraphOutput`` de ``invoke(..., version="v2")`` o desde un
+    estado ya guardado (``desde_estado``), cuando la ejecución terminó pero nadie la cerró.
+    """
+
+    valores: dict[str, Any]
+    interrupciones: tuple[Any, ...] = ()
+
+    @classmethod
+    def desde_salida(cls, salida: Any) -> Ejecucion:
+        valores = salida.value if hasattr(salida, "value") else salida
+        return cls(valores=dict(valores or {}), interrupciones=tuple(getattr(salida, "interrupts", None) or ()))
+
+    @classmethod
+    def desde_estado(cls, valores: dict[str, Any]) -> Ejecucion:
+        return cls(valores=dict(valores or {}))
+
+    @property
+    def mensajes(self) -> list[Any]:
+        return list(self.valores.get("messages", []))
+
+    @property
+    def pausa(self) -> Any | None:
+        """La interrupción pendiente (una por turno en modo por lotes), o None."""
+        return self.interrupciones[0] if self.interrupciones else None
+
+
+@dataclass(frozen=True)
+class RegistroDecision:
+    """Una decisión ya escrita en ``decisiones_encargado`` (write-ahead) y aún por aplicar."""
+
+    id: int
+    thread_id: str
+    interrupt_id: str
+    encargado_id: str
+    decisiones: list[dict[str, Any]]
+    trace_id: str | None
+
+    @classmethod
+    def desde_fila(cls, fila: dict[str, Any]) -> RegistroDecision:
+        """Desde una fila de ``decisiones_encargado`` (con ``id``, ``decisiones``...)."""
+        return cls(
+            id=fila["id"],
+            thread_id=fila["thread_id"],
+            interrupt_id=fila["interrupt_id"],
+            encargado_id=fila["encargado_id"],
+            decisiones=list(fila["decisiones"]),
+            trace_id=fila.get("trace_id"),
+        )
+
+    @property
+    def resume(self) -> dict[str, Any]:
+        """El valor de ``Command(resume=...)``: responde solo a esa interrupción."""
+        return {self.interrupt_id: {"decisions": self.decisiones}}
+
+
+@dataclass(frozen=True)
+class Encargado:
+    """Un encargado activo (el único que puede decidir o recibir un token)."""
+
+    encargado_id: str
+    tienda: str
+    nombre: str
+
+
+class Arreglo(TypedDict):
+    """Lo que el conciliador hizo con un hilo."""
+
+    thread_id: str
+    accion: str  # reencolada | decision_aplicada | ejecucion_completada | decision_cerrada | ...
+
+
+class InformeAuditoria(TypedDict):
+    sin_firma: list[dict[str, Any]]
+    tiempos: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class PasoHistoria:
+    checkpoint_id: str | None
+    paso: int | None
+    siguiente: tuple[str, ...]
+    mensajes: int
+
+
+@dataclass(frozen=True)
+class EstadoHilo:
+    """Lo que un ingeniero ve de un hilo (``agente hilo``)."""
+
+    consulta: dict[str, Any]
+    siguiente: tuple[str, ...]
+    interrupciones: list[dict[str, Any]]
+    mensajes: list[Any]
+    historia: list[PasoHistoria]

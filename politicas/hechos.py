@@ -1,0 +1,154 @@
+"""Los hechos sobre los que deciden las reglas, y la única consulta que los lee.
+
+Un veredicto nuevo son dos sentencias: esta consulta de hechos y el INSERT del veredicto;
+uno ya guardado, una (la misma consulta lo devuelve y no lee ninguna tabla de negocio).
+
+La consulta de una regla tiene siempre la misma forma (``consulta_de_hechos``):
+
+- ``previa``: el veredicto guardado de ``(thread_id, tool_call_id)``, si existe;
+- ``tienda``: los umbrales de la tienda con sus defectos (``politicas.defectos``), como
+  columnas con el nombre de ``politicas_tienda`` (``limite_reembolso``, ``version``...);
+- ``hechos``: ``tienda`` más los hechos que pide la regla, cada uno una expresión SQL
+  escalar sobre ``t`` (la tienda) y ``p`` (el pedido del cliente, ``LEFT JOIN``: sin
+  pedido todas sus columnas son NULL). ``WHERE NOT EXISTS (SELECT 1 FROM previa)`` es un
+  filtro de una sola vez: con veredicto guardado no se calcula ningún hecho. Trampa:
+  sin ``MATERIALIZED`` el planificador funde ``hechos`` con el join final, el filtro pasa
+  a ser un filtro del join y los hechos se calculan igual para descartarlos (EXPLAIN
+  ANALYZE; lo comprueba tests/test_politicas.py).
+
+Añadir un hecho es añadir un ``Hecho`` a ``CATALOGO`` (p. ej. las unidades ya
+compensadas de un pedido) y nombrarlo en las reglas que lo usen. Sus parámetros
+``%(nombre)s`` los aporta la regla (``Regla.parametros``), salvo los comunes
+(``PARAMETROS_COMUNES``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from psycopg import sql
+
+from politicas.defectos import DEFECTOS, columnas_con_defecto
+
+__all__ = [
+    "CATALOGO",
+    "COLUMNAS_PREVIA",
+    "PARAMETROS_COMUNES",
+    "ConsultaHechos",
+    "Hecho",
+    "consulta_de_hechos",
+]
+
+# Los pone la política en cada consulta: la llamada, el cliente y el pedido de sus args.
+PARAMETROS_COMUNES = frozenset({"thread_id", "tool_call_id", "tienda", "cliente_id", "pedido"})
+
+
+@dataclass(frozen=True)
+class Hecho:
+    """Un dato para decidir: ``sql`` es una expresión escalar sobre ``t`` y ``p``."""
+
+    nombre: str
+    sql: str
+    parametros: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if not self.nombre.isidentifier():
+            raise ValueError(f"nombre de hecho no válido: {self.nombre!r}")
+
+
+CATALOGO: Mapping[str, Hecho] = {
+    h.nombre: h
+    for h in (
+        Hecho("pedido_existe", "p.id IS NOT NULL"),
+        Hecho("estado_pedido", "p.estado"),
+        Hecho("entregado_en", "p.entregado_en"),
+        Hecho("dias_entregado", "floor(extract(epoch FROM now() - p.entregado_en) / 86400)::int"),
+        Hecho(
+            "devoluciones_recientes",
+            "(SELECT count(*)::int FROM devoluciones d"
+            " WHERE d.cliente_id = %(cliente_id)s::text"
+            " AND d.creada > now() - make_interval(days => t.ventana_devoluciones_dias))",
+        ),
+        Hecho(
+            "sku_original_en_pedido",
+            "EXISTS (SELECT 1 FROM lineas_pedido l"
+            " WHERE l.pedido_id = p.id AND l.sku = %(sku_original)s::text)",
+            frozenset({"sku_original"}),
+        ),
+        Hecho(
+            "pvp_original",
+            "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_original)s::text)",
+            frozenset({"sku_original"}),
+        ),
+        Hecho(
+            "pvp_nuevo",
+            "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_nuevo)s::text)",
+            frozenset({"sku_nuevo"}),
+        ),
+    )
+}
+
+# Lo que devuelve ``previa`` (y ``SELECT_EVALUACION_SQL``): el veredicto guardado.
+COLUMNAS_PREVIA = (
+    "requiere_encargado", "motivos", "umbrales", "herramienta", "version_politica",
+    "autoridad_importe", "autoridad_firmas", "autoridad_rol", "nueva",
+)
+
+_PLANTILLA = sql.SQL(
+    """WITH previa AS (
+    SELECT requiere_encargado, motivos, umbrales, herramienta, version_politica,
+           autoridad_importe, autoridad_firmas, autoridad_rol, false AS nueva
+    FROM evaluaciones_politica
+    WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
+),
+tienda AS (
+    SELECT {umbrales}
+    FROM (VALUES (1)) AS una (fila)
+    LEFT JOIN politicas_tienda pt ON pt.tienda = %(tienda)s::text
+),
+hechos AS MATERIALIZED (
+    SELECT t.*{hechos}
+    FROM tienda t
+    LEFT JOIN pedidos p ON p.id = %(pedido)s::text AND p.cliente_id = %(cliente_id)s::text
+    WHERE NOT EXISTS (SELECT 1 FROM previa)
+)
+SELECT v.*, h.*
+FROM (VALUES (1)) AS una (fila)
+LEFT JOIN previa v ON true
+LEFT JOIN hechos h ON true"""
+)
+
+
+@dataclass(frozen=True)
+class ConsultaHechos:
+    """La sentencia de hechos de una regla y los parámetros propios que necesita."""
+
+    sql: str
+    parametros: frozenset[str]
+
+
+@functools.cache
+def consulta_de_hechos(nombres: tuple[str, ...]) -> ConsultaHechos:
+    """La consulta de ``previa`` + tienda + los hechos ``nombres`` (en ese orden).
+
+    Raises:
+        ValueError: un hecho que no está en ``CATALOGO`` o cuyo nombre choca con una
+            columna del veredicto o de la tienda (la fila mezcla las tres).
+    """
+    desconocidos = [n for n in nombres if n not in CATALOGO]
+    if desconocidos:
+        raise ValueError(f"hechos desconocidos: {desconocidos}")
+    choques = set(nombres) & (set(COLUMNAS_PREVIA) | set(DEFECTOS))
+    if choques or len(set(nombres)) != len(nombres):
+        raise ValueError(f"nombres de hechos repetidos o reservados: {sorted(choques) or nombres}")
+    hechos = sql.SQL("").join(
+        sql.SQL(",\n           {expresion} AS {nombre}").format(
+            expresion=sql.SQL(CATALOGO[n].sql), nombre=sql.SQL(n)
+        )
+        for n in nombres
+    )
+    texto = _PLANTILLA.format(umbrales=columnas_con_defecto("pt"), hechos=hechos).as_string()
+    propios = frozenset().union(*(CATALOGO[n].parametros for n in nombres))
+    return ConsultaHechos(sql=texto, parametros=propios)
