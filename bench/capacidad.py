@@ -49,6 +49,7 @@ PARES_POR_CLIENTE = 30
 ESPERA_TURNO_S = 120.0  # lo que espera un cliente sin recibir nada antes de darlo por perdido
 DRENAJE_S = 150.0  # tras la ventana: turnos en curso y bandejas hasta vaciarse
 ANOTA = "[ref {marca}]"
+ESPERA_BANDEJA_S = 2.0  # bandeja vacía: otra lectura en 2 s (la página del encargado refresca cada 4 s)
 
 SONDEO_CONEXIONES_SQL = """
 SELECT count(*) AS total, count(*) FILTER (WHERE state <> 'idle') AS activas
@@ -84,21 +85,31 @@ class Datos:
     marca_de_hilo: dict[str, str] = field(default_factory=dict)  # hilo en pausa -> marca del turno
     errores: list[str] = field(default_factory=list)
     esperados: Counter = field(default_factory=Counter)
+    saturados: int = 0  # 503 con Retry-After: el cliente espera y reintenta (no es un error)
     estados: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
 
 
 # --- Conductores ---------------------------------------------------------------------------
 
 
+class _Reintentar(Exception):
+    def __init__(self, segundos: float) -> None:
+        self.segundos = segundos
+
+
 async def _turno(http: httpx.AsyncClient, url: str, cab: dict[str, str], texto: str,
                  escenario: str, marca: str, datos: Datos) -> Turno | None:
-    """Un mensaje en directo (SSE) hasta el evento ``estado``, como la página del chat."""
+    """Un mensaje en directo (SSE) hasta el evento ``estado``, como la página del chat.
+    Un 503 lanza ``_Reintentar`` con su ``Retry-After``."""
     inicio = time.time()
     primer_token = None
     estado = None
     try:
         async with http.stream("POST", url, headers={**cab, "Accept": "text/event-stream"},
                                json={"texto": texto}, timeout=ESPERA_TURNO_S) as r:
+            if r.status_code == 503 and "retry-after" in r.headers:
+                datos.saturados += 1
+                raise _Reintentar(float(r.headers["retry-after"]))
             if r.status_code != 200:
                 cuerpo = (await r.aread()).decode(errors="replace")
                 datos.errores.append(f"turno {escenario}: HTTP {r.status_code} {cuerpo[:200]}")
@@ -162,8 +173,13 @@ async def _cliente(i: int, c: util.ClienteBench, bases: list[str], datos: Datos,
             if time.time() >= fin:
                 return
             marca = f"c{i}-{k}-{escenario[:3]}"
-            turno = await _turno(http, f"{base()}/api/conversaciones/{hilo}/mensajes", cab,
-                                 f"{texto} {ANOTA.format(marca=marca)}", escenario, marca, datos)
+            while True:
+                try:
+                    turno = await _turno(http, f"{base()}/api/conversaciones/{hilo}/mensajes", cab,
+                                         f"{texto} {ANOTA.format(marca=marca)}", escenario, marca, datos)
+                    break
+                except _Reintentar as r:  # como la página del chat: espera y vuelve a mandarlo
+                    await asyncio.sleep(r.segundos)
             if turno is None:
                 await asyncio.sleep(1)
                 break
@@ -191,6 +207,8 @@ async def _encargado(encargado_id: str, tienda: str, bases: list[str], datos: Da
             return
         if r.status_code in (404, 409):  # otro encargado la decidió o la está decidiendo
             datos.esperados[f"POST decision {r.status_code}"] += 1
+        elif r.status_code == 503 and "retry-after" in r.headers:
+            datos.saturados += 1  # sigue en la bandeja: se decide en otra vuelta
         elif r.status_code != 200:
             datos.errores.append(f"POST decision: HTTP {r.status_code} {r.text[:200]}")
         else:
@@ -209,7 +227,7 @@ async def _encargado(encargado_id: str, tienda: str, bases: list[str], datos: Da
         if not filas:
             if fin_clientes.is_set():
                 return
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(ESPERA_BANDEJA_S)
             continue
         azar.shuffle(filas)
         await asyncio.gather(*[decidir(f, bases[(n + j) % len(bases)]) for j, f in enumerate(filas[:10])])
@@ -403,6 +421,7 @@ def un_nivel(url_admin: str, nombre: str, clientes: int, *, servidores: int, dur
         "decisiones_totales": len(datos.decisiones),
         "estados_por_escenario": {k: dict(v) for k, v in sorted(datos.estados.items())},
         "errores": len(datos.errores),
+        "saturados_503": datos.saturados,
         "ejemplos_errores": datos.errores[:5],
         "conflictos_esperados": dict(datos.esperados),
         **cpu.resumen(),
@@ -494,7 +513,7 @@ def _imprimir(nombre: str, r: dict[str, Any]) -> None:
     print(f"  {nombre}: {r['turnos']} turnos, {r['turnos_por_segundo']} turnos/s "
           f"(modelo {r['modelo_por_turno_s']} s/turno); turno p50 {r['turno']['p50_ms']} ms p99 "
           f"{r['turno']['p99_ms']} ms; sin modelo p50 {r['turno_menos_modelo']['p50_ms']} p99 "
-          f"{r['turno_menos_modelo']['p99_ms']} ms; errores {r['errores']} {r['ejemplos_errores'][:2]}; "
+          f"{r['turno_menos_modelo']['p99_ms']} ms; errores {r['errores']} {r['ejemplos_errores'][:2]}; 503 {r['saturados_503']}; "
           f"conexiones máx {r['conexiones_max']} (activas {r['conexiones_activas_max']}); VmHWM "
           + ", ".join(f"{m['vmhwm_mib']} MiB" for m in r["memoria_despues"])
           + f"; invariantes {r['invariantes']['todo_en_orden']}; CPU servidores "

@@ -9,6 +9,7 @@ son idempotentes por ``tool_call_id``):
 - hilo en pausa sin fila en la cola: se reencola; fila sin pausa: se borra.
 
 Cada hilo se toca solo con su candado libre (``esperar=0``): una ejecución viva no se pisa.
+Solo se miran los hilos candidatos a uno de esos casos (``SELECT_HILOS_A_CONCILIAR_SQL``).
 """
 
 from __future__ import annotations
@@ -34,9 +35,23 @@ SELECT_DECISION_SIN_APLICAR_HILO_SQL = """
 SELECT * FROM decisiones_encargado WHERE thread_id = %(thread_id)s AND aplicada IS NULL
 ORDER BY decidida LIMIT 1
 """
-SELECT_HILOS_ABIERTOS_SQL = """
-SELECT thread_id, cliente_id, tienda, canal, estado FROM consultas_asistente
-WHERE estado <> 'cerrada' ORDER BY actualizada
+# Solo los hilos que pueden necesitar arreglo (los cuatro casos del docstring): una decisión
+# sin aplicar, una fila en la cola (¿sigue la pausa?) o una pausa en el último checkpoint
+# (¿tiene su fila?). Antes se leía el estado de TODAS las conversaciones abiertas en cada
+# pasada: un get_state por conversación y minuto, CPU que crecía con el histórico y se
+# quitaba a los turnos en curso (docs/rendimiento.md, sección 7).
+SELECT_HILOS_A_CONCILIAR_SQL = """
+SELECT c.thread_id, c.cliente_id, c.tienda, c.canal, c.estado FROM consultas_asistente c
+WHERE c.estado <> 'cerrada' AND (
+    EXISTS (SELECT 1 FROM decisiones_encargado d WHERE d.thread_id = c.thread_id AND d.aplicada IS NULL)
+    OR EXISTS (SELECT 1 FROM aprobaciones_pendientes a WHERE a.thread_id = c.thread_id)
+    OR EXISTS (
+        SELECT 1 FROM checkpoint_writes w
+        WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = '' AND w.channel = '__interrupt__'
+          AND w.checkpoint_id = (SELECT max(k.checkpoint_id) FROM checkpoints k
+                                 WHERE k.thread_id = c.thread_id AND k.checkpoint_ns = ''))
+)
+ORDER BY c.actualizada
 """
 UPDATE_ESTADO_CONSULTA_SQL = """
 UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
@@ -56,7 +71,7 @@ class Conciliador:
         """Concilia cada hilo abierto y libre. Devuelve lo arreglado (``accion="error"`` si falló)."""
         arreglos: list[Arreglo] = []
         with self._ejecutor.pool.connection() as c:
-            hilos = c.execute(SELECT_HILOS_ABIERTOS_SQL).fetchall()
+            hilos = c.execute(SELECT_HILOS_A_CONCILIAR_SQL).fetchall()
         for hilo in hilos:
             thread_id = hilo["thread_id"]
             try:

@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
@@ -150,6 +151,33 @@ def json_evento(datos: dict[str, Any]) -> str:
     return json.dumps(datos, ensure_ascii=False)
 
 
+class _Buzon:
+    """Del hilo del turno al bucle de eventos: un solo aviso al bucle por tanda de eventos.
+
+    ``call_soon_threadsafe`` por token despierta el bucle (una escritura en su tubería)
+    por cada uno; aquí, mientras el bucle no haya recogido la tanda anterior, los eventos
+    nuevos se suman a ella. Sin carga sale uno por uno, como antes.
+    """
+
+    def __init__(self, bucle: asyncio.AbstractEventLoop, cola: asyncio.Queue) -> None:
+        self._bucle, self._cola = bucle, cola
+        self._cerrojo = threading.Lock()
+        self._tanda: list[tuple[str, str]] = []
+
+    def poner(self, evento: tuple[str, str]) -> None:
+        with self._cerrojo:
+            self._tanda.append(evento)
+            if len(self._tanda) > 1:
+                return  # el aviso de esta tanda ya está en camino
+        self._bucle.call_soon_threadsafe(self._vaciar)
+
+    def _vaciar(self) -> None:
+        with self._cerrojo:
+            tanda, self._tanda = self._tanda, []
+        for evento in tanda:
+            self._cola.put_nowait(evento)
+
+
 async def turno_en_directo(
     servicio,
     thread_id: str,
@@ -163,9 +191,8 @@ async def turno_en_directo(
     Así los errores previos a la respuesta (409 aprobación pendiente, 403, 422...) salen
     con su código HTTP; solo un fallo a mitad de respuesta llega como evento ``error``.
     """
-    bucle = asyncio.get_running_loop()
     cola: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-    emisor = EmisorTokens(lambda evento: bucle.call_soon_threadsafe(cola.put_nowait, evento))
+    emisor = EmisorTokens(_Buzon(asyncio.get_running_loop(), cola).poner)
     tarea = asyncio.ensure_future(
         en_hilo_del_agente(limitador, ejecutar_turno, servicio, thread_id, texto, ctx, emisor)
     )
