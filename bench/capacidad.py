@@ -238,7 +238,9 @@ async def _conducir(clientes: list[util.ClienteBench], bases: list[str], fin: fl
     datos = Datos()
     azar = random.Random(semilla)
     fin_clientes = asyncio.Event()
-    limites = httpx.Limits(max_connections=1000, max_keepalive_connections=500)
+    # keepalive_expiry por debajo de los 5 s de uvicorn: sin carreras con conexiones que el
+    # servidor ya cerró (un ReadError que no sería culpa del producto).
+    limites = httpx.Limits(max_connections=1000, max_keepalive_connections=500, keepalive_expiry=3.0)
     async with httpx.AsyncClient(limits=limites) as http:
         encargados = [
             asyncio.create_task(_encargado(e, t, bases, datos, fin_clientes,
@@ -503,7 +505,7 @@ def _perfilar(pid: int, nombre: str, calentamiento: float, duracion: float):
     if not carpeta or not os.path.exists(espia):
         return None
     os.makedirs(carpeta, exist_ok=True)
-    orden = [espia, "record", "--pid", str(pid), "--rate", "50", "--format", "raw",
+    orden = [espia, "record", "--pid", str(pid), "--rate", "100", "--format", "raw",
              "--duration", str(int(duracion)), "--nonblocking", "-o", f"{carpeta}/{nombre}.txt"]
     return subprocess.Popen(["sh", "-c", f"sleep {calentamiento}; exec " + " ".join(orden)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

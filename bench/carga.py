@@ -447,11 +447,13 @@ def una_carga(url_admin: str, nombre: str, extra: dict[str, str], duracion: floa
     return resultado
 
 
-# Primero tal cual (pool de 10 conexiones por proceso); después con un pool de 40, que
-# deja pasar a la vez todos los turnos que recibe cada servidor (16): ¿da más rendimiento?
+# Primero tal cual (todos los turnos que recibe cada servidor, 16, a la vez: el límite de
+# serie es 100); después con 4 ejecuciones a la vez por proceso, lo que dejaba la web
+# cuando el candado del hilo ocupaba una conexión del pool: con un modelo que es CPU,
+# ¿cambia algo?
 CONFIGURACIONES = (
-    ("pool_por_defecto", {}),
-    ("pool_40", {"AGENTE_POOL_MAX": "40"}),
+    ("por_defecto", {}),
+    ("ejecuciones_4", {"AGENTE_EJECUCIONES_MAX": "4"}),
 )
 
 
