@@ -8,6 +8,8 @@ algo que no se va a ejecutar.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from langchain.agents import create_agent
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -15,6 +17,7 @@ from agente.middleware.aprobacion import middleware_aprobacion
 from agente.middleware.errores import middleware_errores
 from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import prompt_cliente
+from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
 from herramientas import REGISTRO, Registro, crear_herramientas
 from politicas import DescripcionEncargado, PoliticaAprobacion, PoliticaTienda
@@ -33,20 +36,29 @@ def construir_agente(
     pausa_reintentos: float = 0.2,
     politica: PoliticaAprobacion | None = None,
     registro: Registro = REGISTRO,
+    vigencia: Callable[[str], None] | None = None,
 ):
     """El agente de ``create_agent`` con las herramientas y reglas de ``registro``.
 
     Aquí se cruzan las dos capas que no se importan entre sí: la política elige regla por
     el ``regla`` de cada herramienta del registro, y las herramientas reciben de
     ``politicas/`` el texto de la política para el cliente (``PoliticaTienda``).
+
+    ``vigencia``: ``thread_id -> None`` que lanza si la ejecución perdió el candado del
+    hilo; se comprueba antes de cada herramienta con efectos (el primero de la lista:
+    ningún otro middleware convierte ese error en un resultado para el modelo).
     """
     politica = politica or PoliticaAprobacion(pool=pool, reglas=registro.reglas())
+    vigilancia = (
+        [VigenciaCandado(comprobar=vigencia, con_efectos=registro.con_efectos())] if vigencia else []
+    )
     return create_agent(
         modelo,
         tools=crear_herramientas(
             pool=pool, pasarela=pasarela, registro=registro, politica=PoliticaTienda(pool=pool)
         ),
         middleware=[
+            *vigilancia,
             prompt_cliente,
             *middleware_errores(reintentables=registro.reintentables(), pausa_inicial=pausa_reintentos),
             middleware_aprobacion(

@@ -23,13 +23,13 @@ from typing import Any
 
 from bench import util
 
-PARTES = ("politica", "turnos", "concurrencia", "crecimiento", "carga")
+PARTES = ("politica", "turnos", "concurrencia", "crecimiento", "carga", "capacidad")
 RESULTADOS = util.RAIZ / "bench" / "resultados.json"
 DOCUMENTO = util.RAIZ / "docs" / "rendimiento.md"
 INICIO_GENERADO = "<!-- generado: inicio (python -m bench reescribe hasta la marca de fin) -->"
 FIN_GENERADO = "<!-- generado: fin -->"
 
-OBJETIVOS = {"C/B": 1.3, "D/B": 1.5, "bandeja_p99_ms": 20.0}
+OBJETIVOS = {"C/B": 1.2, "D/B": 1.3, "bandeja_p99_ms": 20.0}
 
 
 def _silenciar() -> None:
@@ -67,6 +67,10 @@ def medir(partes: tuple[str, ...]) -> dict[str, Any]:
             from bench import carga
 
             resultados["carga"] = carga.ejecutar(url_admin)
+        if "capacidad" in partes:
+            from bench import capacidad
+
+            resultados["capacidad"] = capacidad.ejecutar(url_admin)
     resultados["duracion_s"] = round(time.perf_counter() - inicio, 1)
     resultados["maquina"]["carga_1min_al_acabar"] = round(os.getloadavg()[0], 2)
     return resultados
@@ -407,6 +411,10 @@ def markdown(r: dict) -> str:
         lineas += _seccion_crecimiento(r)
     if "carga" in r:
         lineas += _seccion_carga(r)
+    if "capacidad" in r:
+        from bench import capacidad
+
+        lineas += capacidad.markdown(r["capacidad"], _tabla, _invariantes_md)
     lineas += [FIN_GENERADO]
     return "\n".join(lineas)
 

@@ -104,7 +104,7 @@ SELECT (SELECT count(*) FROM reembolsos) AS reembolsos,
 """
 
 
-def _token(datos: dict[str, str]) -> str:
+def token(datos: dict[str, str]) -> str:
     return jwt.encode(
         {**datos, "exp": datetime.now(UTC) + timedelta(hours=2)}, SECRETO, algorithm="HS256"
     )
@@ -216,7 +216,7 @@ class Medidas:
 
 async def _cliente(i: int, c: util.ClienteBench, bases: list[str], medidas: Medidas,
                    fin: float, max_turnos: int, http: httpx.AsyncClient) -> None:
-    cab = {"Authorization": "Bearer " + _token({"rol": "cliente", "cliente_id": c.cliente_id,
+    cab = {"Authorization": "Bearer " + token({"rol": "cliente", "cliente_id": c.cliente_id,
                                                  "tienda": c.tienda})}
     n = i  # turno rotatorio que empieza en un servidor distinto para cada cliente
     pequenos, grandes = iter(c.pedidos_pequenos), iter(c.pedidos_grandes)
@@ -255,7 +255,7 @@ async def _cliente(i: int, c: util.ClienteBench, bases: list[str], medidas: Medi
 async def _encargado(encargado_id: str, tienda: str, bases: list[str], medidas: Medidas,
                      fin_clientes: asyncio.Event, azar: random.Random, http: httpx.AsyncClient,
                      limite_drenaje: float) -> None:
-    cab = {"Authorization": "Bearer " + _token({"rol": "encargado", "encargado_id": encargado_id,
+    cab = {"Authorization": "Bearer " + token({"rol": "encargado", "encargado_id": encargado_id,
                                                  "tienda": tienda})}
     n = azar.randrange(len(bases))
     while True:
@@ -270,25 +270,30 @@ async def _encargado(encargado_id: str, tienda: str, bases: list[str], medidas: 
             continue
         azar.shuffle(filas)
         for fila in filas[:5]:
-            decisiones = []
-            for accion in fila["acciones"]:
-                tirada = azar.random()
-                if "respond" in accion["decisiones_permitidas"]:
-                    decisiones.append({"type": "respond", "message": "Sí, lo tenemos el jueves"})
-                elif tirada < 0.1 and "reject" in accion["decisiones_permitidas"]:
-                    decisiones.append({"type": "reject", "message": "El producto no se puede devolver"})
-                elif tirada < 0.2 and "edit" in accion["decisiones_permitidas"]:
-                    args = {**accion["args"], "importe": "10.00"}
-                    decisiones.append({"type": "edit", "edited_action": {"name": accion["nombre"], "args": args}})
-                else:
-                    decisiones.append({"type": "approve"})
             n += 1
             await medidas.peticion(
                 http, "POST decision", "POST",
                 f"{bases[n % len(bases)]}/api/aprobaciones/{fila['thread_id']}/decision",
                 # 409: otro encargado la está decidiendo; 404: otro ya la decidió y el hilo siguió.
-                esperados=(404, 409), headers=cab, json={"decisiones": decisiones},
+                esperados=(404, 409), headers=cab, json={"decisiones": decisiones_de_encargado(fila, azar)},
             )
+
+
+def decisiones_de_encargado(fila: dict[str, Any], azar: random.Random) -> list[dict[str, Any]]:
+    """Lo que decide un encargado simulado: casi siempre aprueba; a veces edita o rechaza."""
+    decisiones = []
+    for accion in fila["acciones"]:
+        tirada = azar.random()
+        if "respond" in accion["decisiones_permitidas"]:
+            decisiones.append({"type": "respond", "message": "Sí, lo tenemos el jueves"})
+        elif tirada < 0.1 and "reject" in accion["decisiones_permitidas"]:
+            decisiones.append({"type": "reject", "message": "El producto no se puede devolver"})
+        elif tirada < 0.2 and "edit" in accion["decisiones_permitidas"]:
+            args = {**accion["args"], "importe": "10.00"}
+            decisiones.append({"type": "edit", "edited_action": {"name": accion["nombre"], "args": args}})
+        else:
+            decisiones.append({"type": "approve"})
+    return decisiones
 
 
 async def _conducir(clientes, bases, duracion: float, max_turnos: int, semilla: int) -> tuple[Medidas, float]:
@@ -359,7 +364,7 @@ def _invariantes(url: str, entorno: dict[str, str]) -> dict[str, Any]:
     return {"invariantes": invariantes, "recuentos": recuentos}
 
 
-def _comprobar(url: str, entorno: dict[str, str]) -> dict[str, Any]:
+def comprobar(url: str, entorno: dict[str, str]) -> dict[str, Any]:
     """Invariantes; si algo falla, ``agente reconciliar`` (lo que haría el cron) y otra vez."""
     resultado = _invariantes(url, entorno)
     if not resultado["invariantes"]["todo_en_orden"]:
@@ -394,7 +399,7 @@ def una_carga(url_admin: str, nombre: str, extra: dict[str, str], duracion: floa
     with ExitStack() as pila:
         servidores = []
         for _ in range(2):
-            s = Servidor(url, _puerto_libre(), entorno)
+            s = Servidor(url, puerto_libre(), entorno)
             pila.callback(s.parar)
             servidores.append(s)
         for s in servidores:
@@ -405,13 +410,13 @@ def una_carga(url_admin: str, nombre: str, extra: dict[str, str], duracion: floa
         memoria = [s.memoria() for s in servidores]
         logs = [s.texto_log() for s in servidores]
         orden = servidores[0].orden
-    comprobacion = _comprobar(url, entorno)
+    comprobacion = comprobar(url, entorno)
     por_endpoint = {n: util.resumen(ms) for n, ms in sorted(medidas.tiempos.items())}
     trazas_en_logs = sum(log.count("Traceback") for log in logs)
-    primera_traza = next((_ultima_linea_de_traza(log) for log in logs if "Traceback" in log), None)
+    primera_traza = next((ultima_linea_de_traza(log) for log in logs if "Traceback" in log), None)
     resultado = {
         "configuracion": {k: v for k, v in entorno.items() if k != "AGENTE_SECRETO"},
-        "ejecuciones_simultaneas_por_servidor": _ejecuciones_simultaneas(entorno),
+        "ejecuciones_simultaneas_por_servidor": ejecuciones_simultaneas(entorno),
         "orden_servidor": "python " + " ".join(orden[1:-4]),
         "servidores": len(bases),
         "clientes": CLIENTES,
@@ -443,11 +448,13 @@ def una_carga(url_admin: str, nombre: str, extra: dict[str, str], duracion: floa
     return resultado
 
 
-# Primero tal cual (pool de 10 conexiones por proceso); después con un pool de 40, que
-# deja pasar a la vez todos los turnos que recibe cada servidor (16): ¿da más rendimiento?
+# Primero tal cual (todos los turnos que recibe cada servidor, 16, a la vez: el límite de
+# serie es 100); después con 4 ejecuciones a la vez por proceso, lo que dejaba la web
+# cuando el candado del hilo ocupaba una conexión del pool: con un modelo que es CPU,
+# ¿cambia algo?
 CONFIGURACIONES = (
-    ("pool_por_defecto", {}),
-    ("pool_40", {"AGENTE_POOL_MAX": "40"}),
+    ("por_defecto", {}),
+    ("ejecuciones_4", {"AGENTE_EJECUCIONES_MAX": "4"}),
 )
 
 
@@ -463,19 +470,21 @@ def ejecutar(url_admin: str) -> dict[str, Any]:
     return resultado
 
 
-def _ejecuciones_simultaneas(entorno: dict[str, str]) -> int | None:
-    """Cuántos turnos deja correr a la vez la web en cada proceso con ese pool (si lo limita)."""
-    try:
-        from agente.web.directo import ejecuciones_simultaneas
-    except ImportError:
-        return None
+def ejecuciones_simultaneas(entorno: dict[str, str]) -> int | None:
+    """Cuántas ejecuciones del agente deja correr a la vez cada proceso con ese entorno."""
     from agente.nucleo.ajustes import Ajustes
 
-    pool_max = int(entorno.get("AGENTE_POOL_MAX", Ajustes.model_fields["pool_max"].default))
-    return ejecuciones_simultaneas(pool_max)
+    campos = Ajustes.model_fields
+    if "ejecuciones_max" in campos:  # el límite es del servicio (AGENTE_EJECUCIONES_MAX)
+        return int(entorno.get("AGENTE_EJECUCIONES_MAX", campos["ejecuciones_max"].default))
+    try:  # versiones anteriores: la web lo derivaba del pool
+        from agente.web.directo import ejecuciones_simultaneas as antes
+    except ImportError:
+        return None
+    return antes(int(entorno.get("AGENTE_POOL_MAX", campos["pool_max"].default)))
 
 
-def _ultima_linea_de_traza(log: str) -> str:
+def ultima_linea_de_traza(log: str) -> str:
     """La excepción final de la primera traza del log (la línea que dice qué falló)."""
     resto = log[log.index("Traceback"):].splitlines()
     for linea in resto[1:]:
@@ -484,7 +493,7 @@ def _ultima_linea_de_traza(log: str) -> str:
     return resto[-1][:300] if resto else ""
 
 
-def _puerto_libre() -> int:
+def puerto_libre() -> int:
     import socket
 
     with socket.socket() as s:

@@ -50,6 +50,14 @@ class Ajustes(BaseSettings):
     pasarela_fallo: bool = Field(
         default=False, description="La pasarela simulada falla (pruebas y demos)."
     )
+    ejecuciones_max: int = Field(
+        default=100, ge=1,
+        description="Ejecuciones del agente a la vez por proceso (turnos, decisiones, tareas).",
+    )
+    espera_ejecucion: float = Field(
+        default=10.0, ge=0,
+        description="Segundos que espera una petición por encima del máximo antes del 503.",
+    )
     max_llamadas_modelo_turno: int = Field(default=8, ge=1, description="Llamadas al modelo por turno.")
     max_llamadas_modelo_hilo: int = Field(default=60, ge=1, description="Llamadas al modelo por hilo.")
     mensajes_por_minuto: int = Field(default=20, ge=1, description="Mensajes por cliente y minuto.")

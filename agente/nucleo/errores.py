@@ -21,7 +21,9 @@
     ├── NoAutorizado                  sin credencial válida (401)
     ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
     ├── DemasiadasPeticiones          (429)
-    └── NoDisponible                  servidor parándose, vuelve a intentarlo (503)
+    └── NoDisponible                  parada del servidor, saturación...: reintentar (503, Retry-After)
+        ├── Saturado                  el proceso ya ejecuta su máximo de turnos a la vez
+        └── CandadoPerdido            se perdió el candado del hilo a mitad de la ejecución
 
 El ``mensaje`` está en español: lo lee un cliente, un encargado o un operador.
 """
@@ -147,4 +149,14 @@ class DemasiadasPeticiones(ErrorDominio):
 
 
 class NoDisponible(ErrorDominio):
+    """503: vuelve a intentarlo; ``datos["reintentar_en"]`` (segundos) va en ``Retry-After``."""
+
     estado_http = 503
+
+
+class Saturado(NoDisponible):
+    pass
+
+
+class CandadoPerdido(NoDisponible):
+    pass

@@ -30,10 +30,12 @@ from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio import auditoria, inspeccion, operacion, ritmo
 from agente.servicio.avisos import Escucha
 from agente.servicio.caducidad import Caducidad
+from agente.servicio.candados import CandadosHilo
 from agente.servicio.conciliacion import Conciliador
 from agente.servicio.conversaciones import Conversaciones
 from agente.servicio.decisiones import SISTEMA, Decisiones
 from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.limite import LimiteEjecuciones
 from agente.servicio.pagos import InformePagos, Pagos
 from agente.servicio.resultados import (
     Arreglo,
@@ -66,7 +68,9 @@ class Servicio:
     Fachada fina: cada método delega en su módulo. ``registro`` es el de herramientas
     con el que se construyó ``agente`` (textos de espera y decisiones permitidas salen de
     ahí). ``espera_candado``: segundos que un turno o una decisión esperan a que otra
-    ejecución suelte el hilo antes de ``HiloOcupado``.
+    ejecución suelte el hilo antes de ``HiloOcupado``. ``candados``: los candados de hilo
+    del proceso (por defecto, una conexión propia a la base del pool); ``limite``: cuántas
+    ejecuciones a la vez (por defecto 100, con 10 s de espera antes de ``Saturado``).
     """
 
     def __init__(
@@ -78,6 +82,8 @@ class Servicio:
         espera_candado: float = 30.0,
         registro: Registro = REGISTRO,
         pasarela: Pasarela | None = None,
+        candados: CandadosHilo | None = None,
+        limite: LimiteEjecuciones | None = None,
     ) -> None:
         from agente.trazas import Trazador
 
@@ -87,6 +93,8 @@ class Servicio:
             trazador=trazador or Trazador(),
             registro=registro,
             espera_candado=espera_candado,
+            candados=candados or CandadosHilo(conninfo=pool.conninfo),
+            limite=limite or LimiteEjecuciones(maximo=100, espera=10.0),
         )
         self.conversaciones = Conversaciones(ejecutor=self.ejecutor)
         self.decisiones = Decisiones(ejecutor=self.ejecutor)
@@ -103,6 +111,8 @@ class Servicio:
     trazador = property(lambda self: self.ejecutor.trazador, doc="El Trazador de Langfuse.")
     registro = property(lambda self: self.ejecutor.registro, doc="El registro de herramientas.")
     espera_candado = property(lambda self: self.ejecutor.espera_candado, doc="Segundos de espera.")
+    limite = property(lambda self: self.ejecutor.limite, doc="Ejecuciones a la vez (LimiteEjecuciones).")
+    candados = property(lambda self: self.ejecutor.candados, doc="Los candados de hilo (CandadosHilo).")
 
     # -- conversaciones ---------------------------------------------------------------------
 
@@ -188,4 +198,5 @@ class Servicio:
 
     def cerrar(self) -> None:
         self.trazador.cerrar()
+        self.ejecutor.candados.cerrar()
         self.pool.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agente.nucleo.errores import HiloOcupado, YaDecidida
+from agente.nucleo.errores import HiloOcupado, Saturado, YaDecidida
 from agente.servicio import cola, textos
 from agente.servicio.decisiones import Decisiones
 from agente.servicio.ejecucion import Ejecutor
@@ -69,5 +69,7 @@ class Caducidad:
                 continue
             except HiloOcupado:
                 pass
+            except Saturado:
+                break  # el proceso va lleno: lo demás, en la pasada siguiente
             caducadas.append(thread_id)
         return caducadas

@@ -10,6 +10,7 @@ son idempotentes por ``tool_call_id``):
 - turno cortado a medias (``next`` sin pausa ni decisión): se termina y se avisa.
 
 Cada hilo se toca solo con su candado libre (``esperar=0``): una ejecución viva no se pisa.
+Solo se miran los hilos candidatos a uno de esos casos (``SELECT_HILOS_A_CONCILIAR_SQL``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import logging
 from typing import Any
 
 from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import Saturado
 from agente.servicio import cola, desenlace
 from agente.servicio.conversaciones import Conversaciones
 from agente.servicio.decisiones import Decisiones
@@ -34,9 +36,28 @@ SELECT_DECISION_SIN_APLICAR_HILO_SQL = """
 SELECT * FROM decisiones_encargado WHERE thread_id = %(thread_id)s AND aplicada IS NULL
 ORDER BY decidida LIMIT 1
 """
-SELECT_HILOS_ABIERTOS_SQL = """
-SELECT thread_id, cliente_id, tienda, canal, estado FROM consultas_asistente
-WHERE estado <> 'cerrada' ORDER BY actualizada
+# Solo los hilos que pueden necesitar arreglo (los casos del docstring): una decisión
+# sin aplicar, una fila en la cola (¿sigue la pausa?), una pausa en el último checkpoint
+# (¿tiene su fila?) o un turno sin respuesta (el último mensaje es del cliente y no quedó
+# retenido: el turno se cortó a medias, o sigue en curso y su candado lo protege). Antes se leía el estado de TODAS las conversaciones abiertas en cada
+# pasada: un get_state por conversación y minuto, CPU que crecía con el histórico y se
+# quitaba a los turnos en curso (docs/rendimiento.md, sección 7).
+SELECT_HILOS_A_CONCILIAR_SQL = """
+SELECT c.thread_id, c.cliente_id, c.tienda, c.canal, c.estado FROM consultas_asistente c
+WHERE c.estado <> 'cerrada' AND (
+    EXISTS (SELECT 1 FROM decisiones_encargado d WHERE d.thread_id = c.thread_id AND d.aplicada IS NULL)
+    OR EXISTS (SELECT 1 FROM aprobaciones_pendientes a WHERE a.thread_id = c.thread_id)
+    OR EXISTS (
+        SELECT 1 FROM checkpoint_writes w
+        WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = '' AND w.channel = '__interrupt__'
+          AND w.checkpoint_id = (SELECT max(k.checkpoint_id) FROM checkpoints k
+                                 WHERE k.thread_id = c.thread_id AND k.checkpoint_ns = ''))
+    OR (c.estado = 'abierta' AND EXISTS (
+        SELECT 1 FROM mensajes_conversacion m
+        WHERE m.thread_id = c.thread_id AND m.rol = 'cliente' AND NOT m.retenido
+          AND m.id = (SELECT max(u.id) FROM mensajes_conversacion u WHERE u.thread_id = c.thread_id)))
+)
+ORDER BY c.actualizada
 """
 UPDATE_ESTADO_CONSULTA_SQL = """
 UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
@@ -56,7 +77,7 @@ class Conciliador:
         """Concilia cada hilo abierto y libre. Devuelve lo arreglado (``accion="error"`` si falló)."""
         arreglos: list[Arreglo] = []
         with self._ejecutor.pool.connection() as c:
-            hilos = c.execute(SELECT_HILOS_ABIERTOS_SQL).fetchall()
+            hilos = c.execute(SELECT_HILOS_A_CONCILIAR_SQL).fetchall()
         for hilo in hilos:
             thread_id = hilo["thread_id"]
             try:
@@ -64,6 +85,8 @@ class Conciliador:
                     if not obtenido:
                         continue  # una ejecución viva lo tiene: no se toca
                     accion = self._hilo(hilo)
+            except Saturado:
+                break  # el proceso va lleno: lo demás, en la pasada siguiente
             except Exception:  # un hilo roto no debe parar al resto
                 logger.exception("no se pudo conciliar el hilo %s", thread_id)
                 arreglos.append(Arreglo(thread_id=thread_id, accion="error"))

@@ -17,7 +17,13 @@ import psycopg
 from langchain_core.messages import HumanMessage
 
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import AprobacionPendiente, DecisionNoValida, HiloNoEncontrado, Prohibido
+from agente.nucleo.errores import (
+    AprobacionPendiente,
+    CandadoPerdido,
+    DecisionNoValida,
+    HiloNoEncontrado,
+    Prohibido,
+)
 from agente.servicio import desenlace, mensajes, personas, textos
 from agente.servicio.ejecucion import Ejecutor
 from agente.servicio.resultados import Respuesta
@@ -116,6 +122,8 @@ class Conversaciones:
                 mensajes.anotar_mensaje(c, thread_id, "cliente", texto)
             try:
                 ejecucion = ejecutor.ejecutar({"messages": [HumanMessage(texto)]}, config, ctx)
+            except CandadoPerdido:
+                raise  # otro proceso puede tener ya el hilo: esta ejecución no escribe nada más
             except Exception:
                 # Proveedor caído tras los reintentos u otro fallo: disculpa corta, nunca una traza.
                 logger.exception("fallo en el turno del cliente (hilo %s)", thread_id)

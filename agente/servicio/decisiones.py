@@ -98,6 +98,13 @@ class Decisiones:
     def _decidir(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool
     ) -> Respuesta:
+        # El sitio se toma antes de registrar: con un 503 (Saturado) no cambia nada.
+        with self._ejecutor.sitio():
+            return self._registrar_y_aplicar(thread_id, encargado_id, decisiones, sistema=sistema)
+
+    def _registrar_y_aplicar(
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool
+    ) -> Respuesta:
         registro, fila = self._registrar(thread_id, encargado_id, decisiones, sistema=sistema)
         try:
             return self.aplicar(

@@ -87,6 +87,7 @@ def cerrar_ejecucion(
     conciliación): se le avisa por ``NOTIFY``. ``desencolar=False`` ahorra el borrado de la
     cola cuando ya se sabe que no hay fila.
     """
+    ejecutor.comprobar(thread_id)  # fencing: sin el candado del hilo no se escribe el desenlace
     pausa = ejecucion.pausa
     if pausa is not None:
         texto = textos.mensaje_espera(pausa.value, ejecutor.registro)
@@ -112,6 +113,7 @@ def cerrar_ejecucion(
 
 def disculpa(ejecutor: Ejecutor, thread_id: str, trace_id: str | None) -> Respuesta:
     """El turno falló (proveedor caído...): disculpa corta y el hilo pasa a una persona."""
+    ejecutor.comprobar(thread_id)
     with ejecutor.pool.connection() as c:
         mensajes.cerrar_turno(
             c, thread_id, textos.DISCULPA, estado="necesita_persona", desencolar=False

@@ -12,13 +12,15 @@ El ``Ejecutor`` es lo que comparten conversaciones, decisiones y conciliación. 
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import ContextoCliente
-from agente.servicio.candados import candado_hilo
+from agente.servicio.candados import CandadosHilo
+from agente.servicio.limite import LimiteEjecuciones
 from agente.servicio.resultados import Ejecucion
 from herramientas import Registro
 
@@ -31,7 +33,11 @@ def config_lectura(thread_id: str) -> dict[str, Any]:
 
 
 class Ejecutor:
-    """El agente, su pool, el trazador y el registro, con las reglas de cada ejecución."""
+    """El agente, su pool, el trazador y el registro, con las reglas de cada ejecución.
+
+    ``candados``: los candados de hilo del proceso (una conexión propia, no el pool).
+    ``limite``: cuántas ejecuciones a la vez; lo comparten todas las entradas del servicio.
+    """
 
     def __init__(
         self,
@@ -41,6 +47,8 @@ class Ejecutor:
         trazador: Any,
         registro: Registro,
         espera_candado: float,
+        candados: CandadosHilo,
+        limite: LimiteEjecuciones,
     ) -> None:
         if espera_candado < 0:
             raise ValueError("espera_candado no puede ser negativa")
@@ -49,12 +57,26 @@ class Ejecutor:
         self.trazador = trazador
         self.registro = registro
         self.espera_candado = espera_candado
+        self.candados = candados
+        self.limite = limite
 
-    def candado(self, thread_id: str, *, esperar: float | None = None) -> AbstractContextManager[bool]:
-        """El candado del hilo (``HiloOcupado`` si no llega en ``espera_candado`` segundos)."""
-        return candado_hilo(
-            self.pool, thread_id, esperar=self.espera_candado if esperar is None else esperar
-        )
+    def sitio(self):
+        """Un sitio entre las ejecuciones a la vez (``Saturado`` si no llega a tiempo).
+        Reentrante: quien ya lo tiene (decidir → aplicar) no ocupa otro."""
+        return self.limite.ejecucion()
+
+    @contextmanager
+    def candado(self, thread_id: str, *, esperar: float | None = None) -> Iterator[bool]:
+        """Un sitio y el candado del hilo (``HiloOcupado`` si no llega en ``espera_candado``).
+        Ninguno de los dos ocupa una conexión del pool mientras dura la ejecución."""
+        with self.sitio(), self.candados.hilo(
+            thread_id, esperar=self.espera_candado if esperar is None else esperar
+        ) as obtenido:
+            yield obtenido
+
+    def comprobar(self, thread_id: str) -> None:
+        """*Fencing* antes de escribir: ``CandadoPerdido`` si esta ejecución perdió su hilo."""
+        self.candados.comprobar(thread_id)
 
     def config(
         self,

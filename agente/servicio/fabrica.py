@@ -7,6 +7,8 @@ from agente.checkpointer import SaverDePool
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.bd import abrir_pool
 from agente.servicio import Servicio
+from agente.servicio.candados import CandadosHilo
+from agente.servicio.limite import LimiteEjecuciones
 from agente.servicio.pasarela_registrada import PasarelaRegistrada
 
 __all__ = ["crear_servicio"]
@@ -31,16 +33,20 @@ def crear_servicio(
     pasarela = PasarelaRegistrada(
         interna=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes)
     )
+    # Una conexión propia retiene los candados de hilo: ninguna ejecución ocupa el pool
+    # mientras el modelo piensa. Su comprobación (fencing) va antes de cada efecto.
+    candados = CandadosHilo(conninfo=pool.conninfo)
     agente = construir_agente(
         modelo if modelo is not None else crear_modelo(
             ajustes.modelo, base_url=ajustes.modelo_base_url, sin_reintentos=True
         ),
-        SaverDePool(pool),
+        SaverDePool(pool, vigencia=candados.comprobar),
         pool=pool,
         pasarela=pasarela,
         llamadas_modelo_turno=ajustes.max_llamadas_modelo_turno,
         llamadas_modelo_hilo=ajustes.max_llamadas_modelo_hilo,
         pausa_reintentos=pausa_reintentos,
+        vigencia=candados.comprobar,
     )
     return Servicio(
         pool=pool,
@@ -48,4 +54,6 @@ def crear_servicio(
         trazador=trazador if trazador is not None else Trazador.desde_ajustes(ajustes),
         espera_candado=espera_candado,
         pasarela=pasarela,
+        candados=candados,
+        limite=LimiteEjecuciones(maximo=ajustes.ejecuciones_max, espera=ajustes.espera_ejecucion),
     )

@@ -30,10 +30,10 @@ from agente.web import (
 )
 from agente.web.asgi import MiddlewareHttp
 from agente.web.dependencias import AjustesWeb, ServicioWeb
-from agente.web.directo import ejecuciones_simultaneas
 from agente.web.eventos import Oyente
+from agente.web.hilos import HilosDelAgente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
-from agente.web.parada_web import LimitadorConParada, Parada
+from agente.web.parada_web import Parada
 from agente.web.registro_peticiones import RegistroPeticiones
 from agente.web.secreto import comprobar_secreto
 from agente.web.texto_seguro import SinNulos
@@ -103,8 +103,10 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
         else:
             app.state.servicio = servicio
         app.state.parada = Parada(espera=ajustes.espera_parada)
-        app.state.limitador = LimitadorConParada(
-            ejecuciones_simultaneas(app.state.servicio.conexiones_maximas), parada=app.state.parada
+        # El límite es del servicio; aquí, hilos para llegar a él, que de parada no se reparten.
+        limite = app.state.servicio.limite
+        app.state.limitador = HilosDelAgente(
+            maximo=limite.maximo, espera=limite.espera, parada=app.state.parada
         )
         vigia = asyncio.create_task(app.state.parada.vigilar())
         app.state.oyente = Oyente(app.state.servicio)

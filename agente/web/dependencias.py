@@ -12,7 +12,7 @@ from fastapi import Depends, Request
 from agente.nucleo.ajustes import Ajustes
 from agente.servicio import Servicio
 from agente.web.eventos import Oyente
-from agente.web.parada_web import LimitadorConParada
+from agente.web.hilos import HilosDelAgente
 
 __all__ = ["AjustesWeb", "Limitador", "OyenteWeb", "ServicioWeb", "servicio"]
 
@@ -25,7 +25,7 @@ def ajustes(request: Request) -> Ajustes:
     return request.app.state.ajustes
 
 
-def limitador(request: Request) -> LimitadorConParada:
+def limitador(request: Request) -> HilosDelAgente:
     return request.app.state.limitador
 
 
@@ -35,5 +35,5 @@ def oyente(request: Request) -> Oyente:
 
 ServicioWeb = Annotated[Servicio, Depends(servicio)]
 AjustesWeb = Annotated[Ajustes, Depends(ajustes)]
-Limitador = Annotated[LimitadorConParada, Depends(limitador)]
+Limitador = Annotated[HilosDelAgente, Depends(limitador)]
 OyenteWeb = Annotated[Oyente, Depends(oyente)]

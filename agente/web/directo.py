@@ -20,9 +20,9 @@ Si lo emitido no coincide con el texto definitivo (modelo sin streaming, o pausa
 encargado: ese texto lo redacta la aplicación), se descarta y se envía el definitivo por
 palabras antes de ``estado``.
 
-Cada ejecución del agente (turno o decisión) corre en un hilo, con un límite por proceso
-(``ejecuciones_simultaneas``) derivado del tamaño del pool: por encima, las peticiones
-esperan su turno sin ocupar hilo ni conexión.
+Cada ejecución del agente (turno o decisión) corre en un hilo. El límite de ejecuciones
+a la vez lo pone el servicio (``agente.servicio.limite``, ``AGENTE_EJECUCIONES_MAX``); la
+web solo necesita hilos de sobra para llegar a él (``agente.web.hilos``).
 """
 
 from __future__ import annotations
@@ -31,16 +31,14 @@ import asyncio
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import partial
 from typing import Any
 from uuid import UUID
 
-import anyio
-import anyio.to_thread
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
@@ -49,6 +47,7 @@ from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio
 from agente.web import metricas
 from agente.web.disponibilidad import DETALLE_BD_CAIDA
+from agente.web.hilos import HilosDelAgente, en_hilo_del_agente
 
 logger = logging.getLogger(__name__)
 
@@ -113,24 +112,35 @@ def ejecutar_decision(servicio, thread_id: str, encargado_id: str, tienda: str, 
     return respuesta
 
 
-def ejecuciones_simultaneas(pool_max: int) -> int:
-    """Cuántas ejecuciones del agente admite a la vez un proceso sin agotar su pool.
-
-    Una ejecución retiene una conexión (el candado del hilo) todo el turno y pide otra
-    para cada consulta: con tantas ejecuciones como conexiones, todas esperan una segunda
-    que nunca llega (``PoolTimeout`` a los 30 s). Se deja sitio para dos conexiones por
-    ejecución y dos más para las lecturas de la web (bandeja, historial, salud).
-    """
-    return max(1, (pool_max - 2) // 2)
-
-
-async def en_hilo_del_agente(limitador: anyio.CapacityLimiter, funcion: Callable[..., Any], *args: Any) -> Any:
-    """Ejecuta ``funcion`` en un hilo, como mucho ``limitador`` a la vez; el resto espera sin hilo."""
-    return await anyio.to_thread.run_sync(partial(funcion, *args), limiter=limitador)
-
-
 def json_evento(datos: dict[str, Any]) -> str:
     return json.dumps(datos, ensure_ascii=False)
+
+
+class _Buzon:
+    """Del hilo del turno al bucle de eventos: un solo aviso al bucle por tanda de eventos.
+
+    ``call_soon_threadsafe`` por token despierta el bucle (una escritura en su tubería)
+    por cada uno; aquí, mientras el bucle no haya recogido la tanda anterior, los eventos
+    nuevos se suman a ella. Sin carga sale uno por uno, como antes.
+    """
+
+    def __init__(self, bucle: asyncio.AbstractEventLoop, cola: asyncio.Queue) -> None:
+        self._bucle, self._cola = bucle, cola
+        self._cerrojo = threading.Lock()
+        self._tanda: list[tuple[str, str]] = []
+
+    def poner(self, evento: tuple[str, str]) -> None:
+        with self._cerrojo:
+            self._tanda.append(evento)
+            if len(self._tanda) > 1:
+                return  # el aviso de esta tanda ya está en camino
+        self._bucle.call_soon_threadsafe(self._vaciar)
+
+    def _vaciar(self) -> None:
+        with self._cerrojo:
+            tanda, self._tanda = self._tanda, []
+        for evento in tanda:
+            self._cola.put_nowait(evento)
 
 
 async def turno_en_directo(
@@ -139,16 +149,15 @@ async def turno_en_directo(
     texto: str,
     ctx: ContextoCliente,
     como_json: Callable[[Any], dict],
-    limitador: anyio.CapacityLimiter,
+    limitador: HilosDelAgente,
 ) -> AsyncIterator[dict[str, str]]:
     """Arranca el turno y espera a su primer evento antes de devolver el flujo.
 
     Así los errores previos a la respuesta (409 aprobación pendiente, 403, 422...) salen
     con su código HTTP; solo un fallo a mitad de respuesta llega como evento ``error``.
     """
-    bucle = asyncio.get_running_loop()
     cola: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-    emisor = EmisorTokens(lambda evento: bucle.call_soon_threadsafe(cola.put_nowait, evento))
+    emisor = EmisorTokens(_Buzon(asyncio.get_running_loop(), cola).poner)
     tarea = asyncio.ensure_future(
         en_hilo_del_agente(limitador, ejecutar_turno, servicio, thread_id, texto, ctx, emisor)
     )

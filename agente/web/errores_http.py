@@ -11,7 +11,13 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agente.nucleo.bd import ERRORES_BD_CAIDA
-from agente.nucleo.errores import DemasiadasPeticiones, ErrorDominio, HiloOcupado, NoAutorizado
+from agente.nucleo.errores import (
+    DemasiadasPeticiones,
+    ErrorDominio,
+    HiloOcupado,
+    NoAutorizado,
+    NoDisponible,
+)
 from agente.web.disponibilidad import DETALLE_BD_CAIDA, REINTENTAR_SEGUNDOS, no_disponible
 
 logger = logging.getLogger(__name__)
@@ -85,9 +91,11 @@ def instalar(app: FastAPI) -> None:
         if isinstance(exc, DemasiadasPeticiones | HiloOcupado):
             # 429 por ritmo, o 409 porque otra ejecución tiene el hilo: basta con esperar.
             cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", 60))
-        if exc.estado_http == 503:
-            cabeceras["Retry-After"] = str(REINTENTAR_SEGUNDOS)
-        if exc.estado_http >= 500:
+        if isinstance(exc, NoDisponible):
+            # 503 (parada, saturación, candado perdido): el suyo si lo trae, si no el de serie.
+            cabeceras["Retry-After"] = str(exc.datos.get("reintentar_en", REINTENTAR_SEGUNDOS))
+            logger.warning("503: %s", exc.mensaje)
+        elif exc.estado_http >= 500:
             logger.error("error %s: %s", exc.estado_http, exc.mensaje)
         return respuesta_error(exc.estado_http, exc.mensaje, cabeceras or None)
 

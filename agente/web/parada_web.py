@@ -29,6 +29,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 import anyio
 import anyio.to_thread
@@ -40,6 +41,11 @@ __all__ = ["DETALLE_PARANDO", "LimitadorConParada", "Parada"]
 logger = logging.getLogger(__name__)
 
 DETALLE_PARANDO = "el servidor se está parando: vuelve a intentarlo en unos segundos"
+
+
+class _ConFichas(Protocol):
+    @property
+    def borrowed_tokens(self) -> int: ...
 
 
 def _servidor_uvicorn():
@@ -83,8 +89,12 @@ class Parada:
         inicio = self.inicio if self.inicio is not None else time.monotonic()
         return max(0.0, inicio + self.espera - time.monotonic())
 
-    async def esperar(self, limitador: LimitadorConParada, hilos: list[threading.Thread]) -> None:
-        """Espera, dentro del plazo, a las ejecuciones en curso y a los hilos dados."""
+    async def esperar(self, limitador: _ConFichas, hilos: list[threading.Thread]) -> None:
+        """Espera, dentro del plazo, a las ejecuciones en curso y a los hilos dados.
+
+        ``limitador``: cualquiera con ``borrowed_tokens`` (las ejecuciones en curso), p. ej.
+        :class:`LimitadorConParada` o los ``HilosDelAgente`` de la web que lo usan.
+        """
         self.marcar("fin del servidor")
         while limitador.borrowed_tokens and self.restante() > 0:
             await asyncio.sleep(0.05)
@@ -110,7 +120,7 @@ class LimitadorConParada:
     def total_tokens(self) -> float:
         return self._interno.total_tokens
 
-    async def __aenter__(self) -> None:
+    async def acquire(self) -> None:
         if self._parada.parando:
             raise NoDisponible(DETALLE_PARANDO)
         await self._interno.acquire()
@@ -118,5 +128,11 @@ class LimitadorConParada:
             self._interno.release()
             raise NoDisponible(DETALLE_PARANDO)
 
-    async def __aexit__(self, *_exc) -> None:
+    def release(self) -> None:
         self._interno.release()
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *_exc) -> None:
+        self.release()
