@@ -39,17 +39,31 @@ VALUES (%(thread_id)s, %(cliente_id)s, %(tienda)s, %(canal)s)
 SELECT_CONSULTA_SQL = "SELECT * FROM consultas_asistente WHERE thread_id = %(thread_id)s"
 # Dueño, fila en la cola y, por si la fila se perdió, si el último checkpoint del hilo
 # dejó una interrupción (índice de checkpoint_writes; evita cargar el estado en cada turno).
-SELECT_CONSULTA_Y_PENDIENTE_SQL = """
-SELECT c.cliente_id, a.thread_id IS NOT NULL AS pendiente,
-       EXISTS (
-           SELECT 1 FROM checkpoint_writes w
-           WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = '' AND w.channel = '__interrupt__'
-             AND w.checkpoint_id = (SELECT max(k.checkpoint_id) FROM checkpoints k
-                                    WHERE k.thread_id = c.thread_id AND k.checkpoint_ns = '')
-       ) AS interrumpido
-FROM consultas_asistente c LEFT JOIN aprobaciones_pendientes a ON a.thread_id = c.thread_id
-WHERE c.thread_id = %(thread_id)s
+# Dueño, fila en la cola y, por si la fila se perdió, si el último checkpoint del hilo
+# dejó una interrupción; en la misma sentencia se anota el mensaje del cliente (solo si
+# es el dueño), retenido si el hilo espera a un encargado: un viaje menos por turno.
+LEER_Y_ANOTAR_SQL = """
+WITH consulta AS (
+    SELECT c.cliente_id, a.thread_id IS NOT NULL AS pendiente,
+           EXISTS (
+               SELECT 1 FROM checkpoint_writes w
+               WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''
+                 AND w.channel = '__interrupt__'
+                 AND w.checkpoint_id = (SELECT max(k.checkpoint_id) FROM checkpoints k
+                                        WHERE k.thread_id = c.thread_id AND k.checkpoint_ns = '')
+           ) AS interrumpido
+    FROM consultas_asistente c LEFT JOIN aprobaciones_pendientes a ON a.thread_id = c.thread_id
+    WHERE c.thread_id = %(thread_id)s
+), anotado AS (
+    INSERT INTO mensajes_conversacion (thread_id, rol, texto, retenido)
+    SELECT %(thread_id)s, 'cliente', %(texto)s, consulta.pendiente OR consulta.interrumpido
+    FROM consulta WHERE consulta.cliente_id = %(cliente_id)s
+    RETURNING id
+)
+SELECT consulta.*, (SELECT id FROM anotado) AS mensaje_id FROM consulta
 """
+# La interrupción del checkpoint ya no estaba pendiente: el mensaje no queda retenido.
+SOLTAR_MENSAJE_SQL = "UPDATE mensajes_conversacion SET retenido = false WHERE id = %(id)s"
 
 
 def leer_consulta(conexion: psycopg.Connection, thread_id: str) -> dict[str, Any] | None:
@@ -109,17 +123,19 @@ class Conversaciones:
         ejecutor = self._ejecutor
         with ejecutor.candado(thread_id):
             with self._pool.connection() as c:
-                fila = c.execute(SELECT_CONSULTA_Y_PENDIENTE_SQL, {"thread_id": thread_id}).fetchone()
-            _dueno(fila, thread_id, ctx)
+                fila = c.execute(
+                    LEER_Y_ANOTAR_SQL,
+                    {"thread_id": thread_id, "texto": texto, "cliente_id": ctx.cliente_id},
+                ).fetchone()
+            _dueno(fila, thread_id, ctx)  # si no es el dueño, no se anotó nada
             if fila["pendiente"] or (fila["interrumpido"] and self._reencolar(thread_id, ctx)):
-                with self._pool.connection() as c:
-                    mensajes.anotar_mensaje(c, thread_id, "cliente", texto, retenido=True)
                 raise AprobacionPendiente(textos.mensaje_retenido(), thread_id=thread_id)
+            if fila["interrumpido"]:
+                with self._pool.connection() as c:
+                    c.execute(SOLTAR_MENSAJE_SQL, {"id": fila["mensaje_id"]})
 
             trace_id = ejecutor.trazador.nuevo_trace_id()
             config = ejecutor.config(thread_id, ctx, trace_id=trace_id, tipo="turno_cliente")
-            with self._pool.connection() as c:
-                mensajes.anotar_mensaje(c, thread_id, "cliente", texto)
             try:
                 ejecucion = ejecutor.ejecutar({"messages": [HumanMessage(texto)]}, config, ctx)
             except CandadoPerdido:
