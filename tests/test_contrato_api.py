@@ -100,7 +100,7 @@ def test_los_recorridos_con_estado_llegan_a_aprobaciones_reales_y_cumplen_el_con
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             case.validate_response(response, checks=COMPROBACIONES, transport_kwargs=kwargs or None)
 
-    Recorrido.run(settings=settings(max_examples=15, stateful_step_count=6, **AJUSTES_HYPOTHESIS))
+    Recorrido.run(settings=settings(max_examples=25, stateful_step_count=6, **AJUSTES_HYPOTHESIS))
     # Llegó a pausas de verdad y alguna se decidió por la API (no solo 404 con ids inventados).
     assert sql(servidor["url"], "SELECT count(*) AS n FROM evaluaciones_politica WHERE requiere_encargado")[0]["n"] > 0
     assert sql(servidor["url"], "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] > 0
