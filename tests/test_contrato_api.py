@@ -13,8 +13,8 @@ import uuid
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
-from hypothesis.errors import Unsatisfiable
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import FlakyStrategyDefinition, Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -85,26 +85,48 @@ def test_cada_operacion_cumple_su_contrato(esquema_api, servidor, modo):
 def test_los_recorridos_con_estado_llegan_a_aprobaciones_reales_y_cumplen_el_contrato(esquema_api, servidor):
     Maquina = esquema_api.as_state_machine()
     vuelta = iter(range(10**6))
+    recorridos = []
 
     class Recorrido(Maquina):
         def setup(self):
             self.cliente, self.encargado = CASOS[next(vuelta) % len(CASOS)]
+            self.decisiones = 0
 
         def before_call(self, case):
             _cabeceras(case, servidor, self.cliente, self.encargado)
             if case.method == "POST" and case.path.endswith("/mensajes"):
                 case.body = {"texto": EJEMPLOS[self.cliente]}  # una petición que pide firma
-            elif case.method == "POST" and case.path.endswith("/decision") and next(vuelta) % 2:
-                case.body = {"decisiones": [{"type": "approve"}]}  # la otra mitad, la generada
+            elif case.method == "POST" and case.path.endswith("/decision"):
+                # La primera decisión de cada recorrido es una aprobación válida (para llegar a
+                # reanudar de verdad); las demás, las que genera Schemathesis.
+                if self.decisiones == 0:
+                    case.body = {"decisiones": [{"type": "approve"}]}
+                self.decisiones += 1
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             case.validate_response(response, checks=COMPROBACIONES, transport_kwargs=kwargs or None)
 
-    Recorrido.run(settings=settings(max_examples=25, stateful_step_count=6, **AJUSTES_HYPOTHESIS))
-    # Llegó a pausas de verdad (no solo 404 con ids inventados). Que alguna se decida por la
-    # API pasa al correr este módulo solo, pero no dentro de la suite entera (causa aún sin
-    # encontrar, ver la nota de cierre): no se exige aquí hasta entenderlo.
+        def teardown(self):
+            recorridos.append(self.decisiones)
+            super().teardown()
+
+    # Los pasos que ofrecen los enlaces dependen del estado del servidor: un recorrido que
+    # Hypothesis ya vio puede pedir otra cosa y da FlakyStrategyDefinition (sin fallo de
+    # contrato detrás). Como hace el motor de Schemathesis, se sigue con otra pasada hasta
+    # completar los recorridos; un fallo de comprobación sí sale tal cual.
+    objetivo, pasadas = 25, 0
+    while len(recorridos) < objetivo and pasadas < 6:
+        pasadas += 1
+        ajustes = {**AJUSTES_HYPOTHESIS, "derandomize": pasadas == 1}
+        try:
+            Recorrido.run(settings=settings(max_examples=objetivo - len(recorridos), stateful_step_count=6,
+                                            phases=[Phase.generate], **ajustes))
+        except FlakyStrategyDefinition:
+            continue
+    assert len(recorridos) >= objetivo // 2, (len(recorridos), pasadas)
+    # Llegó a pausas de verdad (no solo 404 con ids inventados) y alguna se decidió por la API.
     assert sql(servidor["url"], "SELECT count(*) AS n FROM evaluaciones_politica WHERE requiere_encargado")[0]["n"] > 0
+    assert sql(servidor["url"], "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] > 0
 
 
 def test_el_readme_y_el_openapi_declaran_los_mismos_codigos_por_ruta(bd_url):
