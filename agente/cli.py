@@ -245,7 +245,7 @@ def _con_zona(momento: datetime | None) -> datetime | None:
 def decidir(
     hilo: str = typer.Argument(..., help="thread_id de la conversación (o un prefijo único)."),
     accion: str | None = typer.Argument(None, help="aprobar | rechazar | editar | responder"),
-    encargado: str = typer.Option(..., "--encargado", help="Id del encargado que decide."),
+    encargado: str | None = typer.Option(None, "--encargado", help="Id del encargado que decide (obligatorio)."),
     motivo: str | None = typer.Option(None, "--motivo", help="Motivo del rechazo (lo lee el cliente)."),
     importe: str | None = typer.Option(None, "--importe", help="Nuevo importe al editar (p. ej. 90)."),
     texto: str | None = typer.Option(None, "--texto", help="Respuesta a una consulta al encargado."),
@@ -255,8 +255,8 @@ def decidir(
     from agente.cli_bandeja import ACCIONES, sin_accion
     from agente.nucleo.errores import DecisionNoValida
 
-    if accion is None:
-        raise sin_accion(hilo)
+    if accion is None or encargado is None:
+        raise sin_accion(hilo, accion)
     with _servicio() as servicio:
         hilo = servicio.resolver_hilo(hilo)
         pendiente = servicio.aprobacion(hilo)

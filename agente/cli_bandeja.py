@@ -31,10 +31,11 @@ def pista_decidir(thread_id: str, encargado: str | None) -> str:
             f"  (o en vez de aprobar: {ACCIONES.split(' | ', 1)[1]})]")
 
 
-def sin_accion(hilo: str) -> DecisionNoValida:
-    """El error de ``agente decidir HILO`` sin acción, con la orden completa."""
+def sin_accion(hilo: str, accion: str | None = None) -> DecisionNoValida:
+    """El error de ``agente decidir`` sin acción o sin ``--encargado``, con la orden completa."""
+    falta = "la acción" if accion is None else "--encargado"
     return DecisionNoValida(
-        f"falta la acción: agente decidir {hilo} ACCION --encargado ID, con ACCION = {ACCIONES}"
+        f"falta {falta}: agente decidir {hilo} {accion or 'ACCION'} --encargado ID, con ACCION = {ACCIONES}"
     )
 
 

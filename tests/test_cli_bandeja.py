@@ -66,6 +66,9 @@ def test_sin_accion_el_error_dice_la_orden_completa_en_espanol(bd_url):
     assert "Missing argument" not in r.stderr
     assert f"falta la acción: agente decidir {hilo} ACCION --encargado ID" in r.stderr
     assert "aprobar | rechazar --motivo TEXTO | editar --importe 90" in r.stderr
+    sin_quien = _cli(bd_url, "decidir", hilo, "aprobar")
+    assert sin_quien.returncode == 2 and "Missing" not in sin_quien.stderr
+    assert f"falta --encargado: agente decidir {hilo} aprobar --encargado ID" in sin_quien.stderr
 
 
 def test_la_lista_ensena_el_id_entero_y_la_hora_con_su_zona(bd_url):

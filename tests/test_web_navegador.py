@@ -134,7 +134,8 @@ def test_encargado_edita_a_90_y_el_cliente_lo_ve_sin_recargar(navegador, base):
 
     # La página del cliente, abierta desde antes, recibe la respuesta por /eventos.
     # Tras el mensaje final llega la respuesta al mensaje retenido: el final ya no es el último.
-    expect(cliente.pagina.locator("#mensajes li.agente", has_text="90,00 EUR")).to_be_visible(timeout=ESPERA_MS)
+    final = cliente.pagina.locator("#mensajes li.agente", has_text="Un encargado ha revisado")
+    expect(final).to_contain_text("90,00 EUR", timeout=ESPERA_MS)
     expect(cliente.pagina.locator("#aviso")).to_be_hidden()
     assert cliente.pagina.evaluate("window.__sinRecargar") is True
     assert cliente.pagina.locator("#mensajes img, #mensajes script").count() == 0
