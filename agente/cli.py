@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -106,16 +107,23 @@ def _servicio():
         servicio.cerrar()  # vacía las trazas pendientes antes de salir
 
 
-def _tabla(titulo: str, columnas: list[str], filas: list[list]) -> None:
+def _tabla(titulo: str, columnas: list[str], filas: list[list], *, enteras: tuple[str, ...] = ("Hilo",)) -> None:
+    """Tabla de rich. Las columnas ``enteras`` (ids que se copian) nunca se cortan."""
+    import shutil
+
     from rich.console import Console
     from rich.table import Table
 
     tabla = Table(title=titulo)
     for columna in columnas:
-        tabla.add_column(columna)
+        ancho = max((len(str(f[columnas.index(columna)] or "")) for f in filas), default=0)
+        if columna in enteras:
+            tabla.add_column(columna, no_wrap=True, min_width=ancho)
+        else:
+            tabla.add_column(columna)
     for fila in filas:
         tabla.add_row(*[str(v) if v is not None else "" for v in fila])
-    Console(width=160).print(tabla)
+    Console(width=max(160, shutil.get_terminal_size((160, 24)).columns)).print(tabla)
 
 
 @app.command("chat")
@@ -125,28 +133,33 @@ def chat(
     hilo: str | None = typer.Option(None, "--hilo", help="Continuar una conversación existente."),
 ) -> None:
     """Conversación por terminal como ese cliente (Ctrl-D para salir)."""
+    from agente.cli_bandeja import EscuchaChat, pista_decidir
     from agente.nucleo.errores import AprobacionPendiente, HiloOcupado
 
     with _servicio() as servicio:
         ctx = servicio.contexto_de_cliente(cliente, canal="terminal")
-        thread_id = hilo or servicio.iniciar_conversacion(ctx)
+        thread_id = servicio.resolver_hilo(hilo) if hilo else servicio.iniciar_conversacion(ctx)
+        servicio.consulta(thread_id, ctx)  # 403 si el hilo es de otro cliente
         typer.echo(f"Conversación {thread_id} como {ctx.nombre} ({ctx.tienda}). Ctrl-D para salir.")
-        while True:
-            try:
-                texto = input("tú> ")
-            except EOFError:
-                typer.echo("")
-                break
-            if not texto.strip():
-                continue
-            try:
-                respuesta = servicio.conversar(thread_id, texto, ctx)
-            except (AprobacionPendiente, HiloOcupado) as exc:
-                typer.echo(f"agente> {exc.mensaje}")
-                continue
-            typer.echo(f"agente> {respuesta.mensaje_cliente}")
-            if respuesta.estado == "esperando_aprobacion":
-                typer.echo(f"[pendiente de un encargado: agente decidir {thread_id} --encargado ...]")
+        # Lo que llegue más tarde (la decisión de un encargado) se imprime en cuanto llega.
+        with EscuchaChat(servicio, thread_id, ctx, typer.echo) as escucha:
+            while True:
+                try:
+                    texto = input("tú> ")
+                except EOFError:
+                    typer.echo("")
+                    break
+                if not texto.strip():
+                    continue
+                try:
+                    with escucha.turno():
+                        respuesta = servicio.conversar(thread_id, texto, ctx)
+                except (AprobacionPendiente, HiloOcupado) as exc:
+                    typer.echo(f"agente> {exc.mensaje}")
+                    continue
+                typer.echo(f"agente> {respuesta.mensaje_cliente}")
+                if respuesta.estado == "esperando_aprobacion":
+                    typer.echo(pista_decidir(thread_id, servicio.encargado_sugerido(ctx.tienda)))
 
 
 def _resumen_accion(registro, accion: dict) -> str:
@@ -161,8 +174,20 @@ def _resumen_accion(registro, accion: dict) -> str:
 def aprobaciones(
     tienda: str | None = typer.Option(None, "--tienda", help="Solo las de esta tienda."),
     limite: int = typer.Option(50, "--limite", min=1, max=500),
+    historial: bool = typer.Option(False, "--historial", help="Las ya decididas (la más reciente primero)."),
+    desde: Annotated[datetime | None, typer.Option("--desde", help="Con --historial: decididas desde (AAAA-MM-DD).")] = None,
+    hasta: Annotated[datetime | None, typer.Option("--hasta", help="Con --historial: decididas antes de (AAAA-MM-DD).")] = None,
+    decision: str | None = typer.Option(None, "--decision", help="Con --historial: approve, edit, reject, respond o caducada."),
+    encargado: str | None = typer.Option(None, "--encargado", help="Con --historial: quién decidió."),
+    cliente: str | None = typer.Option(None, "--cliente", help="Con --historial: de este cliente."),
+    pedido: str | None = typer.Option(None, "--pedido", help="Con --historial: de este pedido."),
 ) -> None:
-    """La cola de aprobaciones pendientes, la más antigua primero, con los motivos."""
+    """La cola de aprobaciones pendientes, la más antigua primero, con los motivos; con
+    ``--historial``, las decididas, con los mismos filtros que ``GET /api/decisiones``."""
+    if historial:
+        return _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido)
+    from agente.nucleo.fechas import fecha_hora
+
     with _servicio() as servicio:
         filas = servicio.aprobaciones_pendientes(tienda, limite)
         if not filas:
@@ -176,7 +201,7 @@ def aprobaciones(
             motivos = "; ".join(m for lista in fila["motivos"] for m in lista)
             tabla.append([
                 fila["thread_id"], fila["tienda"], f"{fila['cliente_nombre']} ({fila['cliente_id']})",
-                fila["creada"].strftime("%Y-%m-%d %H:%M"), f"{fila['espera_segundos'] // 60} min",
+                fecha_hora(fila["creada"]), f"{fila['espera_segundos'] // 60} min",
                 resumen, motivos, fila["estado"], fila["traza_url"] or "",
             ])
         _tabla("Aprobaciones pendientes",
@@ -184,20 +209,56 @@ def aprobaciones(
                tabla)
 
 
+def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido) -> None:
+    from agente.cli_bandeja import filas_historial
+    from agente.nucleo.errores import DecisionNoValida
+    from agente.servicio.decididas import Filtros
+
+    try:
+        filtros = Filtros(desde=_con_zona(desde), hasta=_con_zona(hasta), tipo=decision, encargado=encargado,
+                          cliente=cliente, pedido=pedido, tienda=tienda, por_pagina=limite)
+    except ValueError as exc:
+        raise DecisionNoValida(str(exc)) from None
+    with _servicio() as servicio:
+        decisiones, total = servicio.historial_decisiones([tienda] if tienda else None, filtros)
+    if not decisiones:
+        typer.echo("No hay decisiones que cumplan los filtros.")
+        return
+    _tabla(f"Decisiones ({len(decisiones)} de {total})",
+           ["Decidida", "Hilo", "Tienda", "Cliente", "Encargado", "Decisión", "Operación", "Importe", "Motivo", "Nota"],
+           filas_historial(decisiones))
+
+
+def _con_zona(momento: datetime | None) -> datetime | None:
+    """Una fecha de la línea de órdenes, en la hora de las tiendas."""
+    from zoneinfo import ZoneInfo
+
+    from agente.nucleo.fechas import ZONA_TIENDAS
+
+    if momento is None or momento.tzinfo is not None:
+        return momento
+    return momento.replace(tzinfo=ZoneInfo(ZONA_TIENDAS))
+
+
 @app.command("decidir")
 @errores_en_una_linea
 def decidir(
-    hilo: str = typer.Argument(..., help="thread_id de la conversación."),
-    accion: str = typer.Argument(..., help="aprobar | rechazar | editar | responder"),
-    encargado: str = typer.Option(..., "--encargado", help="Id del encargado que decide."),
+    hilo: str = typer.Argument(..., help="thread_id de la conversación (o un prefijo único)."),
+    accion: str | None = typer.Argument(None, help="aprobar | rechazar | editar | responder"),
+    encargado: str | None = typer.Option(None, "--encargado", help="Id del encargado que decide (obligatorio)."),
     motivo: str | None = typer.Option(None, "--motivo", help="Motivo del rechazo (lo lee el cliente)."),
     importe: str | None = typer.Option(None, "--importe", help="Nuevo importe al editar (p. ej. 90)."),
     texto: str | None = typer.Option(None, "--texto", help="Respuesta a una consulta al encargado."),
 ) -> None:
-    """Decide la aprobación pendiente de un hilo (la misma decisión para cada operación)."""
+    """Decide la aprobación pendiente de un hilo (la misma decisión para cada operación).
+    Ejemplo: ``agente decidir h-1a2b aprobar --encargado enc-talavera``."""
+    from agente.cli_bandeja import ACCIONES, sin_accion
     from agente.nucleo.errores import DecisionNoValida
 
+    if accion is None or encargado is None:
+        raise sin_accion(hilo, accion)
     with _servicio() as servicio:
+        hilo = servicio.resolver_hilo(hilo)
         pendiente = servicio.aprobacion(hilo)
         acciones = pendiente["peticion"].get("action_requests", [])
         if accion == "aprobar":
@@ -216,7 +277,7 @@ def decidir(
                 for a in acciones
             ]
         else:
-            raise DecisionNoValida(f"acción desconocida «{accion}»: usa aprobar, rechazar, editar o responder")
+            raise DecisionNoValida(f"acción desconocida «{accion}»: usa {ACCIONES}")
         respuesta = servicio.decidir(hilo, encargado, decisiones)
         typer.echo(f"Decisión registrada y aplicada. Mensaje al cliente:\n{respuesta.mensaje_cliente}")
 
@@ -228,11 +289,12 @@ def _editable(servicio, accion: dict, campo: str) -> bool:
 
 @app.command("hilo")
 @errores_en_una_linea
-def hilo(thread_id: str = typer.Argument(..., help="thread_id de la conversación.")) -> None:
+def hilo(thread_id: str = typer.Argument(..., help="thread_id de la conversación (o un prefijo único).")) -> None:
     """Estado de un hilo: mensajes, siguiente paso, pausa pendiente e historia de checkpoints."""
     import json
 
     with _servicio() as servicio:
+        thread_id = servicio.resolver_hilo(thread_id)
         estado = servicio.estado_hilo(thread_id)
         consulta = estado.consulta
         typer.echo(f"Hilo {thread_id} · cliente {consulta['cliente_id']} · tienda {consulta['tienda']} · "

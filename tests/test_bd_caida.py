@@ -39,7 +39,7 @@ def base_propia(tmp_path):
 
 def _peticion(base: str, metodo: str, ruta: str, ajustes, hilo: str) -> tuple[int, dict, str, float]:
     ruta = ruta.replace("{thread_id}", hilo)
-    sujeto = "enc-talavera" if ruta.startswith("/api/aprobaciones") else "C-0001"
+    sujeto = "enc-talavera" if ruta.startswith(("/api/aprobaciones", "/api/decisiones")) else "C-0001"
     cuerpos = {"/mensajes": {"texto": "hola"}, "/decision": {"decisiones": [{"type": "approve"}]},
                "/login": {"rol": "cliente", "id": "C-0001"}}
     cuerpo = next((c for fin, c in cuerpos.items() if ruta.endswith(fin)), None)

@@ -56,7 +56,7 @@ def esquema_api(servidor):
 
 
 def _cabeceras(case, servidor, cliente: str, encargado: str) -> None:
-    sujeto = encargado if case.path.startswith("/api/aprobaciones") else cliente
+    sujeto = encargado if case.path.startswith(("/api/aprobaciones", "/api/decisiones")) else cliente
     case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token(servidor['ajustes'], sujeto)}"}
 
 

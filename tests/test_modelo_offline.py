@@ -349,7 +349,8 @@ def test_respuesta_tras_edicion_explica_el_ajuste_y_el_importe_final(modelo):
     )
     assert "encargado" in final.content and "ajustado" in final.content
     assert "RE-000124 de 90,00 EUR" in final.content
-    assert "120,00 EUR" in final.content  # lo propuesto, para que el cliente vea el cambio
+    # Lo propuesto antes de la edición es interno: el cliente no lo lee (issue 15).
+    assert "120,00" not in final.content and "propuesta" not in final.content
 
 
 def test_respuesta_tras_rechazo_da_el_motivo_tal_cual_y_no_reintenta(modelo):
@@ -545,8 +546,7 @@ def test_un_json_con_otro_importe_que_el_propuesto_es_una_edicion_aunque_no_haya
     final = _con_resultado(modelo, DEVOLVER_CAFETERA, json.dumps(resultado))
     assert final.content == (
         "Un encargado ha revisado y ajustado la operación antes de tramitarla. He tramitado el "
-        "reembolso RE-000126 de 90,00 EUR del pedido P-20260917-0041 (la propuesta inicial era "
-        "de 120,00 EUR)."
+        "reembolso RE-000126 de 90,00 EUR del pedido P-20260917-0041."
     )
 
 
@@ -788,8 +788,7 @@ def test_agente_real_la_edicion_se_lee_del_json_sea_cual_sea_el_aviso(aviso):
     assert registro == [("reembolsar", "P-20260917-0041", Decimal("90.00"))]
     assert final == (
         "Un encargado ha revisado y ajustado la operación antes de tramitarla. He tramitado el "
-        "reembolso RE-000001 de 90,00 EUR del pedido P-20260917-0041 (la propuesta inicial era "
-        "de 120,00 EUR)."
+        "reembolso RE-000001 de 90,00 EUR del pedido P-20260917-0041."
     )
 
 

@@ -109,7 +109,8 @@ def test_encargado_edita_a_90_y_el_cliente_lo_ve_sin_recargar(navegador, base):
     # Mientras espera, el cliente escribe algo con HTML: se guarda y lo verá el encargado.
     cliente.pagina.get_by_label("Tu mensaje").fill(XSS_RETENIDO)
     cliente.pagina.get_by_role("button", name="Enviar").click()
-    expect(cliente.pagina.locator("#nota")).to_contain_text("sigue pendiente", timeout=ESPERA_MS)
+    # Es información (mensaje guardado), no un error: va en #informacion, no en la nota roja.
+    expect(cliente.pagina.locator("#informacion")).to_contain_text("sigue pendiente", timeout=ESPERA_MS)
     expect(cliente.pagina.locator("#mensajes li.cliente").last).to_contain_text("<script>", timeout=ESPERA_MS)
     cliente.capturar("cliente-pendiente")
 
@@ -132,7 +133,9 @@ def test_encargado_edita_a_90_y_el_cliente_lo_ve_sin_recargar(navegador, base):
     expect(tarjeta.locator(".resultado")).to_contain_text("90,00 EUR")
 
     # La página del cliente, abierta desde antes, recibe la respuesta por /eventos.
-    expect(cliente.pagina.locator("#mensajes li.agente").last).to_contain_text("90,00 EUR", timeout=ESPERA_MS)
+    # Tras el mensaje final llega la respuesta al mensaje retenido: el final ya no es el último.
+    final = cliente.pagina.locator("#mensajes li.agente", has_text="Un encargado ha revisado")
+    expect(final).to_contain_text("90,00 EUR", timeout=ESPERA_MS)
     expect(cliente.pagina.locator("#aviso")).to_be_hidden()
     assert cliente.pagina.evaluate("window.__sinRecargar") is True
     assert cliente.pagina.locator("#mensajes img, #mensajes script").count() == 0

@@ -167,13 +167,11 @@ def reembolso(pedido: str | None, llamada: Llamada) -> str:
     importe = _eur(datos.get("importe"))
     pedido_final = datos.get("pedido", pedido)
     if llamada.resultado.editado:
-        propuesto = cantidad(llamada.args.get("importe"))
-        antes = ""
-        if propuesto is not None and propuesto != cantidad(datos.get("importe")):
-            antes = f" (la propuesta inicial era de {_eur(propuesto)})"
+        # Lo propuesto antes de la edición es interno (lo ve el encargado, no el cliente):
+        # el cliente lee lo que se tramitó y, si el encargado la escribió, su nota.
         return (
             f"Un encargado ha revisado y ajustado la operación antes de tramitarla. "
-            f"He tramitado el reembolso {numero} de {importe} del pedido {pedido_final}{antes}."
+            f"He tramitado el reembolso {numero} de {importe} del pedido {pedido_final}."
         )
     if datos.get("repetido"):
         return f"Ese reembolso ya estaba tramitado: {numero} de {importe} del pedido {pedido_final}."

@@ -14,6 +14,7 @@
     ├── NadaPendiente                 no hay aprobación pendiente en el hilo (404)
     ├── YaDecidida                    otra decisión llegó antes (409)
     ├── PlazoVencido                  la aprobación pasó su plazo: ya no se decide (409)
+    ├── ReclamadaPorOtro              otro encargado dijo «lo atiendo yo» (409)
     ├── AprobacionPendiente           el hilo espera a un encargado (409)
     ├── HiloOcupado                   otra ejecución tiene el hilo ahora mismo (409, Retry-After)
     ├── DecisionNoValida              (422)
@@ -98,6 +99,10 @@ class YaDecidida(ErrorDominio):
 
 
 class PlazoVencido(ErrorDominio):
+    estado_http = 409
+
+
+class ReclamadaPorOtro(ErrorDominio):
     estado_http = 409
 
 

@@ -27,7 +27,17 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorConfiguracion
-from agente.servicio import auditoria, inspeccion, operacion, ritmo
+from agente.servicio import (
+    auditoria,
+    decididas,
+    historial,
+    inspeccion,
+    operacion,
+    portal_cliente,
+    prefijos,
+    reclamos,
+    ritmo,
+)
 from agente.servicio.avisos import Escucha
 from agente.servicio.caducidad import Caducidad
 from agente.servicio.candados import CandadosHilo
@@ -144,8 +154,64 @@ class Servicio:
     def encargado_activo(self, encargado_id: str) -> Encargado:
         return self.decisiones.encargado_activo(encargado_id)
 
-    def decidir(self, thread_id: str, encargado_id: str, decisiones: Any) -> Respuesta:
-        return self.decisiones.decidir(thread_id, encargado_id, decisiones)
+    def decidir(
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None
+    ) -> Respuesta:
+        return self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota)
+
+    # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
+
+    def ficha_aprobacion(self, thread_id: str, *, tienda: str | None = None) -> dict[str, Any]:
+        """La aprobación con su transcripción, el historial del cliente y las líneas del libro."""
+        fila = self.decisiones.aprobacion(thread_id, tienda=tienda)
+        with self.pool.connection() as c:
+            return historial.ficha(c, fila)
+
+    def reclamar(self, thread_id: str, encargado_id: str) -> dict[str, Any]:
+        with self.pool.connection() as c:
+            return reclamos.reclamar(c, thread_id, encargado_id)
+
+    def soltar(self, thread_id: str, encargado_id: str) -> None:
+        with self.pool.connection() as c:
+            reclamos.soltar(c, thread_id, encargado_id)
+
+    def tiendas_de(self, encargado_id: str) -> list[str]:
+        with self.pool.connection() as c:
+            return reclamos.tiendas_de(c, encargado_id)
+
+    def decisiones_tomadas(
+        self, encargado_id: str, filtros: decididas.Filtros
+    ) -> tuple[list[dict[str, Any]], int]:
+        """El historial de decisiones de las tiendas del encargado, con el total filtrado."""
+        with self.pool.connection() as c:
+            return decididas.buscar(c, reclamos.tiendas_de(c, encargado_id), filtros)
+
+    def historial_decisiones(
+        self, tiendas: list[str] | None, filtros: decididas.Filtros
+    ) -> tuple[list[dict[str, Any]], int]:
+        """El historial para un operador (CLI): de esas tiendas, o de todas con None."""
+        with self.pool.connection() as c:
+            return decididas.buscar(c, tiendas, filtros)
+
+    # -- la CLI: ids por prefijo y a quién sugerir en las pistas ---------------------------------
+
+    def resolver_hilo(self, id_o_prefijo: str) -> str:
+        with self.pool.connection() as c:
+            return prefijos.resolver_hilo(c, id_o_prefijo)
+
+    def encargado_sugerido(self, tienda: str) -> str | None:
+        with self.pool.connection() as c:
+            return prefijos.encargado_sugerido(c, tienda)
+
+    # -- lo que el chat del cliente enseña al abrir ---------------------------------------------
+
+    def pedidos_de_cliente(self, cliente_id: str, limite: int = 10) -> list[dict[str, Any]]:
+        with self.pool.connection() as c:
+            return portal_cliente.pedidos_de(c, cliente_id, limite=limite)
+
+    def conversaciones_de_cliente(self, cliente_id: str, limite: int = 20) -> list[dict[str, Any]]:
+        with self.pool.connection() as c:
+            return portal_cliente.conversaciones_de(c, cliente_id, limite=limite)
 
     def caducar(self) -> list[str]:
         return self.caducidad.caducar()

@@ -129,6 +129,8 @@ class Conversaciones:
                 ).fetchone()
             _dueno(fila, thread_id, ctx)  # si no es el dueño, no se anotó nada
             if fila["pendiente"] or (fila["interrumpido"] and self._reencolar(thread_id, ctx)):
+                with self._pool.connection() as c:
+                    mensajes.avisar_bandeja(c, ctx.tienda)  # el retenido, a la tarjeta
                 raise AprobacionPendiente(textos.mensaje_retenido(), thread_id=thread_id)
             if fila["interrumpido"]:
                 with self._pool.connection() as c:

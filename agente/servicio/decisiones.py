@@ -33,7 +33,8 @@ from agente.servicio import cola, desenlace, personas
 from agente.servicio.conversaciones import leer_consulta
 from agente.servicio.ejecucion import Ejecutor
 from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, Respuesta
-from agente.servicio.validacion import validar_decisiones
+from agente.servicio.retenidos import responder_retenidos
+from agente.servicio.validacion import validar_decisiones, validar_nota
 
 __all__ = ["SISTEMA", "Decisiones"]
 
@@ -43,10 +44,11 @@ SISTEMA = "sistema"  # quien «decide» al caducar una aprobación
 
 INSERT_DECISION_SQL = """
 INSERT INTO decisiones_encargado
-    (thread_id, interrupt_id, encargado_id, tienda, peticion, decisiones, espera_segundos, trace_id)
+    (thread_id, interrupt_id, encargado_id, tienda, peticion, decisiones, espera_segundos, trace_id,
+     nota)
 VALUES (%(thread_id)s, %(interrupt_id)s, %(encargado_id)s, %(tienda)s, %(peticion)s,
-        %(decisiones)s, %(espera)s, %(trace_id)s)
-RETURNING id, thread_id, interrupt_id, encargado_id, decisiones, trace_id
+        %(decisiones)s, %(espera)s, %(trace_id)s, %(nota)s)
+RETURNING id, thread_id, interrupt_id, encargado_id, decisiones, trace_id, nota
 """
 MARCAR_DECISION_APLICADA_SQL = """
 UPDATE decisiones_encargado SET aplicada = now(), resultado = %(resultado)s WHERE id = %(id)s
@@ -85,27 +87,36 @@ class Decisiones:
 
     # -- decidir ----------------------------------------------------------------------------
 
-    def decidir(self, thread_id: str, encargado_id: str, decisiones: Any) -> Respuesta:
-        """Registra la decisión (write-ahead) y después reanuda el hilo."""
+    def decidir(
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None
+    ) -> Respuesta:
+        """Registra la decisión (write-ahead) y después reanuda el hilo. ``nota``: texto del
+        encargado que se añade al mensaje final del cliente."""
         if encargado_id == SISTEMA:
             raise Prohibido("«sistema» no puede decidir desde fuera")
-        return self._decidir(thread_id, encargado_id, decisiones, sistema=False)
+        return self._decidir(thread_id, encargado_id, decisiones, sistema=False, nota=nota)
 
     def decidir_como_sistema(self, thread_id: str, decisiones: Any) -> Respuesta:
         """La decisión de la aplicación (caducidad): sin encargado ni comprobación de tienda."""
         return self._decidir(thread_id, SISTEMA, decisiones, sistema=True)
 
     def _decidir(
-        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
+        nota: str | None = None,
     ) -> Respuesta:
         # El sitio se toma antes de registrar: con un 503 (Saturado) no cambia nada.
         with self._ejecutor.sitio():
-            return self._registrar_y_aplicar(thread_id, encargado_id, decisiones, sistema=sistema)
+            return self._registrar_y_aplicar(
+                thread_id, encargado_id, decisiones, sistema=sistema, nota=nota
+            )
 
     def _registrar_y_aplicar(
-        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
+        nota: str | None = None,
     ) -> Respuesta:
-        registro, fila = self._registrar(thread_id, encargado_id, decisiones, sistema=sistema)
+        registro, fila = self._registrar(
+            thread_id, encargado_id, decisiones, sistema=sistema, nota=nota
+        )
         try:
             return self.aplicar(
                 registro,
@@ -122,7 +133,8 @@ class Decisiones:
             ) from None
 
     def _registrar(
-        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
+        nota: str | None = None,
     ) -> tuple[RegistroDecision, dict[str, Any]]:
         ejecutor = self._ejecutor
         with ejecutor.pool.connection() as c, c.transaction():
@@ -165,6 +177,7 @@ class Decisiones:
                     "decisiones": Jsonb(normalizadas),
                     "espera": espera,
                     "trace_id": fila["trace_id"],
+                    "nota": validar_nota(nota, normalizadas),
                 },
             ).fetchone()
         self._puntuar(fila, normalizadas, espera, sistema=sistema)
@@ -212,9 +225,12 @@ class Decisiones:
         """Guarda el desenlace de la ejecución y marca la decisión como aplicada."""
         respuesta = desenlace.cerrar_ejecucion(
             self._ejecutor, registro.thread_id, ctx, ejecucion, trace_id=registro.trace_id,
-            avisar=True,
+            avisar=True, nota=registro.nota,
         )
         self.marcar_aplicada(registro, respuesta.estado)
+        if respuesta.estado == "respondida":
+            # Lo que el cliente escribió mientras esperaba: se contesta ya, con el mismo candado.
+            responder_retenidos(self._ejecutor, registro.thread_id, ctx)
         evento(logger, "decision_aplicada", thread_id=registro.thread_id, trace_id=registro.trace_id,
                decision_id=registro.id, resultado=respuesta.estado)
         return respuesta

@@ -80,30 +80,33 @@ def cerrar_ejecucion(
     trace_id: str | None,
     avisar: bool,
     desencolar: bool = True,
+    nota: str | None = None,
 ) -> Respuesta:
     """Guarda el desenlace de ``ejecucion`` y devuelve lo que se le dice al cliente.
 
     ``avisar``: el cliente no está esperando esta respuesta (decisión, caducidad,
     conciliación): se le avisa por ``NOTIFY``. ``desencolar=False`` ahorra el borrado de la
-    cola cuando ya se sabe que no hay fila.
+    cola cuando ya se sabe que no hay fila. ``nota``: la del encargado que decidió, al final
+    del mensaje (la escribe la aplicación, no el modelo: llega tal cual).
     """
     ejecutor.comprobar(thread_id)  # fencing: sin el candado del hilo no se escribe el desenlace
     pausa = ejecucion.pausa
     if pausa is not None:
-        texto = textos.mensaje_espera(pausa.value, ejecutor.registro)
+        texto = textos.con_nota(textos.mensaje_espera(pausa.value, ejecutor.registro), nota)
         peticion = encolar_pausa(
             ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
             mensajes_estado=ejecucion.mensajes, texto=texto,
         )
-        if avisar:
-            with ejecutor.pool.connection() as c:
+        with ejecutor.pool.connection() as c:
+            if avisar:
                 mensajes.avisar(c, thread_id)
+            mensajes.avisar_bandeja(c, ctx.tienda)  # la bandeja en vivo la ve al momento
         _registrar_veredictos(ejecutor, thread_id, peticion, trace_id)
         return Respuesta("esperando_aprobacion", texto, thread_id, trace_id)
     mensajes_estado = ejecucion.mensajes
     ultimo = mensajes_estado[-1] if mensajes_estado else None
     estado = "necesita_persona" if limite_alcanzado(ultimo) else "abierta"
-    texto = mensaje_final(mensajes_estado)
+    texto = textos.con_nota(mensaje_final(mensajes_estado), nota)
     with ejecutor.pool.connection() as c:
         mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar)
         if avisar:

@@ -6,9 +6,19 @@ from typing import Any
 
 import psycopg
 
-__all__ = ["CANAL_NOTIFY", "anotar_mensaje", "avisar", "cerrar_turno", "mensajes_de"]
+__all__ = [
+    "CANAL_NOTIFY",
+    "PREFIJO_BANDEJA",
+    "anotar_mensaje",
+    "avisar",
+    "avisar_bandeja",
+    "cerrar_turno",
+    "mensajes_de",
+]
 
 CANAL_NOTIFY = "mensajes_hilo"
+# Mismo canal, otra carga: «bandeja:TIENDA» no es un hilo (los hilos empiezan por «h-»).
+PREFIJO_BANDEJA = "bandeja:"
 
 INSERT_MENSAJE_SQL = """
 INSERT INTO mensajes_conversacion (thread_id, rol, texto, retenido)
@@ -59,6 +69,11 @@ def cerrar_turno(
 def avisar(conexion: psycopg.Connection, thread_id: str) -> None:
     """Avisa a los oyentes (otros procesos) de que el hilo tiene un mensaje nuevo ya guardado."""
     conexion.execute(NOTIFY_SQL, {"canal": CANAL_NOTIFY, "thread_id": thread_id})
+
+
+def avisar_bandeja(conexion: psycopg.Connection, tienda: str) -> None:
+    """Avisa a las bandejas abiertas de que algo cambió en la cola de ``tienda``."""
+    conexion.execute(NOTIFY_SQL, {"canal": CANAL_NOTIFY, "thread_id": PREFIJO_BANDEJA + tienda})
 
 
 def mensajes_de(conexion: psycopg.Connection, thread_id: str, *, desde: int = 0) -> list[dict]:

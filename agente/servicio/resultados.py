@@ -69,6 +69,7 @@ class RegistroDecision:
     encargado_id: str
     decisiones: list[dict[str, Any]]
     trace_id: str | None
+    nota: str | None = None  # del encargado: se añade al mensaje final del cliente
 
     @classmethod
     def desde_fila(cls, fila: dict[str, Any]) -> RegistroDecision:
@@ -80,6 +81,7 @@ class RegistroDecision:
             encargado_id=fila["encargado_id"],
             decisiones=list(fila["decisiones"]),
             trace_id=fila.get("trace_id"),
+            nota=fila.get("nota"),
         )
 
     @property

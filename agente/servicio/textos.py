@@ -14,6 +14,7 @@ from herramientas import Registro
 
 __all__ = [
     "DISCULPA",
+    "con_nota",
     "MOTIVO_CADUCIDAD",
     "RESPUESTA_CADUCIDAD",
     "mensaje_espera",
@@ -62,3 +63,8 @@ def mensaje_retenido() -> str:
         "Hemos guardado tu mensaje y lo verá junto con la solicitud; "
         "te responderemos por este mismo canal."
     )
+
+
+def con_nota(texto: str, nota: str | None) -> str:
+    """El mensaje final al cliente con la nota del encargado al final (si la hay)."""
+    return f"{texto}\n\nNota del encargado: {nota}" if nota else texto

@@ -28,7 +28,10 @@ from agente.nucleo import dinero
 from agente.nucleo.errores import DecisionNoValida, ImporteNoValido
 from herramientas import Herramienta, Registro
 
-__all__ = ["CAMPOS_IMPORTE", "decisiones_permitidas", "validar_decisiones"]
+__all__ = ["CAMPOS_IMPORTE", "MAX_NOTA", "decisiones_permitidas", "validar_decisiones", "validar_nota"]
+
+MAX_NOTA = 2000
+_CON_NOTA = frozenset({"edit", "reject"})  # una aprobación o una respuesta no llevan nota
 
 CAMPOS_IMPORTE = frozenset({"importe"})  # campos editables que son dinero
 
@@ -83,6 +86,22 @@ def validar_decisiones(
                 _validar_edicion(que, accion, decision, herramienta.campos_editables, conexion)
             )
     return normalizadas
+
+
+def validar_nota(nota: Any, normalizadas: list[dict[str, Any]]) -> str | None:
+    """La nota del encargado para el cliente (sin espacios sobrantes), o None si no hay.
+
+    Solo acompaña a una edición o a un rechazo: la aplicación la añade al mensaje final.
+    """
+    if nota is None or (isinstance(nota, str) and not nota.strip()):
+        return None
+    if not isinstance(nota, str):
+        raise DecisionNoValida("la nota debe ser un texto")
+    if len(nota) > MAX_NOTA:
+        raise DecisionNoValida(f"la nota admite como máximo {MAX_NOTA} caracteres")
+    if not any(d["type"] in _CON_NOTA for d in normalizadas):
+        raise DecisionNoValida("la nota solo acompaña a una edición o a un rechazo")
+    return nota.strip()
 
 
 def _texto(que: str, tipo: str, texto: Any) -> str:

@@ -27,6 +27,8 @@ from agente.web import (
     rutas_cliente,
     rutas_demo,
     rutas_encargado,
+    rutas_historial,
+    rutas_portal,
 )
 from agente.web.asgi import MiddlewareHttp
 from agente.web.dependencias import AjustesWeb, ServicioWeb
@@ -152,7 +154,9 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     app.add_middleware(RegistroPeticiones)  # la más externa: mide y registra todo
 
     app.include_router(disponibilidad.router)
+    app.include_router(rutas_portal.router)  # GET /api/conversaciones antes que /{thread_id}
     app.include_router(rutas_cliente.router)
+    app.include_router(rutas_historial.router)
     app.include_router(rutas_encargado.router)
     app.include_router(rutas_demo.router)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")

@@ -8,7 +8,8 @@ Dos roles:
   comprueba en la base de datos que sigue activo (una baja corta el acceso al momento).
 
 Solo cabecera ``Authorization: Bearer`` (sin cookies: no hay CSRF). La única excepción es
-``/eventos``: ``EventSource`` no puede enviar cabeceras y acepta ``?token=``.
+los ``/eventos`` (del cliente y de la bandeja): ``EventSource`` no puede enviar
+cabeceras y aceptan ``?token=``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "ClienteDeEventos",
     "Encargado",
     "EncargadoActual",
+    "EncargadoDeEventos",
     "emitir_token",
     "leer_token",
 ]
@@ -108,16 +110,30 @@ def cliente_de_eventos(
     return _contexto(ajustes, servicio, credencial.credentials if credencial else token)
 
 
-def encargado_actual(
-    ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial
-) -> Encargado:
-    datos = leer_token(ajustes, credencial.credentials if credencial else None, ROL_ENCARGADO)
+def _encargado(ajustes: Ajustes, servicio: Servicio, token: str | None) -> Encargado:
+    datos = leer_token(ajustes, token, ROL_ENCARGADO)
     encargado = servicio.encargado_activo(datos["encargado_id"])  # Prohibido si de baja
     if encargado.tienda != datos["tienda"]:
         raise Prohibido("el token no corresponde a la tienda de este encargado")
     return encargado
 
 
+def encargado_actual(
+    ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial
+) -> Encargado:
+    return _encargado(ajustes, servicio, credencial.credentials if credencial else None)
+
+
+def encargado_de_eventos(
+    ajustes: AjustesWeb,
+    servicio: ServicioWeb,
+    credencial: Credencial,
+    token: Annotated[str | None, Query(description="Token del encargado (EventSource no envía cabeceras).")] = None,
+) -> Encargado:
+    return _encargado(ajustes, servicio, credencial.credentials if credencial else token)
+
+
 ClienteActual = Annotated[ContextoCliente, Depends(cliente_actual)]
 ClienteDeEventos = Annotated[ContextoCliente, Depends(cliente_de_eventos)]
 EncargadoActual = Annotated[Encargado, Depends(encargado_actual)]
+EncargadoDeEventos = Annotated[Encargado, Depends(encargado_de_eventos)]

@@ -103,11 +103,14 @@ def ejecutar_turno(servicio, thread_id: str, texto: str, ctx: ContextoCliente, e
     return respuesta
 
 
-def ejecutar_decision(servicio, thread_id: str, encargado_id: str, tienda: str, decisiones: list[dict]):
+def ejecutar_decision(
+    servicio, thread_id: str, encargado_id: str, tienda: str, decisiones: list[dict],
+    nota: str | None = None,
+):
     """``servicio.decidir`` con métricas. La tienda se comprueba antes de tocar nada (403)."""
     pendiente = servicio.aprobacion(thread_id, tienda=tienda)
     with _observada(metricas.ContadorErroresHerramienta()):
-        respuesta = servicio.decidir(thread_id, encargado_id, decisiones)
+        respuesta = servicio.decidir(thread_id, encargado_id, decisiones, nota=nota)
     metricas.registrar_decision(decisiones, pendiente.get("espera_segundos"))
     return respuesta
 

@@ -5,7 +5,7 @@ El dinero viaja como texto ("120.00"), nunca como número de coma flotante.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -63,8 +63,14 @@ class DecisionEntrada(BaseModel):
     decisiones: list[Decision] = Field(
         min_length=1, max_length=20, description="Una decisión por operación pendiente, en su orden."
     )
+    nota: str | None = Field(
+        default=None, max_length=MAX_TEXTO,
+        description="Nota del encargado para el cliente (solo con una edición o un rechazo): "
+        "la aplicación la añade al final del mensaje final.",
+    )
 
     def como_lista(self) -> list[dict[str, Any]]:
+        """Las decisiones como las espera el servicio (la nota va aparte)."""
         return [d.model_dump() for d in self.decisiones]
 
 
@@ -125,6 +131,82 @@ class MensajeRetenido(BaseModel):
     fecha: datetime
 
 
+class MensajeTranscripcion(BaseModel):
+    rol: Literal["cliente", "agente"]
+    texto: str
+    fecha: datetime
+    retenido: bool = Field(description="Lo escribió el cliente mientras esperaba la decisión.")
+
+
+class PedidoResumen(BaseModel):
+    id: str
+    fecha: datetime
+    estado: str
+    importe: str
+
+
+class ReembolsoResumen(BaseModel):
+    numero: str
+    pedido: str
+    importe: str
+    estado: str
+    concepto: str
+    fecha: datetime
+
+
+class CambioResumen(BaseModel):
+    numero: str
+    pedido: str
+    estado: str
+    fecha: datetime
+    producto_original: str
+    producto_nuevo: str
+
+
+class DevolucionResumen(BaseModel):
+    pedido: str
+    importe: str
+    motivo: str | None
+    fecha: datetime
+
+
+class HistorialCliente(BaseModel):
+    dias: int = Field(description="Ventana del historial (90 días).")
+    pedidos: list[PedidoResumen]
+    reembolsos: list[ReembolsoResumen]
+    cambios: list[CambioResumen]
+    devoluciones: list[DevolucionResumen]
+
+
+class LineaLibro(BaseModel):
+    linea: int
+    sku: str
+    producto: str
+    unidades: int
+    precio_unitario: str
+    pagado: str
+    reembolsado: str
+    unidades_reembolsadas: int
+    unidades_cambiadas: int
+    unidades_libres: int
+    reembolsable: str
+    estado: str = Field(description="sin compensar | en parte | reembolsada | cambiada (del libro).")
+
+
+class PedidoDetalle(BaseModel):
+    id: str
+    estado: str
+    fecha: datetime
+    importe: str
+    lineas: list[LineaLibro]
+
+
+class Reclamo(BaseModel):
+    thread_id: str | None = None
+    encargado: str
+    hasta: datetime = Field(description="Pasado este momento deja de estar reclamada.")
+
+
 class Aprobacion(BaseModel):
     thread_id: str
     tienda: str
@@ -136,6 +218,69 @@ class Aprobacion(BaseModel):
     acciones: list[Accion]
     traza_url: str | None
     mensajes_retenidos: list[MensajeRetenido]
+    reclamada: Reclamo | None = Field(default=None, description="«Lo atiendo yo» vigente, si lo hay.")
+    conversacion: list[MensajeTranscripcion] | None = Field(
+        default=None, description="Solo en GET /api/aprobaciones/{id}: la transcripción.")
+    historial_cliente: HistorialCliente | None = Field(
+        default=None, description="Solo en GET /api/aprobaciones/{id}: los últimos 90 días.")
+    pedidos: dict[str, PedidoDetalle] | None = Field(
+        default=None, description="Solo en GET /api/aprobaciones/{id}: líneas y libro de cada pedido.")
+
+
+class EncargadoResumen(BaseModel):
+    id: str
+    nombre: str
+
+
+class AccionDecidida(BaseModel):
+    nombre: str | None
+    pedido: str | None
+    tipo: str | None
+    importe_propuesto: str | None
+    importe_final: str | None
+    motivo: str | None
+
+
+class DecisionTomada(BaseModel):
+    id: int
+    thread_id: str
+    tienda: str
+    encargado: EncargadoResumen
+    cliente: Cliente
+    decidida: datetime
+    aplicada: datetime | None
+    resultado: str | None
+    espera_segundos: int
+    tipo: str = Field(description="reject | edit | respond | approve | caducada (la que manda).")
+    acciones: list[AccionDecidida]
+    nota: str | None
+
+
+class PaginaDecisiones(BaseModel):
+    total: int
+    pagina: int
+    por_pagina: int
+    decisiones: list[DecisionTomada]
+
+
+class PedidoCliente(BaseModel):
+    id: str
+    fecha: datetime
+    estado: str
+    importe: str
+    entregado_en: datetime | None
+    productos: str
+
+
+class ConversacionResumen(BaseModel):
+    thread_id: str
+    estado: str
+    creada: datetime
+    actualizada: datetime
+    mensajes: int
+    ultimo_texto: str | None
+    ultimo_rol: str | None
+    ultimo_en: datetime | None
 
 
 class RespuestaDecision(BaseModel):
@@ -232,7 +377,18 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
         "mensajes_retenidos": [
             {"texto": m["texto"], "fecha": m["creado"]} for m in fila.get("retenidos") or []
         ],
+        "reclamada": _reclamo(fila),
+        **{k: fila[k] for k in ("conversacion", "historial_cliente", "pedidos") if k in fila},
     }
+
+
+def _reclamo(fila: dict[str, Any]) -> dict[str, Any] | None:
+    hasta = fila.get("reclamada_hasta")
+    if not hasta or not fila.get("asignada_a") or fila.get("estado", "pendiente") != "pendiente":
+        return None
+    if hasta <= datetime.now(UTC):
+        return None
+    return {"thread_id": fila["thread_id"], "encargado": fila["asignada_a"], "hasta": hasta}
 
 
 def respuesta_decision(respuesta) -> dict[str, Any]:

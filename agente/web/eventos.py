@@ -26,9 +26,10 @@ from agente.servicio import Servicio
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RELECTURA_SEGUNDOS", "Oyente", "flujo_mensajes"]
+__all__ = ["RELECTURA_SEGUNDOS", "TODOS", "Oyente", "flujo_mensajes"]
 
 RELECTURA_SEGUNDOS = 15.0  # red de seguridad si un aviso se pierde
+TODOS = "*"  # quien se suscribe aquí recibe todos los avisos (la bandeja en vivo)
 
 
 class Oyente:
@@ -62,7 +63,10 @@ class Oyente:
                 del self._suscritos[thread_id]
 
     def _repartir(self, thread_id: str | None) -> None:
-        grupos = [self._suscritos.get(thread_id, ())] if thread_id else list(self._suscritos.values())
+        if thread_id:
+            grupos = [self._suscritos.get(thread_id, ()), self._suscritos.get(TODOS, ())]
+        else:
+            grupos = list(self._suscritos.values())
         for colas in grupos:
             for cola in list(colas):
                 if cola.empty():

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
+from sse_starlette import EventSourceResponse
 
 from agente.nucleo.errores import Prohibido
 from agente.web import esquemas
-from agente.web.auth import EncargadoActual
-from agente.web.dependencias import Limitador, ServicioWeb
+from agente.web.auth import EncargadoActual, EncargadoDeEventos
+from agente.web.dependencias import Limitador, OyenteWeb, ServicioWeb
 from agente.web.directo import ejecutar_decision, en_hilo_del_agente
+from agente.web.eventos_bandeja import flujo_bandeja
 
 router = APIRouter(prefix="/api/aprobaciones", tags=["encargado"])
 
@@ -35,14 +37,52 @@ def bandeja(
 
 
 @router.get(
+    "/eventos",
+    summary="Bandeja en vivo (SSE)",
+    responses={**_ERRORES, 200: {"content": {"text/event-stream": {}},
+                                 "description": "Eventos «bandeja» con la lista cada vez que cambia."}},
+)
+async def eventos_bandeja(servicio: ServicioWeb, oyente: OyenteWeb, encargado: EncargadoDeEventos):
+    """Flujo SSE: un evento ``bandeja`` ``{"pendientes", "aprobaciones"}`` al abrir y cada vez
+    que la bandeja de la tienda cambia (pausa nueva, mensaje retenido, decisión, reclamación),
+    lo cambie el proceso que sea. Acepta el token en ``?token=`` (EventSource)."""
+    return EventSourceResponse(flujo_bandeja(servicio, oyente, encargado.tienda), ping=15)
+
+
+@router.get(
     "/{thread_id}",
-    summary="Una aprobación pendiente",
+    summary="Una aprobación pendiente, con su ficha",
     response_model=esquemas.Aprobacion,
     responses={**_ERRORES, 404: {"model": esquemas.Error, "description": "Nada pendiente en ese hilo."}},
 )
 def una_aprobacion(thread_id: str, servicio: ServicioWeb, encargado: EncargadoActual):
-    """La aprobación pendiente de un hilo de la tienda del encargado."""
-    return esquemas.aprobacion(servicio.aprobacion(thread_id, tienda=encargado.tienda), servicio.registro)
+    """La aprobación pendiente de un hilo de la tienda del encargado, con la transcripción
+    (``conversacion``), los últimos 90 días del cliente (``historial_cliente``) y las líneas de
+    cada pedido con su estado en el libro de compensaciones (``pedidos``)."""
+    return esquemas.aprobacion(servicio.ficha_aprobacion(thread_id, tienda=encargado.tienda), servicio.registro)
+
+
+_ERRORES_RECLAMO = {
+    **_ERRORES,
+    404: {"model": esquemas.Error, "description": "Nada pendiente en ese hilo."},
+    409: {"model": esquemas.Error, "description": "La atiende otro encargado, o se está decidiendo."},
+}
+
+
+@router.post("/{thread_id}/reclamar", summary="Lo atiendo yo", response_model=esquemas.Reclamo,
+             responses=_ERRORES_RECLAMO)
+def reclamar(thread_id: str, servicio: ServicioWeb, encargado: EncargadoActual):
+    """Reclama la aprobación (los demás encargados lo ven en su bandeja). Caduca sola a los 15
+    minutos (volver a reclamarla la renueva) y desaparece al decidirse."""
+    return servicio.reclamar(thread_id, encargado.encargado_id)
+
+
+@router.delete("/{thread_id}/reclamar", summary="Soltar la reclamación", status_code=204,
+               response_class=Response, responses=_ERRORES_RECLAMO)
+def soltar(thread_id: str, servicio: ServicioWeb, encargado: EncargadoActual):
+    """Suelta la reclamación propia (sin reclamación, no hace nada). La de otro: 409."""
+    servicio.soltar(thread_id, encargado.encargado_id)
+    return Response(status_code=204)
 
 
 @router.post(
@@ -67,9 +107,10 @@ async def decidir(
     encargado: EncargadoActual,
 ):
     """Decide la pausa del hilo (una decisión por operación) y reanuda el agente. Con un 4xx no
-    cambia nada. Devuelve lo que se le ha dicho al cliente."""
+    cambia nada. Devuelve lo que se le ha dicho al cliente (con la ``nota``, si la hay). Los
+    mensajes que el cliente escribió mientras esperaba se contestan a continuación."""
     respuesta = await en_hilo_del_agente(
         limitador, ejecutar_decision, servicio, thread_id,
-        encargado.encargado_id, encargado.tienda, cuerpo.como_lista(),
+        encargado.encargado_id, encargado.tienda, cuerpo.como_lista(), cuerpo.nota,
     )
     return esquemas.respuesta_decision(respuesta)

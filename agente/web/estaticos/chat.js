@@ -1,15 +1,20 @@
-// Chat del cliente: historial, respuesta en directo (SSE sobre fetch), estado
-// "pendiente de revisión" y respuestas posteriores del encargado (EventSource).
-import { CLAVES, api, datosToken, el, ErrorApi, hora, leerEventos, leerRespuesta, tokenDeSesion, pedirToken } from "./comun.js";
+// Chat del cliente: saludo con sus pedidos, sus conversaciones (una pendiente se reabre con su
+// historia), respuesta en directo (SSE sobre fetch) con indicador de escritura, estado
+// "pendiente de revisión" y lo que llega más tarde (decisión, pagos completados: EventSource).
+import { CLAVES, api, datosToken, el, ErrorApi, euros, fecha, leerEventos, leerRespuesta, tokenDeSesion, pedirToken } from "./comun.js";
 
 const $ = (id) => document.getElementById(id);
+const MAX_TEXTO = 2000;
 const AVISOS = {
   esperando_aprobacion:
     "Tu solicitud está pendiente de revisión por un encargado de la tienda. La respuesta aparecerá aquí en cuanto decida.",
   necesita_persona: "Una persona de la tienda continuará esta conversación.",
 };
+const ESTADOS = { esperando_aprobacion: "pendiente de revisión", necesita_persona: "la atiende una persona",
+  abierta: "abierta", cerrada: "cerrada" };
+const ESTADOS_PEDIDO = { pendiente: "pendiente", enviado: "enviado", entregado: "entregado", cancelado: "cancelado" };
 
-const estado = { token: null, cliente: null, hilo: null, ultimoId: 0, enviando: false, fuente: null };
+const estado = { token: null, cliente: null, nombre: null, hilo: null, ultimoId: 0, enviando: false, fuente: null, pedidos: null };
 
 function alFinal() {
   const lista = $("mensajes");
@@ -21,9 +26,14 @@ function claveHilo() {
 }
 
 function mostrarNota(texto) {
-  const nota = $("nota");
-  nota.textContent = texto || "";
-  nota.hidden = !texto;
+  $("nota").textContent = texto || "";
+  $("nota").hidden = !texto;
+}
+
+/** Avisos que no son errores (p. ej. «hemos guardado tu mensaje»): en azul, no en rojo. */
+function mostrarInformacion(texto) {
+  $("informacion").textContent = texto || "";
+  $("informacion").hidden = !texto;
 }
 
 function mostrarAviso(estadoHilo) {
@@ -35,25 +45,46 @@ function mostrarAviso(estadoHilo) {
   document.body.dataset.estado = estadoHilo || "";
 }
 
-function burbuja(rol, texto, { fecha, retenido, id } = {}) {
+function burbuja(rol, texto, { fecha: cuando, retenido, id } = {}) {
   const quien = rol === "cliente" ? "Tú" : "Tienda";
-  const li = el(
+  return el(
     "li",
     { class: `mensaje ${rol}`, "data-id": id ?? null },
-    el("p", { class: "autor" }, quien, fecha ? el("time", { datetime: fecha }, ` · ${hora(fecha)}`) : null),
+    el("p", { class: "autor" }, quien, cuando ? el("time", { datetime: cuando }, ` · ${fecha(cuando)}`) : null),
     el("p", { class: "texto", texto }),
     retenido ? el("p", { class: "etiqueta" }, "Guardado para el encargado") : null,
   );
-  return li;
+}
+
+function saludo() {
+  const nombre = (estado.nombre || "").split(" ")[0];
+  const pedidos = estado.pedidos || [];
+  const botones = pedidos.slice(0, 6).map((p) => el("li", {}, el("button", {
+    type: "button", class: "pedido-saludo", "data-pedido": p.id,
+    onclick: () => elegirPedido(p),
+  }, `Pedido ${p.id}`, el("span", { class: "detalle" },
+    `${p.productos || "—"} · ${ESTADOS_PEDIDO[p.estado] || p.estado} · ${euros(p.importe)}`))));
+  return el("li", { class: "saludo", id: "saludo" },
+    el("p", {}, `Hola${nombre ? `, ${nombre}` : ""}. ¿En qué te ayudamos?`),
+    pedidos.length ? el("p", {}, "Elige uno de tus pedidos o escribe tu consulta:") : null,
+    pedidos.length ? el("ul", { class: "pedidos-saludo", "aria-label": "Tus pedidos recientes" }, botones) : null);
+}
+
+function elegirPedido(pedido) {
+  const caja = $("texto");
+  caja.value = `Pedido ${pedido.id}: `;
+  contar();
+  caja.focus();
+  caja.setSelectionRange(caja.value.length, caja.value.length);
 }
 
 function pintar(conversacion) {
   const lista = $("mensajes");
-  lista.replaceChildren(
-    ...conversacion.mensajes.map((m) => burbuja(m.rol, m.texto, { fecha: m.fecha, retenido: m.retenido, id: m.id })),
-  );
+  const burbujas = conversacion.mensajes.map((m) => burbuja(m.rol, m.texto, { fecha: m.fecha, retenido: m.retenido, id: m.id }));
+  lista.replaceChildren(...(burbujas.length ? burbujas : [saludo()]));
   for (const m of conversacion.mensajes) estado.ultimoId = Math.max(estado.ultimoId, m.id);
   mostrarAviso(conversacion.estado);
+  if (conversacion.estado !== "esperando_aprobacion") mostrarInformacion("");
   alFinal();
 }
 
@@ -63,13 +94,32 @@ async function recargar() {
   return conversacion;
 }
 
-async function nuevaConversacion() {
-  const { thread_id } = await api("/api/conversaciones", { metodo: "POST", token: estado.token });
-  estado.hilo = thread_id;
+async function abrir(hilo) {
+  estado.hilo = hilo;
   estado.ultimoId = 0;
-  sessionStorage.setItem(claveHilo(), thread_id);
+  sessionStorage.setItem(claveHilo(), hilo);
+  mostrarNota("");
+  mostrarInformacion("");
   await recargar();
   abrirEventos();
+  listarConversaciones().catch(() => {});
+}
+
+async function nuevaConversacion() {
+  const { thread_id } = await api("/api/conversaciones", { metodo: "POST", token: estado.token });
+  await abrir(thread_id);
+}
+
+async function listarConversaciones() {
+  const lista = await api("/api/conversaciones", { token: estado.token });
+  const otras = lista.filter((c) => c.mensajes > 0 || c.thread_id === estado.hilo);
+  $("conversaciones").hidden = otras.length < 2;
+  $("lista-conversaciones").replaceChildren(...otras.map((c) => el("li", {}, el("button", {
+    type: "button", "aria-current": c.thread_id === estado.hilo ? "true" : null,
+    onclick: () => abrir(c.thread_id).catch((e) => mostrarNota(e.detalle)),
+  }, el("span", { class: "estado-conv" }, ESTADOS[c.estado] || c.estado),
+  ` · ${fecha(c.ultimo_en || c.creada)}`, c.ultimo_texto ? ` · ${c.ultimo_texto}` : ""))));
+  return lista;
 }
 
 function abrirEventos() {
@@ -91,23 +141,39 @@ function abrirEventos() {
   estado.fuente = fuente;
 }
 
+function contar() {
+  const n = $("texto").value.length;
+  const contador = $("contador");
+  contador.textContent = n > MAX_TEXTO ? `${n} / ${MAX_TEXTO}: sobran ${n - MAX_TEXTO} caracteres` : `${n} / ${MAX_TEXTO}`;
+  contador.classList.toggle("limite", n > MAX_TEXTO);
+}
+
 async function enviar(evento) {
   evento.preventDefault();
   const caja = $("texto");
   const texto = caja.value.trim();
   if (!texto || estado.enviando) return;
+  if (texto.length > MAX_TEXTO) {
+    mostrarNota(`Tu mensaje tiene ${texto.length} caracteres y el máximo es ${MAX_TEXTO}: acórtalo o envíalo en dos partes.`);
+    caja.focus();
+    return;
+  }
   estado.enviando = true;
   $("enviar").disabled = true;
   mostrarNota("");
+  mostrarInformacion("");
   const lista = $("mensajes");
+  $("saludo")?.remove();
   lista.append(burbuja("cliente", texto));
   const respuesta = burbuja("agente", "");
   respuesta.setAttribute("aria-busy", "true");
   respuesta.classList.add("escribiendo");
   const parrafo = respuesta.querySelector(".texto");
   lista.append(respuesta);
+  $("indicador").textContent = "La tienda está escribiendo…";
   alFinal();
   caja.value = "";
+  contar();
   try {
     const r = await fetch(`/api/conversaciones/${encodeURIComponent(estado.hilo)}/mensajes`, {
       method: "POST",
@@ -130,18 +196,26 @@ async function enviar(evento) {
     });
   } catch (e) {
     respuesta.remove();
-    if (e instanceof ErrorApi && e.estado === 409) mostrarAviso("esperando_aprobacion");
     if (e instanceof ErrorApi && e.estado === 401) return cerrarSesion("Tu sesión ha caducado: vuelve a entrar.");
-    mostrarNota(e.detalle || "No se ha podido enviar el mensaje.");
-    if (!(e instanceof ErrorApi) || e.estado !== 409) caja.value = texto;
+    if (e instanceof ErrorApi && e.estado === 409 && /pendiente/.test(e.detalle || "")) {
+      // Con una solicitud pendiente el mensaje se guarda: es información, no un error.
+      mostrarAviso("esperando_aprobacion");
+      mostrarInformacion(e.detalle);
+    } else {
+      mostrarNota(e.detalle || "No se ha podido enviar el mensaje.");
+      caja.value = texto;
+      contar();
+    }
   } finally {
     estado.enviando = false;
     $("enviar").disabled = false;
+    $("indicador").textContent = "";
     respuesta.removeAttribute("aria-busy");
     respuesta.classList.remove("escribiendo");
   }
   // La vista definitiva sale del servidor (con ids y fechas), también lo que llegó entretanto.
   await recargar().catch(() => {});
+  listarConversaciones().catch(() => {});
   caja.focus();
 }
 
@@ -165,26 +239,33 @@ async function iniciar() {
   $("salir").addEventListener("click", () => cerrarSesion());
   $("form-mensaje").addEventListener("submit", enviar);
   window.addEventListener("resize", alFinal); // p. ej. al abrir el teclado del móvil
+  $("texto").addEventListener("input", contar);
   $("texto").addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) $("form-mensaje").requestSubmit();
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault(); // sin salto de línea suelto en la caja ya vacía
+      $("form-mensaje").requestSubmit();
+    }
   });
   const ejemplo = sessionStorage.getItem(CLAVES.ejemplo);
   if (ejemplo) {
     $("texto").value = ejemplo;
     sessionStorage.removeItem(CLAVES.ejemplo);
   }
+  contar();
   try {
-    estado.hilo = sessionStorage.getItem(claveHilo());
-    if (estado.hilo) {
-      try {
-        await recargar();
-        abrirEventos();
-      } catch (e) {
-        if (!(e instanceof ErrorApi) || ![403, 404].includes(e.estado)) throw e;
-        estado.hilo = null;
-      }
-    }
-    if (!estado.hilo) await nuevaConversacion();
+    const [pedidos, conversaciones, identidad] = await Promise.all([
+      api("/api/pedidos", { token: estado.token }).catch(() => []),
+      api("/api/conversaciones", { token: estado.token }).catch(() => []),
+      Promise.resolve(datos),
+    ]);
+    estado.pedidos = pedidos;
+    estado.nombre = identidad.nombre || null;
+    let hilo = sessionStorage.getItem(claveHilo());
+    if (hilo && !conversaciones.some((c) => c.thread_id === hilo)) hilo = null;
+    // Sin conversación en esta pestaña: se reabre la que espera a un encargado, si la hay.
+    hilo = hilo || conversaciones.find((c) => c.estado === "esperando_aprobacion")?.thread_id || null;
+    if (hilo) await abrir(hilo);
+    else await nuevaConversacion();
   } catch (e) {
     if (e instanceof ErrorApi && e.estado === 401) return cerrarSesion("Tu sesión ha caducado.");
     mostrarNota(e.detalle || "No se ha podido abrir la conversación.");

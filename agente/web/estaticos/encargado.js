@@ -1,17 +1,22 @@
-// Bandeja del encargado: tarjetas de las aprobaciones pendientes de su tienda, que se
-// actualizan solas (consulta cada pocos segundos), y las decisiones que cada operación admite.
-// Los textos del cliente (motivo, mensajes retenidos) se pintan con textContent.
+// Bandeja del encargado: tarjetas de las aprobaciones pendientes de su tienda, en vivo por SSE
+// (/api/aprobaciones/eventos: sin sondeos), con su ficha (transcripción, historial, libro),
+// «lo atiendo yo», nota para el cliente, filtros, atajos de teclado y la pestaña de historial.
+// Los textos del cliente (motivo, mensajes) se pintan con textContent.
 import { CLAVES, api, datosToken, duracion, el, ErrorApi, euros, fecha, tokenDeSesion, pedirToken } from "./comun.js";
+import { bloqueFicha, bloqueFirmas, textoPlazo, textoReclamo } from "./encargado_ficha.js";
+import { iniciarHistorial } from "./encargado_historial.js";
 
 const $ = (id) => document.getElementById(id);
-const CADA_MS = 4000;
+const TITULO = document.title;
 // Etiquetas por nombre de argumento (nunca por herramienta): el título de cada operación y
 // los campos que se pueden editar llegan en la API, del registro de herramientas.
 const ETIQUETAS = { pedido: "Pedido", importe: "Importe", lineas: "Líneas", motivo: "Motivo del cliente",
   sku_original: "Producto original", sku_nuevo: "Producto nuevo", pregunta: "Pregunta" };
 const DINERO = new Set(["importe"]);
 const BOTONES = { approve: "Aprobar", edit: "Editar importe", reject: "Rechazar con motivo", respond: "Responder" };
-const estado = { token: null, tarjetas: new Map(), temporizador: null, cargando: false };
+const ATAJOS = { a: "approve", e: "edit", r: "reject" };
+const CON_NOTA = new Set(["edit", "reject"]);
+const estado = { token: null, yo: null, tarjetas: new Map(), fuente: null, primera: true, pendientes: 0 };
 let contador = 0;
 
 function mostrarNota(texto) {
@@ -48,7 +53,7 @@ function controlesAccion(tarjeta, accion, indice) {
   const contenedor = el("div", { class: "decision", role: "group", "aria-label": `Decisión: ${accion.titulo || accion.nombre}` });
   const botones = el("div", { class: "botones" });
   const campos = el("div", { class: "campos" });
-  const eleccion = { tipo: null, campo: null };
+  const eleccion = { tipo: null, campo: null, elegir: null };
   tarjeta._elecciones[indice] = eleccion;
 
   const campoPara = (tipo) => {
@@ -75,14 +80,16 @@ function controlesAccion(tarjeta, accion, indice) {
   for (const tipo of accion.decisiones_permitidas) {
     const boton = el("button", { type: "button", class: `eleccion ${tipo}`, "aria-pressed": "false", "data-tipo": tipo },
       BOTONES[tipo] || tipo);
-    boton.addEventListener("click", () => {
+    const elegir = () => {
       for (const b of botones.children) b.setAttribute("aria-pressed", String(b === boton));
       eleccion.tipo = tipo;
       eleccion.campo = campoPara(tipo);
       campos.replaceChildren(...(eleccion.campo ? [eleccion.campo] : []));
       eleccion.campo?.querySelector("input, textarea")?.focus();
       actualizarEnvio(tarjeta);
-    });
+    };
+    boton.addEventListener("click", elegir);
+    boton._elegir = elegir;
     botones.append(boton);
   }
   contenedor.append(botones, campos);
@@ -92,6 +99,8 @@ function controlesAccion(tarjeta, accion, indice) {
 function actualizarEnvio(tarjeta) {
   const listo = tarjeta._elecciones.every((e) => e.tipo);
   tarjeta.querySelector(".enviar").disabled = !listo || tarjeta.dataset.enviando === "1";
+  // La nota para el cliente, solo con una edición o un rechazo.
+  tarjeta.querySelector(".bloque-nota").hidden = !tarjeta._elecciones.some((e) => CON_NOTA.has(e.tipo));
 }
 
 function decisiones(tarjeta) {
@@ -120,13 +129,22 @@ async function enviarDecision(tarjeta) {
       return;
     }
   }
+  const cuerpo = { decisiones: decisiones(tarjeta) };
+  const nota = tarjeta.querySelector(".bloque-nota textarea");
+  if (!tarjeta.querySelector(".bloque-nota").hidden && nota.value.trim()) cuerpo.nota = nota.value.trim();
   tarjeta.dataset.enviando = "1";
   actualizarEnvio(tarjeta);
   resultado.textContent = "Enviando la decisión…";
   try {
     const r = await api(`/api/aprobaciones/${encodeURIComponent(tarjeta.dataset.thread)}/decision`, {
-      metodo: "POST", token: estado.token, cuerpo: { decisiones: decisiones(tarjeta) },
+      metodo: "POST", token: estado.token, cuerpo,
     });
+    if (r.estado === "esperando_firmas") {
+      // Firma parcial (autoridad escalonada): la tarjeta sigue, con la firma nueva.
+      resultado.textContent = `Firma registrada: ${r.firmas} de ${r.firmas_necesarias}. Falta otra firma.`;
+      cargarFicha(tarjeta);
+      return;
+    }
     tarjeta.classList.add("resuelta");
     tarjeta.dataset.resuelta = "1";
     for (const control of tarjeta.querySelectorAll("button, input, textarea")) control.disabled = true;
@@ -141,7 +159,6 @@ async function enviarDecision(tarjeta) {
   } catch (e) {
     if (e instanceof ErrorApi && e.estado === 401) return salir("Tu sesión ha caducado.");
     resultado.textContent = e.detalle || "No se ha podido enviar la decisión.";
-    if (e instanceof ErrorApi && [403, 404, 409].includes(e.estado)) refrescar();
   } finally {
     delete tarjeta.dataset.enviando;
     if (!tarjeta.dataset.resuelta) actualizarEnvio(tarjeta);
@@ -151,7 +168,83 @@ async function enviarDecision(tarjeta) {
 function quitarTarjeta(tarjeta) {
   estado.tarjetas.delete(tarjeta.dataset.thread);
   tarjeta.remove();
-  $("vacia").hidden = estado.tarjetas.size > 0;
+  filtrar();
+}
+
+async function cargarFicha(tarjeta) {
+  try {
+    const ficha = await api(`/api/aprobaciones/${encodeURIComponent(tarjeta.dataset.thread)}`, { token: estado.token });
+    tarjeta.querySelector(".ficha").replaceWith(bloqueFicha(ficha));
+    tarjeta.querySelector(".firmas").replaceWith(bloqueFirmas(ficha));
+  } catch (e) {
+    if (!(e instanceof ErrorApi) || e.estado !== 404) tarjeta.querySelector(".ficha").textContent = e.detalle || "";
+  }
+}
+
+async function reclamar(tarjeta, soltar) {
+  const hilo = encodeURIComponent(tarjeta.dataset.thread);
+  try {
+    await api(`/api/aprobaciones/${hilo}/reclamar`, { metodo: soltar ? "DELETE" : "POST", token: estado.token });
+  } catch (e) {
+    tarjeta.querySelector(".resultado").textContent = e.detalle || "No se ha podido.";
+  }
+}
+
+function pintarReclamo(tarjeta, reclamada) {
+  const mia = reclamada && reclamada.encargado === estado.yo;
+  tarjeta.querySelector(".reclamo").textContent = textoReclamo(reclamada, estado.yo);
+  const boton = tarjeta.querySelector(".reclamar");
+  boton.textContent = mia ? "Soltar" : "Lo atiendo yo";
+  boton.dataset.soltar = mia ? "1" : "";
+  boton.disabled = Boolean(reclamada && !mia);
+  tarjeta.classList.toggle("de-otro", Boolean(reclamada && !mia));
+}
+
+function crearTarjeta(aprobacion) {
+  const n = ++contador;
+  const tarjeta = el("article", { class: "tarjeta", "data-thread": aprobacion.thread_id, "data-n": n,
+    tabindex: 0, "aria-labelledby": `titulo-${n}` });
+  tarjeta._aprobacion = aprobacion;
+  tarjeta._elecciones = [];
+  const traza = enlaceSeguro(aprobacion.traza_url);
+  tarjeta.append(
+    el("header", { class: "cabecera-tarjeta" },
+      el("h3", { id: `titulo-${n}` }, `${aprobacion.cliente.nombre} (${aprobacion.cliente.id})`),
+      el("p", { class: "espera" },
+        "Esperando ", el("span", { class: "tiempo" }, duracion(aprobacion.espera_segundos)),
+        ` · desde ${fecha(aprobacion.creada)}`),
+      el("p", { class: "plazo" }, textoPlazo(aprobacion.caduca)),
+      bloqueFirmas(aprobacion),
+      el("p", { class: "linea-reclamo" }, el("span", { class: "reclamo" }),
+        el("button", { type: "button", class: "secundario reclamar",
+          onclick: (ev) => reclamar(tarjeta, ev.currentTarget.dataset.soltar === "1") }, "Lo atiendo yo")),
+      el("p", { class: "estado-tarjeta", role: "status" })),
+  );
+  aprobacion.acciones.forEach((accion, i) => {
+    const motivos = accion.motivos.length
+      ? el("div", { class: "motivos" }, el("p", { class: "subtitulo" }, "Por qué necesita tu firma:"),
+        el("ul", {}, accion.motivos.map((m) => el("li", {}, m))))
+      : null;
+    tarjeta.append(el("section", { class: "accion", "aria-label": accion.titulo || accion.nombre },
+      el("h4", {}, accion.titulo || accion.nombre),
+      datosAccion(accion),
+      motivos,
+      accion.descripcion ? el("details", {}, el("summary", {}, "Detalle de la propuesta"),
+        el("p", { class: "descripcion" }, accion.descripcion)) : null,
+      controlesAccion(tarjeta, accion, i)));
+  });
+  tarjeta.append(bloqueRetenidos(aprobacion), el("div", { class: "ficha" }, "Cargando la conversación…"));
+  tarjeta.append(el("p", { class: "campo bloque-nota", hidden: true },
+    el("label", { for: `nota-${n}` }, "Nota para el cliente (opcional; se añade al mensaje final)"),
+    el("textarea", { id: `nota-${n}`, rows: 2, maxlength: 2000 })));
+  tarjeta.append(el("footer", { class: "pie-tarjeta" },
+    traza ? el("a", { href: traza, target: "_blank", rel: "noopener noreferrer" }, "Ver traza") : null,
+    el("button", { type: "button", class: "enviar", disabled: true, onclick: () => enviarDecision(tarjeta) },
+      "Enviar decisión"),
+    el("p", { class: "resultado", role: "status", "aria-live": "polite" })));
+  actualizarTarjeta(tarjeta, aprobacion);
+  cargarFicha(tarjeta);
+  return tarjeta;
 }
 
 function bloqueRetenidos(aprobacion) {
@@ -166,95 +259,162 @@ function bloqueRetenidos(aprobacion) {
   return bloque;
 }
 
-function crearTarjeta(aprobacion) {
-  const n = ++contador;
-  const tarjeta = el("article", { class: "tarjeta", "data-thread": aprobacion.thread_id, "data-n": n,
-    "aria-labelledby": `titulo-${n}` });
-  tarjeta._aprobacion = aprobacion;
-  tarjeta._elecciones = [];
-  const traza = enlaceSeguro(aprobacion.traza_url);
-  tarjeta.append(
-    el("header", { class: "cabecera-tarjeta" },
-      el("h3", { id: `titulo-${n}` }, `${aprobacion.cliente.nombre} (${aprobacion.cliente.id})`),
-      el("p", { class: "espera" },
-        "Esperando ", el("span", { class: "tiempo" }, duracion(aprobacion.espera_segundos)),
-        ` · desde ${fecha(aprobacion.creada)}`),
-      el("p", { class: "estado-tarjeta", role: "status" })),
-  );
-  aprobacion.acciones.forEach((accion, i) => {
-    const motivos = accion.motivos.length
-      ? el("div", { class: "motivos" }, el("p", { class: "subtitulo" }, "Por qué necesita tu firma:"),
-        el("ul", {}, accion.motivos.map((m) => el("li", {}, m))))
-      : null;
-    tarjeta.append(el("section", { class: "accion", "aria-label": accion.titulo || accion.nombre },
-      el("h4", {}, accion.titulo || accion.nombre),
-      datosAccion(accion),
-      motivos,
-      accion.descripcion ? el("details", { open: true }, el("summary", {}, "Detalle del pedido"),
-        el("p", { class: "descripcion" }, accion.descripcion)) : null,
-      controlesAccion(tarjeta, accion, i)));
-  });
-  tarjeta.append(bloqueRetenidos(aprobacion));
-  tarjeta.append(el("footer", { class: "pie-tarjeta" },
-    traza ? el("a", { href: traza, target: "_blank", rel: "noopener noreferrer" }, "Ver traza") : null,
-    el("button", { type: "button", class: "enviar", disabled: true, onclick: () => enviarDecision(tarjeta) },
-      "Enviar decisión"),
-    el("p", { class: "resultado", role: "status", "aria-live": "polite" })));
-  actualizarTarjeta(tarjeta, aprobacion);
-  return tarjeta;
-}
-
 function actualizarTarjeta(tarjeta, aprobacion) {
   tarjeta.querySelector(".tiempo").textContent = duracion(aprobacion.espera_segundos);
+  tarjeta.querySelector(".plazo").textContent = textoPlazo(aprobacion.caduca);
   const decidiendo = aprobacion.estado === "decidiendo" && !tarjeta.dataset.enviando;
   tarjeta.querySelector(".estado-tarjeta").textContent = decidiendo ? "Otro encargado la está decidiendo ahora." : "";
-  // Los mensajes retenidos pueden crecer mientras espera: se repinta solo esa parte.
+  pintarReclamo(tarjeta, aprobacion.reclamada);
   if (aprobacion.mensajes_retenidos.length !== tarjeta._aprobacion.mensajes_retenidos.length) {
     tarjeta.querySelector(".retenidos").replaceWith(bloqueRetenidos(aprobacion));
+    cargarFicha(tarjeta); // la transcripción también creció
   }
-  tarjeta._aprobacion = { ...tarjeta._aprobacion, espera_segundos: aprobacion.espera_segundos,
-    estado: aprobacion.estado, mensajes_retenidos: aprobacion.mensajes_retenidos };
+  if (aprobacion.firmas || aprobacion.requisito) tarjeta.querySelector(".firmas").replaceWith(bloqueFirmas(aprobacion));
+  tarjeta._aprobacion = { ...tarjeta._aprobacion, ...aprobacion, recibida: Date.now() };
 }
 
-async function refrescar() {
-  if (estado.cargando) return;
-  estado.cargando = true;
+function avisarNueva() {
+  if (!$("sonido").checked) return;
   try {
-    const lista = await api("/api/aprobaciones", { token: estado.token });
-    mostrarNota("");
-    const vistas = new Set();
-    let anterior = null;
-    for (const aprobacion of lista) {
-      vistas.add(aprobacion.thread_id);
-      let tarjeta = estado.tarjetas.get(aprobacion.thread_id);
-      if (tarjeta) actualizarTarjeta(tarjeta, aprobacion);
-      else {
-        tarjeta = crearTarjeta(aprobacion);
-        estado.tarjetas.set(aprobacion.thread_id, tarjeta);
-      }
-      // Orden del servidor (la más antigua primero), sin recrear las que ya están.
-      if (anterior) anterior.after(tarjeta);
-      else $("tarjetas").prepend(tarjeta);
-      anterior = tarjeta;
+    const audio = new AudioContext();
+    const tono = audio.createOscillator();
+    tono.frequency.value = 880;
+    tono.connect(audio.destination);
+    tono.start();
+    tono.stop(audio.currentTime + 0.15);
+  } catch (e) { /* sin audio: solo el título */ }
+}
+
+/** La lista del servidor (evento «bandeja»): crea, actualiza y quita tarjetas en su orden. */
+function aplicarLista(lista) {
+  mostrarNota("");
+  const vistas = new Set();
+  let anterior = null;
+  let nuevas = 0;
+  for (const aprobacion of lista) {
+    vistas.add(aprobacion.thread_id);
+    let tarjeta = estado.tarjetas.get(aprobacion.thread_id);
+    if (tarjeta) actualizarTarjeta(tarjeta, aprobacion);
+    else {
+      tarjeta = crearTarjeta(aprobacion);
+      estado.tarjetas.set(aprobacion.thread_id, tarjeta);
+      nuevas += 1;
     }
-    for (const [thread, tarjeta] of estado.tarjetas) {
-      if (!vistas.has(thread) && !tarjeta.dataset.resuelta && !tarjeta.dataset.enviando) quitarTarjeta(tarjeta);
-    }
-    $("vacia").hidden = estado.tarjetas.size > 0;
-    $("actualizado").textContent = `Actualizado a las ${new Date().toLocaleTimeString("es-ES")}`;
-    document.body.dataset.listo = "1";
-  } catch (e) {
-    if (e instanceof ErrorApi && (e.estado === 401 || e.estado === 403)) return salir(e.detalle);
-    mostrarNota(e.detalle || "No se ha podido actualizar la bandeja.");
-  } finally {
-    estado.cargando = false;
+    if (anterior) anterior.after(tarjeta);
+    else $("tarjetas").prepend(tarjeta);
+    anterior = tarjeta;
   }
+  for (const [thread, tarjeta] of estado.tarjetas) {
+    if (!vistas.has(thread) && !tarjeta.dataset.resuelta && !tarjeta.dataset.enviando) quitarTarjeta(tarjeta);
+  }
+  if (nuevas && !estado.primera) avisarNueva();
+  estado.primera = false;
+  estado.pendientes = lista.length;
+  $("cuenta").textContent = String(lista.length);
+  document.title = lista.length ? `(${lista.length}) ${TITULO}` : TITULO;
+  rellenarFiltros(lista);
+  filtrar();
+  $("actualizado").textContent = `En directo · actualizado a las ${new Date().toLocaleTimeString("es-ES")}`;
+  document.body.dataset.listo = "1";
+}
+
+function rellenarFiltros(lista) {
+  const opciones = (id, valores) => {
+    const select = $(id);
+    const actual = select.value;
+    select.replaceChildren(select.options[0], ...[...valores].sort().map((v) => el("option", { value: v }, v)));
+    select.value = [...valores].includes(actual) ? actual : "";
+  };
+  opciones("f-herramienta", new Set(lista.flatMap((a) => a.acciones.map((x) => x.titulo || x.nombre))));
+  const tiendas = new Set(lista.map((a) => a.tienda));
+  opciones("f-tienda", tiendas);
+  $("campo-tienda").hidden = tiendas.size < 2;
+}
+
+function numero(texto) {
+  const limpio = String(texto || "").replace(/\s|EUR|€/gi, "").replace(",", ".");
+  return limpio === "" ? null : Number(limpio);
+}
+
+function cumple(a) {
+  const buscar = $("f-buscar").value.trim().toLowerCase();
+  const herramienta = $("f-herramienta").value;
+  const tienda = $("f-tienda").value;
+  const [min, max] = [numero($("f-min").value), numero($("f-max").value)];
+  const espera = Number($("f-espera").value);
+  const pedidos = a.acciones.map((x) => String(x.args?.pedido || "")).join(" ");
+  const texto = `${a.cliente.nombre} ${a.cliente.id} ${a.thread_id} ${pedidos}`.toLowerCase();
+  const importes = a.acciones.map((x) => numero(x.args?.importe)).filter((v) => v !== null);
+  const enRango = (v) => (min === null || v >= min) && (max === null || v <= max);
+  const esperando = a.espera_segundos + (Date.now() - (a.recibida || Date.now())) / 1000;
+  return (!buscar || texto.includes(buscar))
+    && (!herramienta || a.acciones.some((x) => (x.titulo || x.nombre) === herramienta))
+    && (!tienda || a.tienda === tienda)
+    && ((min === null && max === null) || importes.some(enRango))
+    && esperando >= espera;
+}
+
+function filtrar() {
+  let visibles = 0;
+  for (const tarjeta of estado.tarjetas.values()) {
+    const ver = Boolean(tarjeta.dataset.resuelta) || cumple(tarjeta._aprobacion);
+    tarjeta.hidden = !ver;
+    if (ver) visibles += 1;
+  }
+  $("vacia").hidden = estado.tarjetas.size > 0;
+  $("filtrada").hidden = !(estado.tarjetas.size > 0 && visibles === 0);
+}
+
+function abrirEventos() {
+  if (estado.fuente) estado.fuente.close();
+  const fuente = new EventSource(`/api/aprobaciones/eventos?token=${encodeURIComponent(estado.token)}`);
+  fuente.addEventListener("bandeja", (ev) => aplicarLista(JSON.parse(ev.data).aprobaciones));
+  fuente.addEventListener("error", () => {
+    // EventSource se reconecta solo; si el servidor lo cierra (401/403), se sale.
+    if (fuente.readyState === EventSource.CLOSED) {
+      api("/api/aprobaciones?limite=1", { token: estado.token })
+        .then(() => { mostrarNota("Se ha perdido la conexión en directo; reconectando…"); setTimeout(abrirEventos, 3000); })
+        .catch((e) => (e instanceof ErrorApi && [401, 403].includes(e.estado) ? salir(e.detalle) : mostrarNota(e.detalle)));
+    }
+  });
+  estado.fuente = fuente;
+}
+
+function atajo(ev) {
+  if (ev.target.closest("input, textarea, select") && !(ev.ctrlKey && ev.key === "Enter")) return;
+  const tarjeta = document.activeElement?.closest?.("article.tarjeta");
+  const visibles = [...$("tarjetas").querySelectorAll("article.tarjeta:not([hidden])")];
+  if (ev.key === "j" || ev.key === "k") {
+    const i = tarjeta ? visibles.indexOf(tarjeta) : -1;
+    const siguiente = visibles[Math.max(0, Math.min(visibles.length - 1, i + (ev.key === "j" ? 1 : -1)))];
+    siguiente?.focus();
+    ev.preventDefault();
+    return;
+  }
+  if (!tarjeta || tarjeta.dataset.resuelta) return;
+  if (ev.ctrlKey && ev.key === "Enter") {
+    tarjeta.querySelector(".enviar:not(:disabled)")?.click();
+    ev.preventDefault();
+  } else if (ATAJOS[ev.key] && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+    const boton = tarjeta.querySelector(`.botones button[data-tipo="${ATAJOS[ev.key]}"]`);
+    if (boton) { boton._elegir(); ev.preventDefault(); }
+  }
+}
+
+function pestana(cual) {
+  for (const [tab, panel] of [["tab-pendientes", "bandeja"], ["tab-historial", "historial"]]) {
+    const activa = panel === cual;
+    $(tab).setAttribute("aria-selected", String(activa));
+    $(tab).tabIndex = activa ? 0 : -1;
+    $(panel).hidden = !activa;
+  }
+  if (cual === "historial") estado.historial.buscar();
 }
 
 function salir(motivo) {
   sessionStorage.removeItem(CLAVES.encargado);
   if (motivo) sessionStorage.setItem("agente.motivo", motivo);
-  clearInterval(estado.temporizador);
+  if (estado.fuente) estado.fuente.close();
   location.replace(location.pathname);
 }
 
@@ -262,12 +422,37 @@ function iniciar() {
   estado.token = tokenDeSesion(CLAVES.encargado);
   const datos = estado.token && datosToken(estado.token);
   if (!datos || datos.rol !== "encargado") return pedirToken(CLAVES.encargado);
+  estado.yo = datos.encargado_id;
   $("sesion").textContent = `Encargado ${datos.encargado_id} · tienda ${datos.tienda}`;
+  $("pestanas").hidden = false;
   $("bandeja").hidden = false;
   $("salir").hidden = false;
   $("salir").addEventListener("click", () => salir());
-  refrescar();
-  estado.temporizador = setInterval(refrescar, CADA_MS);
+  $("sonido").checked = localStorage.getItem("agente.sonido") === "1";
+  $("sonido").addEventListener("change", () => localStorage.setItem("agente.sonido", $("sonido").checked ? "1" : "0"));
+  $("filtros").addEventListener("input", filtrar);
+  $("filtros").addEventListener("submit", (e) => e.preventDefault());
+  $("tab-pendientes").addEventListener("click", () => pestana("bandeja"));
+  $("tab-historial").addEventListener("click", () => pestana("historial"));
+  $("pestanas").addEventListener("keydown", (e) => {
+    if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+      const otra = e.target.id === "tab-pendientes" ? "tab-historial" : "tab-pendientes";
+      $(otra).focus();
+      $(otra).click();
+    }
+  });
+  document.addEventListener("keydown", atajo);
+  estado.historial = iniciarHistorial({ token: estado.token, alCaducar: salir });
+  // El plazo y la espera corren en la página; los datos llegan solos por el flujo.
+  setInterval(() => {
+    for (const t of estado.tarjetas.values()) {
+      if (t.dataset.resuelta) continue;
+      const a = t._aprobacion;
+      t.querySelector(".tiempo").textContent = duracion(a.espera_segundos + (Date.now() - a.recibida) / 1000);
+      t.querySelector(".plazo").textContent = textoPlazo(a.caduca);
+    }
+  }, 30_000);
+  abrirEventos();
 }
 
 iniciar();

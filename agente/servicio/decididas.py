@@ -1,0 +1,149 @@
+"""El historial de decisiones de los encargados: la pestaña «Historial» y su CSV.
+
+Solo las tiendas de quien pregunta (``reclamos.tiendas_de``). Filtros opcionales, todos
+a la vez: fechas (``desde`` incluida, ``hasta`` excluida), tipo de decisión (el que
+manda, como en la puntuación: reject > edit > respond > approve; ``caducada`` = la
+decidió el sistema), encargado, cliente, pedido y tienda. La más reciente primero.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from agente.nucleo import dinero
+from agente.servicio.decisiones import SISTEMA
+
+__all__ = ["CADUCADA", "TIPOS", "Filtros", "buscar", "como_csv", "tipo_principal"]
+
+CADUCADA = "caducada"
+_ORDEN = ("reject", "edit", "respond", "approve")
+TIPOS = (*_ORDEN, CADUCADA)
+
+SELECT_DECISIONES_SQL = """
+SELECT d.id, d.thread_id, d.tienda, d.encargado_id, e.nombre AS encargado_nombre,
+       c.cliente_id, cl.nombre AS cliente_nombre, d.decidida, d.aplicada, d.resultado,
+       d.espera_segundos, d.peticion, d.decisiones, d.nota, count(*) OVER () AS total
+FROM decisiones_encargado d
+JOIN consultas_asistente c ON c.thread_id = d.thread_id
+JOIN clientes cl ON cl.id = c.cliente_id
+LEFT JOIN encargados e ON e.id = d.encargado_id
+WHERE (%(tiendas)s::text[] IS NULL OR d.tienda = ANY(%(tiendas)s))
+  AND (%(tienda)s::text IS NULL OR d.tienda = %(tienda)s)
+  AND (%(desde)s::timestamptz IS NULL OR d.decidida >= %(desde)s)
+  AND (%(hasta)s::timestamptz IS NULL OR d.decidida < %(hasta)s)
+  AND (%(encargado)s::text IS NULL OR d.encargado_id = %(encargado)s)
+  AND (%(cliente)s::text IS NULL OR c.cliente_id = %(cliente)s)
+  AND (%(pedido)s::text IS NULL OR d.peticion -> 'action_requests'
+       @> jsonb_build_array(jsonb_build_object('args', jsonb_build_object('pedido', %(pedido)s::text))))
+  AND (%(tipo)s::text IS NULL
+       OR (%(tipo)s = 'caducada' AND d.encargado_id = %(sistema)s)
+       OR (d.encargado_id <> %(sistema)s AND %(tipo)s = (
+             SELECT t FROM unnest(%(orden)s::text[]) WITH ORDINALITY AS o(t, n)
+             WHERE d.decisiones @> jsonb_build_array(jsonb_build_object('type', o.t))
+             ORDER BY o.n LIMIT 1)))
+ORDER BY d.decidida DESC, d.id DESC
+LIMIT %(limite)s OFFSET %(desplazamiento)s
+"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Filtros:
+    """Los filtros del historial (None = sin filtrar). ``pagina`` empieza en 1."""
+
+    desde: datetime | None = None
+    hasta: datetime | None = None
+    tipo: str | None = None
+    encargado: str | None = None
+    cliente: str | None = None
+    pedido: str | None = None
+    tienda: str | None = None
+    pagina: int = 1
+    por_pagina: int = 50
+
+    def __post_init__(self) -> None:
+        if self.tipo is not None and self.tipo not in TIPOS:
+            raise ValueError(f"tipo de decisión desconocido: {self.tipo}")
+        if self.pagina < 1 or not 1 <= self.por_pagina <= 10_000:
+            raise ValueError("página o tamaño de página fuera de rango")
+
+
+def tipo_principal(encargado_id: str, decisiones: list[dict[str, Any]]) -> str:
+    if encargado_id == SISTEMA:
+        return CADUCADA
+    tipos = {d.get("type") for d in decisiones}
+    return next((t for t in _ORDEN if t in tipos), "approve")
+
+
+def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    salida = []
+    for n, accion in enumerate(peticion.get("action_requests") or []):
+        args = accion.get("args") or {}
+        decision = decisiones[n] if n < len(decisiones) else {}
+        final = (decision.get("edited_action") or {}).get("args") or args
+        propuesto, importe = dinero.importe_o_none(args.get("importe")), dinero.importe_o_none(final.get("importe"))
+        salida.append({
+            "nombre": accion.get("name"),
+            "pedido": args.get("pedido"),
+            "tipo": decision.get("type"),
+            "importe_propuesto": dinero.texto(propuesto) if propuesto is not None else None,
+            "importe_final": (dinero.texto(importe) if importe is not None else None)
+            if decision.get("type") in ("approve", "edit") else None,
+            "motivo": decision.get("message"),
+        })
+    return salida
+
+
+def buscar(
+    conexion: psycopg.Connection, tiendas: list[str] | None, filtros: Filtros
+) -> tuple[list[dict[str, Any]], int]:
+    """(página de decisiones, total que cumple los filtros). ``tiendas=None``: todas (CLI)."""
+    filas = conexion.execute(SELECT_DECISIONES_SQL, {
+        "tiendas": tiendas, "tienda": filtros.tienda, "desde": filtros.desde, "hasta": filtros.hasta,
+        "encargado": filtros.encargado, "cliente": filtros.cliente, "pedido": filtros.pedido,
+        "tipo": filtros.tipo, "sistema": SISTEMA, "orden": list(_ORDEN),
+        "limite": filtros.por_pagina, "desplazamiento": (filtros.pagina - 1) * filtros.por_pagina,
+    }).fetchall()
+    total = filas[0]["total"] if filas else 0
+    return [{
+        "id": f["id"], "thread_id": f["thread_id"], "tienda": f["tienda"],
+        "encargado": {"id": f["encargado_id"], "nombre": f["encargado_nombre"] or f["encargado_id"]},
+        "cliente": {"id": f["cliente_id"], "nombre": f["cliente_nombre"]},
+        "decidida": f["decidida"], "aplicada": f["aplicada"], "resultado": f["resultado"],
+        "espera_segundos": int(f["espera_segundos"]),
+        "tipo": tipo_principal(f["encargado_id"], list(f["decisiones"])),
+        "acciones": _acciones(f["peticion"] or {}, list(f["decisiones"])),
+        "nota": f["nota"],
+    } for f in filas], total
+
+
+COLUMNAS_CSV = ("id", "decidida", "tienda", "hilo", "cliente", "cliente_nombre", "encargado",
+                "encargado_nombre", "decision", "operacion", "pedido", "importe_propuesto",
+                "importe_final", "espera_segundos", "motivo", "nota")
+
+
+def _celda(valor: Any) -> str:
+    """Texto de una celda; lo que una hoja de cálculo tomaría por fórmula va con «'»."""
+    texto = "" if valor is None else (valor.isoformat() if isinstance(valor, datetime) else str(valor))
+    return "'" + texto if texto[:1] in ("=", "+", "-", "@", "\t", "\r") else texto
+
+
+def como_csv(decisiones: list[dict[str, Any]]) -> str:
+    """Una fila por operación decidida (una decisión puede tener varias)."""
+    salida = io.StringIO()
+    escritor = csv.writer(salida, lineterminator="\r\n")
+    escritor.writerow(COLUMNAS_CSV)
+    for d in decisiones:
+        for a in d["acciones"] or [{}]:
+            escritor.writerow([_celda(v) for v in (
+                d["id"], d["decidida"], d["tienda"], d["thread_id"], d["cliente"]["id"],
+                d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"], d["tipo"],
+                a.get("nombre"), a.get("pedido"), a.get("importe_propuesto"), a.get("importe_final"),
+                d["espera_segundos"], a.get("motivo"), d["nota"],
+            )])
+    return salida.getvalue()

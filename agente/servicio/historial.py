@@ -1,0 +1,123 @@
+"""Lo que el encargado necesita para decidir con conocimiento: la ficha de una aprobación.
+
+La transcripción (mensajes del cliente y del agente, los retenidos marcados), lo que el
+cliente ha pedido y recibido en los últimos 90 días (pedidos, reembolsos, cambios y
+devoluciones) y, de cada pedido de la aprobación, sus líneas con el nombre del producto
+y lo que el libro de compensaciones (``libro_lineas``) dice que ya se le devolvió.
+Solo lecturas; el dinero sale como texto (``dinero.texto``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from agente.nucleo import dinero
+
+__all__ = ["DIAS_HISTORIAL", "conversacion", "estado_linea", "ficha", "historial_cliente", "lineas_de"]
+
+DIAS_HISTORIAL = 90
+
+SELECT_CONVERSACION_SQL = """
+SELECT rol, texto, creado AS fecha, retenido FROM mensajes_conversacion
+WHERE thread_id = %(thread_id)s ORDER BY id
+"""
+# Un solo viaje: cada lista en su subconsulta, la más reciente primero.
+SELECT_HISTORIAL_CLIENTE_SQL = """
+SELECT
+  coalesce((SELECT jsonb_agg(jsonb_build_object(
+             'id', p.id, 'fecha', p.fecha, 'estado', p.estado, 'importe', p.importe::text)
+             ORDER BY p.fecha DESC)
+            FROM pedidos p WHERE p.cliente_id = %(cliente)s
+             AND p.fecha >= now() - make_interval(days => %(dias)s)), '[]') AS pedidos,
+  coalesce((SELECT jsonb_agg(jsonb_build_object(
+             'numero', r.numero, 'pedido', r.pedido_id, 'importe', r.importe::text,
+             'estado', r.estado, 'concepto', r.concepto, 'fecha', r.creado)
+             ORDER BY r.creado DESC)
+            FROM reembolsos r WHERE r.cliente_id = %(cliente)s
+             AND r.creado >= now() - make_interval(days => %(dias)s)), '[]') AS reembolsos,
+  coalesce((SELECT jsonb_agg(jsonb_build_object(
+             'numero', s.numero, 'pedido', s.pedido_id, 'estado', s.estado, 'fecha', s.creada,
+             'producto_original', po.nombre, 'producto_nuevo', pn.nombre)
+             ORDER BY s.creada DESC)
+            FROM sustituciones s
+            JOIN productos po ON po.sku = s.sku_original
+            JOIN productos pn ON pn.sku = s.sku_nuevo
+            WHERE s.cliente_id = %(cliente)s
+             AND s.creada >= now() - make_interval(days => %(dias)s)), '[]') AS cambios,
+  coalesce((SELECT jsonb_agg(jsonb_build_object(
+             'pedido', d.pedido_id, 'importe', d.importe::text, 'motivo', d.motivo,
+             'fecha', d.creada)
+             ORDER BY d.creada DESC)
+            FROM devoluciones d WHERE d.cliente_id = %(cliente)s
+             AND d.creada >= now() - make_interval(days => %(dias)s)), '[]') AS devoluciones
+"""
+SELECT_LINEAS_SQL = """
+SELECT l.pedido_id, l.linea, l.sku, pr.nombre AS producto, l.unidades, l.precio_unitario,
+       l.pagado, l.reembolsado, l.unidades_reembolsadas, l.unidades_cambiadas,
+       l.unidades_libres, l.reembolsable, p.estado AS estado_pedido, p.fecha, p.importe
+FROM libro_lineas l
+JOIN productos pr ON pr.sku = l.sku
+JOIN pedidos p ON p.id = l.pedido_id
+WHERE l.pedido_id = ANY(%(pedidos)s) AND p.cliente_id = %(cliente)s
+ORDER BY l.pedido_id, l.linea
+"""
+
+
+def conversacion(conexion: psycopg.Connection, thread_id: str) -> list[dict[str, Any]]:
+    return conexion.execute(SELECT_CONVERSACION_SQL, {"thread_id": thread_id}).fetchall()
+
+
+def historial_cliente(
+    conexion: psycopg.Connection, cliente_id: str, *, dias: int = DIAS_HISTORIAL
+) -> dict[str, Any]:
+    fila = conexion.execute(
+        SELECT_HISTORIAL_CLIENTE_SQL, {"cliente": cliente_id, "dias": dias}
+    ).fetchone()
+    return {"dias": dias, **{k: list(v) for k, v in fila.items()}}
+
+
+def estado_linea(linea: dict[str, Any]) -> str:
+    """«sin compensar», «reembolsada», «cambiada», «en parte» (quedan unidades libres)."""
+    reembolsadas, cambiadas = linea["unidades_reembolsadas"], linea["unidades_cambiadas"]
+    if not reembolsadas and not cambiadas:
+        return "sin compensar"
+    if linea["unidades_libres"] > 0 or (reembolsadas and cambiadas):
+        return "en parte"
+    return "reembolsada" if reembolsadas else "cambiada"
+
+
+def lineas_de(
+    conexion: psycopg.Connection, pedidos: list[str], cliente_id: str
+) -> dict[str, dict[str, Any]]:
+    """Cada pedido (solo del cliente) con sus líneas y su estado en el libro."""
+    resultado: dict[str, dict[str, Any]] = {}
+    filas = conexion.execute(SELECT_LINEAS_SQL, {"pedidos": pedidos, "cliente": cliente_id})
+    for f in filas.fetchall():
+        pedido = resultado.setdefault(f["pedido_id"], {
+            "id": f["pedido_id"], "estado": f["estado_pedido"], "fecha": f["fecha"],
+            "importe": dinero.texto(f["importe"]), "lineas": [],
+        })
+        pedido["lineas"].append({
+            "linea": f["linea"], "sku": f["sku"], "producto": f["producto"],
+            "unidades": f["unidades"], "precio_unitario": dinero.texto(f["precio_unitario"]),
+            "pagado": dinero.texto(f["pagado"]), "reembolsado": dinero.texto(f["reembolsado"]),
+            "unidades_reembolsadas": f["unidades_reembolsadas"],
+            "unidades_cambiadas": f["unidades_cambiadas"], "unidades_libres": f["unidades_libres"],
+            "reembolsable": dinero.texto(f["reembolsable"]), "estado": estado_linea(f),
+        })
+    return resultado
+
+
+def ficha(conexion: psycopg.Connection, fila: dict[str, Any]) -> dict[str, Any]:
+    """La fila de la bandeja con ``conversacion``, ``historial_cliente`` y ``pedidos``."""
+    acciones = (fila.get("peticion") or {}).get("action_requests") or []
+    pedidos = sorted({str(a["args"]["pedido"]) for a in acciones
+                      if isinstance(a.get("args"), dict) and a["args"].get("pedido")})
+    return {
+        **fila,
+        "conversacion": conversacion(conexion, fila["thread_id"]),
+        "historial_cliente": historial_cliente(conexion, fila["cliente_id"]),
+        "pedidos": lineas_de(conexion, pedidos, fila["cliente_id"]),
+    }

@@ -1,0 +1,32 @@
+"""Lo que el chat del cliente pide al abrirse: sus pedidos y sus conversaciones."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from agente.web import esquemas
+from agente.web.auth import ClienteActual
+from agente.web.dependencias import ServicioWeb
+
+router = APIRouter(tags=["cliente"])
+
+_ERRORES = {
+    401: {"model": esquemas.Error, "description": "Sin token o token no válido o caducado."},
+    403: {"model": esquemas.Error, "description": "Token de otro rol o de otra tienda."},
+}
+
+
+@router.get("/api/pedidos", summary="Mis pedidos", response_model=list[esquemas.PedidoCliente], responses=_ERRORES)
+def pedidos(servicio: ServicioWeb, ctx: ClienteActual, limite: Annotated[int, Query(ge=1, le=50)] = 10):
+    """Los pedidos del cliente del token, el más reciente primero, con estado, total y productos."""
+    return servicio.pedidos_de_cliente(ctx.cliente_id, limite)
+
+
+@router.get("/api/conversaciones", summary="Mis conversaciones",
+            response_model=list[esquemas.ConversacionResumen], responses=_ERRORES)
+def conversaciones(servicio: ServicioWeb, ctx: ClienteActual, limite: Annotated[int, Query(ge=1, le=50)] = 20):
+    """Las conversaciones del cliente: primero las que esperan a un encargado, después la más
+    reciente; cada una con su último mensaje."""
+    return servicio.conversaciones_de_cliente(ctx.cliente_id, limite)
