@@ -17,6 +17,8 @@ from agente.nucleo import dinero
 
 __all__ = [
     "AYUDA",
+    "cambio_anulado",
+    "confirmar_cambio",
     "condiciones",
     "elegir_producto",
     "error",
@@ -211,6 +213,26 @@ def opciones_de_cambio(nombre: str, sku: str, pedido: str | None, alternativas: 
         f"cambiarlo? Por ejemplo: «cambiar {sku} del pedido {pedido} por la "
         f"{alternativas[0].get('sku')}»."
     )
+
+
+def confirmar_cambio(
+    nombre: str, sku: str, pedido: str | None, elegida: dict, alternativas: Sequence[dict]
+) -> str:
+    """La propuesta que espera un «sí»; ``lectura.RE_PROPUESTA`` la reconoce en el historial."""
+    otras = "; ".join(
+        f"{a.get('sku')} {a.get('nombre')} ({_eur(a.get('pvp'))})" for a in alternativas if a is not elegida
+    )
+    resto = f" También hay: {otras}." if otras else ""
+    return (
+        f"Para {nombre} ({sku}) te propongo {elegida.get('sku')} {elegida.get('nombre')} "
+        f"({_eur(elegida.get('pvp'))}, diferencia {_eur(elegida.get('diferencia'), signo=True)}).{resto} "
+        f"¿Confirmas el cambio de {sku} del pedido {pedido} por la {elegida.get('sku')}? "
+        "Responde «sí» para tramitarlo o dime otra opción."
+    )
+
+
+def cambio_anulado(pedido: str | None) -> str:
+    return f"De acuerdo, no cambio nada del pedido {pedido}. Si necesitas otra cosa, dímelo."
 
 
 def sin_encaje(nombre: str, sku: str, deseo: str) -> str:
