@@ -7,6 +7,7 @@ salen siempre del resultado de una herramienta. Los importes se escriben con
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
@@ -74,8 +75,14 @@ def sin_herramienta(nombre: str) -> str:
     return f"Ahora mismo no puedo usar la herramienta {nombre}; inténtalo más tarde."
 
 
+# Las herramientas terminan a veces con instrucciones para el asistente («Dile al cliente
+# que...»): son para el modelo, no para el cliente.
+RE_INSTRUCCIONES = re.compile(r"[\s.;]*\bDile al cliente\b.*$", re.DOTALL)
+
+
 def error(accion: str, resultado: Resultado) -> str:
-    return f"Lo siento, no he podido {accion}: {resultado.texto}"
+    texto = RE_INSTRUCCIONES.sub("", resultado.texto).rstrip(" .;")
+    return f"Lo siento, no he podido {accion}: {texto}."
 
 
 def pedir_pedido(accion: str) -> str:
