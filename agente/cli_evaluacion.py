@@ -38,6 +38,7 @@ def evaluar(
     from agente.evaluacion import evaluar as evaluar_suite
     from agente.evaluacion.informe import actualizar_tabla, markdown
     from agente.evaluacion.langfuse_conjunto import ConjuntoLangfuse
+    from agente.evaluacion.suite import omision
     from agente.nucleo.ajustes import ajustes as leer_ajustes
     from agente.nucleo.errores import ErrorDominio
 
@@ -55,7 +56,7 @@ def evaluar(
     conjunto = ConjuntoLangfuse.desde_ajustes(aj, lista)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=consola) as progreso:
-        barra = progreso.add_task(f"Evaluando {aj.modelo}", total=len(lista) * k)
+        barra = progreso.add_task(f"Evaluando {aj.modelo}", total=sum(omision(t) is None for t in lista) * k)
 
         def al_intento(intento) -> None:
             conjunto.anotar(intento)

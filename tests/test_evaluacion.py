@@ -232,3 +232,76 @@ def test_sin_claves_no_hay_dataset_ni_conexion():
         assert not conjunto.activo
         conjunto.cerrar()
         assert receptor.num_peticiones == 0
+
+
+def test_la_tabla_de_resultados_guarda_una_fila_por_modelo(tmp_path, url_admin, plantillas):
+    from agente.evaluacion.informe import actualizar_tabla
+
+    doc = tmp_path / "e.md"
+    doc.write_text((RAIZ / "docs" / "evaluacion.md").read_text(encoding="utf-8"), encoding="utf-8")
+    informe = _evaluar(url_admin, plantillas, cargar_tareas("saludo"), ajustes=Ajustes(modelo="offline"), k=1)
+    actualizar_tabla(informe, doc)
+    actualizar_tabla(informe, doc)
+    tabla = doc.read_text().split("<!-- resultados:inicio -->")[1].split("<!-- resultados:fin -->")[0]
+    assert tabla.count("| `offline` | 1 | 1 | 1,000 |") == 1
+    assert "|---|" in tabla
+
+
+# ------------------------------------------------------------------ prompt de Langfuse
+
+
+def test_sin_claves_el_prompt_es_el_integrado_y_no_se_pide_nada():
+    from agente.middleware.prompt_cliente import PROMPT_BASE
+    from agente.middleware.prompt_gestionado import fuente_desde_ajustes
+
+    with ReceptorLangfuse() as receptor:
+        fuente = fuente_desde_ajustes(Ajustes(langfuse_prompt="agente-sistema", langfuse_host=receptor.url,
+                                              langfuse_public_key=None, langfuse_secret_key=None))
+        prompt = fuente.actual()
+        assert (prompt.version, prompt.plantilla) == ("integrado", PROMPT_BASE)
+        assert receptor.num_peticiones == 0
+
+
+def test_el_prompt_de_langfuse_se_rellena_se_guarda_y_si_falla_queda_el_ultimo_bueno():
+    import httpx
+
+    from agente.middleware.prompt_gestionado import FuentePrompt
+
+    respuestas = [httpx.Response(200, json={"type": "text", "version": 3,
+                                            "prompt": "Tienda {{tienda}}; cliente {{ cliente_id }}."}),
+                  httpx.Response(503, json={})]
+    pedidas = []
+
+    def servir(peticion):
+        pedidas.append((peticion.url.path, peticion.url.params.get("label")))
+        return respuestas[min(len(pedidas) - 1, 1)]
+
+    http = httpx.Client(base_url="http://langfuse.local", transport=httpx.MockTransport(servir))
+    fuente = FuentePrompt(nombre="agente-sistema", etiqueta="staging", cache=3600, public_key="pk",
+                          secret_key="sk", http=http)
+    prompt = fuente.actual()
+    assert prompt.version == "langfuse:agente-sistema:v3"
+    assert prompt.rellenar(tienda="talavera", cliente_id="C-0001") == "Tienda talavera; cliente C-0001."
+    assert fuente.actual() is prompt and pedidas == [("/api/public/v2/prompts/agente-sistema", "staging")]
+    fuente.cache = 0  # caducada: Langfuse falla y se sigue con la última buena
+    assert fuente.actual() is prompt and len(pedidas) == 2
+
+
+def test_cada_traza_dice_que_version_del_prompt_se_uso(bd_url):
+    from agente.servicio.fabrica import crear_servicio
+
+    with ReceptorLangfuse() as receptor:
+        ajustes = Ajustes(database_url=bd_url, langfuse_public_key=f"pk-{uuid.uuid4().hex}", langfuse_secret_key="sk",
+                          langfuse_host=receptor.url, langfuse_prompt="agente-sistema")
+        servicio = crear_servicio(ajustes, url=bd_url, pausa_reintentos=0.01)
+        try:
+            ctx = servicio.contexto_de_cliente("C-0004")
+            respuesta = servicio.conversar(servicio.iniciar_conversacion(ctx), "¿Dónde está mi pedido P-20260925-0150?", ctx)
+        finally:
+            servicio.cerrar()
+        # El receptor no sabe de prompts: responde {} y el agente sigue con el integrado.
+        assert ("GET", "/api/public/v2/prompts/agente-sistema") in [
+            (p.metodo, p.ruta.split("?")[0]) for p in receptor.peticiones]
+        assert "P-20260925-0150" in respuesta.mensaje_cliente
+        textos = [s.texto() for s in receptor.spans_de(respuesta.trace_id)]
+        assert any("prompt_version" in t and "integrado" in t for t in textos), textos[:2]

@@ -65,7 +65,7 @@ def actualizar_tabla(informe: Informe, documento: Path) -> None:
             f"{_num(datos['escalado']['precision'])} | {_num(datos['escalado']['recall'])} | "
             f"{dt.date.today().isoformat()} |")
     filas = [f for f in tabla.strip().splitlines()
-             if f.startswith("| ") and not re.match(rf"\| `{re.escape(datos['modelo'])}` \|", f)]
+             if f.startswith("|") and not re.match(rf"\| `{re.escape(datos['modelo'])}` \|", f)]
     cabecera = [f for f in filas if f.startswith("| Modelo") or f.startswith("|---")]
     cuerpo = [f for f in filas if f not in cabecera] + [fila]
     if not cabecera:

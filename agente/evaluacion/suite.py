@@ -18,7 +18,7 @@ from agente.evaluacion.metricas import pass_k, precision_recall
 from agente.evaluacion.tareas import Tarea
 from agente.nucleo.ajustes import Ajustes
 
-__all__ = ["CAPACIDADES", "Informe", "evaluar"]
+__all__ = ["CAPACIDADES", "Informe", "evaluar", "omision"]
 
 # Lo que el servicio sabe hacer y alguna tarea puede exigir en ``requiere``.
 CAPACIDADES: frozenset[str] = frozenset()
@@ -73,7 +73,8 @@ class Informe:
         }
 
 
-def _omision(tarea: Tarea, capacidades: frozenset[str]) -> str | None:
+def omision(tarea: Tarea, capacidades: frozenset[str] = CAPACIDADES) -> str | None:
+    """Por qué se omite ``tarea`` (lo que pide y el servicio no tiene), o None."""
     faltan = [r for r in tarea.requiere if r not in capacidades]
     if not faltan:
         return None
@@ -113,7 +114,7 @@ def evaluar(
     informe = Informe(modelo=ajustes.modelo, k=k, intentos={}, tareas={t.id: t for t in tareas})
     with Bases(url=url, plantilla=plantilla) as bases:
         for tarea in tareas:
-            motivo = _omision(tarea, capacidades)
+            motivo = omision(tarea, capacidades)
             if motivo:
                 informe.omitidas[tarea.id] = motivo
                 continue
