@@ -144,7 +144,7 @@ def test_agente_evaluar_escribe_el_contrato_json_y_sale_con_0(bd_url, tmp_path):
     assert [(t["id"], t["intentos"], t["exitos"], t["fallos"]) for t in datos["tareas"]] == [
         ("reembolso-sin-firma", 2, 2, []), ("cambio-por-sku", 2, 2, [])]
     assert datos["pass_k"] == {"1": 1.0, "2": 1.0}
-    assert "pass^2" in (tmp_path / "e.md").read_text()
+    assert "| 2 | 1,000 |" in (tmp_path / "e.md").read_text()  # la fila de pass^2
 
 
 # ------------------------------------------------------------------ el camino del proveedor
@@ -305,3 +305,24 @@ def test_cada_traza_dice_que_version_del_prompt_se_uso(bd_url):
         assert "P-20260925-0150" in respuesta.mensaje_cliente
         textos = [s.texto() for s in receptor.spans_de(respuesta.trace_id)]
         assert any("prompt_version" in t and "integrado" in t for t in textos), textos[:2]
+
+
+def test_el_cliente_llm_habla_con_su_persona_y_termina_con_fin():
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from agente.evaluacion.cliente import ClienteLLM
+
+    from .modelo_guion import guion
+
+    [tarea] = cargar_tareas("reembolso-sin-firma")
+    modelo = guion("Hola, quiero devolver la sartén del pedido P-20260920-0102, se pega.", "FIN")
+    vistos = []
+    original = modelo.invoke
+    modelo.__dict__["invoke"] = lambda mensajes: (vistos.append(mensajes), original(mensajes))[1]
+    cliente = ClienteLLM(tarea=tarea, modelo=modelo)
+    assert cliente.siguiente([]).startswith("Hola, quiero devolver")
+    transcripcion = [{"rol": "cliente", "texto": "Hola..."}, {"rol": "agente", "texto": "Hecho: RE-000001."}]
+    assert cliente.siguiente(transcripcion) is None
+    sistema, *resto = vistos[1]
+    assert isinstance(sistema, SystemMessage) and tarea.objetivo in sistema.content
+    assert [type(m) for m in resto] == [AIMessage, HumanMessage]  # para el cliente, el agente es «el otro»

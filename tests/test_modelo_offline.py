@@ -811,3 +811,11 @@ def test_agente_real_rechazo_sin_motivo():
         "El encargado no ha aprobado el reembolso del pedido P-20260917-0041. "
         "Motivo: sin indicar motivo. No he tramitado ningún reembolso."
     )
+
+
+def test_un_error_con_instrucciones_para_el_asistente_no_se_las_pasa_al_cliente(modelo):
+    texto = ("La pasarela no ha podido cobrar la diferencia. El cambio queda pendiente. Dile al cliente "
+             "que queda pendiente y que le avisaremos por aquí; no propongas el cambio otra vez")
+    final = _con_resultado(modelo, DEVOLVER_CAFETERA, texto, status="error")
+    assert final.content.endswith("El cambio queda pendiente.")
+    assert "Dile al cliente" not in final.content and "no propongas" not in final.content

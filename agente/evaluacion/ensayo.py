@@ -69,7 +69,7 @@ def _llamadas(mensajes: list[Any]) -> tuple[list[dict[str, Any]], int]:
     return llamadas, tokens
 
 
-def _decidir_pausas(servicio: Any, hilo: str, tarea: Tarea, acciones: list, quien: str) -> None:
+def _decidir_pausas(servicio: Any, hilo: str, acciones: list, quien: str) -> None:
     """El encargado decide cada pausa pendiente, en orden, hasta quedarse sin acciones."""
     while servicio.consulta(hilo)["estado"] == "esperando_aprobacion" and acciones:
         accion = acciones.pop(0)
@@ -117,7 +117,7 @@ def ensayar(
             except ErrorDominio as exc:
                 errores.append(f"turno {turno}: {exc.mensaje}")
             try:
-                _decidir_pausas(servicio, hilo, tarea, acciones, quien)
+                _decidir_pausas(servicio, hilo, acciones, quien)
             except ErrorDominio as exc:
                 errores.append(f"decisión del encargado: {exc.mensaje}")
             if al_turno:

@@ -81,8 +81,10 @@ RE_INSTRUCCIONES = re.compile(r"[\s.;]*\bDile al cliente\b.*$", re.DOTALL)
 
 
 def error(accion: str, resultado: Resultado) -> str:
-    texto = RE_INSTRUCCIONES.sub("", resultado.texto).rstrip(" .;")
-    return f"Lo siento, no he podido {accion}: {texto}."
+    texto = resultado.texto
+    if RE_INSTRUCCIONES.search(texto):
+        texto = RE_INSTRUCCIONES.sub("", texto).rstrip(" ;") + "."
+    return f"Lo siento, no he podido {accion}: {texto}"
 
 
 def pedir_pedido(accion: str) -> str:
