@@ -377,6 +377,7 @@ TITULOS_LIBRO = {
 }
 
 
+from agente.cli_evaluacion import registrar as _registrar_evaluacion  # noqa: E402
 from agente.cli_operacion import registrar as _registrar_operacion  # noqa: E402
 from agente.retencion_cli import registrar as _registrar_retencion  # noqa: E402
 from agente.web.cli_web import registrar as _registrar_web  # noqa: E402
@@ -384,6 +385,7 @@ from agente.web.cli_web import registrar as _registrar_web  # noqa: E402
 _registrar_web(app)
 _registrar_retencion(app)
 _registrar_operacion(app, db)
+_registrar_evaluacion(app)
 
 
 def main() -> None:  # pragma: no cover - punto de entrada alternativo

@@ -16,7 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from agente.middleware.aprobacion import middleware_aprobacion
 from agente.middleware.errores import middleware_errores
 from agente.middleware.limites import LimitesTurno
-from agente.middleware.prompt_cliente import prompt_cliente
+from agente.middleware.prompt_cliente import crear_prompt_cliente, prompt_cliente
 from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
 from herramientas import REGISTRO, Registro, crear_herramientas
@@ -37,6 +37,7 @@ def construir_agente(
     politica: PoliticaAprobacion | None = None,
     registro: Registro = REGISTRO,
     vigencia: Callable[[str], None] | None = None,
+    fuente_prompt=None,
 ):
     """El agente de ``create_agent`` con las herramientas y reglas de ``registro``.
 
@@ -47,6 +48,7 @@ def construir_agente(
     ``vigencia``: ``thread_id -> None`` que lanza si la ejecución perdió el candado del
     hilo; se comprueba antes de cada herramienta con efectos (el primero de la lista:
     ningún otro middleware convierte ese error en un resultado para el modelo).
+    ``fuente_prompt``: de dónde sale el prompt de sistema (``FuentePrompt``; None = integrado).
     """
     politica = politica or PoliticaAprobacion(pool=pool, reglas=registro.reglas())
     vigilancia = (
@@ -59,7 +61,7 @@ def construir_agente(
         ),
         middleware=[
             *vigilancia,
-            prompt_cliente,
+            crear_prompt_cliente(fuente_prompt) if fuente_prompt is not None else prompt_cliente,
             *middleware_errores(reintentables=registro.reintentables(), pausa_inicial=pausa_reintentos),
             middleware_aprobacion(
                 decisiones=registro.decisiones_permitidas(),

@@ -126,9 +126,9 @@ def _resultado_lectura(llamada):
     raise AssertionError(f"no es una lectura: {llamada['name']}")
 
 
-def _hasta_operacion(modelo, texto):
+def _hasta_operacion(modelo, texto, antes=None):
     """Conversa respondiendo las lecturas hasta que el modelo propone operaciones."""
-    historial = [SystemMessage("Eres el asistente de la tienda."), HumanMessage(texto)]
+    historial = [*(antes or [SystemMessage("Eres el asistente de la tienda.")]), HumanMessage(texto)]
     for _ in range(6):
         respuesta = modelo.invoke(historial)
         historial.append(respuesta)
@@ -217,7 +217,13 @@ def test_cambio_elige_la_alternativa_pedida(modelo, deseo, sku_nuevo):
     historial, propuesta = _hasta_operacion(
         modelo, f"quiero cambiar la cafetera del pedido P-20260917-0041 {deseo}"
     )
-    nombres = [c["name"] for m in historial if isinstance(m, AIMessage) for c in m.tool_calls]
+    if "CAF-" not in deseo:
+        # Sin SKU la petición es ambigua: propone una, pide el «sí» y solo entonces cambia.
+        assert not propuesta.tool_calls
+        assert f"¿Confirmas el cambio de CAF-001 del pedido P-20260917-0041 por la {sku_nuevo}?" in propuesta.content
+        historial, propuesta = _hasta_operacion(modelo, "Sí, confírmalo", historial)
+    turno = historial[max(i for i, m in enumerate(historial) if isinstance(m, HumanMessage)):]
+    nombres = [c["name"] for m in turno if isinstance(m, AIMessage) for c in m.tool_calls]
     assert nombres == ["consultar_pedido", "stock_alternativas", "sustituir"]
     assert propuesta.tool_calls[0]["args"] == {
         "pedido": "P-20260917-0041",
@@ -414,7 +420,7 @@ def test_respuesta_tras_sustitucion_da_numero_y_diferencia(modelo, diferencia, f
                  "sku_nuevo": "CAF-002", "nombre_nuevo": "Cafetera italiana Moka 6 tazas",
                  "diferencia": diferencia, "repetido": False}
     final = _con_resultado(
-        modelo, "quiero cambiar la cafetera del pedido P-20260917-0041 por una más barata",
+        modelo, "quiero cambiar la cafetera del pedido P-20260917-0041 por la CAF-002",
         json.dumps(resultado, ensure_ascii=False),
     )
     assert "He tramitado la sustitución SU-000007 del pedido P-20260917-0041" in final.content
@@ -804,3 +810,11 @@ def test_agente_real_rechazo_sin_motivo():
         "El encargado no ha aprobado el reembolso del pedido P-20260917-0041. "
         "Motivo: sin indicar motivo. No he tramitado ningún reembolso."
     )
+
+
+def test_un_error_con_instrucciones_para_el_asistente_no_se_las_pasa_al_cliente(modelo):
+    texto = ("La pasarela no ha podido cobrar la diferencia. El cambio queda pendiente. Dile al cliente "
+             "que queda pendiente y que le avisaremos por aquí; no propongas el cambio otra vez")
+    final = _con_resultado(modelo, DEVOLVER_CAFETERA, texto, status="error")
+    assert final.content.endswith("El cambio queda pendiente.")
+    assert "Dile al cliente" not in final.content and "no propongas" not in final.content

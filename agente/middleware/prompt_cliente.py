@@ -43,12 +43,19 @@ Cómo trabajas:
 """
 
 
-@dynamic_prompt
-def prompt_cliente(request: ModelRequest) -> str:
-    contexto = contexto_de(request.runtime)
-    return PROMPT_BASE.format(
-        tienda=contexto.tienda,
-        nombre=contexto.nombre,
-        cliente_id=contexto.cliente_id,
-        canal=contexto.canal,
-    )
+def crear_prompt_cliente(fuente=None):
+    """El middleware del prompt con la plantilla de ``fuente`` (``FuentePrompt``; None = integrada)."""
+
+    @dynamic_prompt
+    def prompt_cliente(request: ModelRequest) -> str:
+        contexto = contexto_de(request.runtime)
+        valores = {"tienda": contexto.tienda, "nombre": contexto.nombre,
+                   "cliente_id": contexto.cliente_id, "canal": contexto.canal}
+        if fuente is None:
+            return PROMPT_BASE.format(**valores)
+        return fuente.actual().rellenar(**valores)
+
+    return prompt_cliente
+
+
+prompt_cliente = crear_prompt_cliente()

@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 __all__ = [
     "MOTIVO_POR_DEFECTO",
     "RE_PEDIDO",
+    "RE_PROPUESTA",
     "RE_SKU",
     "INTENCIONES",
     "Deseo",
@@ -60,6 +61,12 @@ RE_DISPONIBILIDAD = re.compile(
 )
 RE_BARATA = re.compile(r"\b(?:barat\w*|economic\w*|menos car[ao]s?|mas asequible\w*|inferior\w*)\b")
 RE_IGUAL = re.compile(r"\b(?:mismo precio|misma precio|mismo importe|mismo valor|igual\w*|equivalente\w*)\b")
+# La propuesta de cambio que espera un «sí» (la escribe ``redaccion.confirmar_cambio``).
+RE_PROPUESTA = re.compile(
+    r"¿Confirmas el cambio de ([A-Z]{3}-\d{3}) del pedido (P-\d{8}-\d{4}) por la ([A-Z]{3}-\d{3})\?"
+)
+RE_SI = re.compile(r"^\W*(?:si|vale|de acuerdo|confirmo|adelante|hazlo|perfecto|ok|claro)\b")
+RE_NO = re.compile(r"^\W*(?:no|mejor no|dejalo|olvidalo|cancela\w*|nada)\b")
 RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]s?)\b")
 
 # Palabras de los nombres de producto que no sirven para distinguir una línea de otra.
@@ -67,7 +74,7 @@ PALABRAS_VACIAS = frozenset(
     {"para", "juego", "pack", "tazas", "con", "sin", "unidad", "unidades", "modelo"}
 )
 
-Intencion = Literal["estado", "reembolso", "cambio", "encargado", "politica", "ayuda"]
+Intencion = Literal["estado", "reembolso", "cambio", "encargado", "politica", "ayuda", "anulada"]
 INTENCIONES: frozenset[str] = frozenset(get_args(Intencion))
 
 
@@ -274,11 +281,33 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
     return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, motivo=_motivo(fragmento), origen=fragmento)
 
 
+def _propuesta_pendiente(anteriores: Sequence[BaseMessage]) -> tuple[str, str, str] | None:
+    """(sku_original, pedido, sku_nuevo) si la última respuesta del asistente pide confirmar un cambio."""
+    for mensaje in reversed(anteriores):
+        if isinstance(mensaje, HumanMessage):
+            return None
+        if isinstance(mensaje, AIMessage) and not mensaje.tool_calls:
+            encontrada = RE_PROPUESTA.search(texto_de(mensaje))
+            return (encontrada.group(1), encontrada.group(2), encontrada.group(3)) if encontrada else None
+    return None
+
+
 def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
-    """Las tareas del último mensaje ``texto``; ``anteriores`` da el pedido si no lo nombra."""
+    """Las tareas del último mensaje ``texto``; ``anteriores`` da el pedido si no lo nombra.
+
+    Un «sí» a una propuesta de cambio es el cambio con los SKU ya nombrados (la confirmación
+    explícita); un «no», la anulación. Cualquier otra cosa se lee como un mensaje nuevo.
+    """
     normal = normalizar(texto)
     pedidos = [p.upper() for p in RE_PEDIDO.findall(texto)]
     pedido_previo = _pedido_en_historial(anteriores)
+    propuesta = _propuesta_pendiente(anteriores)
+    if propuesta and not RE_CAMBIO.search(normal) and not RE_DEVOLUCION.search(normal):
+        sku, pedido, sku_nuevo = propuesta
+        if RE_SI.search(normal):
+            return [Tarea(tipo="cambio", pedido=pedido, texto=texto, origen=sku, deseo=sku_nuevo)]
+        if RE_NO.search(normal):
+            return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
 
     if RE_ENCARGADO.search(normal):
         return [Tarea(tipo="encargado", texto=texto.strip())]

@@ -213,9 +213,13 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
         return _fin(redaccion.sin_alternativas(nombre, sku))
     if not tarea.deseo.strip():
         return _fin(redaccion.opciones_de_cambio(nombre, sku, tarea.pedido, alternativas))
-    elegida = _elegir_alternativa(alternativas, leer_deseo(tarea.deseo))
+    deseo = leer_deseo(tarea.deseo)
+    elegida = _elegir_alternativa(alternativas, deseo)
     if elegida is None:
         return _fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
+    if not deseo.skus:
+        # «Por una más barata» no dice cuál: se propone una y se espera el «sí» del cliente.
+        return _fin(redaccion.confirmar_cambio(nombre, sku, tarea.pedido, elegida, alternativas))
     return ctx.pedir(
         SUSTITUIR, {"pedido": tarea.pedido, "sku_original": sku, "sku_nuevo": str(elegida.get("sku"))}
     )
@@ -244,6 +248,7 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
     "encargado": _paso_encargado,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),
+    "anulada": lambda tarea, _ctx: _fin(redaccion.cambio_anulado(tarea.pedido)),
 }
 
 

@@ -7,6 +7,7 @@ salen siempre del resultado de una herramienta. Los importes se escriben con
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
@@ -17,6 +18,8 @@ from agente.nucleo import dinero
 
 __all__ = [
     "AYUDA",
+    "cambio_anulado",
+    "confirmar_cambio",
     "condiciones",
     "elegir_producto",
     "error",
@@ -72,8 +75,16 @@ def sin_herramienta(nombre: str) -> str:
     return f"Ahora mismo no puedo usar la herramienta {nombre}; inténtalo más tarde."
 
 
+# Las herramientas terminan a veces con instrucciones para el asistente («Dile al cliente
+# que...»): son para el modelo, no para el cliente.
+RE_INSTRUCCIONES = re.compile(r"[\s.;]*\bDile al cliente\b.*$", re.DOTALL)
+
+
 def error(accion: str, resultado: Resultado) -> str:
-    return f"Lo siento, no he podido {accion}: {resultado.texto}"
+    texto = resultado.texto
+    if RE_INSTRUCCIONES.search(texto):
+        texto = RE_INSTRUCCIONES.sub("", texto).rstrip(" ;") + "."
+    return f"Lo siento, no he podido {accion}: {texto}"
 
 
 def pedir_pedido(accion: str) -> str:
@@ -209,6 +220,26 @@ def opciones_de_cambio(nombre: str, sku: str, pedido: str | None, alternativas: 
         f"cambiarlo? Por ejemplo: «cambiar {sku} del pedido {pedido} por la "
         f"{alternativas[0].get('sku')}»."
     )
+
+
+def confirmar_cambio(
+    nombre: str, sku: str, pedido: str | None, elegida: dict, alternativas: Sequence[dict]
+) -> str:
+    """La propuesta que espera un «sí»; ``lectura.RE_PROPUESTA`` la reconoce en el historial."""
+    otras = "; ".join(
+        f"{a.get('sku')} {a.get('nombre')} ({_eur(a.get('pvp'))})" for a in alternativas if a is not elegida
+    )
+    resto = f" También hay: {otras}." if otras else ""
+    return (
+        f"Para {nombre} ({sku}) te propongo {elegida.get('sku')} {elegida.get('nombre')} "
+        f"({_eur(elegida.get('pvp'))}, diferencia {_eur(elegida.get('diferencia'), signo=True)}).{resto} "
+        f"¿Confirmas el cambio de {sku} del pedido {pedido} por la {elegida.get('sku')}? "
+        "Responde «sí» para tramitarlo o dime otra opción."
+    )
+
+
+def cambio_anulado(pedido: str | None) -> str:
+    return f"De acuerdo, no cambio nada del pedido {pedido}. Si necesitas otra cosa, dímelo."
 
 
 def sin_encaje(nombre: str, sku: str, deseo: str) -> str:

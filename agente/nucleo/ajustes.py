@@ -106,6 +106,21 @@ class Ajustes(BaseSettings):
         default="https://cloud.langfuse.com", validation_alias=AliasChoices("LANGFUSE_HOST")
     )
 
+    evaluacion_dataset: str = Field(
+        default="agente-evaluacion",
+        description="Dataset de Langfuse con las tareas de «agente evaluar».",
+    )
+    langfuse_prompt: str | None = Field(
+        default=None,
+        description="Nombre del prompt de sistema en la gestión de prompts de Langfuse; sin él, el integrado.",
+    )
+    langfuse_prompt_etiqueta: str = Field(
+        default="production", description="Etiqueta (label) de la versión del prompt de Langfuse."
+    )
+    langfuse_prompt_cache: int = Field(
+        default=300, ge=0, description="Segundos que se guarda en memoria el prompt de Langfuse."
+    )
+
     @field_validator("log_nivel", mode="before")
     @classmethod
     def _nivel_en_mayusculas(cls, valor):

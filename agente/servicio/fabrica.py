@@ -25,6 +25,7 @@ def crear_servicio(
     espera_candado: float = 30.0,
 ) -> Servicio:
     from agente.construir import construir_agente
+    from agente.middleware.prompt_gestionado import fuente_desde_ajustes
     from agente.modelos import crear_modelo
     from agente.trazas import Trazador
     from herramientas.pasarela import pasarela_desde_ajustes
@@ -36,6 +37,7 @@ def crear_servicio(
     # Una conexión propia retiene los candados de hilo: ninguna ejecución ocupa el pool
     # mientras el modelo piensa. Su comprobación (fencing) va antes de cada efecto.
     candados = CandadosHilo(conninfo=pool.conninfo)
+    fuente_prompt = fuente_desde_ajustes(ajustes)
     agente = construir_agente(
         modelo if modelo is not None else crear_modelo(
             ajustes.modelo, base_url=ajustes.modelo_base_url, sin_reintentos=True
@@ -47,11 +49,14 @@ def crear_servicio(
         llamadas_modelo_hilo=ajustes.max_llamadas_modelo_hilo,
         pausa_reintentos=pausa_reintentos,
         vigencia=candados.comprobar,
+        fuente_prompt=fuente_prompt,
     )
+    trazador = trazador if trazador is not None else Trazador.desde_ajustes(ajustes)
+    trazador.version_prompt = fuente_prompt.version  # cada traza dice qué prompt se usó
     return Servicio(
         pool=pool,
         agente=agente,
-        trazador=trazador if trazador is not None else Trazador.desde_ajustes(ajustes),
+        trazador=trazador,
         espera_candado=espera_candado,
         pasarela=pasarela,
         candados=candados,

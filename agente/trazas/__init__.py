@@ -53,6 +53,7 @@ import os
 import re
 import secrets
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from agente.nucleo.registro_log import anotar
@@ -135,6 +136,9 @@ class Trazador:
         self._proveedor: Any = None
         self._cerrojo = threading.Lock()
         self._cerrado = False
+        # Quién dice la versión del prompt de sistema (``FuentePrompt.version``); la pone
+        # ``crear_servicio`` y va en los metadatos de cada ejecución como ``prompt_version``.
+        self.version_prompt: Callable[[], str] | None = None
         if not (public_key and secret_key):
             return
         # El chat es solo texto: sin esto el SDK recorre cada entrada y salida (el historial
@@ -228,6 +232,8 @@ class Trazador:
         if encargado_id is not None:
             _validar_id("encargado_id", encargado_id)
             metadatos["encargado_id"] = encargado_id
+        if self.version_prompt is not None:
+            metadatos["prompt_version"] = self.version_prompt()
         return {
             "callbacks": self._manejadores(trace_id),
             "metadata": metadatos,
