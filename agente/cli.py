@@ -292,6 +292,7 @@ def auditoria(
                [[f["tipo"], f["numero"], f["thread_id"], f["tool_call_id"], f["tienda"], f["importe"],
                  f["aprobado_por"], f["creado"]] for f in sin_firma])
     typer.echo(f"Efectos sin la firma requerida: {len(sin_firma)}")
+    _tabla_firmas(informe["firmas"])
     for comprobacion, filas in informe["libro"].items():
         if filas:
             columnas = list(filas[0])
@@ -304,6 +305,15 @@ def auditoria(
                 for t in informe["tiempos"]])
     if hallazgos(informe):
         raise typer.Exit(code=1)
+
+
+def _tabla_firmas(filas: list[dict]) -> None:
+    if filas:
+        _tabla("Efectos cuyas firmas no cumplen la autoridad guardada",
+               ["Hallazgo", "Tipo", "Número", "Hilo", "Tienda", "Importe", "Detalle"],
+               [[f["hallazgo"], f["tipo"], f["numero"], f["thread_id"], f["tienda"], f["importe"],
+                 f["detalle"]] for f in filas])
+    typer.echo(f"Efectos con firmas que no cumplen la autoridad: {len(filas)}")
 
 
 TITULOS_LIBRO = {

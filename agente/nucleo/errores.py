@@ -13,6 +13,7 @@
     ├── HiloNoEncontrado              (404)
     ├── NadaPendiente                 no hay aprobación pendiente en el hilo (404)
     ├── YaDecidida                    otra decisión llegó antes (409)
+    ├── YaFirmada                     la misma persona firma dos veces la misma aprobación (409)
     ├── PlazoVencido                  la aprobación pasó su plazo: ya no se decide (409)
     ├── AprobacionPendiente           el hilo espera a un encargado (409)
     ├── HiloOcupado                   otra ejecución tiene el hilo ahora mismo (409, Retry-After)
@@ -94,6 +95,10 @@ class NadaPendiente(ErrorDominio):
 
 
 class YaDecidida(ErrorDominio):
+    estado_http = 409
+
+
+class YaFirmada(ErrorDominio):
     estado_http = 409
 
 

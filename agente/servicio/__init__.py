@@ -35,6 +35,7 @@ from agente.servicio.conciliacion import Conciliador
 from agente.servicio.conversaciones import Conversaciones
 from agente.servicio.decisiones import SISTEMA, Decisiones
 from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.firmas import FirmaParcial
 from agente.servicio.limite import LimiteEjecuciones
 from agente.servicio.pagos import InformePagos, Pagos
 from agente.servicio.resultados import (
@@ -55,6 +56,7 @@ __all__ = [
     "Ejecucion",
     "Encargado",
     "EstadoHilo",
+    "FirmaParcial",
     "InformeAuditoria",
     "RegistroDecision",
     "Respuesta",
@@ -135,16 +137,22 @@ class Servicio:
 
     # -- cola y decisiones --------------------------------------------------------------------
 
-    def aprobaciones_pendientes(self, tienda: str | None, limite: int = 50) -> list[dict[str, Any]]:
+    def aprobaciones_pendientes(
+        self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50
+    ) -> list[dict[str, Any]]:
+        """La cola de una tienda, de varias (las de un regional) o de todas (None)."""
         return self.decisiones.bandeja(tienda, limite)
 
-    def aprobacion(self, thread_id: str, *, tienda: str | None = None) -> dict[str, Any]:
-        return self.decisiones.aprobacion(thread_id, tienda=tienda)
+    def aprobacion(
+        self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        return self.decisiones.aprobacion(thread_id, tienda=tienda, tiendas=tiendas)
 
     def encargado_activo(self, encargado_id: str) -> Encargado:
         return self.decisiones.encargado_activo(encargado_id)
 
-    def decidir(self, thread_id: str, encargado_id: str, decisiones: Any) -> Respuesta:
+    def decidir(self, thread_id: str, encargado_id: str, decisiones: Any) -> Respuesta | FirmaParcial:
+        """Una firma: ``FirmaParcial`` si aún faltan firmas; si no, la respuesta al cliente."""
         return self.decisiones.decidir(thread_id, encargado_id, decisiones)
 
     def caducar(self) -> list[str]:

@@ -119,7 +119,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             # La primera pasada al arrancar: termina lo que una parada dejó a medias.
             hilo_tareas, parar_tareas = periodicas.arrancar(
                 app.state.servicio, cada=ajustes.intervalo_tareas,
-                retencion_dias=ajustes.retencion_dias, al_arrancar=True,
+                retencion_dias=ajustes.retencion_dias, al_arrancar=True, ajustes=ajustes,
             )
             hilos.append(hilo_tareas)
             app.state.parada.al_parar(parar_tareas.set)

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agente.nucleo import dinero
 from agente.nucleo.errores import ImporteNoValido
+from agente.servicio import FirmaParcial
+from agente.servicio.firmas import requisito_publico
 from agente.servicio.validacion import decisiones_permitidas
 from herramientas import Registro
 
@@ -125,6 +127,23 @@ class MensajeRetenido(BaseModel):
     fecha: datetime
 
 
+class Requisito(BaseModel):
+    firmas_necesarias: int = Field(ge=1, description="Firmas de personas distintas que hacen falta.")
+    rol_minimo: Literal["encargado", "gerente", "regional"] = Field(
+        description="Al menos una firma de este rol o superior (con límite que cubra el importe).")
+    importe: str | None = Field(description="Lo que autoriza la firma, como texto (\"350.00\").")
+    texto: str = Field(description="Para la tarjeta: «necesita gerente», «2 firmas, una de gerente o regional».")
+    version_matriz: int | None = Field(description="Versión de la matriz de autoridad con la que se fijó.")
+
+
+class Firma(BaseModel):
+    encargado: str
+    nombre: str
+    rol: str
+    decision: Literal["approve", "edit"]
+    fecha: datetime
+
+
 class Aprobacion(BaseModel):
     thread_id: str
     tienda: str
@@ -136,11 +155,18 @@ class Aprobacion(BaseModel):
     acciones: list[Accion]
     traza_url: str | None
     mensajes_retenidos: list[MensajeRetenido]
+    requisito: Requisito = Field(description="La autoridad que exige, fijada al pausar (o al editar).")
+    firmas: list[Firma] = Field(description="Las firmas ya recogidas, la primera antes.")
 
 
 class RespuestaDecision(BaseModel):
-    mensaje_cliente: str
-    estado: str
+    estado: Literal["aplicada", "esperando_aprobacion", "esperando_firmas"] = Field(description=(
+        "aplicada: la decisión se aplicó (mensaje_cliente); esperando_aprobacion: el agente "
+        "volvió a pausar; esperando_firmas: firma guardada, falta otra (firmas, firmas_necesarias)."
+    ))
+    mensaje_cliente: str | None = None
+    firmas: int | None = None
+    firmas_necesarias: int | None = None
 
 
 class Error(BaseModel):
@@ -232,8 +258,18 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
         "mensajes_retenidos": [
             {"texto": m["texto"], "fecha": m["creado"]} for m in fila.get("retenidos") or []
         ],
+        "requisito": requisito_publico(fila.get("requisito")),
+        "firmas": [
+            {"encargado": f["encargado"], "nombre": f["nombre"], "rol": f["rol"], "fecha": f["fecha"],
+             "decision": "edit" if any(d.get("type") == "edit" for d in f["decisiones"] or []) else "approve"}
+            for f in fila.get("firmas") or []
+        ],
     }
 
 
 def respuesta_decision(respuesta) -> dict[str, Any]:
-    return {"mensaje_cliente": respuesta.mensaje_cliente, "estado": respuesta.estado}
+    if isinstance(respuesta, FirmaParcial):
+        return {"estado": respuesta.estado, "firmas": respuesta.firmas,
+                "firmas_necesarias": respuesta.firmas_necesarias}
+    estado = "aplicada" if respuesta.estado == "respondida" else respuesta.estado
+    return {"estado": estado, "mensaje_cliente": respuesta.mensaje_cliente}
