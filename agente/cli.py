@@ -218,6 +218,10 @@ def decidir(
         else:
             raise DecisionNoValida(f"acción desconocida «{accion}»: usa aprobar, rechazar, editar o responder")
         respuesta = servicio.decidir(hilo, encargado, decisiones)
+        if respuesta.estado == "esperando_firmas":
+            typer.echo(f"Firma registrada ({respuesta.firmas} de {respuesta.firmas_necesarias}): "
+                       "la aprobación sigue pendiente de otra firma.")
+            return
         typer.echo(f"Decisión registrada y aplicada. Mensaje al cliente:\n{respuesta.mensaje_cliente}")
 
 
@@ -326,12 +330,14 @@ TITULOS_LIBRO = {
 
 
 from agente.cli_operacion import registrar as _registrar_operacion  # noqa: E402
+from agente.cli_politica import registrar as _registrar_politica  # noqa: E402
 from agente.retencion_cli import registrar as _registrar_retencion  # noqa: E402
 from agente.web.cli_web import registrar as _registrar_web  # noqa: E402
 
 _registrar_web(app)
 _registrar_retencion(app)
 _registrar_operacion(app, db)
+_registrar_politica(app)
 
 
 def main() -> None:  # pragma: no cover - punto de entrada alternativo

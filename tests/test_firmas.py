@@ -194,3 +194,78 @@ def test_la_auditoria_marca_una_firma_borrada_y_un_requisito_rebajado(http, como
                       "WHERE thread_id = %s", (hilo,))
             assert [f["hallazgo"] for f in informe(c)["firmas"]] == ["requisito_alterado"]
         assert informe(c)["firmas"] == []
+
+
+def test_la_politica_la_ve_y_cambia_el_gerente_con_versiones_y_un_encargado_no(http, como, ajustes):
+    assert http.get("/api/politica/talavera", headers=como("enc-talavera")).status_code == 403
+    assert http.get("/api/politica/talavera", headers=como("reg-centro")).status_code == 200
+    assert http.get("/api/politica/madrid-centro", headers=como("ger-talavera")).status_code == 403
+    antes = http.get("/api/politica/talavera", headers=como("ger-talavera")).json()
+    assert antes["matriz"]["propia"] is False
+    assert antes["matriz"]["reglas"]["reembolso"]["limites"]["encargado"] == "300.00"
+    r = http.post("/api/politica/talavera", headers=como("ger-talavera"), json={
+        "umbrales": {"limite_reembolso": "80"}, "limites": {"reembolso": {"encargado": "400.00"}},
+        "motivo": "temporada alta"})
+    assert r.status_code == 200, r.text
+    despues = r.json()
+    assert despues["version"] == antes["version"] + 1 and despues["umbrales"]["limite_reembolso"] == "80.00"
+    assert [(v["version"], v["creada_por"], v["motivo"]) for v in despues["historial"]] == [
+        (despues["version"], "ger-talavera", "temporada alta")]
+    assert despues["matriz"]["propia"] is True
+    assert despues["matriz"]["reglas"]["reembolso"]["limites"]["encargado"] == "400.00"
+    assert despues["matriz"]["reglas"]["sustitucion"]["limites"]["encargado"] == "300.00"
+    assert [v["creada_por"] for v in despues["historial_matriz"]] == ["ger-talavera"]
+    incoherente = http.post("/api/politica/talavera", headers=como("ger-talavera"),
+                            json={"limites": {"reembolso": {"gerente": "100.00"}}})
+    assert incoherente.status_code == 422, incoherente.text
+    assert http.post("/api/politica/talavera", headers=como("enc-talavera"),
+                     json={"umbrales": {"limite_reembolso": "1"}}).status_code == 403
+
+
+def test_la_cli_ve_y_fija_la_politica(bd_url, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agente.cli import app
+    from agente.nucleo.ajustes import ajustes
+
+    monkeypatch.setenv("DATABASE_URL", bd_url)
+    ajustes.cache_clear()  # los ajustes se leen del entorno una vez por proceso
+    entorno = {"DATABASE_URL": bd_url}
+    runner = CliRunner()
+    ver = runner.invoke(app, ["politica", "ver", "--tienda", "talavera"], env=entorno)
+    assert ver.exit_code == 0, ver.output
+    assert "encargado 300,00 EUR" in ver.output and "dos firmas por encima de: 500,00 EUR" in ver.output
+    fijar = runner.invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "reg-centro",
+                                "--limite", "reembolso.encargado=350", "--dos-firmas", "reembolso=nunca",
+                                "--motivo", "prueba"], env=entorno)
+    assert fijar.exit_code == 0, fijar.output
+    assert "encargado 350,00 EUR" in fijar.output and "por reg-centro (prueba)" in fijar.output
+    prohibido = runner.invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "enc-talavera",
+                                    "--umbral", "limite_reembolso=90"], env=entorno)
+    assert prohibido.exit_code != 0 and "gerente o un regional" in prohibido.output
+    ajustes.cache_clear()
+
+
+def test_la_cli_recoge_firmas_y_la_regional_decide_en_talavera(http, como, ajustes, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agente.cli import app
+    from agente.nucleo.ajustes import ajustes as leer_ajustes
+
+    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    monkeypatch.setenv("DATABASE_URL", ajustes.database_url)
+    monkeypatch.setenv("AGENTE_MODELO", "offline")
+    leer_ajustes.cache_clear()
+    runner = CliRunner()
+    try:
+        lista = runner.invoke(app, ["aprobaciones", "--tienda", "talavera"])
+        assert lista.exit_code == 0 and hilo[:12] in lista.output, lista.output
+        primera = runner.invoke(app, ["decidir", hilo, "aprobar", "--encargado", "enc-talavera"])
+        assert primera.exit_code == 0, primera.output
+        assert "Firma registrada (1 de 2)" in primera.output
+        segunda = runner.invoke(app, ["decidir", hilo, "aprobar", "--encargado", "reg-centro"])
+        assert segunda.exit_code == 0, segunda.output
+        assert "aplicada" in segunda.output and "650,00 EUR" in segunda.output
+    finally:
+        leer_ajustes.cache_clear()
+    assert _reembolsos(ajustes.database_url) == [Decimal("650.00")]

@@ -13,8 +13,11 @@ from agente.notificaciones.canales import CABECERA_FECHA, CABECERA_FIRMA, CanalC
 from agente.nucleo.bd import KWARGS_CONEXION
 from agente.servicio.periodicas import una_pasada
 
+from . import test_firmas as firmas
 from .fabricas_avisos import ReceptorWebhook, ServidorSmtp, solo_contacto
-from .test_firmas import PEDIDO_350, PEDIDO_650, _decidir, _pausa, ajustes, como, http  # noqa: F401
+from .test_firmas import PEDIDO_350, PEDIDO_650, _decidir, _pausa
+
+ajustes, http, como = firmas.ajustes, firmas.http, firmas.como  # los mismos fixtures
 
 BASE = "https://atencion.tienda.example"
 # Pasado cualquier horario de apertura: los avisos no urgentes esperan a que abra la tienda.

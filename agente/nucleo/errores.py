@@ -11,6 +11,7 @@
     ├── SinStock                      (409)
     ├── ErrorPasarela                 el proveedor de pagos falló (502)
     ├── HiloNoEncontrado              (404)
+    ├── TiendaNoEncontrada            (404)
     ├── NadaPendiente                 no hay aprobación pendiente en el hilo (404)
     ├── YaDecidida                    otra decisión llegó antes (409)
     ├── YaFirmada                     la misma persona firma dos veces la misma aprobación (409)
@@ -87,6 +88,10 @@ class ErrorPasarela(ErrorDominio):
 
 
 class HiloNoEncontrado(ErrorDominio):
+    estado_http = 404
+
+
+class TiendaNoEncontrada(ErrorDominio):
     estado_http = 404
 
 

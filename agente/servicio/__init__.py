@@ -27,7 +27,7 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorConfiguracion
-from agente.servicio import auditoria, inspeccion, operacion, ritmo
+from agente.servicio import auditoria, inspeccion, operacion, politica_tienda, ritmo
 from agente.servicio.avisos import Escucha
 from agente.servicio.caducidad import Caducidad
 from agente.servicio.candados import CandadosHilo
@@ -166,6 +166,21 @@ class Servicio:
         if self.pagos is None:
             raise ErrorConfiguracion("este servicio se creó sin pasarela de pagos")
         return self.pagos.completar(solo_vencidos=solo_vencidos)
+
+    # -- política de la tienda (umbrales y matriz de autoridad, versionados) -------------------
+
+    def politica(self, tienda: str, *, firmante: str | None = None) -> dict[str, Any]:
+        """Umbrales y matriz vigentes de ``tienda`` con sus historias. Con ``firmante``,
+        solo si es gerente de esa tienda o regional de su región (``Prohibido`` si no)."""
+        with self.pool.connection() as c:
+            if firmante is not None:
+                politica_tienda.comprobar_administrador(c, firmante, tienda)
+            return politica_tienda.ver(c, tienda)
+
+    def fijar_politica(self, tienda: str, *, autor: str, **cambios: Any) -> dict[str, Any]:
+        """Versión nueva de umbrales y/o matriz (``politica_tienda.fijar``): quién y cuándo."""
+        with self.pool.connection() as c:
+            return politica_tienda.fijar(c, tienda=tienda, autor=autor, **cambios)
 
     # -- auditoría e inspección -----------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from agente.web import (
     rutas_cliente,
     rutas_demo,
     rutas_encargado,
+    rutas_politica,
 )
 from agente.web.asgi import MiddlewareHttp
 from agente.web.dependencias import AjustesWeb, ServicioWeb
@@ -154,6 +155,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     app.include_router(disponibilidad.router)
     app.include_router(rutas_cliente.router)
     app.include_router(rutas_encargado.router)
+    app.include_router(rutas_politica.router)
     app.include_router(rutas_demo.router)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
 

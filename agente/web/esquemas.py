@@ -169,6 +169,50 @@ class RespuestaDecision(BaseModel):
     firmas_necesarias: int | None = None
 
 
+Importe = Annotated[str, Field(pattern=r"^\d{1,10}(\.\d{1,2})?$", description="Dinero como texto: \"300.00\".")]
+
+
+class CambioPolitica(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    umbrales: dict[str, Annotated[str, Field(max_length=20)]] | None = Field(
+        default=None, description="Umbrales de politicas_tienda a cambiar (p. ej. limite_reembolso).")
+    limites: dict[str, dict[Literal["encargado", "gerente", "regional"], Importe | None]] | None = Field(
+        default=None, description="{regla: {rol: importe o null (sin límite)}} sobre la matriz vigente.")
+    dos_firmas: dict[str, Importe | None] | None = Field(
+        default=None, description="{regla: importe por encima del cual hacen falta dos firmas, o null (nunca)}.")
+    motivo: str | None = Field(default=None, max_length=500)
+
+
+class ReglaMatriz(BaseModel):
+    limites: dict[str, str | None]
+    dos_firmas_por_encima: str | None
+
+
+class MatrizAutoridad(BaseModel):
+    version: int
+    propia: bool = Field(description="La propia de la tienda (false: la por defecto).")
+    creada: datetime | None
+    creada_por: str | None
+    roles: list[str]
+    reglas: dict[str, ReglaMatriz]
+
+
+class VersionPolitica(BaseModel):
+    version: int
+    creada: datetime
+    creada_por: str
+    motivo: str | None
+
+
+class Politica(BaseModel):
+    tienda: str
+    version: int = Field(description="Versión vigente de los umbrales.")
+    umbrales: dict[str, str | int]
+    historial: list[VersionPolitica]
+    matriz: MatrizAutoridad
+    historial_matriz: list[VersionPolitica]
+
+
 class Error(BaseModel):
     detalle: str
 
@@ -265,6 +309,14 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
             for f in fila.get("firmas") or []
         ],
     }
+
+
+def politica(datos: dict[str, Any]) -> dict[str, Any]:
+    def _version(v: dict[str, Any]) -> dict[str, Any]:
+        return {k: v.get(k) for k in ("version", "creada", "creada_por", "motivo")}
+
+    return {**datos, "historial": [_version(v) for v in datos["historial"]],
+            "historial_matriz": [_version(v) for v in datos["historial_matriz"]]}
 
 
 def respuesta_decision(respuesta) -> dict[str, Any]:
