@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import psycopg
-import pytest
 
 from agente.notificaciones import entregar_pendientes, verificar_firma
 from agente.notificaciones.canales import CABECERA_FECHA, CABECERA_FIRMA, CanalCorreo, CanalWebhook
@@ -14,28 +13,16 @@ from agente.nucleo.bd import KWARGS_CONEXION
 from agente.servicio.periodicas import una_pasada
 
 from . import test_firmas as firmas
-from .fabricas_avisos import ReceptorWebhook, ServidorSmtp, solo_contacto
+from . import test_notificaciones_canales as canales
+from .fabricas_avisos import solo_contacto
 from .test_firmas import PEDIDO_350, PEDIDO_650, _decidir, _pausa
 
 ajustes, http, como = firmas.ajustes, firmas.http, firmas.como  # los mismos fixtures
+smtp, receptor = canales.smtp, canales.receptor  # SMTP (aiosmtpd) y receptor de webhooks reales
 
 BASE = "https://atencion.tienda.example"
 # Pasado cualquier horario de apertura: los avisos no urgentes esperan a que abra la tienda.
 DESPUES = datetime.now(UTC) + timedelta(days=3)
-
-
-@pytest.fixture
-def smtp():
-    servidor = ServidorSmtp()
-    yield servidor
-    servidor.cerrar()
-
-
-@pytest.fixture
-def receptor():
-    servidor = ReceptorWebhook()
-    yield servidor
-    servidor.cerrar()
 
 
 def _correo(url):
