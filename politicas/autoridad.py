@@ -30,5 +30,6 @@ def autoridad_requerida(dictamen: Dictamen, matriz: Matriz | None, regla: str | 
     if not dictamen.motivos:
         return None
     if matriz is None:
-        return Autoridad(importe=dictamen.importe, regla=regla)
+        importe = dictamen.importe if dictamen.importe is not None and dictamen.importe > 0 else None
+        return Autoridad(importe=importe, regla=regla)
     return autoridad_necesaria(matriz, regla, dictamen.importe)

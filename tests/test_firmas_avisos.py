@@ -64,6 +64,13 @@ def test_la_pasada_periodica_escala_y_entrega_con_los_ajustes(http, como, smtp, 
     informe = una_pasada(http.app.state.servicio, ajustes=ajustes.model_copy(update={"smtp_url": smtp.url}))
     assert informe["avisos"]["entregados"] == 1
     assert [c.para[0] for c in smtp.correos] == ["ger-talavera@tienda.example"]
+    # Pasado el escalado (la prueba lo acorta a 1 minuto), la pasada avisa al siguiente nivel.
+    with psycopg.connect(ajustes.database_url, **KWARGS_CONEXION) as c:
+        c.execute("UPDATE avisos_tienda SET escalado_minutos = 1")
+        c.execute("UPDATE aprobaciones_pendientes SET creada = creada - interval '2 minutes'")
+    informe = una_pasada(http.app.state.servicio, ajustes=ajustes.model_copy(update={"smtp_url": smtp.url}))
+    assert (informe["avisos"]["escalados"], informe["avisos"]["entregados"]) == (1, 1)
+    assert [c.para[0] for c in smtp.correos] == ["ger-talavera@tienda.example", "reg-centro@tienda.example"]
 
 
 def test_un_fallo_al_encolar_avisos_no_bloquea_ni_pierde_la_aprobacion(http, como, ajustes, monkeypatch):
