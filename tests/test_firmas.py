@@ -269,3 +269,25 @@ def test_la_cli_recoge_firmas_y_la_regional_decide_en_talavera(http, como, ajust
     finally:
         leer_ajustes.cache_clear()
     assert _reembolsos(ajustes.database_url) == [Decimal("650.00")]
+
+
+def test_dos_firmas_a_la_vez_se_recogen_las_dos_y_se_aplica_una_sola_vez(http, como, ajustes):
+    import threading
+
+    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    servicio = http.app.state.servicio
+    barrera, resultados = threading.Barrier(2), {}
+
+    def firmar(quien: str) -> None:
+        barrera.wait()
+        resultados[quien] = servicio.decidir(hilo, quien, [{"type": "approve"}]).estado
+
+    hilos = [threading.Thread(target=firmar, args=(q,)) for q in ("enc-talavera", "ger-talavera")]
+    for h in hilos:
+        h.start()
+    for h in hilos:
+        h.join(60)
+    assert sorted(resultados.values()) == ["esperando_firmas", "respondida"], resultados
+    assert _reembolsos(ajustes.database_url) == [Decimal("650.00")]
+    assert sql(ajustes.database_url, "SELECT count(*) AS n FROM firmas_aprobacion")[0]["n"] == 2
+    assert sql(ajustes.database_url, "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] == 1
