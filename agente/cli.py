@@ -279,6 +279,10 @@ def decidir(
         else:
             raise DecisionNoValida(f"acción desconocida «{accion}»: usa {ACCIONES}")
         respuesta = servicio.decidir(hilo, encargado, decisiones)
+        if respuesta.estado == "esperando_firmas":
+            typer.echo(f"Firma registrada ({respuesta.firmas} de {respuesta.firmas_necesarias}): "
+                       "la aprobación sigue pendiente de otra firma.")
+            return
         typer.echo(f"Decisión registrada y aplicada. Mensaje al cliente:\n{respuesta.mensaje_cliente}")
 
 
@@ -354,6 +358,7 @@ def auditoria(
                [[f["tipo"], f["numero"], f["thread_id"], f["tool_call_id"], f["tienda"], f["importe"],
                  f["aprobado_por"], f["creado"]] for f in sin_firma])
     typer.echo(f"Efectos sin la firma requerida: {len(sin_firma)}")
+    _tabla_firmas(informe["firmas"])
     for comprobacion, filas in informe["libro"].items():
         if filas:
             columnas = list(filas[0])
@@ -368,6 +373,15 @@ def auditoria(
         raise typer.Exit(code=1)
 
 
+def _tabla_firmas(filas: list[dict]) -> None:
+    if filas:
+        _tabla("Efectos cuyas firmas no cumplen la autoridad guardada",
+               ["Hallazgo", "Tipo", "Número", "Hilo", "Tienda", "Importe", "Detalle"],
+               [[f["hallazgo"], f["tipo"], f["numero"], f["thread_id"], f["tienda"], f["importe"],
+                 f["detalle"]] for f in filas])
+    typer.echo(f"Efectos con firmas que no cumplen la autoridad: {len(filas)}")
+
+
 TITULOS_LIBRO = {
     "unidades": "unidades compensadas dos veces o por encima de lo pagado",
     "pasarela": "movimientos de la pasarela sin su asiento (o al revés, o con otro importe o tipo)",
@@ -379,6 +393,7 @@ TITULOS_LIBRO = {
 
 from agente.cli_evaluacion import registrar as _registrar_evaluacion  # noqa: E402
 from agente.cli_operacion import registrar as _registrar_operacion  # noqa: E402
+from agente.cli_politica import registrar as _registrar_politica  # noqa: E402
 from agente.retencion_cli import registrar as _registrar_retencion  # noqa: E402
 from agente.web.cli_web import registrar as _registrar_web  # noqa: E402
 
@@ -386,6 +401,7 @@ _registrar_web(app)
 _registrar_retencion(app)
 _registrar_operacion(app, db)
 _registrar_evaluacion(app)
+_registrar_politica(app)
 
 
 def main() -> None:  # pragma: no cover - punto de entrada alternativo

@@ -45,6 +45,7 @@ from agente.nucleo.errores import ContextoAusente
 from politicas.autoridad import autoridad_requerida
 from politicas.defectos import parametros_defecto
 from politicas.hechos import consulta_de_hechos
+from politicas.matriz_autoridad import matriz_de_json
 from politicas.reglas import REGLAS, Dictamen, Regla
 from politicas.reglas.base import texto_de
 from politicas.veredicto import (
@@ -65,13 +66,16 @@ logger = logging.getLogger(__name__)
 INSERT_EVALUACION_SQL = """
 INSERT INTO evaluaciones_politica
     (thread_id, tool_call_id, herramienta, args, tienda, cliente_id, requiere_encargado,
-     motivos, umbrales, version_politica, autoridad_importe, autoridad_firmas, autoridad_rol)
+     motivos, umbrales, version_politica, autoridad_importe, autoridad_firmas, autoridad_rol,
+     autoridad_matriz_id, autoridad_regla)
 VALUES (%(thread_id)s, %(tool_call_id)s, %(herramienta)s, %(args)s, %(tienda)s,
         %(cliente_id)s, %(requiere_encargado)s, %(motivos)s, %(umbrales)s,
-        %(version_politica)s, %(autoridad_importe)s, %(autoridad_firmas)s, %(autoridad_rol)s)
+        %(version_politica)s, %(autoridad_importe)s, %(autoridad_firmas)s, %(autoridad_rol)s,
+        %(autoridad_matriz_id)s, %(autoridad_regla)s)
 ON CONFLICT (thread_id, tool_call_id) DO NOTHING
 RETURNING requiere_encargado, motivos, umbrales, herramienta, version_politica,
-          autoridad_importe, autoridad_firmas, autoridad_rol, true AS nueva
+          autoridad_importe, autoridad_firmas, autoridad_rol, autoridad_matriz_id,
+          autoridad_regla, true AS nueva
 """
 
 _SIN_REGLA_SQL = consulta_de_hechos(()).sql  # solo el veredicto previo y la tienda
@@ -261,7 +265,9 @@ class PoliticaAprobacion:
             if hechos["herramienta"] is not None:
                 return veredicto_de_fila(hechos)  # ya guardado: no se calculó ningún hecho
             dictamen = regla.decidir(hechos, args) if regla else _sin_regla(herramienta)
-            autoridad = autoridad_requerida(dictamen, hechos)
+            datos_matriz = hechos.get("matriz_autoridad")
+            matriz = matriz_de_json(datos_matriz) if datos_matriz else None
+            autoridad = autoridad_requerida(dictamen, matriz, self._reglas.get(herramienta))
             fila = cur.execute(
                 INSERT_EVALUACION_SQL,
                 {
@@ -277,6 +283,8 @@ class PoliticaAprobacion:
                     "autoridad_importe": autoridad.importe if autoridad else None,
                     "autoridad_firmas": autoridad.firmas if autoridad else None,
                     "autoridad_rol": autoridad.rol_minimo if autoridad else None,
+                    "autoridad_matriz_id": autoridad.matriz_id if autoridad else None,
+                    "autoridad_regla": autoridad.regla if autoridad else None,
                 },
             ).fetchone()
             if fila is None:

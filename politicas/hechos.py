@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from psycopg import sql
 
 from politicas.defectos import DEFECTOS, columnas_con_defecto
+from politicas.matriz_autoridad import MATRIZ_VIGENTE_JSON_SQL
 
 __all__ = [
     "CATALOGO",
@@ -104,13 +105,15 @@ CATALOGO: Mapping[str, Hecho] = {
 # Lo que devuelve ``previa`` (y ``SELECT_EVALUACION_SQL``): el veredicto guardado.
 COLUMNAS_PREVIA = (
     "requiere_encargado", "motivos", "umbrales", "herramienta", "version_politica",
-    "autoridad_importe", "autoridad_firmas", "autoridad_rol", "nueva",
+    "autoridad_importe", "autoridad_firmas", "autoridad_rol", "autoridad_matriz_id",
+    "autoridad_regla", "nueva", "matriz_autoridad",
 )
 
 _PLANTILLA = sql.SQL(
     """WITH previa AS (
     SELECT requiere_encargado, motivos, umbrales, herramienta, version_politica,
-           autoridad_importe, autoridad_firmas, autoridad_rol, false AS nueva
+           autoridad_importe, autoridad_firmas, autoridad_rol, autoridad_matriz_id,
+           autoridad_regla, false AS nueva
     FROM evaluaciones_politica
     WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 ),
@@ -120,7 +123,7 @@ tienda AS (
     LEFT JOIN politicas_tienda pt ON pt.tienda = %(tienda)s::text
 ),
 hechos AS MATERIALIZED (
-    SELECT t.*{hechos}
+    SELECT t.*, {matriz} AS matriz_autoridad{hechos}
     FROM tienda t
     LEFT JOIN pedidos p ON p.id = %(pedido)s::text AND p.cliente_id = %(cliente_id)s::text
     WHERE NOT EXISTS (SELECT 1 FROM previa)
@@ -160,6 +163,8 @@ def consulta_de_hechos(nombres: tuple[str, ...]) -> ConsultaHechos:
         )
         for n in nombres
     )
-    texto = _PLANTILLA.format(umbrales=columnas_con_defecto("pt"), hechos=hechos).as_string()
+    texto = _PLANTILLA.format(
+        umbrales=columnas_con_defecto("pt"), hechos=hechos, matriz=sql.SQL(MATRIZ_VIGENTE_JSON_SQL)
+    ).as_string()
     propios = frozenset().union(*(CATALOGO[n].parametros for n in nombres))
     return ConsultaHechos(sql=texto, parametros=propios)

@@ -28,7 +28,7 @@ tienda; escribir versiones es cosa de ``agente.autoridad``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from types import MappingProxyType
@@ -39,6 +39,7 @@ import psycopg
 from agente.nucleo import dinero
 
 __all__ = [
+    "MATRIZ_VIGENTE_JSON_SQL",
     "ROLES_POR_DEFECTO",
     "Matriz",
     "Permiso",
@@ -48,6 +49,7 @@ __all__ = [
     "firmas_completas",
     "leer_matriz",
     "leer_matriz_por_id",
+    "matriz_de_json",
     "oleadas_de_aviso",
     "puede_firmar",
 ]
@@ -129,11 +131,37 @@ class Matriz:
 @dataclass(frozen=True)
 class Requisito:
     """La autoridad que exige una llamada: ``firmas`` de personas distintas, al menos una
-    de rol ``rol_minimo`` o superior (con límite que cubra ``importe``)."""
+    de rol ``rol_minimo`` o superior (con límite que cubra ``importe``).
+
+    Es también la autoridad que guarda el veredicto (``politicas.Autoridad``). ``regla``,
+    ``matriz_id`` y ``version_matriz`` dicen con qué se calculó (no cuentan al comparar):
+    quien la compruebe después relee esa versión exacta, nunca la vigente.
+    """
 
     importe: Decimal | None
     firmas: int = 1
     rol_minimo: str = ROLES_POR_DEFECTO[0]
+    regla: str | None = field(default=None, compare=False)
+    matriz_id: int | None = field(default=None, compare=False)
+    version_matriz: int | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.importe is not None and dinero.importe_o_none(self.importe) != self.importe:
+            raise ValueError(f"importe de autoridad no válido: {self.importe!r}")
+        if isinstance(self.firmas, bool) or not isinstance(self.firmas, int) or self.firmas < 1:
+            raise ValueError(f"firmas debe ser un entero >= 1: {self.firmas!r}")
+        if not self.rol_minimo:
+            raise ValueError("la autoridad necesita un rol mínimo")
+
+    def texto(self, roles: Sequence[str] = ROLES_POR_DEFECTO) -> str:
+        """Para la tarjeta: «necesita gerente», «2 firmas, una de gerente o regional»
+        (``roles``: los de la matriz, del menor al mayor)."""
+        if self.firmas == 1:
+            return f"necesita {self.rol_minimo}"
+        desde = list(roles).index(self.rol_minimo) if self.rol_minimo in roles else len(roles) - 1
+        arriba = list(roles)[desde:] or [self.rol_minimo]
+        quien = arriba[0] if len(arriba) == 1 else ", ".join(arriba[:-1]) + " o " + arriba[-1]
+        return f"{self.firmas} firmas, una de {quien}"
 
 
 @dataclass(frozen=True)
@@ -160,6 +188,11 @@ def autoridad_necesaria(matriz: Matriz, regla: str | None, importe: Any) -> Requ
     ``importe`` se lee con ``dinero.diferencia`` (texto, Decimal...); más de dos
     decimales es ``ImporteNoValido``.
     """
+    requisito = _autoridad_necesaria(matriz, regla, importe)
+    return replace(requisito, regla=regla, matriz_id=matriz.id, version_matriz=matriz.version)
+
+
+def _autoridad_necesaria(matriz: Matriz, regla: str | None, importe: Any) -> Requisito:
     valor = _importe_positivo(importe)
     mas_bajo, mas_alto = matriz.roles[0], matriz.roles[-1]
     if regla not in matriz.limites:
@@ -286,6 +319,37 @@ LEFT JOIN limites_autoridad l ON l.matriz_id = r.matriz_id AND l.regla = r.regla
 WHERE r.matriz_id = %(id)s
 """
 SELECT_ROLES_SQL = "SELECT rol FROM roles_firma ORDER BY nivel"
+
+
+# La matriz vigente de la tienda ``%(tienda)s`` como un solo valor JSON (el dinero como
+# texto): la consulta de hechos del veredicto la lee sin otra sentencia.
+MATRIZ_VIGENTE_JSON_SQL = """(SELECT jsonb_build_object(
+    'id', m.id, 'tienda', m.tienda, 'version', m.version,
+    'roles', (SELECT jsonb_agg(rf.rol ORDER BY rf.nivel) FROM roles_firma rf),
+    'reglas', (SELECT coalesce(jsonb_object_agg(ra.regla, jsonb_build_object(
+        'dos_firmas_por_encima', ra.dos_firmas_por_encima::text,
+        'limites', (SELECT coalesce(jsonb_object_agg(la.rol, la.limite::text), '{}'::jsonb)
+                    FROM limites_autoridad la
+                    WHERE la.matriz_id = ra.matriz_id AND la.regla = ra.regla))), '{}'::jsonb)
+        FROM reglas_autoridad ra WHERE ra.matriz_id = m.id))
+ FROM matrices_autoridad m
+ WHERE m.tienda = %(tienda)s::text OR m.tienda IS NULL
+ ORDER BY (m.tienda IS NULL), m.version DESC
+ LIMIT 1)"""
+
+
+def matriz_de_json(datos: Mapping[str, Any]) -> Matriz:
+    """La ``Matriz`` desde el JSON de ``MATRIZ_VIGENTE_JSON_SQL``."""
+    def _dinero(valor: Any) -> Decimal | None:
+        return None if valor is None else Decimal(str(valor))
+
+    reglas = datos.get("reglas") or {}
+    return Matriz(
+        roles=tuple(datos["roles"]),
+        limites={r: {rol: _dinero(v) for rol, v in (d.get("limites") or {}).items()} for r, d in reglas.items()},
+        dos_firmas_por_encima={r: _dinero(d.get("dos_firmas_por_encima")) for r, d in reglas.items()},
+        id=datos.get("id"), tienda=datos.get("tienda"), version=int(datos.get("version") or 1),
+    )
 
 
 def _cargar(conexion: psycopg.Connection, cabecera: Mapping[str, Any] | None) -> Matriz | None:

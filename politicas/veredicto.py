@@ -54,14 +54,16 @@ class Veredicto:
 
 SELECT_EVALUACION_SQL = """
 SELECT requiere_encargado, motivos, umbrales, herramienta, version_politica,
-       autoridad_importe, autoridad_firmas, autoridad_rol, false AS nueva
+       autoridad_importe, autoridad_firmas, autoridad_rol, autoridad_matriz_id, autoridad_regla,
+       false AS nueva
 FROM evaluaciones_politica
 WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
 
 SELECT_EVALUACIONES_HILO_SQL = """
 SELECT tool_call_id, requiere_encargado, motivos, umbrales, herramienta, version_politica,
-       autoridad_importe, autoridad_firmas, autoridad_rol, false AS nueva
+       autoridad_importe, autoridad_firmas, autoridad_rol, autoridad_matriz_id, autoridad_regla,
+       false AS nueva
 FROM evaluaciones_politica
 WHERE thread_id = %(thread_id)s
 ORDER BY evaluada, tool_call_id
@@ -73,11 +75,13 @@ def _autoridad_de_fila(fila: Mapping[str, Any]) -> Autoridad | None:
         return None
     if fila["autoridad_firmas"] is None:
         # Guardado antes de sql/006 (o a mano): la única autoridad que existía.
-        return Autoridad(importe=fila["autoridad_importe"])
+        return Autoridad(importe=fila["autoridad_importe"], regla=fila.get("autoridad_regla"))
     return Autoridad(
         importe=fila["autoridad_importe"],
         firmas=fila["autoridad_firmas"],
         rol_minimo=fila["autoridad_rol"],
+        regla=fila.get("autoridad_regla"),
+        matriz_id=fila.get("autoridad_matriz_id"),
     )
 
 

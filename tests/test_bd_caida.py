@@ -38,10 +38,11 @@ def base_propia(tmp_path):
 
 
 def _peticion(base: str, metodo: str, ruta: str, ajustes, hilo: str) -> tuple[int, dict, str, float]:
-    ruta = ruta.replace("{thread_id}", hilo)
-    sujeto = "enc-talavera" if ruta.startswith(("/api/aprobaciones", "/api/decisiones")) else "C-0001"
+    ruta = ruta.replace("{thread_id}", hilo).replace("{tienda}", "talavera")
+    sujeto = ("enc-talavera" if ruta.startswith(("/api/aprobaciones", "/api/decisiones", "/api/politica"))
+              else "C-0001")
     cuerpos = {"/mensajes": {"texto": "hola"}, "/decision": {"decisiones": [{"type": "approve"}]},
-               "/login": {"rol": "cliente", "id": "C-0001"}}
+               "/login": {"rol": "cliente", "id": "C-0001"}, "/politica/talavera": {"motivo": "x"}}
     cuerpo = next((c for fin, c in cuerpos.items() if ruta.endswith(fin)), None)
     inicio = time.monotonic()
     r = httpx.request(metodo.upper(), base + ruta, json=cuerpo, headers=cab(token(ajustes, sujeto)),

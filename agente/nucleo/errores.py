@@ -11,8 +11,10 @@
     ├── SinStock                      (409)
     ├── ErrorPasarela                 el proveedor de pagos falló (502)
     ├── HiloNoEncontrado              (404)
+    ├── TiendaNoEncontrada            (404)
     ├── NadaPendiente                 no hay aprobación pendiente en el hilo (404)
     ├── YaDecidida                    otra decisión llegó antes (409)
+    ├── YaFirmada                     la misma persona firma dos veces la misma aprobación (409)
     ├── PlazoVencido                  la aprobación pasó su plazo: ya no se decide (409)
     ├── ReclamadaPorOtro              otro encargado dijo «lo atiendo yo» (409)
     ├── AprobacionPendiente           el hilo espera a un encargado (409)
@@ -90,11 +92,19 @@ class HiloNoEncontrado(ErrorDominio):
     estado_http = 404
 
 
+class TiendaNoEncontrada(ErrorDominio):
+    estado_http = 404
+
+
 class NadaPendiente(ErrorDominio):
     estado_http = 404
 
 
 class YaDecidida(ErrorDominio):
+    estado_http = 409
+
+
+class YaFirmada(ErrorDominio):
     estado_http = 409
 
 

@@ -33,6 +33,7 @@ from agente.servicio import (
     historial,
     inspeccion,
     operacion,
+    politica_tienda,
     portal_cliente,
     prefijos,
     reclamos,
@@ -45,6 +46,7 @@ from agente.servicio.conciliacion import Conciliador
 from agente.servicio.conversaciones import Conversaciones
 from agente.servicio.decisiones import SISTEMA, Decisiones
 from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.firmas import FirmaParcial
 from agente.servicio.limite import LimiteEjecuciones
 from agente.servicio.pagos import InformePagos, Pagos
 from agente.servicio.resultados import (
@@ -65,6 +67,7 @@ __all__ = [
     "Ejecucion",
     "Encargado",
     "EstadoHilo",
+    "FirmaParcial",
     "InformeAuditoria",
     "RegistroDecision",
     "Respuesta",
@@ -145,25 +148,32 @@ class Servicio:
 
     # -- cola y decisiones --------------------------------------------------------------------
 
-    def aprobaciones_pendientes(self, tienda: str | None, limite: int = 50) -> list[dict[str, Any]]:
+    def aprobaciones_pendientes(
+        self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50
+    ) -> list[dict[str, Any]]:
+        """La cola de una tienda, de varias (las de un regional) o de todas (None)."""
         return self.decisiones.bandeja(tienda, limite)
 
-    def aprobacion(self, thread_id: str, *, tienda: str | None = None) -> dict[str, Any]:
-        return self.decisiones.aprobacion(thread_id, tienda=tienda)
+    def aprobacion(
+        self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        return self.decisiones.aprobacion(thread_id, tienda=tienda, tiendas=tiendas)
 
     def encargado_activo(self, encargado_id: str) -> Encargado:
         return self.decisiones.encargado_activo(encargado_id)
 
     def decidir(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None
-    ) -> Respuesta:
+    ) -> Respuesta | FirmaParcial:
+        """Una firma: ``FirmaParcial`` si aún faltan firmas; si no, la respuesta al cliente.
+        ``nota``: texto del encargado que se añade al mensaje final del cliente."""
         return self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota)
 
     # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
 
-    def ficha_aprobacion(self, thread_id: str, *, tienda: str | None = None) -> dict[str, Any]:
+    def ficha_aprobacion(self, thread_id: str, *, tiendas: tuple[str, ...] | None = None) -> dict[str, Any]:
         """La aprobación con su transcripción, el historial del cliente y las líneas del libro."""
-        fila = self.decisiones.aprobacion(thread_id, tienda=tienda)
+        fila = self.decisiones.aprobacion(thread_id, tiendas=tiendas)
         with self.pool.connection() as c:
             return historial.ficha(c, fila)
 
@@ -224,6 +234,21 @@ class Servicio:
         if self.pagos is None:
             raise ErrorConfiguracion("este servicio se creó sin pasarela de pagos")
         return self.pagos.completar(solo_vencidos=solo_vencidos)
+
+    # -- política de la tienda (umbrales y matriz de autoridad, versionados) -------------------
+
+    def politica(self, tienda: str, *, firmante: str | None = None) -> dict[str, Any]:
+        """Umbrales y matriz vigentes de ``tienda`` con sus historias. Con ``firmante``,
+        solo si es gerente de esa tienda o regional de su región (``Prohibido`` si no)."""
+        with self.pool.connection() as c:
+            if firmante is not None:
+                politica_tienda.comprobar_administrador(c, firmante, tienda)
+            return politica_tienda.ver(c, tienda)
+
+    def fijar_politica(self, tienda: str, *, autor: str, **cambios: Any) -> dict[str, Any]:
+        """Versión nueva de umbrales y/o matriz (``politica_tienda.fijar``): quién y cuándo."""
+        with self.pool.connection() as c:
+            return politica_tienda.fijar(c, tienda=tienda, autor=autor, **cambios)
 
     # -- auditoría e inspección -----------------------------------------------------------------
 

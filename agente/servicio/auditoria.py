@@ -1,5 +1,7 @@
 """Auditoría: ningún euro ni unidad sale sin la firma que exigía la política.
 
+Además (``auditoria_firmas``): cada efecto tuvo las firmas que exigía la autoridad guardada.
+
 Una sola consulta cruza los efectos (reembolsos, sustituciones) con el veredicto
 guardado de la política y con las decisiones de los encargados. Un efecto sin
 veredicto cuenta como «necesitaba firma»: algo lo creó sin pasar por el agente.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import psycopg
 
+from agente.servicio.auditoria_firmas import firmas_que_no_cumplen
 from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos
 from agente.servicio.resultados import InformeAuditoria
 
@@ -39,7 +42,10 @@ WHERE ev.requiere_encargado IS NOT FALSE
   AND NOT EXISTS (
       SELECT 1 FROM firmas f JOIN encargados en ON en.id = f.encargado_id
       WHERE f.thread_id = e.thread_id AND f.tool_call_id = e.tool_call_id
-        AND f.tipo IN ('approve', 'edit') AND en.tienda = e.tienda
+        AND f.tipo IN ('approve', 'edit')
+        AND (en.tienda = e.tienda OR EXISTS (
+                 SELECT 1 FROM tiendas_regionales tr
+                 WHERE tr.encargado_id = en.id AND tr.tienda = e.tienda AND en.rol = 'regional'))
   )
 ORDER BY e.creado
 """
@@ -67,6 +73,7 @@ def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float =
     tiempos de decisión por tienda."""
     return InformeAuditoria(
         sin_firma=efectos_sin_firma(conexion),
+        firmas=firmas_que_no_cumplen(conexion),
         tiempos=tiempos_de_decision(conexion),
         libro=auditar_libro(conexion, pendientes_mas_de_segundos=pendientes_mas_de_segundos),
     )
@@ -74,4 +81,4 @@ def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float =
 
 def hallazgos(informe_: InformeAuditoria) -> int:
     """Cuántos hallazgos hay en total (0 = la auditoría pasa)."""
-    return len(informe_["sin_firma"]) + total_hallazgos(informe_["libro"])
+    return len(informe_["sin_firma"]) + len(informe_.get("firmas", [])) + total_hallazgos(informe_["libro"])

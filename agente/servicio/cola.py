@@ -23,17 +23,17 @@ WITH acciones AS (
     WHERE e.requiere_encargado IS NOT FALSE
 ), encolada AS (
     INSERT INTO aprobaciones_pendientes
-        (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id, caduca)
+        (thread_id, tienda, cliente_id, interrupt_id, peticion, contexto, trace_id, requisito, caduca)
     SELECT %(thread_id)s, %(tienda)s, %(cliente_id)s, %(interrupt_id)s,
            jsonb_set(%(peticion)s::jsonb, '{tool_call_ids}', acciones.ids), %(contexto)s,
-           %(trace_id)s,
+           %(trace_id)s, %(requisito)s,
            now() + make_interval(hours => coalesce(
                (SELECT p.horas_caducidad FROM politicas_tienda p WHERE p.tienda = %(tienda)s),
                %(horas_caducidad)s))
     FROM acciones
     ON CONFLICT (thread_id) DO UPDATE
     SET interrupt_id = EXCLUDED.interrupt_id, peticion = EXCLUDED.peticion,
-        contexto = EXCLUDED.contexto, trace_id = EXCLUDED.trace_id,
+        contexto = EXCLUDED.contexto, trace_id = EXCLUDED.trace_id, requisito = EXCLUDED.requisito,
         estado = 'pendiente', asignada_a = NULL, creada = now(), caduca = EXCLUDED.caduca
     RETURNING peticion
 ), mensaje AS (
@@ -65,7 +65,8 @@ _BANDEJA_SQL = """
 SELECT a.*, c.nombre AS cliente_nombre,
        extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
        coalesce(r.retenidos, '[]'::jsonb) AS retenidos,
-       coalesce(m.motivos, '[]'::jsonb) AS motivos
+       coalesce(m.motivos, '[]'::jsonb) AS motivos,
+       coalesce(fi.firmas, '[]'::jsonb) AS firmas
 FROM (
     SELECT * FROM aprobaciones_pendientes
     {filtro}
@@ -85,9 +86,16 @@ LEFT JOIN LATERAL (
     LEFT JOIN evaluaciones_politica e
            ON e.thread_id = a.thread_id AND e.tool_call_id = t.tool_call_id
 ) m ON true
+LEFT JOIN LATERAL (
+    SELECT jsonb_agg(jsonb_build_object(
+               'encargado', f.encargado_id, 'nombre', en.nombre, 'rol', f.rol,
+               'decisiones', f.decisiones, 'fecha', f.firmada) ORDER BY f.id) AS firmas
+    FROM firmas_aprobacion f JOIN encargados en ON en.id = f.encargado_id
+    WHERE f.thread_id = a.thread_id AND f.interrupt_id = a.interrupt_id
+) fi ON true
 ORDER BY a.creada, a.thread_id
 """
-SELECT_BANDEJA_SQL = _BANDEJA_SQL.format(filtro="WHERE tienda = %(tienda)s")
+SELECT_BANDEJA_SQL = _BANDEJA_SQL.format(filtro="WHERE tienda = ANY(%(tiendas)s::text[])")
 SELECT_BANDEJA_TODAS_SQL = _BANDEJA_SQL.format(filtro="")
 SELECT_APROBACION_DETALLE_SQL = _BANDEJA_SQL.format(filtro="WHERE thread_id = %(thread_id)s")
 
@@ -104,8 +112,10 @@ def encolar(
     trace_id: str | None,
     llamadas: list[dict[str, Any]],
     texto: str | None = None,
+    requisito: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Encola la pausa; ``llamadas`` son las tool_calls con firma del último AIMessage.
+    """Encola la pausa; ``llamadas`` son las tool_calls con firma del último AIMessage;
+    ``requisito``: la autoridad que exige (``firmas.requisito_de_pausa``), fijada aquí.
 
     Devuelve la petición guardada, con ``tool_call_ids`` en el orden de ``action_requests``.
     """
@@ -121,6 +131,9 @@ def encolar(
             "trace_id": trace_id,
             "ids": [t["id"] for t in llamadas],
             "texto": texto,
+            "requisito": Jsonb(requisito or {"firmas_necesarias": 1, "rol_minimo": "encargado",
+                                              "importe": None, "version_matriz": None,
+                                              "matriz_id": None, "acciones": []}),
             "horas_caducidad": DEFECTOS["horas_caducidad"],
         },
     ).fetchone()["peticion"]
@@ -137,10 +150,14 @@ def aprobacion_detallada(conexion: psycopg.Connection, thread_id: str) -> dict |
     ).fetchone()
 
 
-def bandeja(conexion: psycopg.Connection, tienda: str | None, limite: int = 50) -> list[dict]:
-    if tienda is None:
+def bandeja(
+    conexion: psycopg.Connection, tiendas: str | list[str] | tuple[str, ...] | None, limite: int = 50
+) -> list[dict]:
+    """La cola de ``tiendas`` (una, varias —un regional— o None: todas), la más antigua primero."""
+    if tiendas is None:
         return conexion.execute(SELECT_BANDEJA_TODAS_SQL, {"limite": limite}).fetchall()
-    return conexion.execute(SELECT_BANDEJA_SQL, {"tienda": tienda, "limite": limite}).fetchall()
+    lista = [tiendas] if isinstance(tiendas, str) else list(tiendas)
+    return conexion.execute(SELECT_BANDEJA_SQL, {"tiendas": lista, "limite": limite}).fetchall()
 
 
 def desencolar(conexion: psycopg.Connection, thread_id: str) -> None:

@@ -1,9 +1,12 @@
 """La bandeja del encargado y sus decisiones: registrar antes de actuar, luego reanudar.
 
 Una sola decisión por pausa (VERIFIED-FACTS 8): en una transacción se bloquea la fila de
-la cola (``FOR UPDATE``), se comprueba al encargado (activo y de la tienda), se valida
-la decisión, se marca la fila como ``decidiendo`` y se escribe en
-``decisiones_encargado`` (write-ahead). Después, con el candado del hilo, se reanuda con
+la cola (``FOR UPDATE``), se comprueba al firmante (activo y de una de sus tiendas), se
+valida la decisión y se recoge su firma (``firmas``: 403 si su límite no alcanza, 409 si ya
+firmó). Si aún faltan firmas, la firma queda guardada y la pausa sigue en la cola
+(``FirmaParcial``). Cuando la autoridad se cumple (o alguien rechaza), se marca la fila
+como ``decidiendo`` y se escribe la decisión combinada en ``decisiones_encargado``
+(write-ahead). Después, con el candado del hilo, se reanuda con
 ``Command(resume={interrupt_id: ...})`` y el contexto guardado del cliente. Si el
 proceso muere entre medias, el conciliador aplica lo registrado.
 """
@@ -29,7 +32,7 @@ from agente.nucleo.errores import (
 )
 from agente.nucleo.fechas import fecha_hora
 from agente.nucleo.registro_log import evento
-from agente.servicio import cola, desenlace, personas
+from agente.servicio import cola, desenlace, firmas, personas
 from agente.servicio.conversaciones import leer_consulta
 from agente.servicio.ejecucion import Ejecutor
 from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, Respuesta
@@ -62,17 +65,23 @@ class Decisiones:
 
     # -- bandeja --------------------------------------------------------------------------
 
-    def bandeja(self, tienda: str | None, limite: int = 50) -> list[dict[str, Any]]:
+    def bandeja(self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50) -> list[dict[str, Any]]:
+        """La cola de una tienda, de varias (un regional) o de todas (None)."""
         with self._ejecutor.pool.connection() as c:
             filas = cola.bandeja(c, tienda, limite)
         return [self._con_traza(f) for f in filas]
 
-    def aprobacion(self, thread_id: str, *, tienda: str | None = None) -> dict[str, Any]:
+    def aprobacion(
+        self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        """La aprobación pendiente de un hilo; ``Prohibido`` si no es de ``tienda`` (o de
+        ninguna de ``tiendas``)."""
         with self._ejecutor.pool.connection() as c:
             fila = cola.aprobacion_detallada(c, thread_id)
         if fila is None:
             raise NadaPendiente(f"no hay ninguna aprobación pendiente en {thread_id}")
-        if tienda is not None and fila["tienda"] != tienda:
+        permitidas = tiendas if tiendas is not None else ((tienda,) if tienda is not None else None)
+        if permitidas is not None and fila["tienda"] not in permitidas:
             raise Prohibido("esta aprobación es de otra tienda")
         return self._con_traza(fila)
 
@@ -89,9 +98,10 @@ class Decisiones:
 
     def decidir(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None
-    ) -> Respuesta:
-        """Registra la decisión (write-ahead) y después reanuda el hilo. ``nota``: texto del
-        encargado que se añade al mensaje final del cliente."""
+    ) -> Respuesta | firmas.FirmaParcial:
+        """Recoge la firma; si basta, registra la decisión (write-ahead) y reanuda el hilo.
+        Si aún faltan firmas, devuelve ``FirmaParcial`` (la pausa sigue en la cola). ``nota``:
+        texto del encargado que se añade al mensaje final del cliente."""
         if encargado_id == SISTEMA:
             raise Prohibido("«sistema» no puede decidir desde fuera")
         return self._decidir(thread_id, encargado_id, decisiones, sistema=False, nota=nota)
@@ -103,7 +113,7 @@ class Decisiones:
     def _decidir(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
         nota: str | None = None,
-    ) -> Respuesta:
+    ) -> Respuesta | firmas.FirmaParcial:
         # El sitio se toma antes de registrar: con un 503 (Saturado) no cambia nada.
         with self._ejecutor.sitio():
             return self._registrar_y_aplicar(
@@ -113,10 +123,12 @@ class Decisiones:
     def _registrar_y_aplicar(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
         nota: str | None = None,
-    ) -> Respuesta:
+    ) -> Respuesta | firmas.FirmaParcial:
         registro, fila = self._registrar(
             thread_id, encargado_id, decisiones, sistema=sistema, nota=nota
         )
+        if isinstance(registro, firmas.FirmaParcial):
+            return registro
         try:
             return self.aplicar(
                 registro,
@@ -135,7 +147,7 @@ class Decisiones:
     def _registrar(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
         nota: str | None = None,
-    ) -> tuple[RegistroDecision, dict[str, Any]]:
+    ) -> tuple[RegistroDecision | firmas.FirmaParcial, dict[str, Any]]:
         ejecutor = self._ejecutor
         with ejecutor.pool.connection() as c, c.transaction():
             encargado = None if sistema else personas.encargado_activo(c, encargado_id)
@@ -146,7 +158,7 @@ class Decisiones:
                 if leer_consulta(c, thread_id) is None:
                     raise HiloNoEncontrado(f"conversación no encontrada: {thread_id}")
                 raise NadaPendiente(f"no hay ninguna aprobación pendiente en {thread_id}")
-            if encargado is not None and encargado.tienda != fila["tienda"]:
+            if encargado is not None and fila["tienda"] not in encargado.tiendas:
                 raise Prohibido("esta aprobación es de otra tienda")
             if fila["estado"] != "pendiente":
                 raise YaDecidida("esta aprobación ya está decidida o se está decidiendo")
@@ -161,6 +173,14 @@ class Decisiones:
             normalizadas = validar_decisiones(
                 fila["peticion"], decisiones, registro=ejecutor.registro, conexion=c
             )
+            if encargado is not None:
+                firmado = firmas.firmar(c, fila=fila, firmante=encargado, decisiones=normalizadas)
+                if isinstance(firmado, firmas.FirmaParcial):
+                    evento(logger, "firma_parcial", thread_id=thread_id, trace_id=fila["trace_id"],
+                           encargado_id=encargado_id, tienda=fila["tienda"], firmas=firmado.firmas,
+                           firmas_necesarias=firmado.firmas_necesarias)
+                    return firmado, fila
+                normalizadas = firmado
             c.execute(
                 cola.MARCAR_DECIDIENDO_SQL,
                 {"thread_id": thread_id, "encargado": None if sistema else encargado_id},

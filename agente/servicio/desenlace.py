@@ -13,7 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from agente.middleware.limites import limite_alcanzado
 from agente.nucleo.contexto import ContextoCliente
-from agente.servicio import cola, mensajes, textos
+from agente.servicio import avisos_firma as avisos
+from agente.servicio import cola, firmas, mensajes, textos
 from agente.servicio.ejecucion import Ejecutor
 from agente.servicio.resultados import Ejecucion, Respuesta
 
@@ -56,8 +57,13 @@ def encolar_pausa(
     ultimo = next((m for m in reversed(mensajes_estado) if isinstance(m, AIMessage)), None)
     con_firma = ejecutor.registro.decisiones_permitidas()
     llamadas = [t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in con_firma]
-    with ejecutor.pool.connection() as c:
-        return cola.encolar(
+    with ejecutor.pool.connection() as c, c.transaction():
+        # La autoridad se fija aquí, una vez, desde los veredictos guardados; los avisos a
+        # quien puede firmar se encolan en la misma transacción (nunca rompen la pausa).
+        requisito = firmas.requisito_de_pausa(
+            c, thread_id=thread_id, tienda=ctx.tienda, llamadas=llamadas, registro=ejecutor.registro
+        )
+        peticion = cola.encolar(
             c,
             thread_id=thread_id,
             tienda=ctx.tienda,
@@ -68,7 +74,11 @@ def encolar_pausa(
             trace_id=trace_id,
             llamadas=llamadas,
             texto=texto,
+            requisito=requisito,
         )
+        avisos.avisar_pausa(c, thread_id=thread_id, interrupt_id=interrupcion.id, ctx=ctx,
+                            peticion=peticion, requisito=requisito)
+        return peticion
 
 
 def cerrar_ejecucion(

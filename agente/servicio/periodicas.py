@@ -1,5 +1,6 @@
-"""Tareas periódicas del servidor: caducidad, conciliación, reembolsos y cobros pendientes
-(y retención, si se configura).
+"""Tareas periódicas del servidor: caducidad, conciliación, reembolsos y cobros pendientes,
+avisos a quien firma (escalado y entrega de la bandeja de salida) y retención, si se
+configura.
 
 Seguras en varios servidores a la vez: cada pasada toma un advisory lock global con
 ``pg_try_advisory_lock`` (si otro servidor la está haciendo, esta se salta) y, dentro,
@@ -11,8 +12,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from agente.servicio import Servicio
+from agente.servicio.avisos_firma import escalar_y_entregar
 
 __all__ = ["CANDADO_TAREAS", "arrancar", "una_pasada"]
 
@@ -23,8 +26,14 @@ TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(%(clave)s) AS ok"
 UNLOCK_SQL = "SELECT pg_advisory_unlock(%(clave)s)"
 
 
-def una_pasada(servicio: Servicio, extra: Callable[[], object] | None = None) -> dict | None:
-    """Caduca y concilia una vez. ``None`` si otro servidor tenía el turno."""
+def una_pasada(
+    servicio: Servicio, extra: Callable[[], object] | None = None, *, ajustes: Any | None = None
+) -> dict | None:
+    """Caduca, concilia y avisa una vez. ``None`` si otro servidor tenía el turno.
+
+    Los avisos van al final y nunca lanzan: un canal caído no para lo demás. Sin
+    ``ajustes`` se escala pero no se entrega (no hay canales configurados).
+    """
     with servicio.pool.connection() as conexion:
         if not conexion.execute(TRY_LOCK_SQL, {"clave": CANDADO_TAREAS}).fetchone()["ok"]:
             return None
@@ -34,18 +43,21 @@ def una_pasada(servicio: Servicio, extra: Callable[[], object] | None = None) ->
                 informe["movimientos"] = servicio.completar_movimientos()
             if extra is not None:
                 informe["extra"] = extra()
+            informe["avisos"] = escalar_y_entregar(servicio.pool, ajustes)
             return informe
         finally:
             conexion.execute(UNLOCK_SQL, {"clave": CANDADO_TAREAS})
 
 
 def arrancar(
-    servicio: Servicio, *, cada: float, retencion_dias: int = 0, al_arrancar: bool = False
+    servicio: Servicio, *, cada: float, retencion_dias: int = 0, al_arrancar: bool = False,
+    ajustes: Any | None = None,
 ) -> tuple[threading.Thread, threading.Event]:
     """Hilo en segundo plano que hace una pasada cada ``cada`` segundos hasta ``parar.set()``.
 
     Con ``retencion_dias`` > 0, cada pasada borra además los checkpoints de las
     conversaciones sin actividad desde hace más de esos días (``agente.retencion``).
+    ``ajustes``: con ellos, cada pasada entrega también los avisos pendientes.
     Con ``al_arrancar`` la primera pasada es inmediata: lo que una parada dejó a medias se
     termina al volver a arrancar, sin esperar al primer intervalo.
     """
@@ -59,7 +71,7 @@ def arrancar(
         while primera or not parar.wait(cada):
             primera = False
             try:
-                informe = una_pasada(servicio, extra)
+                informe = una_pasada(servicio, extra, ajustes=ajustes)
                 if informe and (informe["caducadas"] or informe["arreglos"] or informe.get("movimientos")):
                     logger.info("tareas periódicas: %s", informe)
             except Exception:  # la tarea sigue viva aunque una pasada falle

@@ -17,9 +17,13 @@ from agente.servicio.resultados import Encargado
 __all__ = ["contexto_de_cliente", "encargado_activo"]
 
 SELECT_CLIENTE_SQL = "SELECT id, tienda, nombre FROM clientes WHERE id = %(cliente_id)s"
-SELECT_ENCARGADO_SQL = (
-    "SELECT id, tienda, nombre, activo FROM encargados WHERE id = %(encargado_id)s"
-)
+# Las tiendas donde firma: la suya y, si es regional, las de su región (firmantes_tienda).
+SELECT_ENCARGADO_SQL = """
+SELECT e.id, e.tienda, e.nombre, e.activo, e.rol,
+       array(SELECT f.tienda FROM firmantes_tienda f WHERE f.encargado_id = e.id ORDER BY f.tienda)
+           AS tiendas
+FROM encargados e WHERE e.id = %(encargado_id)s
+"""
 
 
 def contexto_de_cliente(
@@ -35,10 +39,14 @@ def contexto_de_cliente(
 
 
 def encargado_activo(conexion: psycopg.Connection, encargado_id: str) -> Encargado:
-    """El encargado, si existe y está activo; si no, ``Prohibido`` (403)."""
+    """El firmante (encargado, gerente o regional), si existe y está activo; si no,
+    ``Prohibido`` (403). Con su rol y las tiendas donde firma."""
     fila = conexion.execute(SELECT_ENCARGADO_SQL, {"encargado_id": encargado_id}).fetchone()
     if fila is None:
         raise Prohibido(f"encargado desconocido: {encargado_id}")
     if not fila["activo"]:
         raise Prohibido(f"el encargado {encargado_id} está dado de baja")
-    return Encargado(encargado_id=fila["id"], tienda=fila["tienda"], nombre=fila["nombre"])
+    return Encargado(
+        encargado_id=fila["id"], tienda=fila["tienda"], nombre=fila["nombre"], rol=fila["rol"],
+        tiendas=tuple(fila["tiendas"] or (fila["tienda"],)),
+    )

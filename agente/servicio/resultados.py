@@ -92,11 +92,21 @@ class RegistroDecision:
 
 @dataclass(frozen=True)
 class Encargado:
-    """Un encargado activo (el único que puede decidir o recibir un token)."""
+    """Un firmante activo (el único que puede decidir o recibir un token), de cualquier rol.
+
+    ``tienda``: la suya; ``tiendas``: donde firma (la suya y, si es regional, las de su
+    región). ``rol``: ``encargado``, ``gerente`` o ``regional``.
+    """
 
     encargado_id: str
     tienda: str
     nombre: str
+    rol: str = "encargado"
+    tiendas: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.tiendas:
+            object.__setattr__(self, "tiendas", (self.tienda,))
 
 
 class Arreglo(TypedDict):
@@ -108,6 +118,8 @@ class Arreglo(TypedDict):
 
 class InformeAuditoria(TypedDict):
     sin_firma: list[dict[str, Any]]
+    # Efectos cuyas firmas no cumplen la autoridad guardada, o cuyo requisito se alteró.
+    firmas: list[dict[str, Any]]
     tiempos: list[dict[str, Any]]
     # Comprobaciones del libro (``auditoria_libro.COMPROBACIONES``) -> hallazgos.
     libro: dict[str, list[dict[str, Any]]]

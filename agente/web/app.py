@@ -28,6 +28,7 @@ from agente.web import (
     rutas_demo,
     rutas_encargado,
     rutas_historial,
+    rutas_politica,
     rutas_portal,
 )
 from agente.web.asgi import MiddlewareHttp
@@ -121,7 +122,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             # La primera pasada al arrancar: termina lo que una parada dejó a medias.
             hilo_tareas, parar_tareas = periodicas.arrancar(
                 app.state.servicio, cada=ajustes.intervalo_tareas,
-                retencion_dias=ajustes.retencion_dias, al_arrancar=True,
+                retencion_dias=ajustes.retencion_dias, al_arrancar=True, ajustes=ajustes,
             )
             hilos.append(hilo_tareas)
             app.state.parada.al_parar(parar_tareas.set)
@@ -158,6 +159,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
     app.include_router(rutas_cliente.router)
     app.include_router(rutas_historial.router)
     app.include_router(rutas_encargado.router)
+    app.include_router(rutas_politica.router)
     app.include_router(rutas_demo.router)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
 

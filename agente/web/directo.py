@@ -104,11 +104,12 @@ def ejecutar_turno(servicio, thread_id: str, texto: str, ctx: ContextoCliente, e
 
 
 def ejecutar_decision(
-    servicio, thread_id: str, encargado_id: str, tienda: str, decisiones: list[dict],
+    servicio, thread_id: str, encargado_id: str, tiendas: tuple[str, ...], decisiones: list[dict],
     nota: str | None = None,
 ):
-    """``servicio.decidir`` con métricas. La tienda se comprueba antes de tocar nada (403)."""
-    pendiente = servicio.aprobacion(thread_id, tienda=tienda)
+    """``servicio.decidir`` con métricas. La tienda se comprueba antes de tocar nada (403):
+    ``tiendas``, las del firmante (varias si es regional)."""
+    pendiente = servicio.aprobacion(thread_id, tiendas=tuple(tiendas))
     with _observada(metricas.ContadorErroresHerramienta()):
         respuesta = servicio.decidir(thread_id, encargado_id, decisiones, nota=nota)
     metricas.registrar_decision(decisiones, pendiente.get("espera_segundos"))

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agente.nucleo import dinero
 from agente.nucleo.errores import ImporteNoValido
+from agente.servicio import FirmaParcial
+from agente.servicio.firmas import requisito_publico
 from agente.servicio.validacion import decisiones_permitidas
 from herramientas import Registro
 
@@ -207,6 +209,23 @@ class Reclamo(BaseModel):
     hasta: datetime = Field(description="Pasado este momento deja de estar reclamada.")
 
 
+class Requisito(BaseModel):
+    firmas_necesarias: int = Field(ge=1, description="Firmas de personas distintas que hacen falta.")
+    rol_minimo: Literal["encargado", "gerente", "regional"] = Field(
+        description="Al menos una firma de este rol o superior (con límite que cubra el importe).")
+    importe: str | None = Field(description="Lo que autoriza la firma, como texto (\"350.00\").")
+    texto: str = Field(description="Para la tarjeta: «necesita gerente», «2 firmas, una de gerente o regional».")
+    version_matriz: int | None = Field(description="Versión de la matriz de autoridad con la que se fijó.")
+
+
+class Firma(BaseModel):
+    encargado: str
+    nombre: str
+    rol: str
+    decision: Literal["approve", "edit"]
+    fecha: datetime
+
+
 class Aprobacion(BaseModel):
     thread_id: str
     tienda: str
@@ -281,11 +300,62 @@ class ConversacionResumen(BaseModel):
     ultimo_texto: str | None
     ultimo_rol: str | None
     ultimo_en: datetime | None
+    requisito: Requisito = Field(description="La autoridad que exige, fijada al pausar (o al editar).")
+    firmas: list[Firma] = Field(description="Las firmas ya recogidas, la primera antes.")
 
 
 class RespuestaDecision(BaseModel):
-    mensaje_cliente: str
-    estado: str
+    estado: Literal["aplicada", "esperando_aprobacion", "esperando_firmas"] = Field(description=(
+        "aplicada: la decisión se aplicó (mensaje_cliente); esperando_aprobacion: el agente "
+        "volvió a pausar; esperando_firmas: firma guardada, falta otra (firmas, firmas_necesarias)."
+    ))
+    mensaje_cliente: str | None = None
+    firmas: int | None = None
+    firmas_necesarias: int | None = None
+
+
+Importe = Annotated[str, Field(pattern=r"^\d{1,10}(\.\d{1,2})?$", description="Dinero como texto: \"300.00\".")]
+
+
+class CambioPolitica(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    umbrales: dict[str, Annotated[str, Field(max_length=20)]] | None = Field(
+        default=None, description="Umbrales de politicas_tienda a cambiar (p. ej. limite_reembolso).")
+    limites: dict[str, dict[Literal["encargado", "gerente", "regional"], Importe | None]] | None = Field(
+        default=None, description="{regla: {rol: importe o null (sin límite)}} sobre la matriz vigente.")
+    dos_firmas: dict[str, Importe | None] | None = Field(
+        default=None, description="{regla: importe por encima del cual hacen falta dos firmas, o null (nunca)}.")
+    motivo: str | None = Field(default=None, max_length=500)
+
+
+class ReglaMatriz(BaseModel):
+    limites: dict[str, str | None]
+    dos_firmas_por_encima: str | None
+
+
+class MatrizAutoridad(BaseModel):
+    version: int
+    propia: bool = Field(description="La propia de la tienda (false: la por defecto).")
+    creada: datetime | None
+    creada_por: str | None
+    roles: list[str]
+    reglas: dict[str, ReglaMatriz]
+
+
+class VersionPolitica(BaseModel):
+    version: int
+    creada: datetime
+    creada_por: str
+    motivo: str | None
+
+
+class Politica(BaseModel):
+    tienda: str
+    version: int = Field(description="Versión vigente de los umbrales.")
+    umbrales: dict[str, str | int]
+    historial: list[VersionPolitica]
+    matriz: MatrizAutoridad
+    historial_matriz: list[VersionPolitica]
 
 
 class Error(BaseModel):
@@ -379,6 +449,12 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
         ],
         "reclamada": _reclamo(fila),
         **{k: fila[k] for k in ("conversacion", "historial_cliente", "pedidos") if k in fila},
+        "requisito": requisito_publico(fila.get("requisito")),
+        "firmas": [
+            {"encargado": f["encargado"], "nombre": f["nombre"], "rol": f["rol"], "fecha": f["fecha"],
+             "decision": "edit" if any(d.get("type") == "edit" for d in f["decisiones"] or []) else "approve"}
+            for f in fila.get("firmas") or []
+        ],
     }
 
 
@@ -391,5 +467,17 @@ def _reclamo(fila: dict[str, Any]) -> dict[str, Any] | None:
     return {"thread_id": fila["thread_id"], "encargado": fila["asignada_a"], "hasta": hasta}
 
 
+def politica(datos: dict[str, Any]) -> dict[str, Any]:
+    def _version(v: dict[str, Any]) -> dict[str, Any]:
+        return {k: v.get(k) for k in ("version", "creada", "creada_por", "motivo")}
+
+    return {**datos, "historial": [_version(v) for v in datos["historial"]],
+            "historial_matriz": [_version(v) for v in datos["historial_matriz"]]}
+
+
 def respuesta_decision(respuesta) -> dict[str, Any]:
-    return {"mensaje_cliente": respuesta.mensaje_cliente, "estado": respuesta.estado}
+    if isinstance(respuesta, FirmaParcial):
+        return {"estado": respuesta.estado, "firmas": respuesta.firmas,
+                "firmas_necesarias": respuesta.firmas_necesarias}
+    estado = "aplicada" if respuesta.estado == "respondida" else respuesta.estado
+    return {"estado": estado, "mensaje_cliente": respuesta.mensaje_cliente}

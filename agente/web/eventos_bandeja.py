@@ -26,24 +26,24 @@ __all__ = ["flujo_bandeja", "lista_bandeja"]
 logger = logging.getLogger(__name__)
 
 
-def lista_bandeja(servicio, tienda: str, limite: int = 200) -> list[dict]:
+def lista_bandeja(servicio, tiendas: list[str], limite: int = 200) -> list[dict]:
     """La bandeja en JSON (fechas como texto), como ``GET /api/aprobaciones``."""
-    filas = servicio.aprobaciones_pendientes(tienda, limite)
+    filas = servicio.aprobaciones_pendientes(tiendas, limite)
     return [
         esquemas.Aprobacion.model_validate(esquemas.aprobacion(f, servicio.registro)).model_dump(mode="json")
         for f in filas
     ]
 
 
-async def flujo_bandeja(servicio, oyente: Oyente, tienda: str) -> AsyncIterator[dict[str, str]]:
+async def flujo_bandeja(servicio, oyente: Oyente, tiendas: list[str]) -> AsyncIterator[dict[str, str]]:
     cola = oyente.suscribir(TODOS)  # antes de leer: ningún aviso cae en el hueco
     try:
         anterior = None
         while True:
             try:
-                lista = await run_in_threadpool(lista_bandeja, servicio, tienda)
+                lista = await run_in_threadpool(lista_bandeja, servicio, tiendas)
             except ERRORES_BD_CAIDA:
-                logger.warning("bandeja en vivo de %s cerrada: la base de datos no responde", tienda)
+                logger.warning("bandeja en vivo de %s cerrada: la base de datos no responde", ",".join(tiendas))
                 return
             # La espera cambia cada segundo: no cuenta como cambio (la página la cuenta sola).
             huella = hashlib.sha256(json.dumps(

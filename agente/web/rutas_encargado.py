@@ -1,4 +1,4 @@
-"""API del encargado: la bandeja de su tienda y las decisiones."""
+"""API de quien firma (encargado, gerente o regional): la bandeja de sus tiendas y las firmas."""
 
 from __future__ import annotations
 
@@ -18,21 +18,24 @@ router = APIRouter(prefix="/api/aprobaciones", tags=["encargado"])
 
 _ERRORES = {
     401: {"model": esquemas.Error, "description": "Sin token o token no válido o caducado."},
-    403: {"model": esquemas.Error, "description": "Otra tienda, o encargado de baja."},
+    403: {"model": esquemas.Error, "description": "Otra tienda, o firmante de baja."},
 }
 
 
-@router.get("", summary="Bandeja de la tienda", response_model=list[esquemas.Aprobacion], responses=_ERRORES)
+@router.get("", summary="Bandeja de sus tiendas", response_model=list[esquemas.Aprobacion], responses=_ERRORES)
 def bandeja(
     servicio: ServicioWeb,
     encargado: EncargadoActual,
     limite: Annotated[int, Query(ge=1, le=200)] = 50,
-    tienda: Annotated[str | None, Query(description="Solo se admite la propia.")] = None,
+    tienda: Annotated[str | None, Query(
+        description="Solo esta tienda; una de las suyas (un regional, las de su región).")] = None,
 ):
-    """Aprobaciones pendientes de la tienda del encargado, la más antigua primero."""
-    if tienda is not None and tienda != encargado.tienda:
-        raise Prohibido("solo puedes ver la bandeja de tu tienda")
-    filas = servicio.aprobaciones_pendientes(encargado.tienda, limite)
+    """Aprobaciones pendientes de las tiendas del firmante (la suya; un regional, todas las
+    de su región), la más antigua primero, con la autoridad que exige cada una y sus firmas."""
+    if tienda is not None and tienda not in encargado.tiendas:
+        raise Prohibido("solo puedes ver la bandeja de tu tienda" if len(encargado.tiendas) == 1
+                        else "solo puedes ver la bandeja de las tiendas de tu región")
+    filas = servicio.aprobaciones_pendientes([tienda] if tienda else list(encargado.tiendas), limite)
     return [esquemas.aprobacion(f, servicio.registro) for f in filas]
 
 
@@ -46,7 +49,7 @@ async def eventos_bandeja(servicio: ServicioWeb, oyente: OyenteWeb, encargado: E
     """Flujo SSE: un evento ``bandeja`` ``{"pendientes", "aprobaciones"}`` al abrir y cada vez
     que la bandeja de la tienda cambia (pausa nueva, mensaje retenido, decisión, reclamación),
     lo cambie el proceso que sea. Acepta el token en ``?token=`` (EventSource)."""
-    return EventSourceResponse(flujo_bandeja(servicio, oyente, encargado.tienda), ping=15)
+    return EventSourceResponse(flujo_bandeja(servicio, oyente, list(encargado.tiendas)), ping=15)
 
 
 @router.get(
@@ -59,7 +62,7 @@ def una_aprobacion(thread_id: str, servicio: ServicioWeb, encargado: EncargadoAc
     """La aprobación pendiente de un hilo de la tienda del encargado, con la transcripción
     (``conversacion``), los últimos 90 días del cliente (``historial_cliente``) y las líneas de
     cada pedido con su estado en el libro de compensaciones (``pedidos``)."""
-    return esquemas.aprobacion(servicio.ficha_aprobacion(thread_id, tienda=encargado.tienda), servicio.registro)
+    return esquemas.aprobacion(servicio.ficha_aprobacion(thread_id, tiendas=encargado.tiendas), servicio.registro)
 
 
 _ERRORES_RECLAMO = {
@@ -87,14 +90,19 @@ def soltar(thread_id: str, servicio: ServicioWeb, encargado: EncargadoActual):
 
 @router.post(
     "/{thread_id}/decision",
-    summary="Decidir",
+    summary="Decidir (firmar)",
     response_model=esquemas.RespuestaDecision,
+    response_model_exclude_none=True,
     responses={
         **_ERRORES,
+        403: {"model": esquemas.Error, "description": (
+            "Otra tienda, firmante de baja, o su límite de firma no cubre el importe (el "
+            "mensaje dice el límite): no cambia nada."
+        )},
         404: {"model": esquemas.Error, "description": "Nada pendiente en ese hilo."},
         409: {"model": esquemas.Error, "description": (
-            "Ya decidida o decidiéndose ahora, o la conversación está ocupada "
-            "(cabecera Retry-After)."
+            "Ya decidida o decidiéndose ahora, la misma persona ya firmó, o la conversación "
+            "está ocupada (cabecera Retry-After)."
         )},
         422: {"model": esquemas.Error, "description": "Decisión no válida."},
     },
@@ -106,11 +114,14 @@ async def decidir(
     limitador: Limitador,
     encargado: EncargadoActual,
 ):
-    """Decide la pausa del hilo (una decisión por operación) y reanuda el agente. Con un 4xx no
-    cambia nada. Devuelve lo que se le ha dicho al cliente (con la ``nota``, si la hay). Los
-    mensajes que el cliente escribió mientras esperaba se contestan a continuación."""
+    """Firma la pausa del hilo (una decisión por operación). Si con esta firma se cumple la
+    autoridad que exige (o es un rechazo), reanuda el agente y devuelve
+    ``{"estado": "aplicada", "mensaje_cliente"}`` (con la ``nota``, si la hay; los mensajes
+    que el cliente escribió mientras esperaba se contestan a continuación); si aún falta otra
+    firma, ``{"estado": "esperando_firmas", "firmas", "firmas_necesarias"}``. Con un 4xx no
+    cambia nada."""
     respuesta = await en_hilo_del_agente(
         limitador, ejecutar_decision, servicio, thread_id,
-        encargado.encargado_id, encargado.tienda, cuerpo.como_lista(), cuerpo.nota,
+        encargado.encargado_id, encargado.tiendas, cuerpo.como_lista(), cuerpo.nota,
     )
     return esquemas.respuesta_decision(respuesta)

@@ -36,7 +36,9 @@ class Dictamen:
 
     motivos: tuple[str, ...]
     umbrales: Mapping[str, Any] = field(default_factory=dict)
-    importe: Decimal | None = None  # lo que autorizaría la firma (reembolso, diferencia)
+    # Lo que autorizaría la firma (reembolso, diferencia; <= 0 en un cambio que no cuesta
+    # más). None = desconocido: la matriz de autoridad exige entonces el rol más alto.
+    importe: Decimal | None = None
 
 
 def _sin_parametros(_args: Mapping[str, Any]) -> dict[str, Any]:

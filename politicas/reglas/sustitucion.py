@@ -67,7 +67,9 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
             "pvp_original": dinero.texto(original) if original is not None else None,
             "pvp_nuevo": dinero.texto(nuevo) if nuevo is not None else None,
         },
-        importe=diferencia if diferencia is not None and diferencia > 0 else None,
+        # La diferencia tal cual: <= 0 (un cambio que no cuesta más) lo firma el rol más bajo;
+        # None (precio desconocido), el más alto (politicas.matriz_autoridad).
+        importe=diferencia,
     )
 
 

@@ -1,0 +1,299 @@
+"""Firmas escalonadas: la autoridad de una pausa y la recogida de firmas hasta cumplirla.
+
+- ``requisito_de_pausa``: al pausar, la autoridad de cada acción sale de su veredicto
+  guardado (la calculó la política con la versión de la matriz de la tienda en ese
+  momento) y la de la pausa es la más exigente. Se guarda en la fila de la cola y no se
+  vuelve a calcular, salvo al editar (para el importe editado, con la MISMA versión).
+- ``firmar``: dentro de la transacción de la decisión (fila de la cola bloqueada). La misma
+  persona dos veces es ``YaFirmada`` (409); una firma que no cuenta es ``Prohibido`` (403,
+  con el límite en el mensaje); si aún faltan firmas se guarda y devuelve ``FirmaParcial``;
+  si se cumple (o alguien rechaza), devuelve la decisión combinada que se reanuda una vez.
+
+Regla de la combinación, por acción: un rechazo de cualquiera termina la aprobación (las
+acciones que esa firma no rechaza solo se aplican si ya tienen sus firmas; si no, se
+rechazan también); si no, vale la última edición (una edición posterior no puede subir
+el importe ya firmado) y, sin ediciones, la última aprobación o respuesta.
+
+Quien pide es siempre el cliente (el agente propone por él): ningún firmante puede ser
+quien pidió, así que no hay «solicitante que se aprueba a sí mismo» que comprobar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from agente.nucleo import dinero
+from agente.nucleo.errores import DecisionNoValida, Prohibido, YaFirmada
+from agente.servicio.resultados import Encargado
+from herramientas import Registro
+from politicas.matriz_autoridad import (
+    ROLES_POR_DEFECTO,
+    Matriz,
+    Requisito,
+    admite_firma,
+    autoridad_necesaria,
+    firmas_completas,
+    leer_matriz,
+    leer_matriz_por_id,
+)
+
+__all__ = ["FirmaParcial", "firmar", "requisito_de_pausa", "requisito_publico"]
+
+SELECT_AUTORIDAD_SQL = """
+SELECT tool_call_id, requiere_encargado, autoridad_importe, autoridad_firmas, autoridad_rol,
+       autoridad_matriz_id, autoridad_regla
+FROM evaluaciones_politica
+WHERE thread_id = %(thread_id)s AND tool_call_id = ANY(%(ids)s)
+"""
+SELECT_FIRMAS_SQL = """
+SELECT encargado_id, rol, decisiones FROM firmas_aprobacion
+WHERE thread_id = %(thread_id)s AND interrupt_id = %(interrupt_id)s
+ORDER BY id
+"""
+INSERT_FIRMA_SQL = """
+INSERT INTO firmas_aprobacion (thread_id, interrupt_id, encargado_id, rol, tienda, decisiones, requisito)
+VALUES (%(thread_id)s, %(interrupt_id)s, %(encargado_id)s, %(rol)s, %(tienda)s, %(decisiones)s, %(requisito)s)
+"""
+ACTUALIZAR_REQUISITO_SQL = """
+UPDATE aprobaciones_pendientes SET requisito = %(requisito)s WHERE thread_id = %(thread_id)s
+"""
+SIN_FIRMAS = "no reunió las firmas necesarias antes del rechazo de otra operación"
+
+
+@dataclass(frozen=True)
+class FirmaParcial:
+    """Una firma recogida que aún no basta: la aprobación sigue en la cola."""
+
+    thread_id: str
+    firmas: int
+    firmas_necesarias: int
+    estado: str = "esperando_firmas"
+
+
+def _nivel(roles: Sequence[str], rol: str) -> int:
+    return list(roles).index(rol) if rol in roles else len(roles)
+
+
+def _accion(tool_call_id: str, requisito: Requisito) -> dict[str, Any]:
+    return {
+        "tool_call_id": tool_call_id,
+        "regla": requisito.regla,
+        "importe": None if requisito.importe is None else dinero.texto(requisito.importe),
+        "firmas": requisito.firmas,
+        "rol_minimo": requisito.rol_minimo,
+        "matriz_id": requisito.matriz_id,
+        "version_matriz": requisito.version_matriz,
+    }
+
+
+def _resumen(acciones: list[dict[str, Any]], roles: Sequence[str]) -> dict[str, Any]:
+    """La autoridad de la pausa: la de su acción más exigente (firmas, rol, importe)."""
+    if not acciones:
+        return {"firmas_necesarias": 1, "rol_minimo": roles[0], "importe": None, "regla": None,
+                "matriz_id": None, "version_matriz": None, "acciones": []}
+    mas = max(acciones, key=lambda a: (a["firmas"], _nivel(roles, a["rol_minimo"]),
+                                       Decimal(a["importe"] or "0")))
+    return {"firmas_necesarias": mas["firmas"], "rol_minimo": mas["rol_minimo"],
+            "importe": mas["importe"], "regla": mas["regla"], "matriz_id": mas["matriz_id"],
+            "version_matriz": mas["version_matriz"], "acciones": acciones}
+
+
+class _Matrices:
+    """Las versiones de la matriz que hacen falta en una decisión, leídas una vez."""
+
+    def __init__(self, conexion: psycopg.Connection) -> None:
+        self._conexion = conexion
+        self._leidas: dict[Any, Matriz | None] = {}
+
+    def por_id(self, matriz_id: int | None) -> Matriz | None:
+        if matriz_id is None:
+            return None
+        if matriz_id not in self._leidas:
+            self._leidas[matriz_id] = leer_matriz_por_id(self._conexion, matriz_id)
+        return self._leidas[matriz_id]
+
+    def vigente(self, tienda: str) -> Matriz | None:
+        clave = ("vigente", tienda)
+        if clave not in self._leidas:
+            self._leidas[clave] = leer_matriz(self._conexion, tienda=tienda)
+        return self._leidas[clave]
+
+
+def requisito_de_pausa(
+    conexion: psycopg.Connection, *, thread_id: str, tienda: str, llamadas: Sequence[Mapping[str, Any]],
+    registro: Registro,
+) -> dict[str, Any]:
+    """La autoridad de una pausa (para ``aprobaciones_pendientes.requisito``), desde los
+    veredictos guardados de sus ``llamadas`` con firma (tool_calls del último AIMessage).
+
+    Una llamada con firma sin veredicto guardado exige el rol más alto (falla cerrada).
+    """
+    ids = [t["id"] for t in llamadas]
+    filas = {f["tool_call_id"]: f for f in conexion.execute(
+        SELECT_AUTORIDAD_SQL, {"thread_id": thread_id, "ids": ids}).fetchall()}
+    matrices = _Matrices(conexion)
+    roles: Sequence[str] = ROLES_POR_DEFECTO
+    acciones = []
+    for llamada in llamadas:
+        fila = filas.get(llamada["id"])
+        if fila is not None and fila["requiere_encargado"] is False:
+            continue
+        if fila is None or fila["autoridad_firmas"] is None:
+            herramienta = registro.get(llamada["name"])
+            regla = fila["autoridad_regla"] if fila else (herramienta.regla if herramienta else None)
+            matriz = matrices.vigente(tienda)
+            if fila is not None:  # veredicto de antes de las firmas escalonadas: una de encargado
+                requisito = Requisito(fila["autoridad_importe"], regla=regla)
+            elif matriz is not None:
+                requisito = autoridad_necesaria(matriz, regla, None)
+            else:
+                requisito = Requisito(None, rol_minimo=roles[-1], regla=regla)
+        else:
+            matriz = matrices.por_id(fila["autoridad_matriz_id"])
+            requisito = Requisito(
+                fila["autoridad_importe"], fila["autoridad_firmas"], fila["autoridad_rol"],
+                regla=fila["autoridad_regla"], matriz_id=fila["autoridad_matriz_id"],
+                version_matriz=matriz.version if matriz else None,
+            )
+        if matriz is not None:
+            roles = matriz.roles
+        acciones.append(_accion(llamada["id"], requisito))
+    return _resumen(acciones, roles)
+
+
+def requisito_publico(requisito: Mapping[str, Any] | None) -> dict[str, Any]:
+    """El requisito tal como lo enseña la API (``requisito`` de una aprobación)."""
+    requisito = dict(requisito or {})
+    firmas = int(requisito.get("firmas_necesarias") or 1)
+    rol = requisito.get("rol_minimo") or ROLES_POR_DEFECTO[0]
+    return {
+        "firmas_necesarias": firmas,
+        "rol_minimo": rol,
+        "importe": requisito.get("importe"),
+        "texto": Requisito(None, firmas, rol).texto(),
+        "version_matriz": requisito.get("version_matriz"),
+    }
+
+
+# -- recoger una firma ---------------------------------------------------------------------
+
+
+def _importe_de(decision: Mapping[str, Any]) -> Decimal | None:
+    if decision.get("type") != "edit":
+        return None
+    return dinero.importe_o_none((decision["edited_action"].get("args") or {}).get("importe"))
+
+
+def _requisito_accion(accion: Mapping[str, Any], importe: Decimal | None, matriz: Matriz | None) -> dict:
+    """La autoridad de una acción tras una edición a ``importe`` (misma versión de la matriz)."""
+    if importe is None or matriz is None or accion.get("regla") not in matriz.limites:
+        return dict(accion)
+    requisito = autoridad_necesaria(matriz, accion["regla"], importe)
+    return {**accion, **_accion(accion["tool_call_id"], requisito)}
+
+
+def _comprobar(
+    matriz: Matriz | None, accion: Mapping[str, Any], rol: str, previas: Sequence[str]
+) -> tuple[bool, str]:
+    """¿Cuenta la firma de ``rol`` para la acción? Y ¿queda completa con ella?"""
+    if matriz is None:  # pausa de antes de la matriz: una firma de cualquiera de la tienda
+        return True, ""
+    importe, regla = accion.get("importe"), accion.get("regla")
+    if importe is None and regla in matriz.limites:
+        # Sin importe en una regla con límites: la matriz exige el rol más alto; se
+        # respeta el requisito guardado (p. ej. una consulta al encargado).
+        permitido = rol in matriz.roles and matriz.nivel(rol) >= _nivel(matriz.roles, accion["rol_minimo"])
+        motivo = "" if permitido else f"esta operación necesita {accion['rol_minimo']} o superior"
+        return permitido, motivo
+    permiso = admite_firma(matriz, rol, regla, importe, previas=previas)
+    return bool(permiso), permiso.motivo
+
+
+def _completa(matriz: Matriz | None, accion: Mapping[str, Any], roles: Sequence[str]) -> bool:
+    if matriz is None:
+        return len(roles) >= 1
+    if accion.get("importe") is None and accion.get("regla") in matriz.limites:
+        return len(roles) >= accion["firmas"] and any(
+            r in matriz.roles and matriz.nivel(r) >= _nivel(matriz.roles, accion["rol_minimo"]) for r in roles
+        )
+    return firmas_completas(matriz, accion.get("regla"), accion.get("importe"), roles)
+
+
+def firmar(
+    conexion: psycopg.Connection, *, fila: Mapping[str, Any], firmante: Encargado,
+    decisiones: list[dict[str, Any]],
+) -> FirmaParcial | list[dict[str, Any]]:
+    """Recoge la firma de ``firmante`` (decisiones ya validadas) en la pausa ``fila``
+    (bloqueada ``FOR UPDATE`` por quien llama). Devuelve ``FirmaParcial`` si aún faltan
+    firmas, o las decisiones combinadas con las que reanudar una vez.
+
+    Raises:
+        YaFirmada: la misma persona ya firmó esta aprobación (409).
+        Prohibido: su firma no cuenta (su límite no cubre el importe...): nada cambia (403).
+        DecisionNoValida: una edición sube el importe que otra persona ya firmó (422).
+    """
+    clave = {"thread_id": fila["thread_id"], "interrupt_id": fila["interrupt_id"]}
+    previas = conexion.execute(SELECT_FIRMAS_SQL, clave).fetchall()
+    if any(p["encargado_id"] == firmante.encargado_id for p in previas):
+        raise YaFirmada(
+            "ya has firmado esta aprobación: la firma que falta tiene que ser de otra persona"
+        )
+    requisito = dict(fila.get("requisito") or {})
+    acciones = list(requisito.get("acciones") or [])
+    ids = list((fila.get("peticion") or {}).get("tool_call_ids") or [])
+    por_id = {a["tool_call_id"]: a for a in acciones}
+    matrices = _Matrices(conexion)
+    roles_previos = [p["rol"] for p in previas]
+    combinadas: list[dict[str, Any]] = []
+    nuevas_acciones: list[dict[str, Any]] = []
+    rechaza = any(d["type"] == "reject" for d in decisiones)
+    completas = []
+    for n, decision in enumerate(decisiones):
+        accion = por_id.get(ids[n]) if n < len(ids) else None
+        if decision["type"] == "reject":
+            combinadas.append(decision)
+            if accion:
+                nuevas_acciones.append(accion)
+            continue
+        anteriores = [p["decisiones"][n] for p in previas if n < len(p["decisiones"])]
+        ultima = next((d for d in reversed([*anteriores, decision]) if d["type"] != "approve"), decision)
+        if accion is None:  # sin requisito guardado (pausa antigua): basta una firma
+            combinadas.append(ultima)
+            completas.append(True)
+            continue
+        matriz = matrices.por_id(accion.get("matriz_id"))
+        importe = _importe_de(decision)
+        ya_firmado = dinero.importe_o_none(accion.get("importe"))
+        if importe is not None and previas and ya_firmado is not None and importe > ya_firmado:
+            raise DecisionNoValida(
+                f"operación {n + 1}: el importe {dinero.eur(importe)} supera el ya firmado "
+                f"({dinero.eur(ya_firmado)})"
+            )
+        accion = _requisito_accion(accion, importe, matriz)
+        permitido, motivo = _comprobar(matriz, accion, firmante.rol, roles_previos)
+        if not permitido and not rechaza:
+            raise Prohibido(motivo or "tu firma no basta para esta aprobación")
+        completas.append(permitido and _completa(matriz, accion, [*roles_previos, firmante.rol]))
+        nuevas_acciones.append(accion)
+        combinadas.append(ultima if completas[-1] or not rechaza else
+                          {"type": "reject", "message": SIN_FIRMAS})
+    roles = ROLES_POR_DEFECTO
+    nuevo = _resumen(nuevas_acciones, roles) if acciones else requisito
+    conexion.execute(INSERT_FIRMA_SQL, {
+        **clave, "encargado_id": firmante.encargado_id, "rol": firmante.rol, "tienda": fila["tienda"],
+        "decisiones": Jsonb(decisiones), "requisito": Jsonb(nuevo),
+    })
+    if rechaza or all(completas):
+        return combinadas
+    if nuevo != requisito:
+        conexion.execute(ACTUALIZAR_REQUISITO_SQL, {"thread_id": fila["thread_id"], "requisito": Jsonb(nuevo)})
+    return FirmaParcial(
+        thread_id=fila["thread_id"], firmas=len(previas) + 1,
+        firmas_necesarias=int(nuevo.get("firmas_necesarias") or 1),
+    )
