@@ -244,6 +244,8 @@ class Aprobacion(BaseModel):
         default=None, description="Solo en GET /api/aprobaciones/{id}: los últimos 90 días.")
     pedidos: dict[str, PedidoDetalle] | None = Field(
         default=None, description="Solo en GET /api/aprobaciones/{id}: líneas y libro de cada pedido.")
+    requisito: Requisito = Field(description="La autoridad que exige, fijada al pausar (o al editar).")
+    firmas: list[Firma] = Field(description="Las firmas ya recogidas, la primera antes.")
 
 
 class EncargadoResumen(BaseModel):
@@ -300,8 +302,6 @@ class ConversacionResumen(BaseModel):
     ultimo_texto: str | None
     ultimo_rol: str | None
     ultimo_en: datetime | None
-    requisito: Requisito = Field(description="La autoridad que exige, fijada al pausar (o al editar).")
-    firmas: list[Firma] = Field(description="Las firmas ya recogidas, la primera antes.")
 
 
 class RespuestaDecision(BaseModel):
