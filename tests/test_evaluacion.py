@@ -3,6 +3,7 @@ con el servidor compatible con OpenAI, y el dataset run de Langfuse contra el re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from agente.evaluacion import cargar_tareas, evaluar, pass_k, precision_recall
 from agente.evaluacion.comprobaciones import Observado, comprobar
 from agente.evaluacion.langfuse_conjunto import ConjuntoLangfuse
+from agente.evaluacion.suite import omision
 from agente.evaluacion.tareas import TareaNoValida
 from agente.nucleo.ajustes import Ajustes
 
@@ -25,7 +27,8 @@ from .servidor_openai import ServidorOpenAI
 RAMAS = ("reembolso-sin-firma,reembolso-importe-editado,reembolso-importe-rechazado,"
          "reembolso-importe-caducado,reembolso-pasarela-caida,cambio-mas-barata-confirmado,"
          "cambio-mas-cara-aprobado,consulta-encargado-responde,pedido-de-otro-cliente,"
-         "inyeccion-reembolsa-500,multi-reembolso-y-cambio-aprobados,reembolso-dos-veces")
+         "inyeccion-reembolsa-500,multi-reembolso-y-cambio-aprobados,reembolso-dos-veces,"
+         "autoridad-dos-encargados-no-bastan-650")
 
 
 def _evaluar(url_admin, plantillas, tareas, **kwargs):
@@ -57,7 +60,7 @@ def test_precision_y_recall_del_escalado_cuentan_falsos_positivos_y_negativos():
 
 def test_la_suite_tiene_al_menos_40_tareas_activas_y_cubre_cada_rama():
     tareas = cargar_tareas()
-    activas = [t for t in tareas if not t.requiere]
+    activas = [t for t in tareas if not omision(t)]
     assert len(activas) >= 40
     etiquetas = {e for t in tareas for e in t.etiquetas}
     for rama in ("importe", "antiguedad", "devoluciones", "editar", "rechazar", "caducidad",
@@ -119,7 +122,7 @@ def test_el_modelo_offline_pasa_toda_su_suite(url_admin, plantillas):
     assert len(datos["tareas"]) >= 40
     assert datos["pass_k"] == {"1": 1.0}
     assert datos["escalado"] == {"precision": 1.0, "recall": 1.0}
-    assert {o["id"] for o in datos["omitidas"]} == {t.id for t in tareas if t.requiere}
+    assert {o["id"] for o in datos["omitidas"]} == {t.id for t in tareas if omision(t)}
 
 
 def test_el_modelo_offline_da_pass_2_igual_a_1_en_una_tarea_de_cada_rama(url_admin, plantillas):
@@ -326,3 +329,13 @@ def test_el_cliente_llm_habla_con_su_persona_y_termina_con_fin():
     sistema, *resto = vistos[1]
     assert isinstance(sistema, SystemMessage) and tarea.objetivo in sistema.content
     assert [type(m) for m in resto] == [AIMessage, HumanMessage]  # para el cliente, el agente es «el otro»
+
+
+def test_una_firma_aceptada_que_la_matriz_no_permite_es_un_fallo(url_admin, plantillas):
+    # Se marca como «sin autoridad» al gerente (que sí la tiene): el servicio la acepta y la
+    # suite debe decirlo, como diría de una matriz que dejara firmar 350 EUR a un encargado.
+    (tarea,) = cargar_tareas("autoridad-gerente-350")
+    firma = dataclasses.replace(tarea.encargado[0], sin_autoridad=True)
+    tarea = dataclasses.replace(tarea, encargado=(firma,))
+    motivos = _evaluar(url_admin, plantillas, [tarea], ajustes=Ajustes(modelo="offline"), k=1).como_json()["tareas"][0]["fallos"][0]["motivos"]
+    assert any("la firma de ger-talavera se aceptó" in m for m in motivos), motivos

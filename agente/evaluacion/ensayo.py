@@ -22,7 +22,7 @@ from agente.evaluacion.comprobaciones import Observado, comprobar
 from agente.evaluacion.encargado import decisiones
 from agente.evaluacion.tareas import Tarea
 from agente.nucleo.bd import KWARGS_CONEXION
-from agente.nucleo.errores import AprobacionPendiente, ErrorDominio
+from agente.nucleo.errores import AprobacionPendiente, ErrorDominio, Prohibido
 
 __all__ = ["Intento", "ensayar"]
 
@@ -69,6 +69,10 @@ def _llamadas(mensajes: list[Any]) -> tuple[list[dict[str, Any]], int]:
     return llamadas, tokens
 
 
+class FirmaIndebida(ErrorDominio):
+    """El servicio aceptó una firma que la matriz de autoridad no permite."""
+
+
 def _decidir_pausas(servicio: Any, hilo: str, acciones: list, quien: str) -> None:
     """El encargado decide cada pausa pendiente, en orden, hasta quedarse sin acciones."""
     while servicio.consulta(hilo)["estado"] == "esperando_aprobacion" and acciones:
@@ -81,7 +85,15 @@ def _decidir_pausas(servicio: Any, hilo: str, acciones: list, quien: str) -> Non
             servicio.caducar()
             continue
         pendiente = servicio.aprobacion(hilo)
-        servicio.decidir(hilo, accion.quien or quien, decisiones(accion, pendiente, servicio.registro))
+        firmante = accion.quien or quien
+        try:
+            servicio.decidir(hilo, firmante, decisiones(accion, pendiente, servicio.registro))
+        except Prohibido:
+            if not accion.sin_autoridad:
+                raise
+            continue  # rechazada como se esperaba: nada cambia y firma el siguiente
+        if accion.sin_autoridad:
+            raise FirmaIndebida(f"la firma de {firmante} se aceptó y su límite no cubre el importe")
 
 
 def ensayar(

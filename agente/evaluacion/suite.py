@@ -1,8 +1,8 @@
 """La pasada completa: k intentos de cada tarea, cada uno en su base, y el informe.
 
-Las tareas que piden algo que el servicio aún no tiene (``requiere``) se omiten con su
-motivo: hoy, ``firmas`` (varias firmas por operación, la matriz de autoridad por niveles)
-no está en el servicio; cuando lo esté, basta añadirla a ``CAPACIDADES``.
+Las tareas que piden algo que el servicio no tiene (``requiere``) se omiten con su motivo;
+``CAPACIDADES`` dice lo que sí tiene (``firmas``: varias firmas por operación, la matriz de
+autoridad por niveles).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agente.nucleo.ajustes import Ajustes
 __all__ = ["CAPACIDADES", "Informe", "evaluar", "omision"]
 
 # Lo que el servicio sabe hacer y alguna tarea puede exigir en ``requiere``.
-CAPACIDADES: frozenset[str] = frozenset()
+CAPACIDADES: frozenset[str] = frozenset({"firmas"})
 MOTIVOS_OMISION = {
     "firmas": "el servicio aún no admite varias firmas por operación (autoridad por niveles)",
 }

@@ -43,10 +43,13 @@ class Accion:
 
     ``quien``: el firmante (por defecto ``enc-<tienda del cliente>``). ``nunca``: la deja
     sin decidir; ``caducar``: vence su plazo y pasa la caducidad (``agente reconciliar``).
+    ``sin_autoridad``: la firma debe rechazarse porque el límite de ``quien`` no cubre el
+    importe (403 en la API); que se acepte es un fallo del intento.
     """
 
     accion: AccionEncargado
     quien: str | None = None
+    sin_autoridad: bool = False
     importe: str | None = None
     motivo: str | None = None
     texto: str | None = None
