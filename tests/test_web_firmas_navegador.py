@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from agente.web.auth import emitir_token
+from agente.web.rutas_demo import EJEMPLOS
 
 from .test_web_navegador import ESPERA_MS, Pagina, base, navegador  # noqa: F401 - fixtures
 from .web_util import ajustes_web, cab, sql
@@ -80,3 +81,25 @@ def test_una_encargada_sin_limite_suficiente_ve_su_limite_y_la_pausa_sigue(naveg
     assert sql(bd_url, "SELECT count(*) AS n FROM aprobaciones_pendientes WHERE thread_id = %(h)s",
                {"h": hilo})[0]["n"] == 1
     encargada.limpia()
+
+
+def test_la_regional_ve_las_colas_de_sus_dos_tiendas_y_filtra_por_tienda(navegador, base, bd_url):
+    _pausa(base, bd_url, "C-0009", PEDIDO_350)  # talavera
+    r = httpx.post(f"{base}/api/conversaciones", headers=_como(bd_url, "C-0003", "madrid-centro"))
+    hilo = r.json()["thread_id"]
+    r = httpx.post(f"{base}/api/conversaciones/{hilo}/mensajes", headers=_como(bd_url, "C-0003", "madrid-centro"),
+                   json={"texto": EJEMPLOS["C-0003"]}, timeout=60)
+    assert r.json()["estado"] == "esperando_aprobacion", r.text
+
+    regional = Pagina(navegador, base)
+    regional.entrar("Beatriz Romero (reg-centro)", "/encargado")
+    expect = regional.expect
+    tarjetas = regional.pagina.locator("article.tarjeta")
+    expect(tarjetas).to_have_count(2, timeout=ESPERA_MS)
+    filtro = regional.pagina.locator("#f-tienda")
+    expect(filtro).to_be_visible()
+    filtro.select_option("talavera")
+    expect(regional.pagina.locator("article.tarjeta:visible")).to_have_count(1)
+    expect(regional.pagina.locator("article.tarjeta:visible")).to_contain_text(PEDIDO_350)
+    regional.capturar("firmas-regional-filtro")
+    regional.limpia()
