@@ -69,10 +69,10 @@ def crear_base(url_admin: str, nombre: str, *, demo: bool = True) -> str:
     """Base nueva, migrada (esquema + checkpointer) y, si ``demo``, con el catálogo de demo."""
     from agente.demo import cargar_demo
     from agente.migraciones import migrar
-    from agente.nucleo.bd import KWARGS_CONEXION
+    from agente.nucleo.bd import KWARGS_CONEXION, borrar_base
 
+    borrar_base(url_admin, nombre)
     with psycopg.connect(url_admin, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(nombre)))
         c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(nombre)))
     url = url_de(url_admin, nombre)
     migrar(url)

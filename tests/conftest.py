@@ -21,7 +21,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from agente.bd import arrancar_embebido
 from agente.demo import cargar_demo
 from agente.migraciones import migrar
-from agente.nucleo.bd import KWARGS_CONEXION, abrir_pool
+from agente.nucleo.bd import KWARGS_CONEXION, abrir_pool, borrar_base
 
 RAIZ = Path(__file__).resolve().parent.parent
 
@@ -45,8 +45,8 @@ def url_admin():
 
 
 def _crear_base(url_admin: str, nombre: str, plantilla: str | None = None) -> str:
+    borrar_base(url_admin, nombre)
     with psycopg.connect(url_admin, autocommit=True) as conexion:
-        conexion.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(nombre)))
         if plantilla:
             conexion.execute(
                 sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
@@ -59,8 +59,7 @@ def _crear_base(url_admin: str, nombre: str, plantilla: str | None = None) -> st
 
 
 def _borrar_base(url_admin: str, nombre: str) -> None:
-    with psycopg.connect(url_admin, autocommit=True) as conexion:
-        conexion.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(nombre)))
+    borrar_base(url_admin, nombre)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agente.demo import cargar_demo
 from agente.migraciones import migrar
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.nucleo.bd import KWARGS_CONEXION, borrar_base
 
 __all__ = ["Bases"]
 
@@ -43,7 +43,7 @@ class Bases:
             conexion.execute(orden)
 
     def _borrar(self, nombre: str) -> None:
-        self._admin(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(nombre)))
+        borrar_base(self.url, nombre)
 
     def __enter__(self) -> Bases:
         if self._propia:

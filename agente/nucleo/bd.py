@@ -8,12 +8,14 @@ El checkpointer exige ``autocommit=True``, ``prepare_threshold=0`` y
 from __future__ import annotations
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
+from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from agente.nucleo.errores import ErrorConfiguracion
 
-__all__ = ["ERRORES_BD_CAIDA", "KWARGS_CONEXION", "abrir_pool", "comprobar_conexion"]
+__all__ = ["ERRORES_BD_CAIDA", "KWARGS_CONEXION", "abrir_pool", "borrar_base", "comprobar_conexion"]
 
 KWARGS_CONEXION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 # Con la base caída: cada intento de conexión se rinde pronto y, tras RECONEXION_SEGUNDOS de
@@ -62,3 +64,20 @@ def abrir_pool(
             "DATABASE_URL: la base de datos no responde", ajuste="DATABASE_URL"
         ) from exc
     return pool
+
+
+BORRAR_BASE_SQL = "DROP DATABASE IF EXISTS {} WITH (FORCE)"
+
+
+@retry(retry=retry_if_exception_type(psycopg.errors.InsufficientPrivilege), stop=stop_after_delay(30),
+       wait=wait_fixed(0.2), reraise=True)
+def borrar_base(url_admin: str, nombre: str) -> None:
+    """Borra la base ``nombre`` (pruebas, bench, ``agente evaluar``) echando a quien siga dentro.
+
+    Trampa: sin superusuario (PostgreSQL 15-17), ``FORCE`` no puede terminar un proceso de
+    autovacuum que esté en esa base («must be a member of the role whose process is being
+    terminated or member of pg_signal_backend»). Ese proceso acaba solo enseguida: se
+    reintenta durante unos segundos en vez de pedir más privilegios.
+    """
+    with psycopg.connect(url_admin, autocommit=True) as conexion:
+        conexion.execute(sql.SQL(BORRAR_BASE_SQL).format(sql.Identifier(nombre)))
