@@ -494,7 +494,7 @@ class _CpuVentana:
 
 def _perfilar(pid: int, nombre: str, calentamiento: float, duracion: float):
     """``BENCH_PERFIL=carpeta``: py-spy (``pip install py-spy``) sobre el primer servidor
-    durante la ventana (muestras de hilos en CPU; los que esperan no cuentan), formato
+    durante la ventana (solo el hilo que tiene el GIL: lo que gasta el núcleo del proceso), formato
     *collapsed* en ``carpeta/<nivel>.txt``."""
     import os
     import shutil
@@ -505,7 +505,7 @@ def _perfilar(pid: int, nombre: str, calentamiento: float, duracion: float):
     if not carpeta or not os.path.exists(espia):
         return None
     os.makedirs(carpeta, exist_ok=True)
-    orden = [espia, "record", "--pid", str(pid), "--rate", "100", "--format", "raw",
+    orden = [espia, "record", "--pid", str(pid), "--rate", "100", "--gil", "--format", "raw",
              "--duration", str(int(duracion)), "--nonblocking", "-o", f"{carpeta}/{nombre}.txt"]
     return subprocess.Popen(["sh", "-c", f"sleep {calentamiento}; exec " + " ".join(orden)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

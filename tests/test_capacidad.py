@@ -163,3 +163,31 @@ def test_si_se_pierde_el_candado_mientras_el_modelo_piensa_no_se_ejecuta_ningun_
         assert servicio.conversar(otra, CONSULTA.replace(PEDIDO_PEQUENO, PEDIDO_GRANDE), ctx).estado == "respondida"
     finally:
         servicio.cerrar()
+
+
+CONEXIONES_DE_LA_BASE_SQL = """
+SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+"""
+
+
+def test_un_proceso_no_abre_mas_conexiones_que_agente_pool_max(bd_url, proveedor):
+    # AGENTE_POOL_MAX es el presupuesto del proceso entero: pool, candados y LISTEN.
+    ajustes = ajustes_web(bd_url, modelo="openai:latencia", modelo_base_url=proveedor.url, pool_max=4)
+    clientes = ["C-0001", "C-0002", "C-0003", "C-0004", "C-0005", "C-0001"]  # seis conversaciones
+    with psycopg.connect(bd_url, autocommit=True) as sondeo:
+        antes = sondeo.execute(CONEXIONES_DE_LA_BASE_SQL).fetchone()[0]
+        with TestClient(crear_app(ajustes), raise_server_exceptions=False) as http:
+            hilos = [http.post("/api/conversaciones", headers=cab(token(ajustes, c))).json()["thread_id"]
+                     for c in clientes]
+            turnos = [_en_hilo(partial(http.post, f"/api/conversaciones/{h}/mensajes",
+                                       json={"texto": CONSULTA}, headers=cab(token(ajustes, c))))
+                      for h, c in zip(hilos, clientes, strict=True)]
+            maximo = pensando = 0
+            while any(h.is_alive() for h, _ in turnos):
+                maximo = max(maximo, sondeo.execute(CONEXIONES_DE_LA_BASE_SQL).fetchone()[0] - antes)
+                pensando = max(pensando, proveedor.proveedor.en_curso)
+                time.sleep(0.01)
+    assert [r["valor"].status_code for _, r in turnos] == [200] * len(clientes)
+    assert pensando == len(clientes)  # los seis turnos estuvieron a la vez en el modelo
+    assert 3 <= maximo <= 4  # el LISTEN y los candados están abiertos: se midió con el proceso en marcha

@@ -29,7 +29,13 @@ class Ajustes(BaseSettings):
         default=Path(".agente/pgdata"),
         description="Carpeta de datos del PostgreSQL embebido.",
     )
-    pool_max: int = Field(default=10, ge=1, description="Conexiones máximas del pool.")
+    pool_max: int = Field(
+        default=10, ge=3,
+        description=(
+            "Conexiones a PostgreSQL del proceso en total: dos propias (candados de hilo y "
+            "LISTEN) y el resto, el pool."
+        ),
+    )
     pool_espera: float = Field(
         default=3.0, gt=0, le=60,
         description="Segundos que se espera una conexión del pool antes de responder 503.",

@@ -11,7 +11,10 @@ from agente.servicio.candados import CandadosHilo
 from agente.servicio.limite import LimiteEjecuciones
 from agente.servicio.pasarela_registrada import PasarelaRegistrada
 
-__all__ = ["crear_servicio"]
+__all__ = ["CONEXIONES_PROPIAS", "crear_servicio"]
+
+# Fuera del pool: la de los candados de hilo (CandadosHilo) y la del LISTEN (escucha()).
+CONEXIONES_PROPIAS = 2
 
 
 def crear_servicio(
@@ -30,7 +33,9 @@ def crear_servicio(
     from agente.trazas import Trazador
     from herramientas.pasarela import pasarela_desde_ajustes
 
-    pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max, espera=ajustes.pool_espera)
+    # AGENTE_POOL_MAX es el presupuesto del proceso: las dos conexiones propias cuentan.
+    pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max - CONEXIONES_PROPIAS,
+                      espera=ajustes.pool_espera)
     pasarela = PasarelaRegistrada(
         interna=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes)
     )
