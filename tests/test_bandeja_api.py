@@ -8,8 +8,11 @@ import csv
 import io
 import queue
 import threading
+import time
 
 import httpx
+import psycopg
+import pytest
 
 from agente.web.app import crear_app
 
@@ -247,3 +250,37 @@ def test_la_bandeja_en_vivo_avisa_de_una_pausa_nueva_sin_sondear(ajustes):
         assert (tipo, datos["pendientes"]) == ("bandeja", 1)
         assert datos["aprobaciones"][0]["thread_id"] == hilo
         assert httpx.get(f"{base}/api/aprobaciones/eventos?token={token(ajustes, 'C-0001')}").status_code == 403
+
+
+@pytest.mark.temporal
+def test_la_bandeja_en_vivo_no_relee_una_vez_por_aviso(ajustes, bd_url, monkeypatch):
+    # Cien avisos de otros chats de golpe (lo que da un centenar de turnos en curso).
+    from agente.web import eventos_bandeja
+
+    from .web_util import token
+
+    lecturas: list[float] = []
+    original = eventos_bandeja.lista_bandeja
+
+    def contar(*args, **kwargs):
+        lecturas.append(time.monotonic())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(eventos_bandeja, "lista_bandeja", contar)
+    with servidor_en_hilo(crear_app(ajustes)) as base:
+        recibidos: queue.Queue = queue.Queue()
+        abierto = threading.Event()
+        url = f"{base}/api/aprobaciones/eventos?token={token(ajustes, 'enc-talavera')}"
+        threading.Thread(target=_escuchar, args=(url, recibidos, abierto), daemon=True).start()
+        assert abierto.wait(20)
+        assert recibidos.get(timeout=20)[0] == "bandeja"
+        antes = len(lecturas)
+        inicio = time.monotonic()
+        with psycopg.connect(bd_url, autocommit=True) as c:
+            for i in range(100):
+                c.execute("SELECT pg_notify('mensajes_hilo', %s)", (f"otro-hilo-{i}",))
+        envio = time.monotonic() - inicio
+        time.sleep(2 * eventos_bandeja.AGRUPAR_SEGUNDOS + 0.5)
+        releidas = len(lecturas) - antes
+    assert releidas >= 1  # los avisos sí llegan
+    assert releidas <= 2 + envio / eventos_bandeja.AGRUPAR_SEGUNDOS

@@ -5,6 +5,11 @@ los avisos: un hilo que pausa, un mensaje retenido, una decisión, una reclamaci
 cada aviso (o cada ``RELECTURA_SEGUNDOS``, por si uno se pierde) se relee la bandeja y,
 si cambió, se emite un evento ``bandeja`` ``{"pendientes", "aprobaciones"}``. El primer
 evento sale al abrir el flujo.
+
+Trampa: cada turno de cualquier chat avisa (``mensajes_hilo`` lleva el hilo, no la
+tienda). Con cien conversaciones a la vez son decenas de avisos por segundo y una
+relectura por aviso y página abierta. Los avisos que llegan en ``AGRUPAR_SEGUNDOS`` tras
+el primero cuentan como uno: como mucho una relectura por ese intervalo.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from agente.nucleo.bd import ERRORES_BD_CAIDA
 from agente.web import esquemas
 from agente.web.eventos import RELECTURA_SEGUNDOS, TODOS, Oyente
 
-__all__ = ["flujo_bandeja", "lista_bandeja"]
+__all__ = ["AGRUPAR_SEGUNDOS", "flujo_bandeja", "lista_bandeja"]
+
+AGRUPAR_SEGUNDOS = 0.5
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +64,9 @@ async def flujo_bandeja(servicio, oyente: Oyente, tiendas: list[str]) -> AsyncIt
             try:
                 await asyncio.wait_for(cola.get(), timeout=RELECTURA_SEGUNDOS)
             except TimeoutError:
-                pass
+                continue
+            await asyncio.sleep(AGRUPAR_SEGUNDOS)
+            if not cola.empty():
+                cola.get_nowait()  # los de la tanda: ya se leerán ahora
     finally:
         oyente.baja(TODOS, cola)
