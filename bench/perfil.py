@@ -128,7 +128,7 @@ def perfilar(caso: str, n: int, frecuencia: int) -> dict:
     salida = Path(tempfile.mkstemp(prefix=f"perfil-{caso}-", suffix=".txt")[1])
     espia = subprocess.Popen(
         [pyspy, "record", "--pid", str(proceso.pid), "--format", "raw", "--rate", str(frecuencia),
-         "--output", str(salida), "--nonblocking", "--full-filenames"],
+         "--output", str(salida), "--nonblocking", "--full-filenames", "--gil"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     time.sleep(1.0)  # que py-spy se enganche antes de empezar
