@@ -242,7 +242,7 @@ def _explain(url: str) -> str:
     with psycopg.connect(url, autocommit=True, cursor_factory=ClientCursor) as c:
         filas = c.execute(
             "EXPLAIN (ANALYZE, BUFFERS) " + cola.SELECT_BANDEJA_SQL,
-            {"tienda": "bq-07", "limite": 50},
+            {"tiendas": ["bq-07"], "limite": 50},
         ).fetchall()
     return "\n".join(f[0] for f in filas)
 

@@ -314,7 +314,7 @@ def _servicio_trazado(url: str, traza: util.TrazaProtocolo):
     from agente.servicio import fabrica
 
     original = fabrica.abrir_pool
-    fabrica.abrir_pool = lambda u, max_size=10: util.abrir_pool(
+    fabrica.abrir_pool = lambda u, max_size=10, **_: util.abrir_pool(
         u, max_size=max_size, configure=traza.configurar
     )
     try:
