@@ -15,6 +15,7 @@ from functools import partial
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
+from langchain_core.callbacks import BaseCallbackHandler
 
 from agente.modelos import crear_modelo
 from agente.nucleo.errores import CandadoPerdido, Saturado
@@ -191,3 +192,42 @@ def test_un_proceso_no_abre_mas_conexiones_que_agente_pool_max(bd_url, proveedor
     assert [r["valor"].status_code for _, r in turnos] == [200] * len(clientes)
     assert pensando == len(clientes)  # los seis turnos estuvieron a la vez en el modelo
     assert 3 <= maximo <= 4  # el LISTEN y los candados están abiertos: se midió con el proceso en marcha
+
+
+def test_con_un_proveedor_real_los_tokens_llegan_en_directo_desde_el_bucle_del_modelo(bd_url, proveedor, monkeypatch):
+    # Sin el troceado de respaldo, los tokens solo pueden venir del flujo del proveedor.
+    import re
+
+    from agente.web import directo
+
+    from .web_util import eventos_sse
+
+    monkeypatch.setattr(directo, "_PALABRAS", re.compile(r"(?!)"))
+    ajustes = ajustes_web(bd_url, modelo="openai:latencia", modelo_base_url=proveedor.url)
+    with TestClient(crear_app(ajustes), raise_server_exceptions=False) as http:
+        hilo = http.post("/api/conversaciones", headers=cab(token(ajustes, "C-0002"))).json()["thread_id"]
+        with http.stream("POST", f"/api/conversaciones/{hilo}/mensajes", json={"texto": CONSULTA},
+                         headers=cab(token(ajustes, "C-0002"), Accept="text/event-stream")) as r:
+            eventos = list(eventos_sse(r.iter_lines()))
+    assert eventos[-1][0] == "estado"
+    final = eventos[-1][1]["mensajes"][0]["texto"]
+    ultimo_descarte = max((i for i, (t, _) in enumerate(eventos) if t == "descartar"), default=-1)
+    tokens = [d["texto"] for t, d in eventos[ultimo_descarte + 1:] if t == "token"]
+    assert len(tokens) > 3
+    assert "".join(tokens) == final
+
+
+def test_el_modelo_de_un_proveedor_se_llama_desde_el_bucle_del_proceso(proveedor):
+    from agente.modelo_en_bucle import ModeloEnBucle
+
+    modelo = crear_modelo("openai:latencia", base_url=proveedor.url, sin_reintentos=True)
+    assert isinstance(modelo, ModeloEnBucle)
+    hilos: set[str] = set()
+
+    class Anotar(BaseCallbackHandler):
+        def on_llm_new_token(self, token, **kwargs):
+            hilos.add(threading.current_thread().name)
+
+    respuesta = modelo.invoke(f"¿Dónde está mi pedido {PEDIDO_PEQUENO}?", config={"callbacks": [Anotar()]})
+    assert respuesta.content or respuesta.tool_calls
+    assert hilos == {"modelo-en-bucle"}  # cada token, en el hilo del bucle: el del turno espera
