@@ -144,7 +144,9 @@ async def _cliente(i: int, c: util.ClienteBench, bases: list[str], datos: Datos,
                                                       "tienda": c.tienda})}
     pequenos, grandes = iter(c.pedidos_pequenos), iter(c.pedidos_grandes)
     n = i  # cada petición al servidor siguiente, empezando por uno distinto en cada cliente
-    k = 0
+    # La mitad empieza por el reembolso grande: con muchos clientes y turnos lentos, cada
+    # uno solo llega a una o dos conversaciones en la ventana, y las pausas deben estar.
+    k = i % 2
 
     def base() -> str:
         nonlocal n
@@ -610,13 +612,14 @@ def markdown(c: dict[str, Any], tabla, invariantes_md) -> list[str]:
             f"{100 * r['R']:.0f} %", f"{r['turno']['p50_ms']:.0f} / {r['turno']['p99_ms']:.0f}",
             f"{r['turno_menos_modelo']['p50_ms']:.0f} / {r['turno_menos_modelo']['p99_ms']:.0f}",
             f"{r['decision_menos_modelo']['p50_ms'] or 0:.0f} / {r['decision_menos_modelo']['p99_ms'] or 0:.0f}",
-            r["errores"], f"{r['conexiones_max']} ({r['conexiones_activas_max']})",
+            r["errores"], r["saturados_503"], f"{r['conexiones_max']} ({r['conexiones_activas_max']})",
             ", ".join(f"{m['vmhwm_mib']:.0f}" for m in r["memoria_despues"]),
             "sí" if r["invariantes"]["todo_en_orden"] else "**NO**",
         ])
     lineas += tabla(["clientes", "procesos", "ejecuciones a la vez", "turnos", "turnos/s",
                      "modelo s/turno", "ideal", "R", "turno p50 / p99 ms", "sin modelo p50 / p99 ms",
-                     "decisión sin modelo p50 / p99 ms", "errores", "conexiones máx (activas)",
+                     "decisión sin modelo p50 / p99 ms", "errores", "503 (reintentados)",
+                     "conexiones máx (activas)",
                      "VmHWM MiB", "invariantes"], filas)
     for r in filas_r:
         if r["errores"] or r["primera_traza"]:
