@@ -115,7 +115,7 @@ def crear_modelo(
     from langchain.chat_models import init_chat_model
 
     try:
-        chat = init_chat_model(modelo, model_provider=proveedor_id, **kwargs)
+        return init_chat_model(modelo, model_provider=proveedor_id, **kwargs)
     except ImportError as exc:
         paquete = re.search(r"pip install ([\w.\-\[\]]+)", str(exc))
         instalar = paquete.group(1) if paquete else f"langchain-{proveedor_id.replace('_', '-')}"
@@ -136,7 +136,3 @@ def crear_modelo(
                 f"define la variable de entorno que indica su documentación ({exc})."
             ) from exc
         raise _error(f"No se pudo crear el modelo {nombre!r}: {exc}") from exc
-    from agente.modelo_en_bucle import ModeloEnBucle, admite_bucle
-
-    # Con cliente asíncrono, todos los flujos del proceso se leen en un solo bucle.
-    return ModeloEnBucle(interno=chat) if admite_bucle(chat) else chat

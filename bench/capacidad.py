@@ -55,7 +55,9 @@ SONDEO_CONEXIONES_SQL = """
 SELECT count(*) AS total, count(*) FILTER (WHERE state <> 'idle') AS activas
 FROM pg_stat_activity
 WHERE datname = %(base)s AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+  AND application_name <> %(propia)s
 """
+PROPIA = "bench-capacidad"  # las conexiones del propio bench no cuentan como del servidor
 CANDADOS_HILO_SQL = """
 SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %(espacio)s
 """
@@ -270,7 +272,8 @@ class SondeoConexiones:
     def _bucle(self) -> None:
         with psycopg.connect(self.url_admin, autocommit=True) as c:
             while not self._parar.wait(0.05):
-                total, activas = c.execute(SONDEO_CONEXIONES_SQL, {"base": self.base}).fetchone()
+                total, activas = c.execute(SONDEO_CONEXIONES_SQL,
+                                           {"base": self.base, "propia": PROPIA}).fetchone()
                 self.maximo = max(self.maximo, total)
                 self.maximo_activas = max(self.maximo_activas, activas)
 
@@ -288,7 +291,7 @@ def _esperar_reposo(url: str, limite: float) -> bool:
     from agente.servicio.candados import ESPACIO_HILOS
 
     fin = time.monotonic() + limite
-    with psycopg.connect(url, autocommit=True) as c:
+    with psycopg.connect(url, autocommit=True, application_name=PROPIA) as c:
         while time.monotonic() < fin:
             if c.execute(CANDADOS_HILO_SQL, {"espacio": ESPACIO_HILOS}).fetchone()[0] == 0:
                 return True

@@ -15,7 +15,6 @@ from functools import partial
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from langchain_core.callbacks import BaseCallbackHandler
 
 from agente.modelos import crear_modelo
 from agente.nucleo.errores import CandadoPerdido, Saturado
@@ -194,7 +193,7 @@ def test_un_proceso_no_abre_mas_conexiones_que_agente_pool_max(bd_url, proveedor
     assert 3 <= maximo <= 4  # el LISTEN y los candados están abiertos: se midió con el proceso en marcha
 
 
-def test_con_un_proveedor_real_los_tokens_llegan_en_directo_desde_el_bucle_del_modelo(bd_url, proveedor, monkeypatch):
+def test_con_un_proveedor_real_los_tokens_llegan_en_directo_del_flujo_del_proveedor(bd_url, proveedor, monkeypatch):
     # Sin el troceado de respaldo, los tokens solo pueden venir del flujo del proveedor.
     import re
 
@@ -215,19 +214,3 @@ def test_con_un_proveedor_real_los_tokens_llegan_en_directo_desde_el_bucle_del_m
     tokens = [d["texto"] for t, d in eventos[ultimo_descarte + 1:] if t == "token"]
     assert len(tokens) > 3
     assert "".join(tokens) == final
-
-
-def test_el_modelo_de_un_proveedor_se_llama_desde_el_bucle_del_proceso(proveedor):
-    from agente.modelo_en_bucle import ModeloEnBucle
-
-    modelo = crear_modelo("openai:latencia", base_url=proveedor.url, sin_reintentos=True)
-    assert isinstance(modelo, ModeloEnBucle)
-    hilos: set[str] = set()
-
-    class Anotar(BaseCallbackHandler):
-        def on_llm_new_token(self, token, **kwargs):
-            hilos.add(threading.current_thread().name)
-
-    respuesta = modelo.invoke(f"¿Dónde está mi pedido {PEDIDO_PEQUENO}?", config={"callbacks": [Anotar()]})
-    assert respuesta.content or respuesta.tool_calls
-    assert hilos == {"modelo-en-bucle"}  # cada token, en el hilo del bucle: el del turno espera

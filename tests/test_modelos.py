@@ -94,16 +94,16 @@ def test_sin_reintentos_timeout_y_base_url(monkeypatch):
     modelo = crear_modelo(
         "openai:gpt-4o-mini", base_url="http://127.0.0.1:9/v1", sin_reintentos=True, timeout=7.5
     )
-    assert modelo.interno.max_retries == 0
-    assert modelo.interno.request_timeout == 7.5
-    assert modelo.interno.openai_api_base == "http://127.0.0.1:9/v1"
-    assert crear_modelo("openai:gpt-4o-mini").interno.max_retries != 0
+    assert modelo.max_retries == 0
+    assert modelo.request_timeout == 7.5
+    assert modelo.openai_api_base == "http://127.0.0.1:9/v1"
+    assert crear_modelo("openai:gpt-4o-mini").max_retries != 0
 
 
 @pytest.mark.usefixtures("sin_claves")
 def test_servidor_propio_compatible_no_exige_clave():
     modelo = crear_modelo("openai:local", base_url="http://127.0.0.1:9/v1")
-    assert modelo.interno.openai_api_key.get_secret_value() == "sin-clave"
+    assert modelo.openai_api_key.get_secret_value() == "sin-clave"
 
 
 # ------------------------------------------------------------------ ida y vuelta

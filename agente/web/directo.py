@@ -5,9 +5,7 @@ agente con ``invoke`` síncrono y no admite callbacks propios, así que el manej
 por un *configure hook* de LangChain: una ``ContextVar`` que ``CallbackManager.configure``
 consulta al arrancar cada ejecución raíz. Se fija dentro del hilo que ejecuta el turno,
 así que solo ve ese turno. El manejador implementa el protocolo de streaming de
-LangChain (``tap_output_iter``), con lo que el modelo de chat usa su ``_stream``; el de un
-proveedor (``agente.modelo_en_bucle.ModeloEnBucle``) avisa de cada token desde el bucle del
-proceso sin necesitarlo.
+LangChain (``tap_output_iter``), con lo que el modelo de chat usa su ``_stream``.
 
 Eventos del flujo (``text/event-stream``):
 
