@@ -231,15 +231,21 @@ def _escuchar(url: str, recibidos: queue.Queue, abierto: threading.Event) -> Non
         pass  # el servidor de la prueba se para con el flujo abierto
 
 
+def _bandeja_en_vivo(base: str, tok: str) -> queue.Queue:
+    """Abre la bandeja en vivo en otro hilo; sus eventos llegan a la cola devuelta."""
+    recibidos: queue.Queue = queue.Queue()
+    abierto = threading.Event()
+    url = f"{base}/api/aprobaciones/eventos?token={tok}"
+    threading.Thread(target=_escuchar, args=(url, recibidos, abierto), daemon=True).start()
+    assert abierto.wait(20)
+    return recibidos
+
+
 def test_la_bandeja_en_vivo_avisa_de_una_pausa_nueva_sin_sondear(ajustes):
     from .web_util import token
 
     with servidor_en_hilo(crear_app(ajustes)) as base:
-        recibidos: queue.Queue = queue.Queue()
-        abierto = threading.Event()
-        url = f"{base}/api/aprobaciones/eventos?token={token(ajustes, 'enc-talavera')}"
-        threading.Thread(target=_escuchar, args=(url, recibidos, abierto), daemon=True).start()
-        assert abierto.wait(20)
+        recibidos = _bandeja_en_vivo(base, token(ajustes, "enc-talavera"))
         tipo, datos = recibidos.get(timeout=20)
         assert (tipo, datos["pendientes"]) == ("bandeja", 0)
         cliente = {"Authorization": f"Bearer {token(ajustes, 'C-0001')}"}
@@ -268,11 +274,7 @@ def test_la_bandeja_en_vivo_no_relee_una_vez_por_aviso(ajustes, bd_url, monkeypa
 
     monkeypatch.setattr(eventos_bandeja, "lista_bandeja", contar)
     with servidor_en_hilo(crear_app(ajustes)) as base:
-        recibidos: queue.Queue = queue.Queue()
-        abierto = threading.Event()
-        url = f"{base}/api/aprobaciones/eventos?token={token(ajustes, 'enc-talavera')}"
-        threading.Thread(target=_escuchar, args=(url, recibidos, abierto), daemon=True).start()
-        assert abierto.wait(20)
+        recibidos = _bandeja_en_vivo(base, token(ajustes, "enc-talavera"))
         assert recibidos.get(timeout=20)[0] == "bandeja"
         antes = len(lecturas)
         inicio = time.monotonic()

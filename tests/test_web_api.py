@@ -464,9 +464,9 @@ def test_dos_decisiones_a_la_vez_una_gana_y_la_otra_recibe_409(bd_url):
 
 @pytest.mark.temporal
 def test_mas_turnos_simultaneos_que_conexiones_no_agotan_el_pool(bd_url):
-    # Pool de 3: sin límite, tres turnos retendrían las tres conexiones (candado del hilo)
-    # y esperarían una cuarta (PoolTimeout a los 30 s). Con él, esperan turno y acaban.
-    ajustes = ajustes_web(bd_url, pool_max=3)
+    # Pool de 3 (AGENTE_POOL_MAX=5 menos las dos conexiones propias) y cuatro turnos a la
+    # vez: ninguno retiene una conexión del pool mientras corre, así que todos acaban.
+    ajustes = ajustes_web(bd_url, pool_max=5)
     with _cliente_http(ajustes) as http:
         clientes = ["C-0001", "C-0002", "C-0005", "C-0006"]
         hilos_conv = {c: http.post("/api/conversaciones", headers=cab(token(ajustes, c, tienda="talavera"))).json()["thread_id"]
