@@ -299,31 +299,11 @@ def oleadas_de_aviso(matriz: Matriz, requisito: Requisito) -> tuple[tuple[str, .
 
 # --- Lectura de la base -------------------------------------------------------------
 
-# La versión pedida de la tienda; sin versión, la última de la tienda o, si no tiene
-# matriz propia, la última por defecto.
-SELECT_MATRIZ_SQL = """
-SELECT m.id, m.tienda, m.version, m.creada, m.creada_por
-FROM matrices_autoridad m
-WHERE (m.tienda = %(tienda)s OR m.tienda IS NULL)
-  AND (%(version)s::int IS NULL OR (m.version = %(version)s AND m.tienda IS NOT DISTINCT FROM %(tienda)s))
-ORDER BY (m.tienda IS NULL), m.version DESC
-LIMIT 1
-"""
-SELECT_MATRIZ_ID_SQL = """
-SELECT m.id, m.tienda, m.version, m.creada, m.creada_por FROM matrices_autoridad m WHERE m.id = %(id)s
-"""
-SELECT_CONTENIDO_SQL = """
-SELECT r.regla, r.dos_firmas_por_encima, l.rol, l.limite
-FROM reglas_autoridad r
-LEFT JOIN limites_autoridad l ON l.matriz_id = r.matriz_id AND l.regla = r.regla
-WHERE r.matriz_id = %(id)s
-"""
-SELECT_ROLES_SQL = "SELECT rol FROM roles_firma ORDER BY nivel"
-
-
-# La matriz vigente de la tienda ``%(tienda)s`` como un solo valor JSON (el dinero como
-# texto): la consulta de hechos del veredicto la lee sin otra sentencia.
-MATRIZ_VIGENTE_JSON_SQL = """(SELECT jsonb_build_object(
+# Una versión entera (cabecera, reglas, límites y roles) como un solo valor JSON, con el
+# dinero como texto: una sentencia por lectura en vez de tres. ``m`` es la fila de
+# ``matrices_autoridad``. Las consultas de abajo lo pegan con f-strings de constantes
+# (de ahí los ``noqa: S608``): ningún valor entra si no es por parámetro.
+_MATRIZ_JSON = """jsonb_build_object(
     'id', m.id, 'tienda', m.tienda, 'version', m.version,
     'roles', (SELECT jsonb_agg(rf.rol ORDER BY rf.nivel) FROM roles_firma rf),
     'reglas', (SELECT coalesce(jsonb_object_agg(ra.regla, jsonb_build_object(
@@ -331,15 +311,36 @@ MATRIZ_VIGENTE_JSON_SQL = """(SELECT jsonb_build_object(
         'limites', (SELECT coalesce(jsonb_object_agg(la.rol, la.limite::text), '{}'::jsonb)
                     FROM limites_autoridad la
                     WHERE la.matriz_id = ra.matriz_id AND la.regla = ra.regla))), '{}'::jsonb)
-        FROM reglas_autoridad ra WHERE ra.matriz_id = m.id))
+        FROM reglas_autoridad ra WHERE ra.matriz_id = m.id))"""
+
+# La versión pedida de la tienda; sin versión, la última de la tienda o, si no tiene
+# matriz propia, la última por defecto.
+SELECT_MATRIZ_SQL = f"""
+SELECT m.creada, m.creada_por, {_MATRIZ_JSON} AS datos
+FROM matrices_autoridad m
+WHERE (m.tienda = %(tienda)s OR m.tienda IS NULL)
+  AND (%(version)s::int IS NULL OR (m.version = %(version)s AND m.tienda IS NOT DISTINCT FROM %(tienda)s))
+ORDER BY (m.tienda IS NULL), m.version DESC
+LIMIT 1
+"""  # noqa: S608
+SELECT_MATRIZ_ID_SQL = f"""
+SELECT m.creada, m.creada_por, {_MATRIZ_JSON} AS datos FROM matrices_autoridad m WHERE m.id = %(id)s
+"""  # noqa: S608
+SELECT_ROLES_SQL = "SELECT rol FROM roles_firma ORDER BY nivel"
+
+
+# La matriz vigente de la tienda ``%(tienda)s`` como subconsulta de un valor JSON: la
+# consulta de hechos del veredicto la lee sin otra sentencia.
+MATRIZ_VIGENTE_JSON_SQL = f"""(SELECT {_MATRIZ_JSON}
  FROM matrices_autoridad m
  WHERE m.tienda = %(tienda)s::text OR m.tienda IS NULL
  ORDER BY (m.tienda IS NULL), m.version DESC
- LIMIT 1)"""
+ LIMIT 1)"""  # noqa: S608
 
 
-def matriz_de_json(datos: Mapping[str, Any]) -> Matriz:
-    """La ``Matriz`` desde el JSON de ``MATRIZ_VIGENTE_JSON_SQL``."""
+def matriz_de_json(datos: Mapping[str, Any], **cabecera: Any) -> Matriz:
+    """La ``Matriz`` desde el JSON de ``MATRIZ_VIGENTE_JSON_SQL`` (``cabecera``: ``creada``
+    y ``creada_por``, que ese JSON no lleva)."""
     def _dinero(valor: Any) -> Decimal | None:
         return None if valor is None else Decimal(str(valor))
 
@@ -349,25 +350,14 @@ def matriz_de_json(datos: Mapping[str, Any]) -> Matriz:
         limites={r: {rol: _dinero(v) for rol, v in (d.get("limites") or {}).items()} for r, d in reglas.items()},
         dos_firmas_por_encima={r: _dinero(d.get("dos_firmas_por_encima")) for r, d in reglas.items()},
         id=datos.get("id"), tienda=datos.get("tienda"), version=int(datos.get("version") or 1),
+        **cabecera,
     )
 
 
-def _cargar(conexion: psycopg.Connection, cabecera: Mapping[str, Any] | None) -> Matriz | None:
-    if cabecera is None:
+def _cargar(fila: Mapping[str, Any] | None) -> Matriz | None:
+    if fila is None:
         return None
-    limites: dict[str, dict[str, Decimal | None]] = {}
-    umbrales: dict[str, Decimal | None] = {}
-    for fila in conexion.execute(SELECT_CONTENIDO_SQL, {"id": cabecera["id"]}):
-        limites.setdefault(fila["regla"], {})
-        umbrales[fila["regla"]] = fila["dos_firmas_por_encima"]
-        if fila["rol"] is not None:
-            limites[fila["regla"]][fila["rol"]] = fila["limite"]
-    roles = tuple(f["rol"] for f in conexion.execute(SELECT_ROLES_SQL))
-    return Matriz(
-        roles=roles, limites=limites, dos_firmas_por_encima=umbrales, id=cabecera["id"],
-        tienda=cabecera["tienda"], version=cabecera["version"], creada=cabecera["creada"],
-        creada_por=cabecera["creada_por"],
-    )
+    return matriz_de_json(fila["datos"], creada=fila["creada"], creada_por=fila["creada_por"])
 
 
 def leer_matriz(
@@ -376,10 +366,9 @@ def leer_matriz(
     """La matriz de ``tienda`` en ``version`` (None = la vigente). ``tienda=None``: la por
     defecto. Con versión, la de esa tienda exactamente (None si no existe). La conexión
     debe devolver filas como dict (``KWARGS_CONEXION``)."""
-    cabecera = conexion.execute(SELECT_MATRIZ_SQL, {"tienda": tienda, "version": version}).fetchone()
-    return _cargar(conexion, cabecera)
+    return _cargar(conexion.execute(SELECT_MATRIZ_SQL, {"tienda": tienda, "version": version}).fetchone())
 
 
 def leer_matriz_por_id(conexion: psycopg.Connection, matriz_id: int) -> Matriz | None:
     """La versión exacta que guardó un veredicto o un aviso."""
-    return _cargar(conexion, conexion.execute(SELECT_MATRIZ_ID_SQL, {"id": matriz_id}).fetchone())
+    return _cargar(conexion.execute(SELECT_MATRIZ_ID_SQL, {"id": matriz_id}).fetchone())

@@ -850,3 +850,20 @@ def test_los_nodos_de_envoltorio_no_abren_span_y_sus_hijos_cuelgan_de_la_raiz(re
     assert generaciones
     for hijo in [herramienta, *generaciones]:
         assert hijo.parent_span_id in raices
+
+
+def test_la_salida_de_la_raiz_lleva_la_ultima_respuesta_y_no_repite_el_historial(receptor, trazador):
+    trace_id = trazador.nuevo_trace_id()
+    agente = construir_agente(InMemorySaver(), [propuesta_reembolso(), respuesta_final()])
+    turno_hasta_la_pausa(agente, trazador, trace_id)
+    salida = aprobar(agente, trazador, trace_id)
+    trazador.flush()
+
+    decision = next(s for s in receptor.spans_de(trace_id) if s.nombre == "decision_encargado")
+    enviada = json.loads(decision.atributos["langfuse.observation.output"])
+    mensajes = salida.value["messages"]
+    assert enviada["mensajes"] == len(mensajes)
+    assert "messages" not in enviada
+    assert "RE-000001" in json.dumps(enviada["respuesta"], ensure_ascii=False)
+    # La primera pregunta del cliente ya no viaja en la salida (sí en la última generación).
+    assert str(mensajes[0].content)[:40] not in decision.atributos["langfuse.observation.output"]

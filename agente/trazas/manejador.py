@@ -11,7 +11,9 @@ la raíz de cada ejecución (``turno_cliente``, ``decision_encargado``...), las
 generaciones, las herramientas y los nodos de middleware (``HumanInTheLoopMiddleware
 .after_model`` lleva la pausa y el evento del veredicto); de estos últimos, sin el estado
 como entrada y salida (es el mismo historial que ya lleva la generación anterior): solo
-cuántos mensajes había.
+cuántos mensajes había. La salida de la raíz tampoco repite el historial: cuántos mensajes
+hay, la última respuesta y el resto del estado (la interrupción, si la hay); el historial
+entero está en la entrada de la última generación.
 
 Trampa: el SDK busca el padre por ``parent_run_id`` y, si no lo conoce, abre una traza
 NUEVA. Por eso cada evento cuyo padre es un nodo omitido se reescribe con el ancestro
@@ -55,6 +57,7 @@ class ManejadorLangfuse(CallbackHandler):
         # run_id omitido -> el ancestro conservado que hereda a sus hijos.
         self._omitidos: dict[UUID, UUID | None] = {}
         self._resumidos: set[UUID] = set()
+        self._raices: set[UUID] = set()
 
     def _padre(self, parent_run_id: UUID | None) -> UUID | None:
         while parent_run_id is not None and parent_run_id in self._omitidos:
@@ -78,6 +81,8 @@ class ManejadorLangfuse(CallbackHandler):
         if padre is not None and _es_de_middleware(kwargs.get("name")):
             self._resumidos.add(run_id)
             inputs = _resumen(inputs)
+        if padre is None:
+            self._raices.add(run_id)
         return super().on_chain_start(
             serialized, inputs, run_id=run_id, parent_run_id=padre, **kwargs
         )
@@ -90,6 +95,9 @@ class ManejadorLangfuse(CallbackHandler):
         if run_id in self._resumidos:
             self._resumidos.discard(run_id)
             outputs, kwargs["inputs"] = _resumen(outputs), None
+        elif run_id in self._raices:
+            self._raices.discard(run_id)
+            outputs = _salida_de_raiz(outputs)
         return super().on_chain_end(
             outputs, run_id=run_id, parent_run_id=self._padre(parent_run_id), **kwargs
         )
@@ -105,6 +113,7 @@ class ManejadorLangfuse(CallbackHandler):
         if self._omitidos.pop(run_id, False) is not False:
             return None
         self._resumidos.discard(run_id)
+        self._raices.discard(run_id)
         return super().on_chain_error(
             error, run_id=run_id, parent_run_id=self._padre(parent_run_id), **kwargs
         )
@@ -119,6 +128,14 @@ def _resumen(estado: Any) -> Any:
     if isinstance(estado, dict) and isinstance(estado.get("messages"), list):
         return {"mensajes": len(estado["messages"])}
     return None
+
+
+def _salida_de_raiz(estado: Any) -> Any:
+    if isinstance(estado, dict) and isinstance(estado.get("messages"), list) and estado["messages"]:
+        mensajes = estado["messages"]
+        resto = {k: v for k, v in estado.items() if k != "messages"}
+        return {"mensajes": len(mensajes), "respuesta": mensajes[-1], **resto}
+    return estado
 
 
 def _reencaminar(nombre: str):

@@ -117,9 +117,26 @@ def enmascarar_valor(valor: Any) -> Any:
     se pasan antes a JSON con el serializador del propio SDK de Langfuse, para
     enmascarar exactamente lo que se habría enviado.
     """
+    # Cada generación trae el historial entero: los tipos exactos de JSON van primero y
+    # sin isinstance (una traza recorre miles de nodos); las subclases, por el camino largo.
+    tipo = type(valor)
+    if tipo is str:
+        return enmascarar_texto(valor)
+    if tipo is dict:
+        return {k if type(k) is str else str(k): enmascarar_valor(v) for k, v in valor.items()}
+    if tipo is list or tipo is tuple:
+        return [enmascarar_valor(v) for v in valor]
+    if valor is None or tipo is bool or tipo is float:
+        return valor
+    if tipo is int:
+        return _enmascarar_entero(valor)
+    return _enmascarar_otro(valor)
+
+
+def _enmascarar_otro(valor: Any) -> Any:
     if isinstance(valor, str):
         return enmascarar_texto(valor)
-    if valor is None or isinstance(valor, bool | float):
+    if isinstance(valor, bool | float):
         return valor
     if isinstance(valor, int):
         return _enmascarar_entero(valor)
