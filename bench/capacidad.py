@@ -242,8 +242,10 @@ async def _conducir(clientes: list[util.ClienteBench], bases: list[str], fin: fl
     datos = Datos()
     azar = random.Random(semilla)
     fin_clientes = asyncio.Event()
-    # keepalive_expiry por debajo de los 5 s de uvicorn: sin carreras con conexiones que el
-    # servidor ya cerró (un ReadError que no sería culpa del producto).
+    # keepalive_expiry muy por debajo del AGENTE_KEEPALIVE del servidor (75 s): con la carga
+    # de la máquina, el bucle del conductor puede tardar segundos en leer el final de una
+    # respuesta, y con los 5 s de uvicorn de serie eso bastaba para reutilizar una conexión
+    # que el servidor cerraba a la vez (un ReadError).
     limites = httpx.Limits(max_connections=1000, max_keepalive_connections=500, keepalive_expiry=3.0)
     async with httpx.AsyncClient(limits=limites) as http:
         encargados = [

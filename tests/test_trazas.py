@@ -867,3 +867,38 @@ def test_la_salida_de_la_raiz_lleva_la_ultima_respuesta_y_no_repite_el_historial
     assert "RE-000001" in json.dumps(enviada["respuesta"], ensure_ascii=False)
     # La primera pregunta del cliente ya no viaja en la salida (sí en la última generación).
     assert str(mensajes[0].content)[:40] not in decision.atributos["langfuse.observation.output"]
+
+
+class ModeloConHerramientas(ModeloGuion):
+    """Como un modelo de verdad: ``bind_tools`` pasa las definiciones en las kwargs."""
+
+    def bind_tools(self, tools, **kwargs):
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+
+def test_las_definiciones_de_herramientas_viajan_una_vez_por_ejecucion(receptor, trazador):
+    trace_id = trazador.nuevo_trace_id()
+    agente = create_agent(
+        ModeloConHerramientas(respuestas=[propuesta_reembolso(), respuesta_final()]),
+        [reembolsar], checkpointer=InMemorySaver(), context_schema=ContextoCliente,
+    )
+    agente.invoke(
+        {"messages": [{"role": "user", "content": "Devolvedme lo del pedido P-20260917-0041"}]},
+        config_de(trazador, trace_id, "turno_cliente"), context=CONTEXTO, version="v2",
+    )
+    trazador.flush()
+
+    generaciones = [s for s in receptor.spans_de(trace_id)
+                    if s.atributos.get("langfuse.observation.type") == "generation"]
+    assert len(generaciones) == 2
+    entradas = [json.loads(g.atributos["langfuse.observation.input"]) for g in generaciones]
+    herramientas = [[m["content"] for m in e
+                     if m.get("role") == "tool" and isinstance(m.get("content"), dict)] for e in entradas]
+    completas = [h for h in herramientas if h[0]["function"].get("description")]
+    solo_nombre = [h for h in herramientas if not h[0]["function"].get("description")]
+    assert len(completas) == 1 and len(solo_nombre) == 1, herramientas
+    assert completas[0][0]["function"]["description"] == "Reembolsa un pedido."
+    assert "parameters" in completas[0][0]["function"]
+    assert solo_nombre[0] == [{"type": "function", "function": {"name": "reembolsar"}}]

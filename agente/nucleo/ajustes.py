@@ -77,6 +77,11 @@ class Ajustes(BaseSettings):
         default=20.0, ge=0, le=600,
         description="Segundos que, al parar, se deja a las ejecuciones en curso para terminar.",
     )
+    keepalive: float = Field(
+        default=75.0, ge=1, le=3600,
+        description="Segundos que el servidor mantiene abierta una conexión HTTP ociosa; por encima "
+        "del tiempo ocioso del proxy o balanceador que tenga delante.",
+    )
     log_nivel: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Nivel de los logs JSON del servidor."
     )

@@ -15,6 +15,11 @@ cuántos mensajes había. La salida de la raíz tampoco repite el historial: cu�
 hay, la última respuesta y el resto del estado (la interrupción, si la hay); el historial
 entero está en la entrada de la última generación.
 
+Las definiciones de las herramientas (≈ 10 KB, las mismas en cada llamada al modelo) el
+SDK las añade a la entrada de cada generación; aquí viajan enteras en la primera
+generación de cada ejecución y, en las siguientes, solo sus nombres: en una traza con
+cuatro llamadas eran la mitad de lo que se enmascaraba, serializaba y enviaba.
+
 Trampa: el SDK busca el padre por ``parent_run_id`` y, si no lo conoce, abre una traza
 NUEVA. Por eso cada evento cuyo padre es un nodo omitido se reescribe con el ancestro
 conservado más cercano, antes de llegar al SDK.
@@ -33,7 +38,6 @@ __all__ = ["NODOS_OMITIDOS", "ManejadorLangfuse"]
 NODOS_OMITIDOS = frozenset({"model", "tools"})
 
 _EVENTOS_CON_PADRE = (
-    "on_chat_model_start",
     "on_llm_start",
     "on_llm_new_token",
     "on_llm_end",
@@ -58,6 +62,7 @@ class ManejadorLangfuse(CallbackHandler):
         self._omitidos: dict[UUID, UUID | None] = {}
         self._resumidos: set[UUID] = set()
         self._raices: set[UUID] = set()
+        self._definiciones_enviadas = False
 
     def _padre(self, parent_run_id: UUID | None) -> UUID | None:
         while parent_run_id is not None and parent_run_id in self._omitidos:
@@ -85,6 +90,25 @@ class ManejadorLangfuse(CallbackHandler):
             self._raices.add(run_id)
         return super().on_chain_start(
             serialized, inputs, run_id=run_id, parent_run_id=padre, **kwargs
+        )
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any] | None,
+        messages: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        parametros = kwargs.get("invocation_params")
+        herramientas = parametros.get("tools") if isinstance(parametros, dict) else None
+        if isinstance(herramientas, list) and herramientas:
+            if self._definiciones_enviadas:
+                kwargs["invocation_params"] = {**parametros, "tools": [_solo_nombre(h) for h in herramientas]}
+            self._definiciones_enviadas = True
+        return super().on_chat_model_start(
+            serialized, messages, run_id=run_id, parent_run_id=self._padre(parent_run_id), **kwargs
         )
 
     def on_chain_end(
@@ -128,6 +152,14 @@ def _resumen(estado: Any) -> Any:
     if isinstance(estado, dict) and isinstance(estado.get("messages"), list):
         return {"mensajes": len(estado["messages"])}
     return None
+
+
+def _solo_nombre(herramienta: Any) -> Any:
+    # El formato de OpenAI que el SDK reconoce como herramienta, sin descripción ni esquema.
+    funcion = herramienta.get("function") if isinstance(herramienta, dict) else None
+    if isinstance(funcion, dict) and "name" in funcion:
+        return {"type": "function", "function": {"name": funcion["name"]}}
+    return herramienta
 
 
 def _salida_de_raiz(estado: Any) -> Any:
