@@ -58,9 +58,9 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
             port=port,
             workers=workers,
             timeout_graceful_shutdown=ajustes.espera_parada,
-            # Los 5 s de uvicorn son menos que el tiempo ocioso de cualquier proxy (60 s en
-            # nginx y en un ALB): el servidor cerraba conexiones a la vez que le llegaba una
-            # petición por ellas, y el cliente veía la conexión cortada (ReadError, un 502).
+            # Los 5 s de uvicorn son menos que el tiempo ocioso de un proxy (60 s en nginx y
+            # en un ALB): el servidor puede cerrar una conexión a la vez que el proxy manda
+            # otra petición por ella, y el cliente ve la conexión cortada (un 502).
             timeout_keep_alive=ajustes.keepalive,
             log_config=config_logging(ajustes.log_nivel),
             log_level=ajustes.log_nivel.lower(),
