@@ -242,10 +242,10 @@ async def _conducir(clientes: list[util.ClienteBench], bases: list[str], fin: fl
     datos = Datos()
     azar = random.Random(semilla)
     fin_clientes = asyncio.Event()
-    # keepalive_expiry muy por debajo del AGENTE_KEEPALIVE del servidor (75 s): con la carga
-    # de la máquina, el bucle del conductor puede tardar segundos en leer el final de una
-    # respuesta, y con los 5 s de uvicorn de serie eso bastaba para reutilizar una conexión
-    # que el servidor cerraba a la vez (un ReadError).
+    # keepalive_expiry muy por debajo del AGENTE_KEEPALIVE del servidor (75 s), por si con la
+    # carga el bucle del conductor tarda segundos en leer el final de una respuesta. El
+    # ReadError de vez en cuando con dos procesos no viene de ahí: el A/B con 5 s y con 75 s
+    # no los distingue (docs/rendimiento.md).
     limites = httpx.Limits(max_connections=1000, max_keepalive_connections=500, keepalive_expiry=3.0)
     async with httpx.AsyncClient(limits=limites) as http:
         encargados = [
