@@ -11,6 +11,7 @@ qué instalar o qué variable definir, en vez de un ``ImportError`` en inglés a
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -115,7 +116,7 @@ def crear_modelo(
     from langchain.chat_models import init_chat_model
 
     try:
-        return init_chat_model(modelo, model_provider=proveedor_id, **kwargs)
+        creado = init_chat_model(modelo, model_provider=proveedor_id, **kwargs)
     except ImportError as exc:
         paquete = re.search(r"pip install ([\w.\-\[\]]+)", str(exc))
         instalar = paquete.group(1) if paquete else f"langchain-{proveedor_id.replace('_', '-')}"
@@ -136,3 +137,105 @@ def crear_modelo(
                 f"define la variable de entorno que indica su documentación ({exc})."
             ) from exc
         raise _error(f"No se pudo crear el modelo {nombre!r}: {exc}") from exc
+    if proveedor_id == "openai":
+        _trozos_en_crudo(creado)
+    return creado
+
+
+# Argumentos de ``Completions.create`` que no van en el cuerpo, y su opción de petición.
+_OPCIONES_DE_PETICION = {"extra_headers": "headers", "extra_query": "params",
+                         "extra_body": "extra_json", "timeout": "timeout"}
+
+
+class _CompletionsEnCrudo:
+    """``chat.completions`` del SDK de OpenAI, pero en streaming entrega cada trozo como el
+    ``dict`` del JSON recibido, sin construir un ``ChatCompletionChunk``.
+
+    Por qué: ``langchain-openai`` convierte cada trozo con ``model_dump()`` nada más
+    recibirlo (y acepta un ``dict`` tal cual), mientras el SDK lo construye con su
+    constructor permisivo, que recorre los tipos en Python (≈ 0,5 ms por trozo), y antes
+    pasa el cuerpo por ``maybe_transform``, que en los parámetros de chat no cambia nada
+    (no tienen alias ni formatos) y recorre en Python los mensajes y los esquemas de las
+    herramientas (≈ 4 ms por llamada). Con un proveedor real era ≈ 40 % de la CPU de un
+    turno (``docs/rendimiento.md``).
+
+    Va por la API pública del SDK para rutas sin método propio: ``client.post`` con
+    ``cast_to=object`` y ``stream_cls=Stream[object]``. El SDK sigue poniendo la clave,
+    los reintentos del cliente, el ``timeout``, los errores HTTP (``openai.APIStatusError``)
+    y los eventos de error a mitad del flujo. Sin streaming, y todo lo demás, va al
+    ``chat.completions`` original.
+    """
+
+    def __init__(self, completions: Any, raiz: Any, flujo: type) -> None:
+        self._completions, self._raiz, self._flujo = completions, raiz, flujo
+
+    def _peticion(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        opciones: dict[str, Any] = {"security": {"bearer_auth": True}}  # la de create()
+        for argumento, opcion in _OPCIONES_DE_PETICION.items():
+            if argumento in kwargs:
+                valor = kwargs.pop(argumento)
+                if valor is not None or opcion == "timeout":  # timeout=None: sin límite
+                    opciones[opcion] = valor
+        return {"body": kwargs, "options": opciones, "cast_to": object, "stream": True,
+                "stream_cls": self._flujo}
+
+    def create(self, **kwargs: Any) -> Any:
+        if not kwargs.get("stream"):
+            return self._completions.create(**kwargs)
+        return self._raiz.post("/chat/completions", **self._peticion(kwargs))
+
+    def __getattr__(self, nombre: str) -> Any:
+        return getattr(self._completions, nombre)
+
+
+class _AsyncCompletionsEnCrudo(_CompletionsEnCrudo):
+    async def create(self, **kwargs: Any) -> Any:
+        if not kwargs.get("stream"):
+            return await self._completions.create(**kwargs)
+        return await self._raiz.post("/chat/completions", **self._peticion(kwargs))
+
+
+@functools.cache
+def _flujos() -> tuple[type, type]:
+    """``Stream[object]`` y ``AsyncStream[object]`` que, al llegar ``data: [DONE]``, leen el
+    cuerpo hasta el final antes de que el SDK lo cierre.
+
+    Por qué: el SDK corta en ``[DONE]`` y cierra la respuesta; si el terminador del cuerpo
+    *chunked* aún no se ha leído, httpcore no puede devolver la conexión al pool y la
+    destruye, así que cada llamada en streaming abre una conexión nueva (TCP, y con un
+    proveedor real, TLS). Es el fallo abierto openai/openai-python#3440; el arreglo
+    propuesto allí (#3512) hace lo mismo que este. Se engancha en ``_iter_events``, el
+    único punto entre el decodificador SSE y el cierre.
+    """
+    import openai
+
+    class FlujoCrudo(openai.Stream[object]):
+        def _iter_events(self):
+            eventos = super()._iter_events()
+            for evento in eventos:
+                if evento.data.startswith("[DONE]"):
+                    for _ in eventos:  # hasta el fin del cuerpo: la conexión vuelve al pool
+                        pass
+                yield evento
+
+    class FlujoCrudoAsincrono(openai.AsyncStream[object]):
+        async def _iter_events(self):
+            eventos = super()._iter_events()
+            async for evento in eventos:
+                if evento.data.startswith("[DONE]"):
+                    async for _ in eventos:
+                        pass
+                yield evento
+
+    return FlujoCrudo, FlujoCrudoAsincrono
+
+
+def _trozos_en_crudo(modelo: Any) -> None:
+    """Cambia los clientes de un ``ChatOpenAI`` por :class:`_CompletionsEnCrudo`."""
+    flujo, flujo_asincrono = _flujos()
+    if getattr(modelo, "client", None) is not None and getattr(modelo, "root_client", None):
+        modelo.client = _CompletionsEnCrudo(modelo.client, modelo.root_client, flujo)
+    if getattr(modelo, "async_client", None) is not None and getattr(modelo, "root_async_client", None):
+        modelo.async_client = _AsyncCompletionsEnCrudo(
+            modelo.async_client, modelo.root_async_client, flujo_asincrono
+        )

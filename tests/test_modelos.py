@@ -161,6 +161,96 @@ def test_streaming_sse_texto_y_llamadas(servidor):
     assert completo.tool_calls[1]["args"] == {"pedido": "P-1", "importe": "1.00", "motivo": "roto"}
 
 
+@pytest.mark.usefixtures("sin_claves")
+def test_en_streaming_los_trozos_no_se_construyen_como_modelos_del_sdk(servidor, monkeypatch):
+    """Cada trozo llega a langchain-openai como el dict del JSON: el constructor del SDK
+    (≈ 0,5 ms por trozo) no se llama, y el mensaje sale igual: texto, llamadas y uso."""
+    from openai.types.chat import ChatCompletionChunk
+
+    construidos = []
+    original = ChatCompletionChunk.construct.__func__
+
+    def contar(cls, *args, **kwargs):
+        construidos.append(cls)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(ChatCompletionChunk, "construct", classmethod(contar))
+    servidor.responder_texto("Tu pedido sale mañana por la tarde.")
+    [id_llamada] = servidor.responder_llamadas(("consultar_pedido", {"pedido": "P-7"}))
+    modelo = crear_modelo("openai:prueba", base_url=servidor.base_url, sin_reintentos=True)
+    enlazado = modelo.bind_tools([consultar_pedido, reembolsar])
+
+    texto = None
+    for trozo in enlazado.stream([HumanMessage("¿cuándo llega?")], stream_usage=True):
+        texto = trozo if texto is None else texto + trozo
+    llamada = None
+    for trozo in enlazado.stream([HumanMessage("¿y el P-7?")], extra_headers={"X-Tienda": "T1"},
+                                 extra_body={"user": "cliente-7"}):
+        llamada = trozo if llamada is None else llamada + trozo
+
+    assert construidos == []
+    # La petición es la de create(): clave, cabeceras y cuerpo extra incluidos.
+    segunda = servidor.peticiones[1]
+    cabeceras = {k.lower(): v for k, v in segunda.cabeceras.items()}
+    assert cabeceras["authorization"] == "Bearer sin-clave"
+    assert cabeceras["x-tienda"] == "T1"
+    assert segunda.cuerpo["user"] == "cliente-7" and segunda.cuerpo["stream"] is True
+    assert "extra_headers" not in segunda.cuerpo and "extra_body" not in segunda.cuerpo
+    assert texto.content == "Tu pedido sale mañana por la tarde."
+    assert texto.usage_metadata["total_tokens"] == 15
+    assert texto.response_metadata["finish_reason"] == "stop"
+    assert llamada.tool_calls == [{"name": "consultar_pedido", "args": {"pedido": "P-7"},
+                                   "id": id_llamada, "type": "tool_call"}]
+
+
+def test_en_streaming_asincrono_los_trozos_tampoco_se_construyen(servidor, monkeypatch):
+    import asyncio
+
+    from openai.types.chat import ChatCompletionChunk
+
+    def prohibido(cls, *args, **kwargs):
+        raise AssertionError("ChatCompletionChunk construido")
+
+    monkeypatch.setattr(ChatCompletionChunk, "construct", classmethod(prohibido))
+    servidor.responder_texto("Ya está en reparto.")
+    modelo = crear_modelo("openai:prueba", base_url=servidor.base_url, sin_reintentos=True)
+
+    async def leer() -> str:
+        return "".join([t.content async for t in modelo.astream([HumanMessage("¿y mi pedido?")])])
+
+    assert asyncio.run(leer()) == "Ya está en reparto."
+
+
+def test_tras_un_streaming_la_conexion_vuelve_al_pool(monkeypatch):
+    """openai/openai-python#3440: sin leer el terminador tras ``[DONE]``, cada llamada en
+    streaming abría una conexión nueva (con un proveedor real, un apretón TLS más)."""
+    import socket
+
+    from bench.proveedor_latencia import Latencia, ProveedorEnHilo
+
+    abiertas = []
+    crear = socket.create_connection
+
+    def contar(*args, **kwargs):
+        abiertas.append(args[0])
+        return crear(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", contar)
+    with ProveedorEnHilo(Latencia(primer_token=0.0, tokens_por_segundo=1000.0)) as proveedor:
+        modelo = crear_modelo("openai:prueba", base_url=proveedor.url, sin_reintentos=True)
+        textos = ["".join(t.content for t in modelo.stream([HumanMessage("hola")])) for _ in range(4)]
+    assert all(textos) and len(set(textos)) == 1
+    assert len(abiertas) == 1
+
+
+def test_en_streaming_un_error_http_del_proveedor_sale_como_el_del_sdk(servidor):
+    servidor.responder_error(500)
+    modelo = crear_modelo("openai:prueba", base_url=servidor.base_url, sin_reintentos=True)
+    with pytest.raises(openai.InternalServerError):
+        list(modelo.stream([HumanMessage("hola")]))
+    assert len(servidor.peticiones) == 1
+
+
 def test_sin_reintentos_un_error_del_proveedor_hace_una_sola_peticion(servidor):
     servidor.responder_error(500)
     servidor.responder_texto("no debería pedirse")

@@ -82,6 +82,11 @@ class Ajustes(BaseSettings):
         description="Segundos que el servidor mantiene abierta una conexión HTTP ociosa; por encima "
         "del tiempo ocioso del proxy o balanceador que tenga delante.",
     )
+    gc_umbral: int = Field(
+        default=50_000, ge=0, le=10_000_000,
+        description="Umbral de la generación 0 del recolector de Python en cada proceso de "
+        "`agente serve`, con lo vivo al arrancar congelado (0: el de Python, 700).",
+    )
     log_nivel: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Nivel de los logs JSON del servidor."
     )

@@ -24,6 +24,7 @@ from agente.web import (
     disponibilidad,
     errores_http,
     metricas,
+    recolector,
     rutas_cliente,
     rutas_demo,
     rutas_encargado,
@@ -89,8 +90,9 @@ def _filtrar_log_accesos() -> None:
         registro.addFilter(_SinTokenEnLog())
 
 
-def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
-    """La app. Sin ``servicio``, lo crea al arrancar (y lo cierra al parar)."""
+def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: bool = False) -> FastAPI:
+    """La app. Sin ``servicio``, lo crea al arrancar (y lo cierra al parar). ``es_servidor``:
+    el proceso es un servidor de ``agente serve`` y la app es suya (ajusta su recolector)."""
     ajustes = ajustes or Ajustes()
     comprobar_secreto(ajustes)
     _filtrar_log_accesos()
@@ -126,6 +128,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
             )
             hilos.append(hilo_tareas)
             app.state.parada.al_parar(parar_tareas.set)
+        if es_servidor:
+            recolector.preparar(ajustes.gc_umbral)  # con todo lo del arranque ya creado
         try:
             yield
         finally:
@@ -195,4 +199,4 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None) -> FastAPI:
 
 def app_desde_entorno() -> FastAPI:
     """Fábrica de uvicorn (``factory=True``): ajustes del entorno (``DATABASE_URL`` del padre)."""
-    return crear_app(Ajustes())
+    return crear_app(Ajustes(), es_servidor=True)
