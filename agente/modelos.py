@@ -156,8 +156,8 @@ class _CompletionsEnCrudo:
     constructor permisivo, que recorre los tipos en Python (≈ 0,5 ms por trozo), y antes
     pasa el cuerpo por ``maybe_transform``, que en los parámetros de chat no cambia nada
     (no tienen alias ni formatos) y recorre en Python los mensajes y los esquemas de las
-    herramientas (≈ 4 ms por llamada). Con un proveedor real era ≈ 40 % de la CPU de un
-    turno (``docs/rendimiento.md``).
+    herramientas (≈ 4 ms por llamada). Con un proveedor real era ≈ un tercio de la CPU de
+    un turno (``docs/rendimiento.md``).
 
     Va por la API pública del SDK para rutas sin método propio: ``client.post`` con
     ``cast_to=object`` y ``stream_cls=Stream[object]``. El SDK sigue poniendo la clave,
@@ -205,7 +205,9 @@ def _flujos() -> tuple[type, type]:
     destruye, así que cada llamada en streaming abre una conexión nueva (TCP, y con un
     proveedor real, TLS). Es el fallo abierto openai/openai-python#3440; el arreglo
     propuesto allí (#3512) hace lo mismo que este. Se engancha en ``_iter_events``, el
-    único punto entre el decodificador SSE y el cierre.
+    único punto entre el decodificador SSE y el cierre. La trampa: un servidor que no
+    terminara el cuerpo tras ``[DONE]`` haría esperar hasta el ``timeout`` de lectura
+    (la API de OpenAI lo termina justo después, según openai-python#3440).
     """
     import openai
 
