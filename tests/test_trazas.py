@@ -366,6 +366,28 @@ def test_enmascarar_tiene_la_firma_del_mask_del_sdk():
     assert enmascarar(data=None) is None
 
 
+def test_una_lista_sale_como_el_texto_json_que_habria_escrito_el_sdk():
+    from langfuse._client.attributes import _serialize
+
+    entrada = [
+        {"role": "user", "content": "soy ana@example.com, ¿y mi pedido P-20260917-0041?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "args": {"unidades": 2}}]},
+        {"role": "tool", "content": {"importe": Decimal("19.90"), "grande": 10**25}},
+    ]
+    texto = enmascarar(data=entrada)
+    assert isinstance(texto, str) and "ana@example.com" not in texto
+    # Lo que el SDK habría guardado con el valor ya enmascarado, sin adelantar el texto.
+    assert texto == _serialize(enmascarar_valor(entrada))
+    assert json.loads(texto)[2]["content"] == {"importe": "19.90", "grande": str(10**25)}
+
+
+def test_los_diccionarios_y_lo_que_no_es_json_valido_no_se_adelantan():
+    # Los metadatos también pasan por mask= y el SDK los escribe clave a clave.
+    assert enmascarar(data={"tienda": "T1", "correo": "a@b.es"}) == {"tienda": "T1", "correo": CORREO}
+    con_nan = enmascarar(data=[1.5, float("nan")])
+    assert isinstance(con_nan, list) and con_nan[0] == 1.5
+
+
 def test_la_red_de_exportacion_tapa_atributos_que_mask_no_cubre():
     from langfuse.types import MaskOtelSpansParams, OtelSpanData, OtelSpanIdentifier
 
