@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.notificaciones.bandeja_salida import encolar_aviso
+from agente.notificaciones.bandeja_salida import clave_aviso, encolar_aviso
 from agente.notificaciones.horario import minutos_en_horario, siguiente_apertura
 from agente.notificaciones.trabajador import horario_de_fila
 from agente.nucleo import dinero
@@ -54,14 +54,47 @@ JOIN contactos_firmantes c ON c.encargado_id = f.encargado_id AND c.baja IS NULL
 WHERE f.tienda = %(tienda)s AND f.rol = ANY(%(roles)s)
 ORDER BY f.encargado_id, c.canal, c.direccion
 """
-INSERT_AVISO_APROBACION_SQL = """
-INSERT INTO avisos_aprobacion
-    (thread_id, interrupt_id, tienda, regla, importe, firmas, rol_minimo, matriz_id, datos,
-     urgente, oleada, agotado)
-VALUES (%(thread_id)s, %(interrupt_id)s, %(tienda)s, %(regla)s, %(importe)s, %(firmas)s,
-        %(rol_minimo)s, %(matriz_id)s, %(datos)s, %(urgente)s, 0, false)
-ON CONFLICT (thread_id, interrupt_id) DO NOTHING
-RETURNING thread_id
+# Al pausar: la tienda y, de una vez, los contactos activos de todos los roles que alguna
+# oleada avisará (la primera que tenga alguno se elige en Python), en el orden de entrega.
+SELECT_TIENDA_Y_DESTINATARIOS_SQL = """
+SELECT t.nombre, to_jsonb(a) - 'secreto_webhook' AS horario, a.urgente_desde,
+       coalesce((
+           SELECT jsonb_agg(jsonb_build_object(
+                      'encargado_id', f.encargado_id, 'nombre', f.nombre, 'rol', f.rol,
+                      'canal', c.canal, 'direccion', c.direccion)
+                  ORDER BY f.encargado_id, c.canal, c.direccion)
+           FROM firmantes_tienda f
+           JOIN contactos_firmantes c ON c.encargado_id = f.encargado_id AND c.baja IS NULL
+           WHERE f.tienda = t.id AND f.rol = ANY(%(roles)s)
+       ), '[]'::jsonb) AS destinatarios
+FROM tiendas t LEFT JOIN avisos_tienda a ON a.tienda = t.id
+WHERE t.id = %(tienda)s
+"""
+# El aviso de la pausa (ya con su oleada) y sus filas de la bandeja de salida en una
+# sentencia: si la pausa ya tenía aviso (segunda llamada), no se encola nada.
+REGISTRAR_AVISO_SQL = """
+WITH registrada AS (
+    INSERT INTO avisos_aprobacion
+        (thread_id, interrupt_id, tienda, regla, importe, firmas, rol_minimo, matriz_id, datos,
+         urgente, oleada, agotado)
+    VALUES (%(thread_id)s, %(interrupt_id)s, %(tienda)s, %(regla)s, %(importe)s, %(firmas)s,
+            %(rol_minimo)s, %(matriz_id)s, %(datos)s, %(urgente)s, %(oleada)s, %(agotado)s)
+    ON CONFLICT (thread_id, interrupt_id) DO NOTHING
+    RETURNING thread_id
+), encolados AS (
+    INSERT INTO avisos_salida
+        (clave, thread_id, interrupt_id, tienda, encargado_id, canal, direccion, tipo, paso,
+         datos, urgente, proximo_intento)
+    SELECT s.clave, %(thread_id)s, %(interrupt_id)s, %(tienda)s, s.encargado_id, s.canal,
+           s.direccion, 'pendiente', 0, s.datos, %(urgente)s, %(no_antes_de)s
+    FROM registrada,
+         jsonb_to_recordset(%(salida)s) AS s(clave text, encargado_id text, canal text,
+                                            direccion text, datos jsonb, n int)
+    ORDER BY s.n
+    ON CONFLICT (clave) DO NOTHING
+    RETURNING id
+)
+SELECT EXISTS (SELECT 1 FROM registrada) AS registrada, (SELECT count(*) FROM encolados) AS encolados
 """
 ACTUALIZAR_OLEADA_SQL = """
 UPDATE avisos_aprobacion
@@ -106,6 +139,7 @@ class AvisoAprobacion:
     ``requisito``: la autoridad fijada por la política (``Requisito`` o cualquier objeto
     con ``importe``, ``firmas`` y ``rol_minimo``); None = se calcula aquí con la matriz.
     ``matriz_id``: la versión con la que decidió la política; None = la vigente.
+    ``matriz``: esa versión, si quien avisa ya la leyó (ahorra leerla otra vez).
     ``urgente``: None = según ``avisos_tienda.urgente_desde``.
     """
 
@@ -119,6 +153,7 @@ class AvisoAprobacion:
     motivos: tuple[str, ...] = ()
     requisito: _Autoridad | None = None
     matriz_id: int | None = None
+    matriz: Matriz | None = None
     urgente: bool | None = None
 
 
@@ -176,12 +211,19 @@ def avisar_aprobacion(
 
 
 def _avisar(conexion: psycopg.Connection, aviso: AvisoAprobacion, ahora: datetime) -> int:
+    # Dos viajes: la tienda con sus posibles destinatarios, y el aviso con su bandeja.
     herramienta = REGISTRO.get(aviso.herramienta)
     regla = herramienta.regla if herramienta else None
-    matriz = _matriz(conexion, aviso.tienda, aviso.matriz_id)
+    matriz = aviso.matriz
+    if matriz is None or (aviso.matriz_id is not None and matriz.id != aviso.matriz_id):
+        matriz = _matriz(conexion, aviso.tienda, aviso.matriz_id)
     requisito = aviso.requisito or autoridad_necesaria(matriz, regla, aviso.importe)
     requisito = Requisito(requisito.importe, requisito.firmas, requisito.rol_minimo)
-    tienda = conexion.execute(SELECT_TIENDA_SQL, {"tienda": aviso.tienda}).fetchone()
+    oleadas = oleadas_de_aviso(matriz, requisito)
+    tienda = conexion.execute(
+        SELECT_TIENDA_Y_DESTINATARIOS_SQL,
+        {"tienda": aviso.tienda, "roles": sorted({rol for roles in oleadas for rol in roles})},
+    ).fetchone()
     umbral = tienda["urgente_desde"] if tienda else None
     urgente = aviso.urgente if aviso.urgente is not None else bool(
         umbral is not None and requisito.importe is not None and requisito.importe >= umbral
@@ -201,30 +243,46 @@ def _avisar(conexion: psycopg.Connection, aviso: AvisoAprobacion, ahora: datetim
         "urgente": urgente,
         "tipo": "pendiente",
     }
-    registrada = conexion.execute(
-        INSERT_AVISO_APROBACION_SQL,
+    oleada, elegidos = _primera_oleada(oleadas, tienda["destinatarios"] if tienda else [])
+    horario = horario_de_fila(tienda["horario"] if tienda else None)
+    no_antes_de = ahora if urgente else siguiente_apertura(horario, ahora)
+    salida = [
+        {
+            "n": n,
+            "clave": clave_aviso(
+                thread_id=aviso.thread_id, interrupt_id=aviso.interrupt_id,
+                encargado_id=d["encargado_id"], canal=d["canal"], direccion=d["direccion"],
+                tipo="pendiente", paso=0,
+            ),
+            "encargado_id": d["encargado_id"], "canal": d["canal"], "direccion": d["direccion"],
+            "datos": {**base, "destinatario": d["nombre"], "rol_destinatario": d["rol"]},
+        }
+        for n, d in enumerate(elegidos)
+    ]
+    fila = conexion.execute(
+        REGISTRAR_AVISO_SQL,
         {
             "thread_id": aviso.thread_id, "interrupt_id": aviso.interrupt_id,
             "tienda": aviso.tienda, "regla": regla, "importe": requisito.importe,
             "firmas": requisito.firmas, "rol_minimo": requisito.rol_minimo,
             "matriz_id": matriz.id, "datos": Jsonb(base), "urgente": urgente,
+            # Sin oleadas (no debería pasar) queda como antes: oleada 0 y sin agotar.
+            "oleada": oleada, "agotado": bool(oleadas) and oleada >= len(oleadas) - 1,
+            "salida": Jsonb(salida), "no_antes_de": no_antes_de,
         },
     ).fetchone()
-    if registrada is None:
-        return 0
-    horario = horario_de_fila(tienda["horario"] if tienda else None)
-    no_antes_de = ahora if urgente else siguiente_apertura(horario, ahora)
-    oleadas = oleadas_de_aviso(matriz, requisito)
+    return len(elegidos) if fila["registrada"] else 0
+
+
+def _primera_oleada(
+    oleadas: tuple[tuple[str, ...], ...], destinatarios: list[dict[str, Any]]
+) -> tuple[int, list[dict[str, Any]]]:
+    """La primera oleada con algún contacto (o la última, aunque no tenga) y sus contactos."""
     for indice, roles in enumerate(oleadas):
-        encolados = _encolar_oleada(
-            conexion, base=base, roles=roles, tienda=aviso.tienda, thread_id=aviso.thread_id,
-            interrupt_id=aviso.interrupt_id, tipo="pendiente", paso=0, urgente=urgente,
-            no_antes_de=no_antes_de,
-        )
-        if encolados or indice == len(oleadas) - 1:
-            _actualizar(conexion, aviso.thread_id, aviso.interrupt_id, indice, 0, len(oleadas))
-            return encolados
-    return 0
+        elegidos = [d for d in destinatarios if d["rol"] in roles]
+        if elegidos or indice == len(oleadas) - 1:
+            return indice, elegidos
+    return 0, []
 
 
 def _actualizar(

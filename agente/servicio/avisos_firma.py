@@ -24,7 +24,7 @@ from agente.notificaciones import (
 )
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
-from politicas.matriz_autoridad import Requisito
+from politicas.matriz_autoridad import Matriz, Requisito
 
 __all__ = ["avisar_pausa", "escalar_y_entregar"]
 
@@ -37,9 +37,12 @@ SELECT motivos FROM evaluaciones_politica WHERE thread_id = %(thread_id)s AND to
 
 def avisar_pausa(
     conexion: psycopg.Connection, *, thread_id: str, interrupt_id: str, ctx: ContextoCliente,
-    peticion: Mapping[str, Any], requisito: Mapping[str, Any],
+    peticion: Mapping[str, Any], requisito: Mapping[str, Any], matriz: Matriz | None = None,
 ) -> int:
-    """Encola los avisos de la pausa a quien puede firmarla (la acción más exigente manda)."""
+    """Encola los avisos de la pausa a quien puede firmarla (la acción más exigente manda).
+
+    ``matriz``: la versión ``requisito["matriz_id"]`` si ya se leyó en esta transacción.
+    """
     try:
         ids = list(peticion.get("tool_call_ids") or [])
         solicitudes = list(peticion.get("action_requests") or [])
@@ -60,7 +63,7 @@ def avisar_pausa(
             pedido=(solicitud.get("args") or {}).get("pedido"), motivos=motivos,
             requisito=Requisito(importe, int(requisito.get("firmas_necesarias") or 1),
                                 requisito.get("rol_minimo") or "encargado"),
-            matriz_id=requisito.get("matriz_id"),
+            matriz_id=requisito.get("matriz_id"), matriz=matriz,
         )
         return avisar_aprobacion(conexion, aviso)  # con su savepoint: nunca lanza
     except Exception:  # los avisos nunca rompen una pausa

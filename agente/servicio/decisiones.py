@@ -149,7 +149,10 @@ class Decisiones:
         nota: str | None = None,
     ) -> tuple[RegistroDecision | firmas.FirmaParcial, dict[str, Any]]:
         ejecutor = self._ejecutor
-        with ejecutor.pool.connection() as c, c.transaction():
+        # En modo pipeline las escrituras sin resultado que leer (la firma, la marca de
+        # «decidiendo») viajan con la siguiente lectura, y BEGIN con la primera: 3 viajes
+        # menos. Cada lectura sincroniza, así que un error sale donde salía.
+        with ejecutor.pool.connection() as c, c.pipeline(), c.transaction():
             encargado = None if sistema else personas.encargado_activo(c, encargado_id)
             fila = c.execute(
                 cola.SELECT_APROBACION_PARA_DECIDIR_SQL, {"thread_id": thread_id}

@@ -57,11 +57,15 @@ def encolar_pausa(
     ultimo = next((m for m in reversed(mensajes_estado) if isinstance(m, AIMessage)), None)
     con_firma = ejecutor.registro.decisiones_permitidas()
     llamadas = [t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in con_firma]
-    with ejecutor.pool.connection() as c, c.transaction():
+    # Modo pipeline: BEGIN, el savepoint de los avisos y COMMIT viajan con la sentencia de
+    # al lado (3 viajes menos); cada lectura sincroniza, así que un error sale donde salía.
+    with ejecutor.pool.connection() as c, c.pipeline(), c.transaction():
         # La autoridad se fija aquí, una vez, desde los veredictos guardados; los avisos a
         # quien puede firmar se encolan en la misma transacción (nunca rompen la pausa).
+        matrices = firmas.MatricesLeidas(c)
         requisito = firmas.requisito_de_pausa(
-            c, thread_id=thread_id, tienda=ctx.tienda, llamadas=llamadas, registro=ejecutor.registro
+            c, thread_id=thread_id, tienda=ctx.tienda, llamadas=llamadas, registro=ejecutor.registro,
+            matrices=matrices,
         )
         peticion = cola.encolar(
             c,
@@ -77,7 +81,8 @@ def encolar_pausa(
             requisito=requisito,
         )
         avisos.avisar_pausa(c, thread_id=thread_id, interrupt_id=interrupcion.id, ctx=ctx,
-                            peticion=peticion, requisito=requisito)
+                            peticion=peticion, requisito=requisito,
+                            matriz=matrices.ya_leida(requisito.get("matriz_id")))
         return peticion
 
 
@@ -107,7 +112,7 @@ def cerrar_ejecucion(
             ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
             mensajes_estado=ejecucion.mensajes, texto=texto,
         )
-        with ejecutor.pool.connection() as c:
+        with ejecutor.pool.connection() as c, c.pipeline():  # los dos NOTIFY en un viaje
             if avisar:
                 mensajes.avisar(c, thread_id)
             mensajes.avisar_bandeja(c, ctx.tienda)  # la bandeja en vivo la ve al momento
@@ -117,7 +122,7 @@ def cerrar_ejecucion(
     ultimo = mensajes_estado[-1] if mensajes_estado else None
     estado = "necesita_persona" if limite_alcanzado(ultimo) else "abierta"
     texto = textos.con_nota(mensaje_final(mensajes_estado), nota)
-    with ejecutor.pool.connection() as c:
+    with ejecutor.pool.connection() as c, c.pipeline():  # el cierre y su NOTIFY en un viaje
         mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar)
         if avisar:
             mensajes.avisar(c, thread_id)

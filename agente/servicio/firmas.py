@@ -43,7 +43,7 @@ from politicas.matriz_autoridad import (
     leer_matriz_por_id,
 )
 
-__all__ = ["FirmaParcial", "firmar", "requisito_de_pausa", "requisito_publico"]
+__all__ = ["FirmaParcial", "MatricesLeidas", "firmar", "requisito_de_pausa", "requisito_publico"]
 
 SELECT_AUTORIDAD_SQL = """
 SELECT tool_call_id, requiere_encargado, autoridad_importe, autoridad_firmas, autoridad_rol,
@@ -104,8 +104,9 @@ def _resumen(acciones: list[dict[str, Any]], roles: Sequence[str]) -> dict[str, 
             "version_matriz": mas["version_matriz"], "acciones": acciones}
 
 
-class _Matrices:
-    """Las versiones de la matriz que hacen falta en una decisión, leídas una vez."""
+class MatricesLeidas:
+    """Las versiones de la matriz que hacen falta en una pausa o una decisión, leídas una vez
+    por transacción (la pausa las comparte con sus avisos)."""
 
     def __init__(self, conexion: psycopg.Connection) -> None:
         self._conexion = conexion
@@ -118,6 +119,10 @@ class _Matrices:
             self._leidas[matriz_id] = leer_matriz_por_id(self._conexion, matriz_id)
         return self._leidas[matriz_id]
 
+    def ya_leida(self, matriz_id: int | None) -> Matriz | None:
+        """La versión si ya se leyó; nunca va a la base."""
+        return self._leidas.get(matriz_id) if matriz_id is not None else None
+
     def vigente(self, tienda: str) -> Matriz | None:
         clave = ("vigente", tienda)
         if clave not in self._leidas:
@@ -127,7 +132,7 @@ class _Matrices:
 
 def requisito_de_pausa(
     conexion: psycopg.Connection, *, thread_id: str, tienda: str, llamadas: Sequence[Mapping[str, Any]],
-    registro: Registro,
+    registro: Registro, matrices: MatricesLeidas | None = None,
 ) -> dict[str, Any]:
     """La autoridad de una pausa (para ``aprobaciones_pendientes.requisito``), desde los
     veredictos guardados de sus ``llamadas`` con firma (tool_calls del último AIMessage).
@@ -137,7 +142,7 @@ def requisito_de_pausa(
     ids = [t["id"] for t in llamadas]
     filas = {f["tool_call_id"]: f for f in conexion.execute(
         SELECT_AUTORIDAD_SQL, {"thread_id": thread_id, "ids": ids}).fetchall()}
-    matrices = _Matrices(conexion)
+    matrices = matrices or MatricesLeidas(conexion)
     roles: Sequence[str] = ROLES_POR_DEFECTO
     acciones = []
     for llamada in llamadas:
@@ -248,7 +253,7 @@ def firmar(
     acciones = list(requisito.get("acciones") or [])
     ids = list((fila.get("peticion") or {}).get("tool_call_ids") or [])
     por_id = {a["tool_call_id"]: a for a in acciones}
-    matrices = _Matrices(conexion)
+    matrices = MatricesLeidas(conexion)
     roles_previos = [p["rol"] for p in previas]
     combinadas: list[dict[str, Any]] = []
     nuevas_acciones: list[dict[str, Any]] = []
