@@ -15,6 +15,7 @@ import functools
 import importlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,6 +213,9 @@ def _flujos() -> tuple[type, type]:
     import openai
 
     class FlujoCrudo(openai.Stream[object]):
+        def __iter__(self):
+            return juntar_argumentos(super().__iter__())
+
         def _iter_events(self):
             eventos = super()._iter_events()
             for evento in eventos:
@@ -221,6 +225,15 @@ def _flujos() -> tuple[type, type]:
                 yield evento
 
     class FlujoCrudoAsincrono(openai.AsyncStream[object]):
+        async def __aiter__(self):
+            pendiente = None
+            async for trozo in super().__aiter__():
+                pendiente, listos = _juntar(pendiente, trozo)
+                for listo in listos:
+                    yield listo
+            if pendiente is not None:
+                yield pendiente
+
         async def _iter_events(self):
             eventos = super()._iter_events()
             async for evento in eventos:
@@ -230,6 +243,72 @@ def _flujos() -> tuple[type, type]:
                 yield evento
 
     return FlujoCrudo, FlujoCrudoAsincrono
+
+
+def juntar_argumentos(trozos: Iterator[Any]) -> Iterator[Any]:
+    """Los trozos de un streaming de chat, con los fragmentos seguidos de los argumentos de
+    una misma llamada a herramienta juntos en un trozo.
+
+    Por qué: el proveedor manda los argumentos token a token (``{"``, ``pedido``, ``":"``...)
+    y LangChain convierte cada trozo en un ``AIMessageChunk`` y un ``ChatGenerationChunk``
+    (con sus validadores, que intentan leer el JSON a medias) y avisa a cada callback. Nadie
+    los enseña por el camino: la llamada solo sirve entera. Los trozos con texto, con otra
+    llamada, con ``finish_reason`` o con el uso pasan tal cual y en orden; el texto sigue
+    saliendo token a token hacia el cliente. Lo que junta llega cuando la llamada termina
+    (el siguiente trozo que no es suyo), que es cuando LangChain la podía usar.
+    """
+    pendiente = None
+    for trozo in trozos:
+        pendiente, listos = _juntar(pendiente, trozo)
+        yield from listos
+    if pendiente is not None:
+        yield pendiente
+
+
+def _juntar(pendiente: dict | None, trozo: Any) -> tuple[dict | None, list[Any]]:
+    llamada = _solo_llamada(trozo)
+    if llamada is None:
+        return None, [t for t in (pendiente, trozo) if t is not None]
+    if pendiente is not None and _continua(pendiente, llamada):
+        funcion = pendiente["choices"][0]["delta"]["tool_calls"][0].setdefault("function", {})
+        funcion["arguments"] = (funcion.get("arguments") or "") + llamada["function"]["arguments"]
+        return pendiente, []
+    # Copia de lo que se va a ir alargando: el trozo recibido no se toca.
+    eleccion = trozo["choices"][0]
+    copia = {**llamada, "function": dict(llamada.get("function") or {})}
+    nuevo = {**trozo, "choices": [{**eleccion, "delta": {**eleccion["delta"], "tool_calls": [copia]}}]}
+    return nuevo, [pendiente] if pendiente is not None else []
+
+
+_DELTA_DE_LLAMADA = frozenset({"tool_calls", "role", "content", "refusal"})
+
+
+def _solo_llamada(trozo: Any) -> dict | None:
+    """La llamada del trozo si no trae nada más (ni texto, ni fin, ni uso, ni logprobs)."""
+    if type(trozo) is not dict or trozo.get("usage") or len(trozo.get("choices") or ()) != 1:
+        return None
+    eleccion = trozo["choices"][0]
+    delta = eleccion.get("delta")
+    if (eleccion.get("finish_reason") is not None or eleccion.get("logprobs") is not None
+            or type(delta) is not dict or not delta.keys() <= _DELTA_DE_LLAMADA
+            or delta.get("content") or delta.get("refusal")):
+        return None
+    llamadas = delta.get("tool_calls")
+    if type(llamadas) is not list or len(llamadas) != 1 or type(llamadas[0]) is not dict:
+        return None
+    funcion = llamadas[0].get("function")
+    if funcion is not None and (type(funcion) is not dict or not isinstance(funcion.get("arguments", ""), str)):
+        return None
+    return llamadas[0]
+
+
+def _continua(pendiente: dict, llamada: dict) -> bool:
+    # Un fragmento sin id ni nombre de la misma llamada (mismo índice) que lo pendiente.
+    anterior = pendiente["choices"][0]["delta"]["tool_calls"][0]
+    funcion = llamada.get("function") or {}
+    return (llamada.get("index") == anterior.get("index") and not llamada.get("id")
+            and llamada.keys() <= {"index", "function", "type"} and funcion.keys() <= {"arguments"}
+            and bool(funcion.get("arguments")))
 
 
 def _trozos_en_crudo(modelo: Any) -> None:

@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from agente.modelo_offline import ModeloOffline
-from agente.modelos import crear_modelo
+from agente.modelos import crear_modelo, juntar_argumentos
 from agente.nucleo.errores import ErrorConfiguracion
 from tests.servidor_openai import ServidorOpenAI
 
@@ -241,6 +241,93 @@ def test_tras_un_streaming_la_conexion_vuelve_al_pool(monkeypatch):
         textos = ["".join(t.content for t in modelo.stream([HumanMessage("hola")])) for _ in range(4)]
     assert all(textos) and len(set(textos)) == 1
     assert len(abiertas) == 1
+
+
+def _trozo(delta, fin=None, **extra):
+    return {"id": "c-1", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": fin}], **extra}
+
+
+def _fragmento(indice, argumentos):
+    return _trozo({"tool_calls": [{"index": indice, "function": {"arguments": argumentos}}]})
+
+
+def _inicio(indice, nombre):
+    return _trozo({"tool_calls": [{"index": indice, "id": f"call_{indice}", "type": "function",
+                                   "function": {"name": nombre, "arguments": ""}}]})
+
+
+def test_los_fragmentos_de_argumentos_de_una_llamada_se_juntan_y_lo_demas_pasa_tal_cual():
+    recibidos = [
+        _trozo({"role": "assistant", "content": ""}),
+        _trozo({"content": "Lo "}), _trozo({"content": "miro."}),
+        _inicio(0, "consultar_pedido"), _fragmento(0, '{"pedido"'), _fragmento(0, ': "P-7"}'),
+        _inicio(1, "reembolsar"), _fragmento(1, '{"importe": '), _fragmento(1, '"19.90"}'),
+        _trozo({}, "tool_calls"),
+        {"id": "c-1", "object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": 9}},
+    ]
+    copia = json.loads(json.dumps(recibidos))
+    salida = list(juntar_argumentos(iter(recibidos)))
+
+    assert recibidos == copia  # los trozos recibidos no se tocan
+    assert salida[:3] == recibidos[:3]  # el texto sigue saliendo trozo a trozo
+    assert salida[5:] == recibidos[-2:]  # el fin y el uso, tal cual y en orden
+    llamadas = [t["choices"][0]["delta"]["tool_calls"][0] for t in salida[3:5]]
+    assert llamadas == [
+        {"index": 0, "id": "call_0", "type": "function",
+         "function": {"name": "consultar_pedido", "arguments": '{"pedido": "P-7"}'}},
+        {"index": 1, "id": "call_1", "type": "function",
+         "function": {"name": "reembolsar", "arguments": '{"importe": "19.90"}'}},
+    ]
+
+
+def test_un_fragmento_con_texto_o_fin_no_se_junta():
+    # Un trozo que trae algo más que el fragmento (texto, fin) corta lo pendiente y pasa entero.
+    con_texto = _trozo({"content": "y", "tool_calls": [{"index": 0, "function": {"arguments": "}"}}]})
+    con_fin = _trozo({"tool_calls": [{"index": 0, "function": {"arguments": "}"}}]}, "tool_calls")
+    for raro in (con_texto, con_fin):
+        recibidos = [_inicio(0, "consultar_pedido"), _fragmento(0, "{"), raro]
+        salida = list(juntar_argumentos(iter(recibidos)))
+        assert len(salida) == 2 and salida[1] is raro
+        assert salida[0]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] == "{"
+
+
+def test_en_streaming_langchain_recibe_cada_llamada_en_un_trozo_y_el_mensaje_no_cambia(servidor):
+    """El servidor de prueba manda los argumentos de cada llamada en dos mitades: a LangChain
+    le llega un trozo por llamada, y las llamadas que salen son las mismas."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Contar(BaseCallbackHandler):
+        def __init__(self):
+            self.trozos = []
+
+        def on_llm_new_token(self, token, *, chunk=None, **kwargs):
+            self.trozos.append(chunk)
+
+    ids = servidor.responder_llamadas(("consultar_pedido", {"pedido": "P-7"}),
+                                      ("reembolsar", {"pedido": "P-7", "importe": "19.90", "motivo": "roto"}))
+    modelo = crear_modelo("openai:prueba", base_url=servidor.base_url, sin_reintentos=True)
+    modelo.streaming = True
+    contar = Contar()
+    mensaje = modelo.bind_tools([consultar_pedido, reembolsar]).invoke(
+        [HumanMessage("¿y el P-7?")], config={"callbacks": [contar]})
+
+    con_llamada = [t for t in contar.trozos if t.message.tool_call_chunks]
+    assert len(con_llamada) == 2  # sin juntar: 6 (el inicio y dos mitades por llamada)
+    # Lo mismo por el cliente asíncrono.
+    import asyncio
+
+    otra = servidor.responder_llamadas(("consultar_pedido", {"pedido": "P-8"}))
+    asincrono = Contar()
+    leido = asyncio.run(modelo.bind_tools([consultar_pedido]).ainvoke(
+        [HumanMessage("¿y el P-8?")], config={"callbacks": [asincrono]}))
+    assert len([t for t in asincrono.trozos if t.message.tool_call_chunks]) == 1
+    assert leido.tool_calls[0]["args"] == {"pedido": "P-8"} and leido.tool_calls[0]["id"] == otra[0]
+    assert mensaje.tool_calls == [
+        {"name": "consultar_pedido", "args": {"pedido": "P-7"}, "id": ids[0], "type": "tool_call"},
+        {"name": "reembolsar", "args": {"pedido": "P-7", "importe": "19.90", "motivo": "roto"},
+         "id": ids[1], "type": "tool_call"},
+    ]
 
 
 def test_en_streaming_un_error_http_del_proveedor_sale_como_el_del_sdk(servidor):
