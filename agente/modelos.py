@@ -23,7 +23,7 @@ from langchain_core.language_models import BaseChatModel
 
 from agente.nucleo.errores import ErrorConfiguracion
 
-__all__ = ["crear_modelo"]
+__all__ = ["crear_modelo", "juntar_argumentos"]
 
 EJEMPLOS = "'openai:gpt-4o-mini', 'anthropic:claude-sonnet-4-5' u 'ollama:llama3.1:8b'"
 # Clave que se pasa a un servidor compatible con OpenAI propio (vLLM, llama.cpp, Ollama /v1)
