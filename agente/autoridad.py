@@ -33,8 +33,8 @@ SELECT coalesce(max(version), 0) + 1 AS version FROM matrices_autoridad
 WHERE tienda IS NOT DISTINCT FROM %(tienda)s
 """
 INSERT_MATRIZ_SQL = """
-INSERT INTO matrices_autoridad (tienda, version, creada_por, motivo)
-VALUES (%(tienda)s, %(version)s, %(autor)s, %(motivo)s)
+INSERT INTO matrices_autoridad (tienda, version, creada_por, motivo, firmada_por, solicitud_id)
+VALUES (%(tienda)s, %(version)s, %(autor)s, %(motivo)s, %(firmada_por)s, %(solicitud_id)s)
 RETURNING id
 """
 INSERT_REGLA_SQL = """
@@ -46,7 +46,8 @@ INSERT INTO limites_autoridad (matriz_id, regla, rol, limite)
 VALUES (%(matriz_id)s, %(regla)s, %(rol)s, %(limite)s)
 """
 SELECT_HISTORIAL_SQL = """
-SELECT id, tienda, version, creada, creada_por, motivo FROM matrices_autoridad
+SELECT id, tienda, version, creada, creada_por, motivo, firmada_por, solicitud_id
+FROM matrices_autoridad
 WHERE tienda IS NOT DISTINCT FROM %(tienda)s
 ORDER BY version
 """
@@ -70,6 +71,8 @@ def fijar_matriz(
     dos_firmas_por_encima: Mapping[str, Decimal | None],
     autor: str,
     motivo: str | None = None,
+    firmada_por: str | None = None,
+    solicitud_id: int | None = None,
 ) -> Matriz:
     """Guarda una versión nueva y completa de la matriz de ``tienda`` (None = la por
     defecto) y la devuelve. Se valida antes de escribir (``ValueError`` si no es
@@ -83,7 +86,8 @@ def fijar_matriz(
         version = conexion.execute(SIGUIENTE_VERSION_SQL, {"tienda": tienda}).fetchone()["version"]
         matriz_id = conexion.execute(
             INSERT_MATRIZ_SQL,
-            {"tienda": tienda, "version": version, "autor": autor, "motivo": motivo},
+            {"tienda": tienda, "version": version, "autor": autor, "motivo": motivo,
+             "firmada_por": firmada_por, "solicitud_id": solicitud_id},
         ).fetchone()["id"]
         with conexion.cursor() as cur:
             cur.executemany(

@@ -365,6 +365,12 @@ def auditoria(
             _tabla(f"Libro: {TITULOS_LIBRO[comprobacion]}", columnas,
                    [[f[c] for c in columnas] for f in filas])
         typer.echo(f"Libro, {TITULOS_LIBRO[comprobacion]}: {len(filas)}")
+    for comprobacion, filas in informe["politica"].items():
+        if filas:
+            columnas = list(filas[0])
+            _tabla(f"Política: {TITULOS_POLITICA[comprobacion]}", columnas,
+                   [[f[c] for c in columnas] for f in filas])
+        typer.echo(f"Política, {TITULOS_POLITICA[comprobacion]}: {len(filas)}")
     if informe["tiempos"]:
         _tabla("Tiempo hasta la decisión (segundos)", ["Tienda", "Decisiones", "p50", "p90", "Máximo"],
                [[t["tienda"], t["decisiones"], f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['maximo']:.0f}"]
@@ -381,6 +387,14 @@ def _tabla_firmas(filas: list[dict]) -> None:
                  f["detalle"]] for f in filas])
     typer.echo(f"Efectos con firmas que no cumplen la autoridad: {len(filas)}")
 
+
+TITULOS_POLITICA = {
+    "ampliacion_sin_firma": "versiones que amplían sin la firma de alguien por encima del autor",
+    "limite_propio": "versiones cuyo autor subió su propio límite o pasó de él",
+    "efecto_fuera_de_instantanea": "efectos ejecutados con valores distintos de los fijados al pausar",
+    "instantanea_alterada": "instantáneas que no coinciden con la versión que nombran",
+    "plazo_fuera_de_rango": "aprobaciones con un plazo más largo que el máximo",
+}
 
 TITULOS_LIBRO = {
     "unidades": "unidades compensadas dos veces o por encima de lo pagado",

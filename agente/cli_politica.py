@@ -1,4 +1,5 @@
-"""Órdenes ``agente politica ver|fijar``: umbrales y matriz de autoridad de una tienda.
+"""Órdenes ``agente politica ver|fijar|solicitudes|firmar|rechazar``: umbrales y matriz de
+autoridad de una tienda, y los cambios que esperan firma.
 
 Las registra ``agente.cli`` (``registrar(app)``). Cada ``fijar`` es una versión nueva con
 quién (``--autor``: un gerente de la tienda o un regional de su región) y cuándo; lo que
@@ -47,8 +48,7 @@ def _imprimir(datos: dict) -> None:
     for nombre, valor in datos["umbrales"].items():
         typer.echo(f"  {nombre}: {valor}")
     for v in datos["historial"]:
-        typer.echo(f"  v{v['version']} {v['creada']:%Y-%m-%d %H:%M} por {v['creada_por']}"
-                   + (f" ({v['motivo']})" if v.get("motivo") else ""))
+        typer.echo(_linea_version(v))
     matriz = datos["matriz"]
     origen = "propia" if matriz["propia"] else "por defecto"
     typer.echo(f"Matriz de autoridad v{matriz['version']} ({origen}, {matriz['creada_por']})")
@@ -58,8 +58,13 @@ def _imprimir(datos: dict) -> None:
         doble = _eur(contenido["dos_firmas_por_encima"], "nunca")
         typer.echo(f"  {regla}: {limites}; dos firmas por encima de: {doble}")
     for v in datos["historial_matriz"]:
-        typer.echo(f"  v{v['version']} {v['creada']:%Y-%m-%d %H:%M} por {v['creada_por']}"
-                   + (f" ({v['motivo']})" if v.get("motivo") else ""))
+        typer.echo(_linea_version(v))
+
+
+def _linea_version(v: dict) -> str:
+    return (f"  v{v['version']} {v['creada']:%Y-%m-%d %H:%M} por {v['creada_por']}"
+            + (f", firmada por {v['firmada_por']}" if v.get("firmada_por") else "")
+            + (f" ({v['motivo']})" if v.get("motivo") else ""))
 
 
 def _pares(valores: list[str], opcion: str) -> dict[str, str | None]:
@@ -96,9 +101,12 @@ def fijar(
         "--dos-firmas", help="regla=importe o «nunca» (p. ej. reembolso=800).")] = None,
     motivo: str | None = typer.Option(None, "--motivo", help="Por qué (queda en la versión)."),
 ) -> None:
-    """Versión nueva de umbrales y/o matriz de autoridad (parte de la vigente)."""
-    from agente.servicio import politica_tienda
+    """Versión nueva de umbrales y/o matriz (parte de la vigente). Si amplía, queda como
+    solicitud que firma alguien por encima de ti (``agente politica firmar``)."""
+    from agente.servicio import cambios_politica
 
+    if not (umbral or limite or dos_firmas):
+        raise DecisionNoValida("no hay nada que cambiar: usa --umbral, --limite o --dos-firmas")
     limites: dict[str, dict[str, str | None]] = {}
     for clave, valor in _pares(limite or [], "--limite").items():
         regla, punto, rol = clave.partition(".")
@@ -109,12 +117,88 @@ def fijar(
     if any(v is None for v in umbrales.values()):
         raise DecisionNoValida("--umbral necesita un valor")
     with _conexion() as conexion:
-        datos = politica_tienda.fijar(
+        resultado = cambios_politica.proponer(
             conexion, tienda=tienda, autor=autor, umbrales=umbrales or None, limites=limites or None,
             dos_firmas=_pares(dos_firmas or [], "--dos-firmas") or None, motivo=motivo,
         )
+    if resultado.solicitud is not None:
+        typer.echo(f"El cambio amplía la política: no se aplica hasta que lo firme "
+                   f"{resultado.solicitud['firman']}.")
+        _imprimir_solicitud(resultado.solicitud)
+        return
+    if resultado.estado == "sin_cambios":
+        typer.echo("Nada cambia: los valores pedidos ya son los vigentes.")
+        return
     typer.echo("Política cambiada (versión nueva):")
-    _imprimir(datos)
+    _imprimir(resultado.politica)
+
+
+def _imprimir_solicitud(s: dict) -> None:
+    typer.echo(f"Solicitud {s['id']} · {s['tienda']} · {s['estado']} · de {s['autor']} ({s['autor_rol']}), "
+               f"{s['creada']:%Y-%m-%d %H:%M}; caduca {s['caduca']:%Y-%m-%d %H:%M}")
+    for d in s["diferencias"]:
+        typer.echo(f"  {d['texto']} ({'amplía' if d['sentido'] == 'amplia' else 'endurece'})")
+    if s.get("motivo"):
+        typer.echo(f"  Motivo: {s['motivo']}")
+    if s.get("decidida_por"):
+        typer.echo(f"  {s['estado'].capitalize()} por {s['decidida_por']} ({s['decidida_rol']})"
+                   + (f": {s['motivo_decision']}" if s.get("motivo_decision") else ""))
+    elif s["estado"] == "pendiente":
+        typer.echo(f"  Firma: {s['firman']} (agente politica firmar {s['id']} --firmante ...)")
+
+
+@politica.command("solicitudes")
+@errores_en_una_linea
+def solicitudes(
+    firmante: str = typer.Option(..., "--firmante", help="Gerente o regional: ve las de sus tiendas."),
+    tienda: str | None = typer.Option(None, "--tienda", help="Solo esta tienda."),
+    todas: bool = typer.Option(False, "--todas", help="También las ya decididas o caducadas."),
+) -> None:
+    """Solicitudes de cambio de política que esperan firma (las de tus tiendas)."""
+    from agente.autoridad import ambito_firmante
+    from agente.servicio import cambios_politica, politica_tienda
+
+    with _conexion() as conexion:
+        tiendas = [tienda] if tienda else list(ambito_firmante(conexion, firmante).tiendas)
+        for t in tiendas:
+            politica_tienda.comprobar_tienda(conexion, t)
+            politica_tienda.comprobar_administrador(conexion, firmante, t)
+        filas = cambios_politica.listar(conexion, tiendas, estado=None if todas else "pendiente")
+    if not filas:
+        typer.echo("No hay solicitudes de cambio de política" + ("" if todas else " pendientes") + ".")
+    for fila in filas:
+        _imprimir_solicitud(fila)
+
+
+def _decidir(solicitud: int, firmante: str, aprobar: bool, motivo: str | None) -> None:
+    from agente.servicio import cambios_politica
+
+    with _conexion() as conexion:
+        hecha = cambios_politica.decidir(
+            conexion, solicitud_id=solicitud, firmante=firmante, aprobar=aprobar, motivo=motivo)
+    typer.echo("Cambio firmado y aplicado:" if aprobar else "Cambio rechazado:")
+    _imprimir_solicitud(hecha)
+
+
+@politica.command("firmar")
+@errores_en_una_linea
+def firmar(
+    solicitud: int = typer.Argument(..., help="Id de la solicitud."),
+    firmante: str = typer.Option(..., "--firmante", help="Alguien por encima del autor (un regional)."),
+) -> None:
+    """Firma una solicitud de cambio que amplía la política: se aplica como versión nueva."""
+    _decidir(solicitud, firmante, True, None)
+
+
+@politica.command("rechazar")
+@errores_en_una_linea
+def rechazar(
+    solicitud: int = typer.Argument(..., help="Id de la solicitud."),
+    firmante: str = typer.Option(..., "--firmante", help="Alguien por encima del autor (un regional)."),
+    motivo: str = typer.Option(..., "--motivo", help="Por qué no (lo lee el autor)."),
+) -> None:
+    """Rechaza una solicitud de cambio de política, con un motivo."""
+    _decidir(solicitud, firmante, False, motivo)
 
 
 def registrar(app: typer.Typer) -> None:

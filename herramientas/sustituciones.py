@@ -6,7 +6,8 @@ libro, así que una unidad reembolsada no se cambia ni una cambiada se reembolsa
 
 La diferencia es ``pvp del nuevo - precio pagado por la unidad`` y se liquida por la
 pasarela (``movimientos``), salvo si en valor absoluto es menor que
-``politicas_tienda.diferencia_minima_liquidable`` (se perdona):
+``diferencia_minima_liquidable`` (se perdona), el valor de la política **fijado al
+evaluar la llamada** (la instantánea del veredicto de su ``tool_call_id``), no el vivo:
 
 - Más barato: el stock se mueve y el cambio queda hecho en la transacción; la diferencia
   se devuelve con un reembolso ligado (concepto 'diferencia', clave ``<clave>:diferencia``)
@@ -27,6 +28,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo import dinero
@@ -62,9 +64,12 @@ WHERE sustitucion_id = %(id)s AND concepto = %(concepto)s
 
 SELECT_ESTADO_SQL = "SELECT estado FROM sustituciones WHERE id = %(id)s"
 
+# Sin veredicto guardado (una llamada directa, fuera del agente): la política vigente, leída
+# en la transacción del cambio. Con veredicto, la instantánea guardada al evaluarlo.
 SELECT_MINIMO_SQL = """
 SELECT coalesce((SELECT diferencia_minima_liquidable FROM politicas_tienda
-                 WHERE tienda = %(tienda)s), 0.00) AS minimo
+                 WHERE tienda = %(tienda)s), %(defecto)s) AS minimo,
+       coalesce((SELECT version FROM politicas_tienda WHERE tienda = %(tienda)s), 1) AS version
 """
 
 # FOR SHARE: un cambio de precio a la vez espera a que esta transacción termine.
@@ -77,7 +82,7 @@ SELECT unidades FROM stock WHERE tienda = %(tienda)s AND sku = %(sku)s
 """
 
 SELECT_EVALUACION_SQL = """
-SELECT herramienta, args, umbrales FROM evaluaciones_politica
+SELECT herramienta, args, umbrales, valores FROM evaluaciones_politica
 WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
 
@@ -85,16 +90,20 @@ INSERT_SUSTITUCION_SQL = """
 INSERT INTO sustituciones (clave_idempotencia, thread_id, tool_call_id, pedido_id, cliente_id,
                            tienda, sku_original, sku_nuevo, pvp_original, pvp_nuevo,
                            precio_pagado, linea, estado, liquidacion, completada_en,
-                           aprobado_por, trace_id)
+                           aprobado_por, trace_id, valores_politica)
 VALUES (%(clave)s, %(thread_id)s, %(tool_call_id)s, %(pedido)s, %(cliente_id)s,
         %(tienda)s, %(sku_original)s, %(sku_nuevo)s, %(pvp_original)s, %(pvp_nuevo)s,
         %(precio_pagado)s, %(linea)s, %(estado)s, %(liquidacion)s,
-        CASE WHEN %(estado)s = 'hecha' THEN now() END, %(aprobado_por)s, %(trace_id)s)
+        CASE WHEN %(estado)s = 'hecha' THEN now() END, %(aprobado_por)s, %(trace_id)s,
+        %(valores_politica)s)
 ON CONFLICT (clave_idempotencia) DO NOTHING
 RETURNING id
 """
 
 CADUCADA = libro.CADUCADA
+# El DEFAULT de politicas_tienda.diferencia_minima_liquidable (herramientas/ no importa
+# politicas/; tests/test_gobierno_politica.py comprueba que coinciden).
+MINIMO_POR_DEFECTO = Decimal("0.00")
 
 
 class _YaHecha(Exception):
@@ -182,15 +191,14 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
                 f"{sku_nuevo} ({nuevo['categoria']}) no es de la misma categoría que "
                 f"{sku_original} ({original['categoria']}): solo se cambia dentro de la categoría"
             )
+        evaluacion = conexion.execute(SELECT_EVALUACION_SQL, {
+            "thread_id": llamada.thread_id, "tool_call_id": llamada.tool_call_id}).fetchone()
         _comprobar_precios(
-            conexion,
-            thread_id=llamada.thread_id,
-            tool_call_id=llamada.tool_call_id,
-            argumentos=argumentos,
-            actuales={"pvp_original": original, "pvp_nuevo": nuevo},
+            evaluacion, argumentos=argumentos, actuales={"pvp_original": original, "pvp_nuevo": nuevo},
         )
         diferencia = nuevo["pvp"] - unidad.precio
-        minimo = conexion.execute(SELECT_MINIMO_SQL, {"tienda": tienda}).fetchone()["minimo"]
+        valores = _valores_de_politica(conexion, evaluacion, tienda)
+        minimo = Decimal(valores["diferencia_minima_liquidable"])
         if diferencia == 0:
             liquidacion = "ninguna"
         elif abs(diferencia) < minimo:
@@ -215,6 +223,7 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
                 "linea": unidad.linea,
                 "estado": estado,
                 "liquidacion": liquidacion,
+                "valores_politica": Jsonb(valores),
                 **argumentos,
             },
         ).fetchone()
@@ -365,17 +374,26 @@ def _precio_guardado(umbrales: dict, clave: str) -> Decimal | None:
         return None
 
 
-def _comprobar_precios(
-    conexion, *, thread_id: str, tool_call_id: str, argumentos: dict, actuales: dict
-) -> None:
+def _valores_de_politica(conexion, evaluacion: dict | None, tienda: str) -> dict[str, Any]:
+    """Los valores de la política con los que se liquida este cambio: la instantánea que
+    guardó el veredicto de esta llamada (fijada al pausar; un cambio de política posterior
+    no perdona ni cobra otra cosa) o, sin ella, la política vigente en esta transacción.
+    Se guardan con el cambio (``valores_politica``) y la auditoría los compara."""
+    instantanea = (evaluacion or {}).get("valores")
+    if instantanea and "diferencia_minima_liquidable" in instantanea:
+        return {"diferencia_minima_liquidable": str(instantanea["diferencia_minima_liquidable"]),
+                "version": instantanea.get("version"), "origen": "instantanea"}
+    fila = conexion.execute(SELECT_MINIMO_SQL, {"tienda": tienda, "defecto": MINIMO_POR_DEFECTO}).fetchone()
+    return {"diferencia_minima_liquidable": str(fila["minimo"]), "version": fila["version"],
+            "origen": "vigente"}
+
+
+def _comprobar_precios(evaluacion: dict | None, *, argumentos: dict, actuales: dict) -> None:
     """Compara el pvp de ahora con el que vio la política al evaluar esta misma llamada.
 
     Solo si la evaluación es de ``sustituir`` con los mismos SKU: si un encargado editó
     los SKU, lo que aprobó es lo que se ejecuta ahora y no hay precio previo que comparar.
     """
-    evaluacion = conexion.execute(
-        SELECT_EVALUACION_SQL, {"thread_id": thread_id, "tool_call_id": tool_call_id}
-    ).fetchone()
     if evaluacion is None or evaluacion["herramienta"] != "sustituir":
         return
     args = evaluacion["args"] or {}

@@ -15,6 +15,11 @@ Contrato:
   entonces dijera ``False`` (la ventana de 30 días se desplazó, el encargado subió el
   límite...), el middleware se saltaría la decisión del encargado, incluso un rechazo,
   y ejecutaría la herramienta.
+- Lo que decide dinero se fija aquí: con el veredicto se guarda la instantánea de todos
+  los valores de la política de la tienda (``valores``, con su ``version``), leídos en la
+  misma sentencia que los hechos. La herramienta se ejecuta con la instantánea de su
+  ``tool_call_id`` (p. ej. ``diferencia_minima_liquidable`` en ``sustituir``), nunca con la
+  tabla viva: un cambio de política entre la pausa y la firma no cambia lo que se paga.
 - Sentencias: una para un veredicto guardado (la consulta de hechos lo devuelve); dos
   para uno nuevo (hechos + INSERT); una más solo si otra sesión guardó la misma llamada
   a la vez. Las reglas deciden en Python (``politicas.reglas``).
@@ -43,7 +48,7 @@ from psycopg.types.json import Jsonb
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ContextoAusente
 from politicas.autoridad import autoridad_requerida
-from politicas.defectos import parametros_defecto
+from politicas.defectos import instantanea, parametros_defecto
 from politicas.hechos import consulta_de_hechos
 from politicas.matriz_autoridad import matriz_de_json
 from politicas.reglas import REGLAS, Dictamen, Regla
@@ -67,11 +72,11 @@ INSERT_EVALUACION_SQL = """
 INSERT INTO evaluaciones_politica
     (thread_id, tool_call_id, herramienta, args, tienda, cliente_id, requiere_encargado,
      motivos, umbrales, version_politica, autoridad_importe, autoridad_firmas, autoridad_rol,
-     autoridad_matriz_id, autoridad_regla)
+     autoridad_matriz_id, autoridad_regla, valores)
 VALUES (%(thread_id)s, %(tool_call_id)s, %(herramienta)s, %(args)s, %(tienda)s,
         %(cliente_id)s, %(requiere_encargado)s, %(motivos)s, %(umbrales)s,
         %(version_politica)s, %(autoridad_importe)s, %(autoridad_firmas)s, %(autoridad_rol)s,
-        %(autoridad_matriz_id)s, %(autoridad_regla)s)
+        %(autoridad_matriz_id)s, %(autoridad_regla)s, %(valores)s)
 ON CONFLICT (thread_id, tool_call_id) DO NOTHING
 RETURNING requiere_encargado, motivos, umbrales, herramienta, version_politica,
           autoridad_importe, autoridad_firmas, autoridad_rol, autoridad_matriz_id,
@@ -285,6 +290,7 @@ class PoliticaAprobacion:
                     "autoridad_rol": autoridad.rol_minimo if autoridad else None,
                     "autoridad_matriz_id": autoridad.matriz_id if autoridad else None,
                     "autoridad_regla": autoridad.regla if autoridad else None,
+                    "valores": Jsonb(instantanea(hechos)),
                 },
             ).fetchone()
             if fila is None:

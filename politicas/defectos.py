@@ -1,5 +1,8 @@
 """Los valores por defecto de la política de una tienda: una sola fuente en Python.
 
+Cada valor (con su dominio) se declara en ``politicas.valores``; aquí, sus defectos y las
+columnas con ``coalesce`` para leerlos.
+
 ``DEFECTOS`` tiene una entrada por cada columna de ``politicas_tienda`` (salvo la clave
 ``tienda``) con el mismo valor que su ``DEFAULT`` en SQL (lo comprueba
 tests/test_politicas.py). Una tienda sin fila usa estos valores; quien lea esa tabla con
@@ -28,19 +31,13 @@ from typing import Any
 
 from psycopg import sql
 
-__all__ = ["DEFECTOS", "columnas_con_defecto", "parametros_defecto"]
+from politicas.valores import VALORES
 
+__all__ = ["DEFECTOS", "columnas_con_defecto", "instantanea", "parametros_defecto"]
+
+# Sale de la declaración de cada valor (``politicas.valores``), más la versión.
 DEFECTOS: Mapping[str, Any] = MappingProxyType(
-    {
-        "limite_reembolso": Decimal("60.00"),
-        "devoluciones_max_30d": 2,
-        "ventana_devoluciones_dias": 30,
-        "dias_desde_entrega": 30,
-        "diferencia_max_sustitucion": Decimal("0.00"),
-        "diferencia_minima_liquidable": Decimal("0.00"),
-        "horas_caducidad": 72,
-        "version": 1,
-    }
+    {**{nombre: valor.defecto for nombre, valor in VALORES.items()}, "version": 1}
 )
 
 
@@ -75,3 +72,9 @@ def columnas_con_defecto(alias: str) -> sql.Composable:
 def parametros_defecto() -> dict[str, Any]:
     """Los parámetros ``defecto_<columna>`` que usa ``columnas_con_defecto``."""
     return {f"defecto_{nombre}": valor for nombre, valor in DEFECTOS.items()}
+
+
+def instantanea(fila: Mapping[str, Any]) -> dict[str, Any]:
+    """Los valores de la política (y ``version``) de una fila leída con
+    ``columnas_con_defecto``, como JSON: el dinero como texto ("60.00")."""
+    return {n: (str(fila[n]) if isinstance(fila[n], Decimal) else fila[n]) for n in DEFECTOS}

@@ -39,6 +39,7 @@ import psycopg
 from agente.nucleo import dinero
 
 __all__ = [
+    "MATRIZ_COMO_JSON",
     "MATRIZ_VIGENTE_JSON_SQL",
     "ROLES_POR_DEFECTO",
     "Matriz",
@@ -327,6 +328,8 @@ SELECT_MATRIZ_ID_SQL = f"""
 SELECT m.creada, m.creada_por, {_MATRIZ_JSON} AS datos FROM matrices_autoridad m WHERE m.id = %(id)s
 """  # noqa: S608
 SELECT_ROLES_SQL = "SELECT rol FROM roles_firma ORDER BY nivel"
+# Para quien lea versiones enteras en su propia consulta (la auditoría de la política).
+MATRIZ_COMO_JSON = _MATRIZ_JSON
 
 
 # La matriz vigente de la tienda ``%(tienda)s`` como subconsulta de un valor JSON: la

@@ -82,6 +82,39 @@ def test_cada_operacion_cumple_su_contrato(esquema_api, servidor, modo):
     assert fallos == [], "\n\n".join(fallos)
 
 
+def test_las_rutas_de_la_politica_no_dan_500_a_un_gerente_con_los_dominios_del_esquema(esquema_api, servidor):
+    """Con el token de un gerente y su tienda de verdad: el cuerpo que genera Schemathesis
+    llega a la validación de los dominios y a la base (un cambio que endurece se aplica;
+    uno que amplía crea una solicitud), y nada es un 500 ni un código sin documentar."""
+    from agente.web.auth import emitir_token
+
+    cabecera = {"Authorization": "Bearer " + emitir_token(
+        servidor["ajustes"], rol="encargado", sujeto="ger-talavera", tienda="talavera")}
+    fallos, estados = [], set()
+    for resultado in esquema_api.include(path_regex="politica").get_all_operations():
+        operacion = resultado.ok()
+        for modo in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+            @given(case=operacion.as_strategy(generation_mode=modo))
+            @settings(max_examples=25, **AJUSTES_HYPOTHESIS)
+            def probar(case):
+                if "tienda" in (case.path_parameters or {}):
+                    case.path_parameters["tienda"] = "talavera"
+                case.headers = {**(case.headers or {}), **cabecera}
+                respuesta = case.call_and_validate(checks=COMPROBACIONES, timeout=60)
+                if case.method == "POST":
+                    estados.add(respuesta.status_code)
+
+            try:
+                probar()
+            except Unsatisfiable:
+                continue
+            except Exception as exc:
+                fallos.append(f"{operacion.label} ({modo}): {exc}")
+    assert fallos == [], "\n\n".join(fallos)
+    # Pasó la autenticación y llegó al servicio: respuestas del dominio, no solo 401.
+    assert {200, 403, 422} <= estados, estados
+
+
 def test_los_recorridos_con_estado_llegan_a_aprobaciones_reales_y_cumplen_el_contrato(esquema_api, servidor):
     Maquina = esquema_api.as_state_machine()
     vuelta = iter(range(10**6))

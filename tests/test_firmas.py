@@ -203,14 +203,18 @@ def test_la_politica_la_ve_y_cambia_el_gerente_con_versiones_y_un_encargado_no(h
     antes = http.get("/api/politica/talavera", headers=como("ger-talavera")).json()
     assert antes["matriz"]["propia"] is False
     assert antes["matriz"]["reglas"]["reembolso"]["limites"]["encargado"] == "300.00"
+    # Sube el reembolso automático y el límite del encargado: amplía, firma la regional.
     r = http.post("/api/politica/talavera", headers=como("ger-talavera"), json={
         "umbrales": {"limite_reembolso": "80"}, "limites": {"reembolso": {"encargado": "400.00"}},
         "motivo": "temporada alta"})
+    assert r.status_code == 202, r.text
+    r = http.post(f"/api/solicitudes-politica/{r.json()['id']}/decision", headers=como("reg-centro"),
+                  json={"decision": "aprobar"})
     assert r.status_code == 200, r.text
-    despues = r.json()
+    despues = http.get("/api/politica/talavera", headers=como("ger-talavera")).json()
     assert despues["version"] == antes["version"] + 1 and despues["umbrales"]["limite_reembolso"] == "80.00"
-    assert [(v["version"], v["creada_por"], v["motivo"]) for v in despues["historial"]] == [
-        (despues["version"], "ger-talavera", "temporada alta")]
+    assert [(v["version"], v["creada_por"], v["motivo"], v["firmada_por"]) for v in despues["historial"]][-1] == (
+        despues["version"], "ger-talavera", "temporada alta", "reg-centro")
     assert despues["matriz"]["propia"] is True
     assert despues["matriz"]["reglas"]["reembolso"]["limites"]["encargado"] == "400.00"
     assert despues["matriz"]["reglas"]["sustitucion"]["limites"]["encargado"] == "300.00"
@@ -235,11 +239,25 @@ def test_la_cli_ve_y_fija_la_politica(bd_url, monkeypatch):
     ver = runner.invoke(app, ["politica", "ver", "--tienda", "talavera"], env=entorno)
     assert ver.exit_code == 0, ver.output
     assert "encargado 300,00 EUR" in ver.output and "dos firmas por encima de: 500,00 EUR" in ver.output
+    # Endurecer se aplica al momento.
     fijar = runner.invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "reg-centro",
-                                "--limite", "reembolso.encargado=350", "--dos-firmas", "reembolso=nunca",
+                                "--limite", "reembolso.encargado=250", "--dos-firmas", "reembolso=400",
                                 "--motivo", "prueba"], env=entorno)
     assert fijar.exit_code == 0, fijar.output
-    assert "encargado 350,00 EUR" in fijar.output and "por reg-centro (prueba)" in fijar.output
+    assert "encargado 250,00 EUR" in fijar.output and "por reg-centro (prueba)" in fijar.output
+    # Ampliar queda como solicitud; el gerente la propone y la regional la firma.
+    pide = runner.invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "ger-talavera",
+                               "--dos-firmas", "reembolso=600"], env=entorno)
+    assert pide.exit_code == 0 and "no se aplica hasta que lo firme" in pide.output, pide.output
+    assert "400,00 EUR → 600,00 EUR" in pide.output
+    lista = runner.invoke(app, ["politica", "solicitudes", "--firmante", "reg-centro"], env=entorno)
+    assert lista.exit_code == 0 and "Solicitud 1 · talavera · pendiente" in lista.output, lista.output
+    propia = runner.invoke(app, ["politica", "firmar", "1", "--firmante", "ger-talavera"], env=entorno)
+    assert propia.exit_code != 0 and "propio cambio" in propia.output
+    firma = runner.invoke(app, ["politica", "firmar", "1", "--firmante", "reg-centro"], env=entorno)
+    assert firma.exit_code == 0 and "firmado y aplicado" in firma.output, firma.output
+    ver = runner.invoke(app, ["politica", "ver", "--tienda", "talavera"], env=entorno)
+    assert "dos firmas por encima de: 600,00 EUR" in ver.output and "firmada por reg-centro" in ver.output
     prohibido = runner.invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "enc-talavera",
                                     "--umbral", "limite_reembolso=90"], env=entorno)
     assert prohibido.exit_code != 0 and "gerente o un regional" in prohibido.output

@@ -32,13 +32,17 @@ VALUES (%(clave)s, %(thread_id)s, %(interrupt_id)s, %(tienda)s, %(encargado_id)s
 ON CONFLICT (clave) DO NOTHING
 RETURNING id
 """
-# Vigente: su pausa sigue en la cola (misma interrupción) y su contacto no se dio de baja.
+# Vigente: su pausa sigue en la cola (misma interrupción) o su solicitud de cambio de
+# política sigue pendiente, y su contacto no se dio de baja.
 RECLAMAR_SQL = """
 WITH elegidos AS (
     SELECT s.id,
-           (s.thread_id IS NULL OR EXISTS (
+           (CASE WHEN s.tipo = 'cambio_politica' THEN EXISTS (
+                SELECT 1 FROM solicitudes_politica sp
+                WHERE 'politica:' || sp.id = s.interrupt_id AND sp.estado = 'pendiente')
+            ELSE s.thread_id IS NULL OR EXISTS (
                SELECT 1 FROM aprobaciones_pendientes a
-               WHERE a.thread_id = s.thread_id AND a.interrupt_id = s.interrupt_id))
+               WHERE a.thread_id = s.thread_id AND a.interrupt_id = s.interrupt_id) END)
            AND EXISTS (
                SELECT 1 FROM contactos_firmantes c
                WHERE c.encargado_id = s.encargado_id AND c.canal = s.canal

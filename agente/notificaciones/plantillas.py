@@ -52,8 +52,30 @@ def _firma_necesaria(datos: Mapping[str, Any]) -> str:
     return f"una firma de {rol} o superior"
 
 
+def _pintar_cambio_politica(datos: Mapping[str, Any], base_url: str) -> Mensaje:
+    """Una solicitud de cambio de política que amplía y espera tu firma."""
+    tienda = datos.get("tienda_nombre") or datos.get("tienda")
+    enlace = f"{base_url.rstrip('/')}/encargado#politica-{datos['solicitud_id']}"
+    autor = datos.get("autor_nombre") or datos.get("autor")
+    lineas = [
+        f"Hola, {datos.get('destinatario') or 'equipo'}:", "",
+        f"{autor} ({datos.get('autor_rol')}) propone un cambio de la política de {tienda} que "
+        "amplía lo que sale sin firma o con menos firmas. No se aplica hasta que lo firme "
+        "alguien por encima de quien lo propone.", "", "Qué cambia:",
+        *(f"- {d}" for d in datos.get("diferencias") or []),
+    ]
+    if datos.get("motivo"):
+        lineas += ["", f"Motivo: {datos['motivo']}"]
+    lineas += ["", f"Revisarlo: {enlace}", "",
+               f"Recibes este aviso porque puedes firmar cambios de política en {tienda}."]
+    return Mensaje(asunto=f"[{tienda}] Cambio de política por firmar (solicitud {datos['solicitud_id']})",
+                   texto="\n".join(lineas), enlace=enlace)
+
+
 def pintar(datos: Mapping[str, Any], base_url: str) -> Mensaje:
     """El aviso para una persona: ``datos`` de la bandeja de salida, ``base_url`` de la web."""
+    if datos.get("tipo") == "cambio_politica":
+        return _pintar_cambio_politica(datos, base_url)
     tienda = datos.get("tienda_nombre") or datos.get("tienda")
     enlace = enlace_tarjeta(base_url, datos["thread_id"])
     escalado = datos.get("tipo") == "escalado"
@@ -88,7 +110,10 @@ def cuerpo_json(clave: str, datos: Mapping[str, Any], mensaje: Mensaje) -> dict[
     """El cuerpo del webhook firmado: los datos estructurados y el texto ya escrito."""
     return {
         "id": clave,
-        "tipo": "aprobacion_escalada" if datos.get("tipo") == "escalado" else "aprobacion_pendiente",
+        "tipo": {"escalado": "aprobacion_escalada", "cambio_politica": "cambio_politica_pendiente"}.get(
+            datos.get("tipo") or "", "aprobacion_pendiente"),
+        "solicitud_id": datos.get("solicitud_id"),
+        "diferencias": list(datos.get("diferencias") or []),
         "tienda": datos.get("tienda"),
         "thread_id": datos.get("thread_id"),
         "herramienta": datos.get("herramienta"),
@@ -109,8 +134,10 @@ def cuerpo_json(clave: str, datos: Mapping[str, Any], mensaje: Mensaje) -> dict[
 
 def cuerpo_slack(datos: Mapping[str, Any], mensaje: Mensaje) -> dict[str, Any]:
     """Cuerpo de un «incoming webhook» de Slack (también lo aceptan Mattermost y Rocket.Chat)."""
-    motivos = "\n".join(f"• {m}" for m in datos.get("motivos") or [])
-    detalle = f"*{mensaje.asunto}*\n{_firma_necesaria(datos).capitalize()}."
+    motivos = "\n".join(f"• {m}" for m in datos.get("motivos") or datos.get("diferencias") or [])
+    detalle = f"*{mensaje.asunto}*"
+    if datos.get("tipo") != "cambio_politica":
+        detalle += f"\n{_firma_necesaria(datos).capitalize()}."
     if motivos:
         detalle += f"\n{motivos}"
     return {

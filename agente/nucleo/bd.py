@@ -7,15 +7,18 @@ El checkpointer exige ``autocommit=True``, ``prepare_threshold=0`` y
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
+from psycopg.types.datetime import TimestamptzBinaryLoader, TimestamptzLoader
 from psycopg_pool import ConnectionPool, PoolTimeout
 from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from agente.nucleo.errores import ErrorConfiguracion
 
-__all__ = ["ERRORES_BD_CAIDA", "KWARGS_CONEXION", "abrir_pool", "borrar_base", "comprobar_conexion"]
+__all__ = ["ERRORES_BD_CAIDA", "FECHA_MAXIMA", "FECHA_MINIMA", "KWARGS_CONEXION", "abrir_pool", "borrar_base", "comprobar_conexion"]
 
 KWARGS_CONEXION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 # Con la base caída: cada intento de conexión se rinde pronto y, tras RECONEXION_SEGUNDOS de
@@ -27,6 +30,34 @@ RECONEXION_SEGUNDOS = 10.0
 # Lo que significa «la base no responde» (PoolTimeout y PoolClosed son OperationalError):
 # la web lo traduce a 503 sin importar psycopg.
 ERRORES_BD_CAIDA: tuple[type[Exception], ...] = (psycopg.OperationalError,)
+
+# Una fecha fuera de lo que cabe en ``datetime`` (año > 9999 o antes de Cristo) hace fallar
+# la lectura de TODA la fila, y con ella la bandeja entera de una tienda ("timestamp too
+# large"). Se lee como el extremo que le toca: la fila se ve (y quien la enseña la marca
+# como fuera de rango) y la auditoría la encuentra. Vale para todas las conexiones del
+# proceso (se registra al importar este módulo, antes de abrir ninguna).
+FECHA_MAXIMA = datetime.max.replace(tzinfo=UTC)
+FECHA_MINIMA = datetime.min.replace(tzinfo=UTC)
+
+
+class _FechaSinDesbordar:
+    def load(self, data):  # noqa: ANN001 - la firma es la del loader de psycopg
+        try:
+            return super().load(data)  # type: ignore[misc]
+        except psycopg.DataError as exc:
+            return FECHA_MINIMA if "BC" in str(exc) or "before" in str(exc) else FECHA_MAXIMA
+
+
+class _Timestamptz(_FechaSinDesbordar, TimestamptzLoader):
+    pass
+
+
+class _TimestamptzBinario(_FechaSinDesbordar, TimestamptzBinaryLoader):
+    pass
+
+
+psycopg.adapters.register_loader("timestamptz", _Timestamptz)
+psycopg.adapters.register_loader("timestamptz", _TimestamptzBinario)
 
 
 def comprobar_conexion(url: str, *, ajuste: str = "DATABASE_URL") -> None:

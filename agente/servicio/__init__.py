@@ -25,10 +25,12 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
+from agente.autoridad import ambito_firmante
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio import (
     auditoria,
+    cambios_politica,
     decididas,
     historial,
     inspeccion,
@@ -245,10 +247,42 @@ class Servicio:
                 politica_tienda.comprobar_administrador(c, firmante, tienda)
             return politica_tienda.ver(c, tienda)
 
-    def fijar_politica(self, tienda: str, *, autor: str, **cambios: Any) -> dict[str, Any]:
-        """Versión nueva de umbrales y/o matriz (``politica_tienda.fijar``): quién y cuándo."""
+    def fijar_politica(self, tienda: str, *, autor: str, **cambios: Any) -> politica_tienda.ResultadoCambio:
+        """Propone un cambio (``cambios_politica.proponer``): si solo endurece se aplica;
+        si amplía, queda una solicitud que firma alguien por encima de ``autor``."""
         with self.pool.connection() as c:
-            return politica_tienda.fijar(c, tienda=tienda, autor=autor, **cambios)
+            return cambios_politica.proponer(c, tienda=tienda, autor=autor, **cambios)
+
+    def solicitudes_politica(
+        self, *, firmante: str, tienda: str | None = None, estado: str | None = "pendiente"
+    ) -> list[dict[str, Any]]:
+        """Solicitudes de cambio de las tiendas que ``firmante`` administra (o de ``tienda``)."""
+        with self.pool.connection() as c:
+            if tienda:
+                politica_tienda.comprobar_tienda(c, tienda)
+            tiendas = [tienda] if tienda else list(ambito_firmante(c, firmante).tiendas)
+            for t in tiendas:
+                politica_tienda.comprobar_administrador(c, firmante, t)
+            return cambios_politica.listar(c, tiendas, estado=estado)
+
+    def solicitud_politica(self, solicitud_id: int, *, firmante: str | None = None) -> dict[str, Any]:
+        with self.pool.connection() as c:
+            solicitud = cambios_politica.detalle(c, solicitud_id)
+            if firmante is not None:
+                politica_tienda.comprobar_administrador(c, firmante, solicitud["tienda"])
+            return solicitud
+
+    def decidir_solicitud_politica(
+        self, solicitud_id: int, *, firmante: str, aprobar: bool, motivo: str | None = None
+    ) -> dict[str, Any]:
+        """Firma o rechaza un cambio que amplía (solo alguien por encima de su autor)."""
+        with self.pool.connection() as c:
+            return cambios_politica.decidir(
+                c, solicitud_id=solicitud_id, firmante=firmante, aprobar=aprobar, motivo=motivo)
+
+    def caducar_solicitudes_politica(self) -> list[int]:
+        with self.pool.connection() as c:
+            return cambios_politica.caducar(c)
 
     # -- auditoría e inspección -----------------------------------------------------------------
 

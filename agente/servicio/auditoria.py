@@ -1,6 +1,8 @@
 """Auditoría: ningún euro ni unidad sale sin la firma que exigía la política.
 
-Además (``auditoria_firmas``): cada efecto tuvo las firmas que exigía la autoridad guardada.
+Además (``auditoria_firmas``): cada efecto tuvo las firmas que exigía la autoridad guardada;
+y (``auditoria_politica``) la política misma: nadie la amplió sin la firma de alguien por
+encima, y cada efecto se ejecutó con los valores fijados al pausar.
 
 Una sola consulta cruza los efectos (reembolsos, sustituciones) con el veredicto
 guardado de la política y con las decisiones de los encargados. Un efecto sin
@@ -13,6 +15,7 @@ import psycopg
 
 from agente.servicio.auditoria_firmas import firmas_que_no_cumplen
 from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos
+from agente.servicio.auditoria_politica import auditar_politica
 from agente.servicio.resultados import InformeAuditoria
 
 __all__ = ["efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
@@ -76,9 +79,11 @@ def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float =
         firmas=firmas_que_no_cumplen(conexion),
         tiempos=tiempos_de_decision(conexion),
         libro=auditar_libro(conexion, pendientes_mas_de_segundos=pendientes_mas_de_segundos),
+        politica=auditar_politica(conexion),
     )
 
 
 def hallazgos(informe_: InformeAuditoria) -> int:
     """Cuántos hallazgos hay en total (0 = la auditoría pasa)."""
-    return len(informe_["sin_firma"]) + len(informe_.get("firmas", [])) + total_hallazgos(informe_["libro"])
+    return (len(informe_["sin_firma"]) + len(informe_.get("firmas", [])) + total_hallazgos(informe_["libro"])
+            + sum(len(v) for v in informe_.get("politica", {}).values()))

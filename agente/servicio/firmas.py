@@ -14,6 +14,11 @@ acciones que esa firma no rechaza solo se aplican si ya tienen sus firmas; si no
 rechazan también); si no, vale la última edición (una edición posterior no puede subir
 el importe ya firmado) y, sin ediciones, la última aprobación o respuesta.
 
+Editar a la baja tras una firma: cualquiera que pueda firmar el importe nuevo lo baja; el
+requisito se recalcula para el importe nuevo con la misma versión de la matriz y las
+firmas ya dadas (por un importe mayor) cuentan para el menor: si con ellas ya se cumple,
+la edición cierra la aprobación.
+
 Quien pide es siempre el cliente (el agente propone por él): ningún firmante puede ser
 quien pidió, así que no hay «solicitante que se aprueba a sí mismo» que comprobar.
 """
@@ -41,6 +46,7 @@ from politicas.matriz_autoridad import (
     firmas_completas,
     leer_matriz,
     leer_matriz_por_id,
+    puede_firmar,
 )
 
 __all__ = ["FirmaParcial", "MatricesLeidas", "firmar", "requisito_de_pausa", "requisito_publico"]
@@ -216,7 +222,12 @@ def _comprobar(
         permitido = rol in matriz.roles and matriz.nivel(rol) >= _nivel(matriz.roles, accion["rol_minimo"])
         motivo = "" if permitido else f"esta operación necesita {accion['rol_minimo']} o superior"
         return permitido, motivo
-    permiso = admite_firma(matriz, rol, regla, importe, previas=previas)
+    if previas and firmas_completas(matriz, regla, importe, previas):
+        # Una edición a la baja que ya cubren las firmas dadas (firmaron un importe mayor,
+        # que vale para el menor): basta con que quien edita pueda firmar el importe nuevo.
+        permiso = puede_firmar(matriz, rol, regla, importe)
+    else:
+        permiso = admite_firma(matriz, rol, regla, importe, previas=previas)
     return bool(permiso), permiso.motivo
 
 

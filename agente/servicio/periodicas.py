@@ -38,7 +38,8 @@ def una_pasada(
         if not conexion.execute(TRY_LOCK_SQL, {"clave": CANDADO_TAREAS}).fetchone()["ok"]:
             return None
         try:
-            informe = {"caducadas": servicio.caducar(), "arreglos": servicio.reconciliar()}
+            informe = {"caducadas": servicio.caducar(), "arreglos": servicio.reconciliar(),
+                       "solicitudes_caducadas": servicio.caducar_solicitudes_politica()}
             if servicio.pagos is not None:
                 informe["movimientos"] = servicio.completar_movimientos()
             if extra is not None:

@@ -1,35 +1,50 @@
-"""Administrar la política de una tienda: umbrales y matriz de autoridad, versionados.
+"""Administrar la política de una tienda: umbrales y matriz de autoridad, versionados y
+con separación de funciones.
 
 - ``ver(conexion, tienda)``: los umbrales vigentes (con sus defectos), su versión e
-  historia, y la matriz de autoridad vigente (la propia de la tienda o la por defecto) con
-  su historia.
-- ``fijar(conexion, tienda=..., autor=..., umbrales=..., limites=..., dos_firmas=...)``:
-  solo un ``gerente`` de la tienda o un ``regional`` de su región (``Prohibido`` si no).
-  Cada cambio es una versión nueva con quién y cuándo: los umbrales suben
-  ``politicas_tienda.version`` (sql/006) y se apuntan en ``politicas_tienda_versiones``;
-  la matriz es una versión nueva y completa (``agente.autoridad.fijar_matriz``) que parte
-  de la vigente. Nada cambia lo que ya espera: cada veredicto guardó la versión que lo
-  decidió y se decide con ella.
+  historia, y la matriz de autoridad vigente (la propia o la por defecto) con su historia.
+- ``leer_cambio``: cada valor pedido contra su dominio (``politicas.valores``: 422 con
+  el rango).
+- ``aplicar``: escribe la versión nueva (umbrales y/o matriz). La llaman
+  ``cambios_politica.proponer`` (un cambio que solo endurece) y la firma de una solicitud. Cada versión de ``politicas_tienda`` deja su fila de historia por un
+  trigger (sql/012); quién y por qué le llegan por ``set_config`` local.
+
+Nada cambia lo que ya espera: cada veredicto guardó los valores y la versión con que se
+decidió, y se ejecuta con ellos.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 import psycopg
 from psycopg import sql
-from psycopg.types.json import Jsonb
 
-from agente.autoridad import ambito_firmante, fijar_matriz, historial_matriz
+from agente.autoridad import Ambito, ambito_firmante, fijar_matriz, historial_matriz
 from agente.nucleo import dinero
 from agente.nucleo.errores import DecisionNoValida, Prohibido, TiendaNoEncontrada
 from politicas import DEFECTOS
 from politicas.defectos import columnas_con_defecto, parametros_defecto
+from politicas.gobierno import Cambio
 from politicas.matriz_autoridad import Matriz, leer_matriz
+from politicas.valores import FueraDeDominio, dinero_de_matriz, validar
 
-__all__ = ["ROLES_ADMINISTRAN", "UMBRALES", "comprobar_administrador", "fijar", "ver"]
+__all__ = [
+    "CANDADO_POLITICA_SQL",
+    "ROLES_ADMINISTRAN",
+    "UMBRALES",
+    "ResultadoCambio",
+    "aplicar",
+    "comprobar_administrador",
+    "comprobar_tienda",
+    "leer_cambio",
+    "matriz_vigente",
+    "umbrales_vigentes",
+    "ver",
+]
 
 ROLES_ADMINISTRAN = ("gerente", "regional")
 UMBRALES = tuple(n for n in DEFECTOS if n != "version")  # lo que se puede fijar
@@ -41,14 +56,31 @@ FROM (VALUES (1)) AS una (fila)
 LEFT JOIN politicas_tienda pt ON pt.tienda = %(tienda)s
 """).format(columnas=columnas_con_defecto("pt"))
 SELECT_VERSIONES_SQL = """
-SELECT version, umbrales, creada, creada_por, motivo FROM politicas_tienda_versiones
+SELECT version, umbrales, creada, creada_por, motivo, firmada_por, solicitud_id
+FROM politicas_tienda_versiones
 WHERE tienda = %(tienda)s ORDER BY version
 """
-INSERT_VERSION_SQL = """
-INSERT INTO politicas_tienda_versiones (tienda, version, umbrales, creada_por, motivo)
-VALUES (%(tienda)s, %(version)s, %(umbrales)s, %(autor)s, %(motivo)s)
-ON CONFLICT (tienda, version) DO NOTHING
+# Serializa los cambios de una tienda: proponer, firmar y aplicar ven la política vigente.
+CANDADO_POLITICA_SQL = "SELECT pg_advisory_xact_lock(hashtext('politica_tienda:' || %(tienda)s))"
+# La fila existe antes de cambiar nada: la versión 1 son los defectos (la que ya leían
+# los veredictos de una tienda sin fila), y el cambio es la versión 2.
+ASEGURAR_FILA_SQL = "INSERT INTO politicas_tienda (tienda) VALUES (%(tienda)s) ON CONFLICT (tienda) DO NOTHING"
+# Quién, por qué y quién firmó: los lee el trigger de historia (sql/012) en esta transacción.
+AUTORIA_SQL = """
+SELECT set_config('agente.autor', %(autor)s, true), set_config('agente.motivo', %(motivo)s, true),
+       set_config('agente.firmada_por', %(firmada_por)s, true),
+       set_config('agente.solicitud', %(solicitud)s, true)
 """
+
+
+@dataclass(frozen=True)
+class ResultadoCambio:
+    """``estado``: ``aplicada`` (versión nueva), ``sin_cambios`` (nada distinto de lo
+    vigente) o ``pendiente_firma`` (``solicitud`` espera a alguien por encima del autor)."""
+
+    estado: str
+    politica: dict[str, Any] | None = None
+    solicitud: dict[str, Any] | None = None
 
 
 def _texto(valor: Any) -> Any:
@@ -72,18 +104,28 @@ def _matriz_json(matriz: Matriz, propia: bool) -> dict[str, Any]:
     }
 
 
-def _comprobar_tienda(conexion: psycopg.Connection, tienda: str) -> None:
+def comprobar_tienda(conexion: psycopg.Connection, tienda: str) -> None:
     if conexion.execute(SELECT_TIENDA_SQL, {"tienda": tienda}).fetchone() is None:
         raise TiendaNoEncontrada(f"tienda desconocida: {tienda}")
 
 
-def ver(conexion: psycopg.Connection, tienda: str) -> dict[str, Any]:
-    """Umbrales y matriz vigentes de ``tienda``, con sus historias (la primera antes)."""
-    _comprobar_tienda(conexion, tienda)
-    umbrales = conexion.execute(SELECT_UMBRALES_SQL, {**parametros_defecto(), "tienda": tienda}).fetchone()
+def umbrales_vigentes(conexion: psycopg.Connection, tienda: str) -> dict[str, Any]:
+    """Los umbrales vigentes de ``tienda`` con sus defectos, y ``version``."""
+    return conexion.execute(SELECT_UMBRALES_SQL, {**parametros_defecto(), "tienda": tienda}).fetchone()
+
+
+def matriz_vigente(conexion: psycopg.Connection, tienda: str) -> Matriz:
     matriz = leer_matriz(conexion, tienda=tienda)
     if matriz is None:
         raise LookupError("no hay matriz de autoridad (¿falta sql/008?)")
+    return matriz
+
+
+def ver(conexion: psycopg.Connection, tienda: str) -> dict[str, Any]:
+    """Umbrales y matriz vigentes de ``tienda``, con sus historias (la primera antes)."""
+    comprobar_tienda(conexion, tienda)
+    umbrales = umbrales_vigentes(conexion, tienda)
+    matriz = matriz_vigente(conexion, tienda)
     propia = matriz.tienda == tienda
     return {
         "tienda": tienda,
@@ -91,98 +133,89 @@ def ver(conexion: psycopg.Connection, tienda: str) -> dict[str, Any]:
         "umbrales": {n: _texto(umbrales[n]) for n in UMBRALES},
         "historial": conexion.execute(SELECT_VERSIONES_SQL, {"tienda": tienda}).fetchall(),
         "matriz": _matriz_json(matriz, propia),
-        "historial_matriz": historial_matriz(conexion, tienda) if propia else historial_matriz(conexion, None),
+        "historial_matriz": historial_matriz(conexion, tienda if propia else None),
     }
 
 
-def comprobar_administrador(conexion: psycopg.Connection, autor: str, tienda: str) -> None:
-    """``Prohibido`` si ``autor`` no es gerente de ``tienda`` ni regional de su región."""
+def comprobar_administrador(conexion: psycopg.Connection, autor: str, tienda: str) -> Ambito:
+    """El ámbito de ``autor``; ``Prohibido`` si no es gerente de ``tienda`` ni regional de su región."""
     ambito = ambito_firmante(conexion, autor)
     if ambito.rol not in ROLES_ADMINISTRAN:
         raise Prohibido("solo un gerente o un regional puede cambiar la política de la tienda")
     if tienda not in ambito.tiendas:
         raise Prohibido("solo puedes cambiar la política de tus tiendas")
+    return ambito
 
 
-def _umbrales_validos(umbrales: Mapping[str, Any]) -> dict[str, Any]:
-    desconocidos = sorted(set(umbrales) - set(UMBRALES))
-    if desconocidos:
-        raise DecisionNoValida(f"umbrales desconocidos: {', '.join(desconocidos)} (válidos: {', '.join(UMBRALES)})")
-    validos = {}
-    for nombre, valor in umbrales.items():
-        if isinstance(DEFECTOS[nombre], Decimal):
-            validos[nombre] = dinero.cuantizar(dinero.diferencia(valor))
-            if validos[nombre] < 0:
-                raise DecisionNoValida(f"{nombre} no puede ser negativo")
-        else:
-            try:
-                validos[nombre] = int(str(valor))
-            except ValueError:
-                raise DecisionNoValida(f"{nombre} debe ser un número entero") from None
-            if validos[nombre] < 0:
-                raise DecisionNoValida(f"{nombre} no puede ser negativo")
-    return validos
+def leer_cambio(
+    matriz: Matriz,
+    umbrales: Mapping[str, Any] | None,
+    limites: Mapping[str, Mapping[str, Any]] | None,
+    dos_firmas: Mapping[str, Any] | None,
+) -> Cambio:
+    """El cambio pedido, cada valor contra su dominio (``FueraDeDominio``: 422 con el rango)."""
+    reglas = set(matriz.limites)
+    for regla in {*(limites or {}), *(dos_firmas or {})} - reglas:
+        raise FueraDeDominio(f"regla desconocida: {regla} (válidas: {', '.join(sorted(reglas))})")
+    for por_rol in (limites or {}).values():
+        for rol in set(por_rol) - set(matriz.roles):
+            raise FueraDeDominio(f"rol desconocido: {rol} (válidos: {', '.join(matriz.roles)})")
 
+    def _importe(que: str, valor: Any) -> Decimal | None:
+        return None if valor is None else dinero_de_matriz(que, valor)
 
-def _fijar_umbrales(
-    conexion: psycopg.Connection, tienda: str, umbrales: Mapping[str, Any], autor: str, motivo: str | None
-) -> None:
-    columnas = list(umbrales)
-    insertar = sql.SQL(
-        "INSERT INTO politicas_tienda (tienda, {cols}) VALUES (%(tienda)s, {vals}) "
-        "ON CONFLICT (tienda) DO UPDATE SET {sets} RETURNING version"
-    ).format(
-        cols=sql.SQL(", ").join(sql.Identifier(c) for c in columnas),
-        vals=sql.SQL(", ").join(sql.Placeholder(c) for c in columnas),
-        sets=sql.SQL(", ").join(sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c)) for c in columnas),
+    return Cambio(
+        umbrales={n: validar(n, v) for n, v in (umbrales or {}).items()},
+        limites={r: {rol: _importe(f"el límite de {rol} en {r}", v) for rol, v in d.items()}
+                 for r, d in (limites or {}).items()},
+        dos_firmas={r: _importe(f"el umbral de dos firmas de {r}", v) for r, v in (dos_firmas or {}).items()},
     )
-    version = conexion.execute(insertar, {**umbrales, "tienda": tienda}).fetchone()["version"]
-    vigentes = conexion.execute(SELECT_UMBRALES_SQL, {**parametros_defecto(), "tienda": tienda}).fetchone()
-    conexion.execute(INSERT_VERSION_SQL, {
-        "tienda": tienda, "version": version, "autor": autor, "motivo": motivo,
-        "umbrales": Jsonb({n: _texto(vigentes[n]) for n in UMBRALES}),
-    })
 
 
-def fijar(
+def aplicar(
     conexion: psycopg.Connection,
     *,
     tienda: str,
+    cambio: Cambio,
+    matriz: Matriz,
     autor: str,
-    umbrales: Mapping[str, Any] | None = None,
-    limites: Mapping[str, Mapping[str, Any]] | None = None,
-    dos_firmas: Mapping[str, Any] | None = None,
-    motivo: str | None = None,
-) -> dict[str, Any]:
-    """Cambia umbrales y/o la matriz de ``tienda`` (versiones nuevas) y devuelve ``ver``.
-
-    ``limites``: ``{regla: {rol: importe | None}}`` (None = sin límite) sobre la matriz
-    vigente; ``dos_firmas``: ``{regla: importe | None}`` (None = nunca).
+    motivo: str | None,
+    firmada_por: str | None = None,
+    solicitud_id: int | None = None,
+) -> tuple[int | None, int | None]:
+    """Escribe la versión nueva (en la transacción de quien llama) sobre ``matriz`` (la
+    vigente). Devuelve la versión de los umbrales y el id de la matriz nuevos (None si
+    esa parte no cambia).
 
     Raises:
-        Prohibido: ``autor`` no administra esa tienda. DecisionNoValida: un valor no válido
-        o una matriz incoherente (p. ej. un rol más alto con menos límite).
+        DecisionNoValida: la matriz resultante es incoherente (un rol más alto con menos
+            límite, el rol más alto con límite...).
     """
-    if not (umbrales or limites or dos_firmas):
-        raise DecisionNoValida("no hay nada que cambiar")
-    with conexion.transaction():
-        _comprobar_tienda(conexion, tienda)
-        comprobar_administrador(conexion, autor, tienda)
-        if umbrales:
-            _fijar_umbrales(conexion, tienda, _umbrales_validos(umbrales), autor, motivo)
-        if limites or dos_firmas:
-            vigente = leer_matriz(conexion, tienda=tienda)
-            nuevos = {r: dict(v) for r, v in vigente.limites.items()}
-            umbral_doble = dict(vigente.dos_firmas_por_encima)
-            try:
-                for regla, por_rol in (limites or {}).items():
-                    for rol, valor in por_rol.items():
-                        nuevos.setdefault(regla, {})[rol] = None if valor is None else dinero.cuantizar(
-                            dinero.diferencia(valor))
-                for regla, valor in (dos_firmas or {}).items():
-                    umbral_doble[regla] = None if valor is None else dinero.cuantizar(dinero.diferencia(valor))
-                fijar_matriz(conexion, tienda=tienda, limites=nuevos, dos_firmas_por_encima=umbral_doble,
-                             autor=autor, motivo=motivo)
-            except ValueError as exc:
-                raise DecisionNoValida(f"matriz de autoridad no válida: {exc}") from None
-        return ver(conexion, tienda)
+    version = matriz_id = None
+    if cambio.umbrales:
+        conexion.execute(ASEGURAR_FILA_SQL, {"tienda": tienda})
+    conexion.execute(AUTORIA_SQL, {
+        "autor": autor, "motivo": motivo or "", "firmada_por": firmada_por or "",
+        "solicitud": "" if solicitud_id is None else str(solicitud_id),
+    })
+    if cambio.umbrales:
+        actualizar = sql.SQL("UPDATE politicas_tienda SET {sets} WHERE tienda = %(tienda)s RETURNING version").format(
+            sets=sql.SQL(", ").join(
+                sql.SQL("{c} = {v}").format(c=sql.Identifier(c), v=sql.Placeholder(c)) for c in cambio.umbrales
+            ))
+        version = conexion.execute(actualizar, {**cambio.umbrales, "tienda": tienda}).fetchone()["version"]
+    if any(cambio.limites.values()) or cambio.dos_firmas:
+        nuevos = {r: dict(v) for r, v in matriz.limites.items()}
+        umbral_doble = dict(matriz.dos_firmas_por_encima)
+        for regla, por_rol in cambio.limites.items():
+            nuevos.setdefault(regla, {}).update(por_rol)
+        umbral_doble.update(cambio.dos_firmas)
+        try:
+            matriz_id = fijar_matriz(
+                conexion, tienda=tienda, limites=nuevos, dos_firmas_por_encima=umbral_doble,
+                autor=autor, motivo=motivo, firmada_por=firmada_por, solicitud_id=solicitud_id,
+            ).id
+        except ValueError as exc:
+            raise DecisionNoValida(f"matriz de autoridad no válida: {exc}") from None
+    conexion.execute(AUTORIA_SQL, {"autor": "", "motivo": "", "firmada_por": "", "solicitud": ""})
+    return version, matriz_id

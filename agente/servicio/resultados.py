@@ -123,6 +123,8 @@ class InformeAuditoria(TypedDict):
     tiempos: list[dict[str, Any]]
     # Comprobaciones del libro (``auditoria_libro.COMPROBACIONES``) -> hallazgos.
     libro: dict[str, list[dict[str, Any]]]
+    # El plano de control (``auditoria_politica.COMPROBACIONES``) -> hallazgos.
+    politica: dict[str, list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)

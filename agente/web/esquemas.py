@@ -5,7 +5,7 @@ El dinero viaja como texto ("120.00"), nunca como número de coma flotante.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -17,8 +17,10 @@ from agente.servicio import FirmaParcial
 from agente.servicio.firmas import requisito_publico
 from agente.servicio.validacion import decisiones_permitidas
 from herramientas import Registro
+from politicas.valores import VALORES
 
 MAX_TEXTO = 2000
+PLAZO_MAXIMO = timedelta(hours=VALORES["horas_caducidad"].maximo)
 
 
 # -- entradas ------------------------------------------------------------------------------
@@ -233,6 +235,9 @@ class Aprobacion(BaseModel):
     cliente: Cliente
     creada: datetime
     caduca: datetime = Field(description="Plazo: pasado este momento ya no se puede decidir (409).")
+    plazo_fuera_de_rango: bool = Field(default=False, description=(
+        "El plazo guardado supera el máximo de horas_caducidad (lo dejó una versión anterior): "
+        "necesita que alguien lo revise; la auditoría lo enseña."))
     espera_segundos: int
     acciones: list[Accion]
     traza_url: str | None
@@ -314,48 +319,6 @@ class RespuestaDecision(BaseModel):
     firmas_necesarias: int | None = None
 
 
-Importe = Annotated[str, Field(pattern=r"^\d{1,10}(\.\d{1,2})?$", description="Dinero como texto: \"300.00\".")]
-
-
-class CambioPolitica(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    umbrales: dict[str, Annotated[str, Field(max_length=20)]] | None = Field(
-        default=None, description="Umbrales de politicas_tienda a cambiar (p. ej. limite_reembolso).")
-    limites: dict[str, dict[Literal["encargado", "gerente", "regional"], Importe | None]] | None = Field(
-        default=None, description="{regla: {rol: importe o null (sin límite)}} sobre la matriz vigente.")
-    dos_firmas: dict[str, Importe | None] | None = Field(
-        default=None, description="{regla: importe por encima del cual hacen falta dos firmas, o null (nunca)}.")
-    motivo: str | None = Field(default=None, max_length=500)
-
-
-class ReglaMatriz(BaseModel):
-    limites: dict[str, str | None]
-    dos_firmas_por_encima: str | None
-
-
-class MatrizAutoridad(BaseModel):
-    version: int
-    propia: bool = Field(description="La propia de la tienda (false: la por defecto).")
-    creada: datetime | None
-    creada_por: str | None
-    roles: list[str]
-    reglas: dict[str, ReglaMatriz]
-
-
-class VersionPolitica(BaseModel):
-    version: int
-    creada: datetime
-    creada_por: str
-    motivo: str | None
-
-
-class Politica(BaseModel):
-    tienda: str
-    version: int = Field(description="Versión vigente de los umbrales.")
-    umbrales: dict[str, str | int]
-    historial: list[VersionPolitica]
-    matriz: MatrizAutoridad
-    historial_matriz: list[VersionPolitica]
 
 
 class Error(BaseModel):
@@ -441,6 +404,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
         "cliente": {"id": fila["cliente_id"], "nombre": fila.get("cliente_nombre") or fila["cliente_id"]},
         "creada": fila["creada"],
         "caduca": fila["caduca"],
+        "plazo_fuera_de_rango": fila["caduca"] - fila["creada"] > PLAZO_MAXIMO,
         "espera_segundos": int(fila.get("espera_segundos") or 0),
         "acciones": acciones,
         "traza_url": fila.get("traza_url"),
@@ -465,14 +429,6 @@ def _reclamo(fila: dict[str, Any]) -> dict[str, Any] | None:
     if hasta <= datetime.now(UTC):
         return None
     return {"thread_id": fila["thread_id"], "encargado": fila["asignada_a"], "hasta": hasta}
-
-
-def politica(datos: dict[str, Any]) -> dict[str, Any]:
-    def _version(v: dict[str, Any]) -> dict[str, Any]:
-        return {k: v.get(k) for k in ("version", "creada", "creada_por", "motivo")}
-
-    return {**datos, "historial": [_version(v) for v in datos["historial"]],
-            "historial_matriz": [_version(v) for v in datos["historial_matriz"]]}
 
 
 def respuesta_decision(respuesta) -> dict[str, Any]:

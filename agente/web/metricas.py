@@ -112,11 +112,12 @@ class _Auditoria(Collector):
         informe = self.servicio.auditoria()
         familia = GaugeMetricFamily(
             "agente_auditoria_hallazgos",
-            "Hallazgos de la auditoría por comprobación (firmas y libro); deben ser 0.",
+            "Hallazgos de la auditoría por comprobación (firmas, libro y política); deben ser 0.",
             labels=["comprobacion"],
         )
         familia.add_metric(["sin_firma"], len(informe["sin_firma"]))
-        for comprobacion, filas in informe["libro"].items():
+        familia.add_metric(["firmas"], len(informe["firmas"]))
+        for comprobacion, filas in [*informe["libro"].items(), *informe["politica"].items()]:
             familia.add_metric([comprobacion], len(filas))
         yield familia
 

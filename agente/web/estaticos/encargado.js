@@ -5,6 +5,7 @@
 import { CLAVES, api, datosToken, duracion, el, ErrorApi, euros, fecha, tokenDeSesion, pedirToken } from "./comun.js";
 import { bloqueFicha, bloqueFirmas, textoPlazo, textoReclamo } from "./encargado_ficha.js";
 import { iniciarHistorial } from "./encargado_historial.js";
+import { iniciarSolicitudesPolitica } from "./encargado_politica.js";
 
 const $ = (id) => document.getElementById(id);
 const TITULO = document.title;
@@ -58,7 +59,10 @@ function controlesAccion(tarjeta, accion, indice) {
 
   const campoPara = (tipo) => {
     if (tipo === "edit") {
-      return el("div", { class: "campos-edicion" }, (accion.campos_editables || []).map((campo) =>
+      const firmada = (tarjeta._aprobacion.firmas || []).length > 0;
+      return el("div", { class: "campos-edicion" }, firmada
+        ? el("p", { class: "pista" }, "Ya hay firmas: puedes bajar el importe, nunca subirlo, y las firmas dadas cuentan para el importe menor.")
+        : null, (accion.campos_editables || []).map((campo) =>
         el("p", { class: "campo" },
           el("label", { for: `${campo}-${id}` }, etiquetaEdicion(campo)),
           el("input", { id: `${campo}-${id}`, name: campo, inputmode: DINERO.has(campo) ? "decimal" : "text",
@@ -213,7 +217,7 @@ function crearTarjeta(aprobacion) {
       el("p", { class: "espera" },
         "Esperando ", el("span", { class: "tiempo" }, duracion(aprobacion.espera_segundos)),
         ` · desde ${fecha(aprobacion.creada)}`),
-      el("p", { class: "plazo" }, textoPlazo(aprobacion.caduca)),
+      el("p", { class: "plazo" }, textoPlazo(aprobacion.caduca, aprobacion.plazo_fuera_de_rango)),
       bloqueFirmas(aprobacion),
       el("p", { class: "linea-reclamo" }, el("span", { class: "reclamo" }),
         el("button", { type: "button", class: "secundario reclamar",
@@ -261,7 +265,7 @@ function bloqueRetenidos(aprobacion) {
 
 function actualizarTarjeta(tarjeta, aprobacion) {
   tarjeta.querySelector(".tiempo").textContent = duracion(aprobacion.espera_segundos);
-  tarjeta.querySelector(".plazo").textContent = textoPlazo(aprobacion.caduca);
+  tarjeta.querySelector(".plazo").textContent = textoPlazo(aprobacion.caduca, aprobacion.plazo_fuera_de_rango);
   const decidiendo = aprobacion.estado === "decidiendo" && !tarjeta.dataset.enviando;
   tarjeta.querySelector(".estado-tarjeta").textContent = decidiendo ? "Otro encargado la está decidiendo ahora." : "";
   pintarReclamo(tarjeta, aprobacion.reclamada);
@@ -443,13 +447,14 @@ function iniciar() {
   });
   document.addEventListener("keydown", atajo);
   estado.historial = iniciarHistorial({ token: estado.token, alCaducar: salir });
+  iniciarSolicitudesPolitica({ token: estado.token, yo: estado.yo });
   // El plazo y la espera corren en la página; los datos llegan solos por el flujo.
   setInterval(() => {
     for (const t of estado.tarjetas.values()) {
       if (t.dataset.resuelta) continue;
       const a = t._aprobacion;
       t.querySelector(".tiempo").textContent = duracion(a.espera_segundos + (Date.now() - a.recibida) / 1000);
-      t.querySelector(".plazo").textContent = textoPlazo(a.caduca);
+      t.querySelector(".plazo").textContent = textoPlazo(a.caduca, a.plazo_fuera_de_rango);
     }
   }, 30_000);
   abrirEventos();

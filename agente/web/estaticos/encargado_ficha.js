@@ -7,7 +7,8 @@ const ROLES = { encargado: "encargado", gerente: "gerente", regional: "regional"
 const TIPOS = { approve: "aprobó", edit: "editó", reject: "rechazó", respond: "respondió" };
 
 /** «Caduca en 3 h 10 min» (o «Plazo vencido»), del campo caduca. */
-export function textoPlazo(caduca) {
+export function textoPlazo(caduca, fueraDeRango = false) {
+  if (fueraDeRango) return "Plazo fuera de rango: avisa a quien administra la tienda (la auditoría lo enseña)";
   const quedan = (new Date(caduca).getTime() - Date.now()) / 1000;
   if (Number.isNaN(quedan)) return "";
   return quedan <= 0 ? "Plazo vencido: ya no se puede decidir" : `Caduca en ${duracion(quedan)}`;

@@ -1,0 +1,276 @@
+"""Cambios de la política de una tienda con separación de funciones.
+
+- ``proponer``: solo un gerente de la tienda o un regional de su región. Cada valor contra
+  su dominio (422 con el rango); nadie fija un valor por encima de su propio límite (403).
+  Si el cambio solo **endurece**, se aplica al momento (versión nueva: quién, cuándo, por
+  qué). Si algo **amplía**, nada cambia: queda una **solicitud** en ``solicitudes_politica``
+  con la diferencia de cada valor (antes → después, en español), su plazo (las
+  ``horas_caducidad`` de la tienda) y un aviso a quien puede firmarla por la bandeja de
+  salida de avisos.
+- ``decidir``: la firma (o el rechazo, con motivo) de alguien **por encima del autor** en
+  la cadena de la tienda (``politicas.gobierno.puede_firmar_cambio``): nunca el autor,
+  nunca un rol cuyo límite sube, nunca con valores por encima del límite de quien firma.
+  Al firmar se vuelve a comparar con la política vigente en ese momento y se aplica como
+  versión nueva que dice quién la firmó y de qué solicitud sale.
+- ``caducar``: las solicitudes que nadie firmó a tiempo quedan ``caducada`` (la pasada de
+  tareas periódicas).
+
+Todo bajo el candado de la política de la tienda (``politica_tienda.CANDADO_POLITICA_SQL``):
+proponer, firmar y aplicar comparan siempre con la vigente.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from agente.autoridad import Ambito, ambito_firmante
+from agente.notificaciones.bandeja_salida import encolar_aviso
+from agente.nucleo.errores import (
+    DecisionNoValida,
+    NadaPendiente,
+    PlazoVencido,
+    Prohibido,
+    YaDecidida,
+)
+from agente.servicio.politica_tienda import (
+    CANDADO_POLITICA_SQL,
+    ResultadoCambio,
+    aplicar,
+    comprobar_administrador,
+    comprobar_tienda,
+    leer_cambio,
+    matriz_vigente,
+    umbrales_vigentes,
+    ver,
+)
+from politicas.gobierno import (
+    Cambio,
+    Diferencia,
+    amplia,
+    diferencias,
+    por_encima_de_su_limite,
+    puede_firmar_cambio,
+)
+
+__all__ = ["caducar", "decidir", "detalle", "firmantes_posibles", "listar", "proponer"]
+
+INSERT_SOLICITUD_SQL = """
+INSERT INTO solicitudes_politica (tienda, autor, autor_rol, cambio, diferencias, motivo, caduca)
+SELECT %(tienda)s, %(autor)s, %(autor_rol)s, %(cambio)s, %(diferencias)s, %(motivo)s,
+       now() + make_interval(hours => %(horas)s)
+RETURNING id
+"""
+# Una solicitud con los nombres de autor y firmante, y si venció.
+_SOLICITUD_SQL = """
+SELECT s.*, t.nombre AS tienda_nombre, a.nombre AS autor_nombre, d.nombre AS decidida_por_nombre,
+       s.estado = 'pendiente' AND s.caduca <= now() AS vencida
+FROM solicitudes_politica s
+JOIN tiendas t ON t.id = s.tienda
+JOIN encargados a ON a.id = s.autor
+LEFT JOIN encargados d ON d.id = s.decidida_por
+"""
+SELECT_SOLICITUD_SQL = _SOLICITUD_SQL + "WHERE s.id = %(id)s"
+BLOQUEAR_SOLICITUD_SQL = "SELECT id FROM solicitudes_politica WHERE id = %(id)s FOR UPDATE"
+# Las de unas tiendas, por estado (None = todas), la más antigua primero entre las
+# pendientes y la más reciente primero entre las decididas.
+LISTAR_SQL = _SOLICITUD_SQL + """
+WHERE s.tienda = ANY(%(tiendas)s::text[]) AND (%(estado)s::text IS NULL OR s.estado = %(estado)s)
+ORDER BY (s.estado = 'pendiente') DESC,
+         CASE WHEN s.estado = 'pendiente' THEN s.creada END ASC, s.creada DESC, s.id DESC
+LIMIT %(limite)s
+"""
+# Quién puede firmar la solicitud de un autor con ese rol en esa tienda: activos, de la
+# tienda (o regionales de su región), de un rol por encima (o del más alto si el autor
+# ya lo es), que no sean el autor; con sus contactos vigentes para el aviso.
+FIRMANTES_POSIBLES_SQL = """
+SELECT f.encargado_id, f.nombre, f.rol, c.canal, c.direccion
+FROM firmantes_tienda f
+JOIN roles_firma rf ON rf.rol = f.rol
+JOIN roles_firma ra ON ra.rol = %(autor_rol)s
+LEFT JOIN contactos_firmantes c ON c.encargado_id = f.encargado_id AND c.baja IS NULL
+WHERE f.tienda = %(tienda)s AND f.encargado_id <> %(autor)s
+  AND (rf.nivel > ra.nivel
+       OR (rf.nivel = ra.nivel AND ra.nivel = (SELECT max(nivel) FROM roles_firma)))
+ORDER BY rf.nivel, f.encargado_id, c.id
+"""
+DECIDIR_SQL = """
+UPDATE solicitudes_politica
+SET estado = %(estado)s, decidida = now(), decidida_por = %(firmante)s, decidida_rol = %(rol)s,
+    motivo_decision = %(motivo)s, version_umbrales = %(version)s, matriz_id = %(matriz_id)s
+WHERE id = %(id)s AND estado = 'pendiente'
+"""
+CADUCAR_SQL = """
+UPDATE solicitudes_politica SET estado = 'caducada', decidida = now()
+WHERE estado = 'pendiente' AND caduca <= now()
+RETURNING id
+"""
+
+
+def _publica(fila: Mapping[str, Any]) -> dict[str, Any]:
+    datos = dict(fila)
+    datos["firman"] = _quien_firma(fila["autor_rol"])
+    datos.pop("vencida", None)
+    return datos
+
+
+def _quien_firma(autor_rol: str) -> str:
+    if autor_rol == "gerente":
+        return "un regional de la región de la tienda"
+    return "otro regional de la región de la tienda"
+
+
+def detalle(conexion: psycopg.Connection, solicitud_id: int) -> dict[str, Any]:
+    fila = conexion.execute(SELECT_SOLICITUD_SQL, {"id": solicitud_id}).fetchone()
+    if fila is None:
+        raise NadaPendiente(f"no hay ninguna solicitud de cambio de política {solicitud_id}")
+    return _publica(fila)
+
+
+def listar(
+    conexion: psycopg.Connection, tiendas: list[str], *, estado: str | None = "pendiente", limite: int = 50
+) -> list[dict[str, Any]]:
+    filas = conexion.execute(
+        LISTAR_SQL, {"tiendas": tiendas, "estado": estado, "limite": limite}).fetchall()
+    return [_publica(f) for f in filas]
+
+
+def firmantes_posibles(conexion: psycopg.Connection, *, tienda: str, autor: str, autor_rol: str) -> list[dict]:
+    """Filas (persona, canal, dirección) de quien puede firmar; canal None = sin contacto."""
+    return conexion.execute(
+        FIRMANTES_POSIBLES_SQL, {"tienda": tienda, "autor": autor, "autor_rol": autor_rol}).fetchall()
+
+
+def _avisar(conexion: psycopg.Connection, solicitud: Mapping[str, Any]) -> None:
+    """Un aviso por contacto de cada persona que puede firmar (en la misma transacción)."""
+    ahora = datetime.now(UTC)
+    for fila in firmantes_posibles(
+            conexion, tienda=solicitud["tienda"], autor=solicitud["autor"], autor_rol=solicitud["autor_rol"]):
+        if fila["canal"] is None:
+            continue
+        encolar_aviso(
+            conexion, tienda=solicitud["tienda"], encargado_id=fila["encargado_id"], canal=fila["canal"],
+            direccion=fila["direccion"], interrupt_id=f"politica:{solicitud['id']}", tipo="cambio_politica",
+            no_antes_de=ahora, datos={
+                "tipo": "cambio_politica", "solicitud_id": solicitud["id"], "tienda": solicitud["tienda"],
+                "tienda_nombre": solicitud["tienda_nombre"], "autor": solicitud["autor"],
+                "autor_nombre": solicitud["autor_nombre"], "autor_rol": solicitud["autor_rol"],
+                "diferencias": [d["texto"] for d in solicitud["diferencias"]],
+                "motivo": solicitud["motivo"], "destinatario": fila["nombre"],
+            })
+
+
+def _crear(
+    conexion: psycopg.Connection, *, tienda: str, autor: Ambito, cambio: Cambio,
+    difs: tuple[Diferencia, ...], motivo: str | None, horas: int,
+) -> dict[str, Any]:
+    solicitud_id = conexion.execute(INSERT_SOLICITUD_SQL, {
+        "tienda": tienda, "autor": autor.encargado_id, "autor_rol": autor.rol,
+        "cambio": Jsonb(cambio.como_json()), "diferencias": Jsonb([d.como_json() for d in difs]),
+        "motivo": motivo, "horas": horas,
+    }).fetchone()["id"]
+    solicitud = detalle(conexion, solicitud_id)
+    _avisar(conexion, solicitud)
+    return solicitud
+
+
+def proponer(
+    conexion: psycopg.Connection,
+    *,
+    tienda: str,
+    autor: str,
+    umbrales: Mapping[str, Any] | None = None,
+    limites: Mapping[str, Mapping[str, Any]] | None = None,
+    dos_firmas: Mapping[str, Any] | None = None,
+    motivo: str | None = None,
+) -> ResultadoCambio:
+    """Propone un cambio de la política de ``tienda``: lo aplica si solo endurece; si amplía,
+    crea la solicitud que firmará alguien por encima de ``autor``.
+
+    ``limites``: ``{regla: {rol: importe | None}}`` (None = sin límite) sobre la matriz
+    vigente; ``dos_firmas``: ``{regla: importe | None}`` (None = nunca).
+
+    Raises:
+        Prohibido: ``autor`` no administra esa tienda, o fija algo por encima de su propio
+            límite. FueraDeDominio: un valor fuera de su dominio. DecisionNoValida: una
+            matriz incoherente.
+    """
+    with conexion.transaction():
+        comprobar_tienda(conexion, tienda)
+        ambito = comprobar_administrador(conexion, autor, tienda)
+        conexion.execute(CANDADO_POLITICA_SQL, {"tienda": tienda})
+        matriz = matriz_vigente(conexion, tienda)
+        cambio = leer_cambio(matriz, umbrales, limites, dos_firmas)
+        vigentes = umbrales_vigentes(conexion, tienda)
+        difs = diferencias(vigentes, matriz, cambio)
+        if not difs:
+            return ResultadoCambio(estado="sin_cambios", politica=ver(conexion, tienda))
+        fuera = por_encima_de_su_limite(matriz, ambito.rol, difs)
+        if fuera:
+            raise Prohibido("nadie fija un valor por encima de su propio límite: " + "; ".join(fuera))
+        if amplia(difs):
+            solicitud = _crear(conexion, tienda=tienda, autor=ambito, cambio=cambio, difs=difs,
+                               motivo=motivo, horas=int(vigentes["horas_caducidad"]))
+            return ResultadoCambio(estado="pendiente_firma", solicitud=solicitud)
+        aplicar(conexion, tienda=tienda, cambio=cambio, matriz=matriz, autor=autor, motivo=motivo)
+        return ResultadoCambio(estado="aplicada", politica=ver(conexion, tienda))
+
+
+def decidir(
+    conexion: psycopg.Connection, *, solicitud_id: int, firmante: str, aprobar: bool, motivo: str | None = None,
+) -> dict[str, Any]:
+    """Firma (``aprobar``) o rechaza (con ``motivo``) una solicitud pendiente; devuelve la
+    solicitud ya decidida.
+
+    Raises:
+        NadaPendiente (404): no existe. YaDecidida (409): ya se decidió o caducó.
+        PlazoVencido (409): venció su plazo. Prohibido (403): ``firmante`` no está por
+        encima del autor en esa tienda, es el autor, el cambio sube el límite de su rol o
+        pone un valor por encima de su límite. DecisionNoValida (422): rechazo sin motivo.
+    """
+    motivo = (motivo or "").strip() or None
+    if not aprobar and motivo is None:
+        raise DecisionNoValida("para rechazar un cambio de política hace falta un motivo")
+    with conexion.transaction():
+        if conexion.execute(BLOQUEAR_SOLICITUD_SQL, {"id": solicitud_id}).fetchone() is None:
+            raise NadaPendiente(f"no hay ninguna solicitud de cambio de política {solicitud_id}")
+        fila = conexion.execute(SELECT_SOLICITUD_SQL, {"id": solicitud_id}).fetchone()
+        if fila["estado"] != "pendiente":
+            raise YaDecidida(f"la solicitud {solicitud_id} ya está {fila['estado']}")
+        if fila["vencida"]:
+            raise PlazoVencido(f"la solicitud {solicitud_id} venció sin firma: propón el cambio otra vez")
+        ambito = ambito_firmante(conexion, firmante)
+        if fila["tienda"] not in ambito.tiendas:
+            raise Prohibido("solo firmas cambios de política de tus tiendas")
+        conexion.execute(CANDADO_POLITICA_SQL, {"tienda": fila["tienda"]})
+        matriz = matriz_vigente(conexion, fila["tienda"])
+        cambio = Cambio.de_json(fila["cambio"])
+        difs = diferencias(umbrales_vigentes(conexion, fila["tienda"]), matriz, cambio) if aprobar else ()
+        no = puede_firmar_cambio(matriz, autor=fila["autor"], autor_rol=fila["autor_rol"], firmante=firmante,
+                                 firmante_rol=ambito.rol, difs=difs)
+        if no:
+            raise Prohibido(no)
+        version = matriz_id = None
+        if aprobar and difs:
+            fuera = por_encima_de_su_limite(matriz, fila["autor_rol"], difs)
+            if fuera:
+                raise Prohibido("el autor ya no podría fijar estos valores (" + "; ".join(fuera)
+                                + "): recházala")
+            version, matriz_id = aplicar(
+                conexion, tienda=fila["tienda"], cambio=cambio, matriz=matriz, autor=fila["autor"],
+                motivo=fila["motivo"], firmada_por=firmante, solicitud_id=solicitud_id,
+            )
+        conexion.execute(DECIDIR_SQL, {
+            "id": solicitud_id, "estado": "aplicada" if aprobar else "rechazada", "firmante": firmante,
+            "rol": ambito.rol, "motivo": motivo, "version": version, "matriz_id": matriz_id,
+        })
+        return detalle(conexion, solicitud_id)
+
+
+def caducar(conexion: psycopg.Connection) -> list[int]:
+    """Las solicitudes vencidas pasan a ``caducada``; devuelve sus ids."""
+    return [f["id"] for f in conexion.execute(CADUCAR_SQL).fetchall()]

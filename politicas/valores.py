@@ -1,0 +1,158 @@
+"""Los valores de la política de una tienda: una declaración por valor, con su dominio.
+
+Cada valor de ``politicas_tienda`` se declara aquí una vez: tipo, unidad, mínimo, máximo,
+el valor por defecto (el mismo que su ``DEFAULT`` en SQL), hacia dónde **endurece** y, si
+es dinero que sale sin firma, la regla de la matriz de autoridad con la que se compara.
+De esta declaración salen ``DEFECTOS``, la validación de la API y de la CLI
+(``validar``), el esquema OpenAPI y la comprobación de que los ``CHECK`` de
+``sql/012_gobierno_politica.sql`` dicen lo mismo (tests/test_gobierno_politica.py).
+
+Endurecer (``endurece="bajar"``: bajar el valor es más estricto) se aplica al momento;
+ampliar espera la firma de alguien por encima del autor (``politicas.gobierno``).
+
+Trampa: ``ventana_devoluciones_dias`` es la ventana en la que se **cuentan** devoluciones
+para pedir firma; una ventana más larga cuenta más y por eso endurece al subir. La
+ventana de la tienda para devolver o cambiar es ``dias_desde_entrega`` (endurece al bajar).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from types import MappingProxyType
+from typing import Any, Literal
+
+from agente.nucleo import dinero
+from agente.nucleo.errores import DecisionNoValida, ImporteNoValido
+
+__all__ = [
+    "DINERO_MAXIMO",
+    "VALORES",
+    "ValorPolitica",
+    "FueraDeDominio",
+    "dinero_de_matriz",
+    "texto_valor",
+    "validar",
+]
+
+# El tope de cualquier importe de la política (umbrales y límites de la matriz).
+DINERO_MAXIMO = Decimal("1000000.00")
+
+
+class FueraDeDominio(DecisionNoValida):
+    """Un valor de la política fuera de su dominio (422, con el rango en español)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValorPolitica:
+    """Un valor de la política de la tienda.
+
+    ``tipo``: ``dinero`` (Decimal, 2 decimales) o ``entero``. ``unidad``: lo que se
+    escribe tras el número («horas»). ``endurece``: ``bajar`` o ``subir``. ``regla``: la
+    regla de la matriz cuyo límite no puede superar quien lo fija (dinero que sale sin
+    firma o que se perdona); None si no es dinero.
+    """
+
+    nombre: str
+    tipo: Literal["dinero", "entero"]
+    unidad: str
+    minimo: Decimal | int
+    maximo: Decimal | int
+    defecto: Decimal | int
+    endurece: Literal["bajar", "subir"]
+    descripcion: str
+    regla: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.minimo <= self.defecto <= self.maximo:
+            raise ValueError(f"{self.nombre}: el defecto {self.defecto} está fuera de su dominio")
+
+    def rango(self) -> str:
+        """«entre 1 y 720 horas», «entre 0,00 y 1.000.000,00 EUR»."""
+        if self.tipo == "dinero":
+            return f"entre {texto_valor(self, self.minimo)} y {texto_valor(self, self.maximo)}"
+        return f"entre {self.minimo:,} y {self.maximo:,} {self.unidad}".replace(",", ".")
+
+
+def texto_valor(valor: ValorPolitica, dato: Any) -> str:
+    """El valor como lo lee una persona: «72 horas», «60,00 EUR»."""
+    if valor.tipo == "dinero":
+        return dinero.eur(dato)
+    return f"{int(dato):,}".replace(",", ".") + f" {valor.unidad}"
+
+
+VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
+    v.nombre: v
+    for v in (
+        ValorPolitica(
+            nombre="limite_reembolso", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
+            maximo=DINERO_MAXIMO, defecto=Decimal("60.00"), endurece="bajar", regla="reembolso",
+            descripcion="Un reembolso mayor pide firma."),
+        ValorPolitica(
+            nombre="devoluciones_max_30d", tipo="entero", unidad="devoluciones", minimo=1,
+            maximo=100, defecto=2, endurece="bajar",
+            descripcion="Con tantas devoluciones o más en la ventana, una nueva pide firma."),
+        ValorPolitica(
+            nombre="ventana_devoluciones_dias", tipo="entero", unidad="días", minimo=1,
+            maximo=365, defecto=30, endurece="subir",
+            descripcion="Días en los que se cuentan las devoluciones del cliente."),
+        ValorPolitica(
+            nombre="dias_desde_entrega", tipo="entero", unidad="días", minimo=0, maximo=365,
+            defecto=30, endurece="bajar",
+            descripcion="Más días desde la entrega pide firma (la ventana de la tienda)."),
+        ValorPolitica(
+            nombre="diferencia_max_sustitucion", tipo="dinero", unidad="EUR",
+            minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
+            endurece="bajar", regla="sustitucion",
+            descripcion="Un cambio que cuesta más que esto por encima del original pide firma."),
+        ValorPolitica(
+            nombre="diferencia_minima_liquidable", tipo="dinero", unidad="EUR",
+            minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
+            endurece="bajar", regla="sustitucion",
+            descripcion="Una diferencia de un cambio menor que esto no se cobra ni se devuelve."),
+        ValorPolitica(
+            nombre="horas_caducidad", tipo="entero", unidad="horas", minimo=1, maximo=720,
+            defecto=72, endurece="bajar",
+            descripcion="Plazo de una operación que espera firma; pasado, se rechaza sola."),
+    )
+})
+
+
+def validar(nombre: str, dato: Any) -> Decimal | int:
+    """``dato`` (texto, número) leído y comprobado contra el dominio de ``nombre``.
+
+    Raises:
+        FueraDeDominio: un valor desconocido, que no es del tipo, o fuera de rango (el
+            mensaje dice el rango permitido).
+    """
+    valor = VALORES.get(nombre)
+    if valor is None:
+        raise FueraDeDominio(f"valor desconocido: {nombre} (válidos: {', '.join(VALORES)})")
+    if valor.tipo == "dinero":
+        try:
+            leido: Decimal | int = dinero.cuantizar(dinero.diferencia(dato))
+        except (ImporteNoValido, ValueError, TypeError):
+            raise FueraDeDominio(
+                f"{nombre} debe ser un importe con dos decimales como mucho, {valor.rango()}") from None
+    else:
+        texto = str(dato).strip()
+        if isinstance(dato, bool) or not texto.lstrip("-").isdigit() or len(texto) > 12:
+            raise FueraDeDominio(f"{nombre} debe ser un número entero, {valor.rango()}")
+        leido = int(texto)
+    if not valor.minimo <= leido <= valor.maximo:
+        raise FueraDeDominio(f"{nombre} debe estar {valor.rango()}: {dato} no vale")
+    return leido
+
+
+def dinero_de_matriz(que: str, dato: Any) -> Decimal:
+    """Un límite o un umbral de doble firma de la matriz: entre 0,00 y 1.000.000,00 EUR."""
+    try:
+        leido = dinero.cuantizar(dinero.diferencia(dato))
+    except (ImporteNoValido, ValueError, TypeError):
+        leido = None
+    if leido is None or not Decimal("0.00") <= leido <= DINERO_MAXIMO:
+        raise FueraDeDominio(
+            f"{que} debe ser un importe entre {dinero.eur(0)} y {dinero.eur(DINERO_MAXIMO)} "
+            f"(o «sin» límite): {dato} no vale")
+    return leido
