@@ -52,35 +52,29 @@ ON CONFLICT (tienda, version) DO NOTHING;
 -- quedó fuera de rango con versiones anteriores se lleva al borde, como versión nueva.
 SELECT set_config('agente.autor', 'sistema', true),
        set_config('agente.motivo', 'valores fuera de su dominio llevados al borde (sql/012)', true);
-UPDATE politicas_tienda SET
-    limite_reembolso = least(greatest(limite_reembolso, 0), 1000000),
-    devoluciones_max_30d = least(greatest(devoluciones_max_30d, 1), 100),
-    ventana_devoluciones_dias = least(greatest(ventana_devoluciones_dias, 1), 365),
-    dias_desde_entrega = least(greatest(dias_desde_entrega, 0), 365),
-    diferencia_max_sustitucion = least(greatest(diferencia_max_sustitucion, 0), 1000000),
-    diferencia_minima_liquidable = least(greatest(diferencia_minima_liquidable, 0), 1000000),
-    horas_caducidad = least(greatest(horas_caducidad, 1), 720)
-WHERE limite_reembolso > 1000000 OR devoluciones_max_30d > 100
-   OR ventana_devoluciones_dias > 365 OR dias_desde_entrega > 365
-   OR diferencia_max_sustitucion > 1000000 OR diferencia_minima_liquidable > 1000000
-   OR horas_caducidad > 720;
+-- Por columna y solo si existe: diferencia_minima_liquidable llega con sql/007, que una base
+-- antigua puede aplicar después de esta.
+DO $$
+DECLARE
+    dominio record;
+BEGIN
+    FOR dominio IN SELECT * FROM (VALUES
+            ('limite_reembolso', 0, 1000000), ('devoluciones_max_30d', 1, 100),
+            ('ventana_devoluciones_dias', 1, 365), ('dias_desde_entrega', 0, 365),
+            ('diferencia_max_sustitucion', 0, 1000000), ('diferencia_minima_liquidable', 0, 1000000),
+            ('horas_caducidad', 1, 720)) AS d(columna, minimo, maximo)
+    LOOP
+        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM information_schema.columns
+                                  WHERE table_name = 'politicas_tienda' AND column_name = dominio.columna);
+        EXECUTE format('UPDATE politicas_tienda SET %1$I = least(greatest(%1$I, %2$s), %3$s) '
+                       'WHERE %1$I NOT BETWEEN %2$s AND %3$s', dominio.columna, dominio.minimo, dominio.maximo);
+        EXECUTE format('ALTER TABLE politicas_tienda ADD CONSTRAINT %I CHECK (%I BETWEEN %s AND %s)',
+                       'politicas_tienda_dominio_' || dominio.columna, dominio.columna,
+                       dominio.minimo, dominio.maximo);
+    END LOOP;
+END
+$$;
 SELECT set_config('agente.autor', '', true), set_config('agente.motivo', '', true);
-
-ALTER TABLE politicas_tienda
-    ADD CONSTRAINT politicas_tienda_dominio_limite_reembolso
-        CHECK (limite_reembolso BETWEEN 0 AND 1000000),
-    ADD CONSTRAINT politicas_tienda_dominio_devoluciones_max_30d
-        CHECK (devoluciones_max_30d BETWEEN 1 AND 100),
-    ADD CONSTRAINT politicas_tienda_dominio_ventana_devoluciones_dias
-        CHECK (ventana_devoluciones_dias BETWEEN 1 AND 365),
-    ADD CONSTRAINT politicas_tienda_dominio_dias_desde_entrega
-        CHECK (dias_desde_entrega BETWEEN 0 AND 365),
-    ADD CONSTRAINT politicas_tienda_dominio_diferencia_max_sustitucion
-        CHECK (diferencia_max_sustitucion BETWEEN 0 AND 1000000),
-    ADD CONSTRAINT politicas_tienda_dominio_diferencia_minima_liquidable
-        CHECK (diferencia_minima_liquidable BETWEEN 0 AND 1000000),
-    ADD CONSTRAINT politicas_tienda_dominio_horas_caducidad
-        CHECK (horas_caducidad BETWEEN 1 AND 720);
 
 -- Las versiones de la matriz no se tocan (trigger): el dominio vale para las nuevas.
 ALTER TABLE limites_autoridad

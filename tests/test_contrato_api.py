@@ -10,6 +10,7 @@ la suite siga siendo rápida; ``derandomize`` lo hace reproducible.
 from __future__ import annotations
 
 import uuid
+from contextlib import contextmanager
 
 import pytest
 import schemathesis
@@ -39,14 +40,28 @@ AJUSTES_HYPOTHESIS = dict(deadline=None, database=None, derandomize=True,
                           suppress_health_check=list(HealthCheck))
 
 
-@pytest.fixture(scope="module")
-def servidor(url_admin, plantillas):
+@contextmanager
+def _servidor_nuevo(url_admin, plantillas):
     nombre = f"t_contrato_{uuid.uuid4().hex[:8]}"
     url = _crear_base(url_admin, nombre, plantilla=plantillas["demo"])
     ajustes = ajustes_web(url, mensajes_por_minuto=1_000_000)
     with servidor_en_hilo(crear_app(ajustes)) as base:
         yield {"base": base, "url": url, "ajustes": ajustes}
     _borrar_base(url_admin, nombre)
+
+
+@pytest.fixture(scope="module")
+def servidor(url_admin, plantillas):
+    with _servidor_nuevo(url_admin, plantillas) as datos:
+        yield datos
+
+
+@pytest.fixture
+def servidor_politica(url_admin, plantillas):
+    """Uno propio: lo que aplica el gerente (dos firmas desde 0, por ejemplo) cambiaría lo
+    que ven las demás pruebas del módulo."""
+    with _servidor_nuevo(url_admin, plantillas) as datos:
+        yield datos
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +97,14 @@ def test_cada_operacion_cumple_su_contrato(esquema_api, servidor, modo):
     assert fallos == [], "\n\n".join(fallos)
 
 
-def test_las_rutas_de_la_politica_no_dan_500_a_un_gerente_con_los_dominios_del_esquema(esquema_api, servidor):
+def test_las_rutas_de_la_politica_no_dan_500_a_un_gerente_con_los_dominios_del_esquema(servidor_politica):
     """Con el token de un gerente y su tienda de verdad: el cuerpo que genera Schemathesis
     llega a la validación de los dominios y a la base (un cambio que endurece se aplica;
     uno que amplía crea una solicitud), y nada es un 500 ni un código sin documentar."""
     from agente.web.auth import emitir_token
 
+    servidor = servidor_politica
+    esquema_api = schemathesis.openapi.from_url(f"{servidor['base']}/openapi.json")
     cabecera = {"Authorization": "Bearer " + emitir_token(
         servidor["ajustes"], rol="encargado", sujeto="ger-talavera", tienda="talavera")}
     fallos, estados = [], set()

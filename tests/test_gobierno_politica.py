@@ -369,3 +369,26 @@ def test_la_migracion_lleva_al_borde_lo_fuera_de_dominio_y_repara_los_plazos(bd_
         plazo = c.execute("SELECT caduca - creada AS plazo FROM aprobaciones_pendientes").fetchone()["plazo"]
         assert plazo.total_seconds() == 720 * 3600
         assert informe(c)["politica"]["plazo_fuera_de_rango"] == []
+
+
+def test_la_solicitud_avisa_a_quien_puede_firmarla_y_caduca_sola(http, como, ajustes):
+    from agente.notificaciones.plantillas import cuerpo_json, pintar
+
+    url = ajustes.database_url
+    r = http.post("/api/politica/talavera", headers=como("ger-talavera"),
+                  json={"umbrales": {"limite_reembolso": "100"}, "motivo": "rebajas"})
+    solicitud = r.json()["id"]
+    [aviso] = sql(url, "SELECT encargado_id, tipo, interrupt_id, datos FROM avisos_salida")
+    assert (aviso["encargado_id"], aviso["tipo"], aviso["interrupt_id"]) == (
+        "reg-centro", "cambio_politica", f"politica:{solicitud}")  # ni el autor ni los encargados
+    mensaje = pintar(aviso["datos"], "https://tienda.example")
+    assert "limite_reembolso: 60,00 EUR → 100,00 EUR" in mensaje.texto and "Motivo: rebajas" in mensaje.texto
+    assert mensaje.enlace == f"https://tienda.example/encargado#politica-{solicitud}"
+    assert cuerpo_json("k", aviso["datos"], mensaje)["tipo"] == "cambio_politica_pendiente"
+    # Vence: la pasada periódica la caduca y ya no se puede firmar.
+    sql(url, "UPDATE solicitudes_politica SET creada = now() - interval '2 days', "
+        "caduca = now() - interval '1 second'")
+    assert _firmar_solicitud(http, como, solicitud, "reg-centro").status_code == 409
+    assert http.app.state.servicio.caducar_solicitudes_politica() == [solicitud]
+    assert http.get(f"/api/solicitudes-politica/{solicitud}", headers=como("reg-centro")).json()["estado"] == "caducada"
+    assert _politica(http, como)["umbrales"]["limite_reembolso"] == "60.00"
