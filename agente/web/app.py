@@ -101,9 +101,11 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     async def ciclo_de_vida(app: FastAPI):
         propio = servicio is None
         if propio:
+            from agente import embebido
             from agente.bd import url_basedatos
             from agente.servicio.fabrica import crear_servicio
 
+            previos = embebido.abiertos()
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
         else:
             app.state.servicio = servicio
@@ -138,6 +140,9 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
             app.state.oyente.parar()
             if propio:
                 app.state.servicio.cerrar()
+                # Sin DATABASE_URL (``uvicorn ... --factory`` a mano, cada worker abre el embebido):
+                # se suelta aquí, porque uvicorn acaba relanzando la señal y no pasa por atexit.
+                embebido.soltar(excepto=previos)
 
     app = FastAPI(
         title="Agente de atención al cliente",
