@@ -33,6 +33,7 @@ from agente.web import (
     rutas_portal,
 )
 from agente.web.asgi import MiddlewareHttp
+from agente.web.cuerpo import CuerpoJson
 from agente.web.dependencias import AjustesWeb, ServicioWeb
 from agente.web.eventos import Oyente
 from agente.web.hilos import HilosDelAgente
@@ -158,7 +159,9 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.state.ajustes = ajustes
     errores_http.instalar(app)
     contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
-    app.add_middleware(SinNulos)  # por dentro de LimiteCuerpo: recibe el cuerpo ya acotado
+    # Por dentro de LimiteCuerpo (413): cuerpo ya acotado; se revisa antes que el token.
+    app.add_middleware(CuerpoJson)
+    app.add_middleware(SinNulos)  # nulos en la ruta (404) y la query (422)
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
     app.add_middleware(CabecerasSeguridad)
     app.add_middleware(RegistroPeticiones)  # la más externa: mide y registra todo
