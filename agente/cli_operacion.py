@@ -39,7 +39,9 @@ def _describir(est) -> list[str]:
     lineas.append(f"Datos en: {est.pgdata}" + ("" if est.inicializado else " (sin crear: se creará al primer uso)"))
     if est.en_marcha:
         if est.usuarios:
-            lineas.append("Lo usan los procesos: " + ", ".join(map(str, est.usuarios)))
+            from agente.embebido import describir_proceso
+
+            lineas.append("Lo usan los procesos: " + ", ".join(map(describir_proceso, est.usuarios)))
         elif est.mantener:
             lineas.append("Arrancado con «agente db start»: sigue en marcha hasta «agente db stop».")
         else:

@@ -22,6 +22,9 @@ import psutil
 from .web_util import RAIZ, SECRETO, puerto_libre
 
 SECRETO_FUERTE = SECRETO  # fuera del modo demo hace falta uno que pase agente.nucleo.secretos
+PYTHON_M = (sys.executable, "-m", "agente.cli")
+# El guion de consola que instala pip (``.venv/bin/agente``): el proceso se llama «agente».
+GUION_AGENTE = (str(Path(sys.executable).with_name("agente")),)
 
 
 def entorno_embebido(pgdata: Path, **extra: str) -> dict[str, str]:
@@ -31,8 +34,9 @@ def entorno_embebido(pgdata: Path, **extra: str) -> dict[str, str]:
     return {**env, "AGENTE_PGDATA": str(pgdata), "AGENTE_MODELO": "offline", **extra}
 
 
-def cli(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agente.cli", *args], cwd=RAIZ, env=env,
+def cli(env: dict[str, str], *args: str, timeout: float = 120,
+        programa: tuple[str, ...] = PYTHON_M) -> subprocess.CompletedProcess:
+    return subprocess.run([*programa, *args], cwd=RAIZ, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -49,15 +53,15 @@ def esperar(condicion: Callable[[], object], limite: float, que: str, cada: floa
 class ProcesoCli:
     """``agente ARGS`` en un subproceso con su log; ``with`` garantiza que no queda vivo."""
 
-    def __init__(self, env: dict[str, str], *args: str) -> None:
-        self.env, self.args = env, args
+    def __init__(self, env: dict[str, str], *args: str, programa: tuple[str, ...] = PYTHON_M) -> None:
+        self.env, self.args, self.programa = env, args, programa
         self.puerto = puerto_libre()
         self.base = f"http://127.0.0.1:{self.puerto}"
 
     def __enter__(self) -> ProcesoCli:
         self.log = tempfile.NamedTemporaryFile(prefix="agente-cli-", suffix=".log", delete=False)
         self.proceso = subprocess.Popen(
-            [sys.executable, "-m", "agente.cli", *self.args, "--port", str(self.puerto)],
+            [*self.programa, *self.args, "--port", str(self.puerto)],
             cwd=RAIZ, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         return self

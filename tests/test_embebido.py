@@ -3,13 +3,19 @@ repara, y ``agente db start|stop|status`` lo manejan. Todo en subprocesos de ver
 
 from __future__ import annotations
 
+import queue
 import signal
 import subprocess
 import sys
+import threading
+import time
+from pathlib import Path
 
+import psutil
 import pytest
 
 from .procesos import (
+    GUION_AGENTE,
     SECRETO_FUERTE,
     ProcesoCli,
     cli,
@@ -57,6 +63,118 @@ def test_la_senal_para_la_web_y_despues_el_postgres_embebido(pgdata, orden, sena
     assert pids_anotados(pgdata) == []
     # Primero se vacía la web y se cierra la app; después (ya fuera de uvicorn) se para PostgreSQL.
     assert "Application shutdown complete" in log
+
+
+def test_las_ordenes_de_la_cli_no_paran_la_base_de_un_agente_serve_lanzado_con_el_guion(pgdata):
+    """``.venv/bin/agente`` da un proceso llamado «agente» (no «python»): sigue contando
+    como usuario, y el último de verdad en salir es quien para PostgreSQL."""
+    env = _entorno(pgdata, "serve")
+    with ProcesoCli(env, "serve", programa=GUION_AGENTE) as web:
+        web.esperar_listo()
+        servidor = pid_postgres(pgdata)
+        for orden in (("db", "demo"), ("politica", "ver", "--tienda", "talavera"), ("aprobaciones",)):
+            r = cli(env, *orden, programa=GUION_AGENTE)
+            assert r.returncode == 0, (orden, r.stderr)
+            assert postgres_vivo(servidor), orden
+            assert web.responde("/readyz"), orden
+        estado = cli(env, "db", "status", programa=GUION_AGENTE)
+        assert estado.returncode == 0, estado.stderr
+        assert f"en marcha (pid {servidor})" in estado.stdout
+        assert f"Lo usan los procesos: {web.proceso.pid} (agente serve --port {web.puerto})" in estado.stdout
+        assert pids_anotados(pgdata) == [web.proceso.pid]
+        assert web.senal(signal.SIGTERM) == 0, web.salida()
+    assert not postgres_vivo(servidor)  # el servidor web era el último: él lo para
+    assert pids_anotados(pgdata) == []
+
+
+def test_agente_chat_sigue_vivo_tras_un_agente_decidir_y_ensena_la_decision(pgdata):
+    """Dos órdenes del guion sobre el mismo embebido: ``decidir`` sale y no se lleva la base
+    de debajo del ``chat`` abierto, que enseña la decisión y sigue conversando."""
+    env = {**entorno_embebido(pgdata), "PYTHONUNBUFFERED": "1"}
+    assert cli(env, "db", "demo", programa=GUION_AGENTE).returncode == 0
+    chat = subprocess.Popen(
+        [*GUION_AGENTE, "chat", "--cliente", "C-0001"], cwd=RAIZ, env=env, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    lineas: queue.Queue = queue.Queue()
+    leidas: list[str] = []
+    threading.Thread(target=lambda: [lineas.put(x) for x in chat.stdout], daemon=True).start()
+
+    def esperar_linea(texto: str, limite: float = 90) -> str:
+        fin = time.monotonic() + limite
+        while time.monotonic() < fin:
+            try:
+                linea = lineas.get(timeout=1)
+            except queue.Empty:
+                continue
+            leidas.append(linea)
+            if texto in linea:
+                return linea
+        raise AssertionError(f"no llegó «{texto}»:\n{''.join(leidas)}")
+
+    try:
+        chat.stdin.write("Quiero devolver la cafetera del pedido P-20260917-0041 porque gotea\n")
+        chat.stdin.flush()
+        pista = esperar_linea("agente decidir")
+        hilo = pista.split("agente decidir ", 1)[1].split()[0]
+        servidor = pid_postgres(pgdata)
+        r = cli(env, "decidir", hilo, "editar", "--importe", "90", "--encargado", "enc-talavera",
+                programa=GUION_AGENTE)
+        assert r.returncode == 0, r.stderr
+        assert postgres_vivo(servidor)
+        esperar_linea("90,00 EUR")  # la decisión llega al chat abierto
+        chat.stdin.write("¿Cuál es el estado del pedido P-20260917-0041?\n")
+        chat.stdin.flush()
+        esperar_linea("agente> ")  # y sigue conversando con la base en marcha
+    finally:
+        chat.stdin.close()
+        codigo = chat.wait(timeout=60)
+    salida = "".join(leidas) + "".join(iter(lambda: lineas.get() if not lineas.empty() else "", ""))
+    assert codigo == 0, salida
+    assert "Traceback" not in salida
+    assert not postgres_vivo(servidor)  # el chat era el último: al salir lo para
+
+
+@pytest.mark.parametrize("programa", [
+    (sys.executable, "-m", "agente", "serve"),
+    (str(Path(sys.executable).with_name("uvicorn")), "agente.web.app:app_desde_entorno", "--factory",
+     "--workers", "2"),
+], ids=["python-m-agente", "uvicorn-workers"])
+def test_cada_punto_de_entrada_cuenta_como_usuario_y_el_ultimo_para_la_base(pgdata, programa):
+    env = _entorno(pgdata, "serve")
+    assert cli(env, "db", "migrate").returncode == 0
+    with ProcesoCli(env, programa=programa) as web:
+        web.esperar_listo()
+        servidor = pid_postgres(pgdata)
+        r = cli(env, "db", "url", programa=GUION_AGENTE)
+        assert r.returncode == 0, r.stderr
+        assert postgres_vivo(servidor) and web.responde("/readyz")
+        usuarios = pids_anotados(pgdata)
+        hijos = {h.pid for h in psutil.Process(web.proceso.pid).children(recursive=True)}
+        assert usuarios and set(usuarios) <= {web.proceso.pid} | hijos, usuarios
+        web.senal(signal.SIGTERM)
+        log = web.salida()
+    assert not postgres_vivo(servidor), log
+    assert pids_anotados(pgdata) == []
+    assert "Traceback" not in log
+
+
+def test_un_pid_anotado_que_ahora_es_de_otro_proceso_no_cuenta_como_usuario(pgdata):
+    """Un pid reutilizado (reinicio de la máquina): vivo, pero arrancó a otra hora que la
+    anotada. No impide que el último usuario de verdad pare el servidor."""
+    env = entorno_embebido(pgdata)
+    assert cli(env, "db", "url").returncode == 0  # initdb y parada: la carpeta ya existe
+    otro = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        (pgdata / ".handle_pids.json").write_text(f"[{otro.pid}]")
+        (pgdata / ".agente-usuarios.json").write_text(f'{{"{otro.pid}": 1000.0}}')
+        r = cli(env, "db", "url")
+        assert r.returncode == 0, r.stderr
+        assert pid_postgres(pgdata) is None  # «db url» fue el último usuario de verdad: lo paró
+        assert pids_anotados(pgdata) == []
+    finally:
+        otro.kill()
+        otro.wait()
 
 
 def test_un_pid_obsoleto_se_detecta_se_repara_y_el_siguiente_en_salir_para_el_servidor(pgdata):

@@ -33,6 +33,7 @@ from agente.web import (
     rutas_portal,
 )
 from agente.web.asgi import MiddlewareHttp
+from agente.web.cuerpo import CuerpoJson
 from agente.web.dependencias import AjustesWeb, ServicioWeb
 from agente.web.eventos import Oyente
 from agente.web.hilos import HilosDelAgente
@@ -101,9 +102,11 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     async def ciclo_de_vida(app: FastAPI):
         propio = servicio is None
         if propio:
+            from agente import embebido
             from agente.bd import url_basedatos
             from agente.servicio.fabrica import crear_servicio
 
+            previos = embebido.abiertos()
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
         else:
             app.state.servicio = servicio
@@ -138,6 +141,9 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
             app.state.oyente.parar()
             if propio:
                 app.state.servicio.cerrar()
+                # Sin DATABASE_URL (``uvicorn ... --factory`` a mano, cada worker abre el embebido):
+                # se suelta aquí, porque uvicorn acaba relanzando la señal y no pasa por atexit.
+                embebido.soltar(excepto=previos)
 
     app = FastAPI(
         title="Agente de atención al cliente",
@@ -153,7 +159,9 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.state.ajustes = ajustes
     errores_http.instalar(app)
     contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
-    app.add_middleware(SinNulos)  # por dentro de LimiteCuerpo: recibe el cuerpo ya acotado
+    # Por dentro de LimiteCuerpo (413): cuerpo ya acotado; se revisa antes que el token.
+    app.add_middleware(CuerpoJson)
+    app.add_middleware(SinNulos)  # nulos en la ruta (404) y la query (422)
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
     app.add_middleware(CabecerasSeguridad)
     app.add_middleware(RegistroPeticiones)  # la más externa: mide y registra todo

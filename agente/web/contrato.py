@@ -4,9 +4,11 @@ FastAPI documenta lo que ve en cada ruta; lo que entra por las capas comunes se 
 aquí, en un solo sitio, a cada operación que lo puede devolver:
 
 - ``422`` con la forma real ``{"detalle": "..."}`` (FastAPI pondría ``HTTPValidationError``,
-  que esta API nunca devuelve): datos no válidos, un cuerpo ilegible o un texto con el
-  carácter nulo (``texto_seguro``); ya no hay ningún 400;
-- ``413`` en cada ``POST``: cuerpo de más de 16 KiB (``limites.LimiteCuerpo``);
+  que esta API nunca devuelve): datos no válidos, un cuerpo ilegible (``cuerpo``: no es
+  JSON, no es UTF-8, anida demasiado) o un texto con el carácter nulo;
+  ya no hay ningún 400;
+- ``413`` en cada operación con cuerpo (``POST``, ``DELETE``...): cuerpo de más de 16 KiB
+  (``limites.LimiteCuerpo``);
 - ``404`` en cada ruta con id: no existe (o el id trae un carácter nulo);
 - ``401``/``403`` en cada ruta con token; ``404`` y ``403`` en la demo;
 - ``503`` con ``Retry-After`` en cada ruta que usa la base de datos (caída, o el servidor
@@ -32,10 +34,12 @@ DESCRIPCIONES = {
     "403": "No tienes permiso: otro rol, otra tienda, otro cliente o encargado de baja.",
     "404": "No existe (también si el id trae un carácter nulo).",
     "413": "Cuerpo de más de 16 KiB.",
-    "422": "Datos no válidos: campos, JSON ilegible o un texto con el carácter nulo (\\u0000).",
+    "422": "Datos no válidos: campos, un cuerpo que no es JSON UTF-8 (o anida demasiado) "
+           "o un texto con el carácter nulo (\\u0000).",
     "503": "No disponible: la base de datos no responde o el servidor se está parando (Retry-After).",
 }
 SIN_BASE = {("get", "/api/demo/identidades")}  # datos fijos de la demo
+CON_CUERPO = {"post", "put", "patch", "delete"}  # los métodos cuyo cuerpo se lee (y se acota)
 DEMO = "/api/demo/"
 # (operación origen, código) -> {nombre del enlace: (operación destino, expresión del thread_id)}
 ENLACES = {
@@ -79,7 +83,7 @@ def ajustar(esquema: dict[str, Any]) -> dict[str, Any]:
                     _error(respuestas, "503", cabeceras=RETRY_AFTER)
                 continue
             _error(respuestas, "422")
-            if metodo == "post":
+            if metodo in CON_CUERPO:
                 _error(respuestas, "413")
             if "{" in ruta or ruta.startswith(DEMO):
                 _error(respuestas, "404")
