@@ -283,7 +283,11 @@ def decidir(
             typer.echo(f"Firma registrada ({respuesta.firmas} de {respuesta.firmas_necesarias}): "
                        "la aprobación sigue pendiente de otra firma.")
             return
-        typer.echo(f"Decisión registrada y aplicada. Mensaje al cliente:\n{respuesta.mensaje_cliente}")
+        if getattr(respuesta, "fallo", None):
+            typer.echo(f"Decisión registrada, pero la operación no se pudo hacer: {respuesta.fallo}")
+        else:
+            typer.echo("Decisión registrada y aplicada.")
+        typer.echo(f"Mensaje al cliente:\n{respuesta.mensaje_cliente}")
 
 
 def _editable(servicio, accion: dict, campo: str) -> bool:
@@ -359,6 +363,13 @@ def auditoria(
                  f["aprobado_por"], f["creado"]] for f in sin_firma])
     typer.echo(f"Efectos sin la firma requerida: {len(sin_firma)}")
     _tabla_firmas(informe["firmas"])
+    fallidas = informe["fallidas"]
+    if fallidas:
+        _tabla("Decisiones aprobadas cuyo efecto no se pudo hacer",
+               ["Id", "Hilo", "Tienda", "Encargado", "Decidida", "Error"],
+               [[f["id"], f["thread_id"], f["tienda"], f["encargado_id"], f["decidida"], f["fallo"]]
+                for f in fallidas])
+    typer.echo(f"Decisiones aprobadas cuyo efecto falló: {len(fallidas)}")
     for comprobacion, filas in informe["libro"].items():
         if filas:
             columnas = list(filas[0])

@@ -51,7 +51,8 @@ def filas_historial(decisiones: list[dict[str, Any]]) -> list[list[Any]]:
             importe = a.get("importe_final") or a.get("importe_propuesto") or ""
             filas.append([
                 _hora(d["decidida"]), d["thread_id"], d["tienda"],
-                f"{d['cliente']['nombre']} ({d['cliente']['id']})", d["encargado"]["id"], d["tipo"],
+                f"{d['cliente']['nombre']} ({d['cliente']['id']})", d["encargado"]["id"],
+                f"{d['tipo']} (fallida: {d['fallo']})" if d.get("fallo") else d["tipo"],
                 " ".join(filter(None, [a.get("nombre"), a.get("pedido")])), importe,
                 a.get("motivo") or "", d["nota"] or "",
             ])

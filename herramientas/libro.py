@@ -38,6 +38,7 @@ from agente.nucleo.errores import (
     ImporteNoValido,
     PedidoNoEncontrado,
 )
+from agente.nucleo.puertos import CLAVE_IMPOSIBLE
 from herramientas.pedidos import clave_idempotencia
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "bloquear_pedido",
     "elegibilidad",
     "exigir_entregado",
+    "exigir_no_evaluada_imposible",
     "historial",
     "lineas_del_libro",
     "mover_stock",
@@ -129,6 +131,12 @@ RETURNING unidades
 DEVOLVER_UNIDAD_SQL = """
 INSERT INTO stock (sku, tienda, unidades) VALUES (%(sku)s, %(tienda)s, 1)
 ON CONFLICT (tienda, sku) DO UPDATE SET unidades = stock.unidades + 1
+"""
+
+# La razón por la que la política no pidió firma a esta llamada: la vio imposible.
+SELECT_EVALUADA_IMPOSIBLE_SQL = """
+SELECT umbrales ->> %(clave)s AS razon FROM evaluaciones_politica
+WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
 
 CADUCADA = "la aprobación ha caducado"
@@ -360,6 +368,26 @@ def exigir_entregado(hechos: dict, *, accion: str = "cambiar un producto") -> No
             f"puede {accion} cuando el cliente lo ha recibido"
         )
     raise ErrorDominio(motivo, pedido=pedido, estado=hechos["estado"])
+
+
+def exigir_no_evaluada_imposible(conexion: psycopg.Connection, llamada: Llamada) -> None:
+    """Una operación que la política no mandó a firmar porque era imposible no sale sin firma.
+
+    Se llama en la transacción del efecto, con el pedido bloqueado y tras las comprobaciones
+    propias (que dan el error verdadero si sigue siendo imposible). Si llega aquí, los datos
+    cambiaron entre la evaluación y la ejecución (o la llamada esperó a la firma de otra del
+    mismo lote): se rechaza sin escribir nada.
+    """
+    fila = conexion.execute(SELECT_EVALUADA_IMPOSIBLE_SQL, {
+        "clave": CLAVE_IMPOSIBLE, "thread_id": llamada.thread_id, "tool_call_id": llamada.tool_call_id,
+    }).fetchone()
+    if fila is not None and fila["razon"]:
+        raise ErrorDominio(
+            f"esta operación no pasó por un encargado porque al proponerla no era posible "
+            f"({fila['razon']}) y los datos han cambiado desde entonces; no se ha hecho nada. "
+            "Vuelve a proponerla para que se revise de nuevo",
+            razon=fila["razon"],
+        )
 
 
 def mover_stock(

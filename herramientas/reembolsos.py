@@ -1,14 +1,14 @@
 """Reembolsos de una devolución: por unidades del libro, idempotentes y por la bandeja de salida.
 
-Orden: 1) en una transacción, con el pedido bloqueado, se asignan las unidades
-(``libro.asignar``), se apuntan el reembolso 'pendiente', sus unidades en
-``compensaciones_unidad`` y la devolución; COMMIT. 2) y 3) los hace
-``movimientos.ejecutar``: la pasarela con el número del reembolso como referencia y,
-después, 'emitido'. Si la pasarela falla, el reembolso queda pendiente, con su intento
-apuntado, y el sistema lo completa (``movimientos.completar_pendientes``); el error que
-recibe el modelo lo dice así: «queda pendiente; te avisaremos por aquí», nunca
-«emitido». Repetir la misma llamada (misma clave) termina el trabajo sin mover dinero
-dos veces.
+Orden: 1) en una transacción, con el pedido bloqueado y entregado (uno cancelado o sin
+entregar se rechaza), se asignan las unidades (``libro.asignar``), se apuntan el
+reembolso 'pendiente', sus unidades en ``compensaciones_unidad`` y la devolución;
+COMMIT. 2) y 3) los hace ``movimientos.ejecutar``: la pasarela con el número del
+reembolso como referencia y, después, 'emitido'. Si la pasarela falla, el reembolso
+queda pendiente, con su intento apuntado, y el sistema lo completa
+(``movimientos.completar_pendientes``); el error que recibe el modelo lo dice así:
+«queda pendiente; te avisaremos por aquí», nunca «emitido». Repetir la misma llamada
+(misma clave) termina el trabajo sin mover dinero dos veces.
 """
 
 from __future__ import annotations
@@ -123,6 +123,7 @@ def _apuntar(
         ya = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, clave).fetchone()
         if ya is not None:
             return ya, False
+        libro.exigir_entregado(libro.elegibilidad(conexion, pedido), accion="reembolsar un producto")
         asignacion = libro.asignar(
             libro.unidades_libres(conexion, pedido),
             importe,
@@ -130,6 +131,7 @@ def _apuntar(
             pedido=pedido,
             lineas_del_pedido=libro.numeros_de_linea(conexion, pedido),
         )
+        libro.exigir_no_evaluada_imposible(conexion, llamada)
         comunes = {"pedido": pedido, "tienda": fila_pedido["tienda"], "importe": importe,
                    "motivo": motivo}
         nueva = conexion.execute(

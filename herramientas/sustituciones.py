@@ -177,6 +177,7 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
         tienda = fila_pedido["tienda"]
         libro.exigir_entregado(libro.elegibilidad(conexion, pedido))
         unidad = _unidad_libre(conexion, pedido=pedido, sku=sku_original)
+        libro.exigir_no_evaluada_imposible(conexion, llamada)
         productos = {
             p["sku"]: p
             for p in conexion.execute(

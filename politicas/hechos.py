@@ -88,11 +88,19 @@ CATALOGO: Mapping[str, Hecho] = {
         # Como JSON en una sola subconsulta: solo se usan booleanos y recuentos.
         Hecho(
             "elegibilidad",
-            "(SELECT jsonb_build_object('entregado', e.entregado,"
+            "(SELECT jsonb_build_object('entregado', e.entregado, 'estado', e.estado,"
             " 'dias_desde_entrega', e.dias_desde_entrega, 'ventana_dias', e.ventana_dias,"
             " 'dentro_de_ventana', e.dentro_de_ventana, 'reembolsos', e.reembolsos,"
-            " 'sustituciones', e.sustituciones)"
+            " 'sustituciones', e.sustituciones, 'unidades_libres', e.unidades_libres)"
             " FROM elegibilidad_pedidos e WHERE e.pedido_id = p.id)",
+        ),
+        # Unidades del producto original sin reembolsar ni cambiar (libro_lineas): sin
+        # ninguna, el cambio es imposible y no se pide firma (lo rechaza la herramienta).
+        Hecho(
+            "libres_sku_original",
+            "(SELECT coalesce(sum(ll.unidades_libres), 0)::int FROM libro_lineas ll"
+            " WHERE ll.pedido_id = p.id AND ll.sku = %(sku_original)s::text)",
+            frozenset({"sku_original"}),
         ),
         Hecho(
             "pvp_nuevo",

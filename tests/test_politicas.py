@@ -153,10 +153,12 @@ def test_pedido_entregado_hace_45_dias_requiere_encargado(politica):
     )
 
 
-def test_pedido_no_entregado_requiere_encargado(politica):
+def test_pedido_no_entregado_no_pide_firma_porque_la_herramienta_lo_rechaza(politica):
+    # Nadie puede aprobar lo imposible: reembolsar rechaza un pedido sin entregar.
     args = {"pedido": "P-20260925-0150", "importe": "40.00", "motivo": "No llega"}
-    assert politica.necesita_encargado(peticion("reembolsar", args, DAVID)) is True
-    assert veredicto(politica, "reembolsar", args, DAVID).motivos == ("pedido aún no entregado",)
+    assert politica.necesita_encargado(peticion("reembolsar", args, DAVID)) is False
+    v = veredicto(politica, "reembolsar", args, DAVID)
+    assert v.motivos == () and v.umbrales["imposible"] == "pedido aún no entregado"
 
 
 def test_pedido_entregado_hace_45_dias_pasa_si_la_tienda_admite_60(pool, politica):

@@ -142,6 +142,41 @@ def test_regla_de_reembolso_decide_con_los_hechos(cambios, motivos):
     assert dictamen.importe == D("50.00")
 
 
+_ELEGIBLE = {"entregado": True, "estado": "entregado", "dias_desde_entrega": 4, "ventana_dias": 30,
+             "dentro_de_ventana": True, "reembolsos": 0, "sustituciones": 0, "unidades_libres": 1}
+
+
+@pytest.mark.parametrize(
+    ("regla", "hechos", "razon"),
+    [
+        ("reembolso", {"elegibilidad": {**_ELEGIBLE, "entregado": False, "estado": "cancelado"}},
+         "pedido cancelado"),
+        ("reembolso", {"elegibilidad": {**_ELEGIBLE, "entregado": False, "estado": "enviado"}},
+         "pedido aún no entregado"),
+        ("reembolso", {"elegibilidad": {**_ELEGIBLE, "reembolsos": 1, "unidades_libres": 0}},
+         "todas las unidades del pedido ya se reembolsaron o se cambiaron"),
+        ("sustitucion", {"elegibilidad": {**_ELEGIBLE, "reembolsos": 1, "unidades_libres": 0},
+                         "libres_sku_original": 0},
+         "todas las unidades de A del pedido ya se reembolsaron o se cambiaron"),
+    ],
+    ids=["reembolso_cancelado", "reembolso_sin_entregar", "reembolso_compensado", "cambio_compensado"],
+)
+def test_lo_imposible_no_pide_firma_y_guarda_la_razon_para_la_herramienta(regla, hechos, razon):
+    base = {**_hechos_reembolso(importe=None), "sku_original_en_pedido": True, "pvp_original": D("120.00"),
+            "pvp_nuevo": D("29.90"), "libres_sku_original": 1}
+    # Con límite bajo y fuera de plazo: pediría firma si fuera posible.
+    base.update(limite_reembolso=D("1.00"), dias_entregado=90)
+    dictamen = REGLAS[regla].decidir({**base, **hechos}, {"importe": "50.00", "sku_original": "A", "sku_nuevo": "B"})
+    assert dictamen.motivos == ()
+    assert dictamen.umbrales["imposible"] == razon
+
+
+def test_lo_posible_sigue_pidiendo_firma_y_no_se_marca_imposible():
+    hechos = {**_hechos_reembolso(), "limite_reembolso": D("1.00"), "elegibilidad": _ELEGIBLE}
+    dictamen = REGLAS["reembolso"].decidir(hechos, {"importe": "50.00"})
+    assert dictamen.motivos and "imposible" not in dictamen.umbrales
+
+
 def test_regla_de_sustitucion_decide_con_los_hechos():
     hechos = {**DEFECTOS, "pedido_existe": True, "sku_original_en_pedido": True,
               "pvp_original": D("1000.00"), "pvp_nuevo": D("2234.50"),

@@ -202,6 +202,8 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
         return _fin(redaccion.elegir_producto(tarea.pedido, todas))
     linea = elegidas[0]
     sku = str(linea.get("sku"))
+    if linea.get("unidades_libres") == 0:  # ya reembolsada o cambiada: la herramienta lo rechazaría
+        return _fin(redaccion.cambio_ya_compensado(tarea.pedido, str(linea.get("nombre", sku)), sku))
     consulta = ctx.buscar(STOCK_ALTERNATIVAS, sku=sku)
     if consulta is None:
         return ctx.pedir(STOCK_ALTERNATIVAS, {"sku": sku})

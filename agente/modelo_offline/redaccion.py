@@ -19,6 +19,7 @@ from agente.nucleo import dinero
 __all__ = [
     "AYUDA",
     "cambio_anulado",
+    "cambio_ya_compensado",
     "confirmar_cambio",
     "condiciones",
     "elegir_producto",
@@ -199,6 +200,13 @@ def cambio_no_posible(pedido: str | None, estado: Any) -> str:
     return (
         f"El pedido {pedido} todavía no consta como entregado, y solo se puede cambiar un "
         "producto que ya has recibido. Cuando te llegue, escríbenos y lo vemos."
+    )
+
+
+def cambio_ya_compensado(pedido: str | None, nombre: str, sku: str) -> str:
+    return (
+        f"No puedo cambiar {nombre} ({sku}) del pedido {pedido}: ya se reembolsó o se cambió, "
+        "y cada unidad se compensa una sola vez."
     )
 
 

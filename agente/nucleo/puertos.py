@@ -12,7 +12,14 @@ from typing import Protocol, runtime_checkable
 
 from agente.nucleo.contexto import ContextoCliente
 
-__all__ = ["FuentePolitica"]
+__all__ = ["CLAVE_IMPOSIBLE", "FuentePolitica"]
+
+# Entre la política y las herramientas: una llamada que la herramienta rechazará sea quien
+# sea quien firme (unidades ya compensadas, pedido cancelado o sin entregar) no pide firma
+# (nadie aprueba lo imposible) y su veredicto lo dice en ``umbrales[CLAVE_IMPOSIBLE]``, con
+# la razón. La herramienta lo relee en su transacción: si al ejecutar ya fuera posible, no
+# sale sin firma (``herramientas.libro.exigir_no_evaluada_imposible``).
+CLAVE_IMPOSIBLE = "imposible"
 
 
 @runtime_checkable

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import psycopg
 
+from agente.nucleo.puertos import CLAVE_IMPOSIBLE
 from agente.servicio.auditoria_firmas import firmas_que_no_cumplen
 from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos
 from agente.servicio.auditoria_politica import auditar_politica
 from agente.servicio.resultados import InformeAuditoria
 
-__all__ = ["efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
+__all__ = ["decisiones_fallidas", "efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
 
 SELECT_EFECTOS_SIN_FIRMA_SQL = """
 WITH efectos AS (
@@ -41,7 +42,7 @@ SELECT e.tipo, e.numero, e.thread_id, e.tool_call_id, e.tienda, e.importe, e.apr
 FROM efectos e
 LEFT JOIN evaluaciones_politica ev
        ON ev.thread_id = e.thread_id AND ev.tool_call_id = e.tool_call_id
-WHERE ev.requiere_encargado IS NOT FALSE
+WHERE (ev.requiere_encargado IS NOT FALSE OR ev.umbrales ->> %(imposible)s IS NOT NULL)
   AND NOT EXISTS (
       SELECT 1 FROM firmas f JOIN encargados en ON en.id = f.encargado_id
       WHERE f.thread_id = e.thread_id AND f.tool_call_id = e.tool_call_id
@@ -51,6 +52,15 @@ WHERE ev.requiere_encargado IS NOT FALSE
                  WHERE tr.encargado_id = en.id AND tr.tienda = e.tienda AND en.rol = 'regional'))
   )
 ORDER BY e.creado
+"""
+
+# Decisiones aprobadas (o editadas) cuyo efecto no se pudo hacer al aplicarlas (sin stock,
+# precio cambiado...): el cliente lo supo y nada se movió, pero el encargado aprobó en balde.
+SELECT_DECISIONES_FALLIDAS_SQL = """
+SELECT d.id, d.thread_id, d.tienda, d.encargado_id, d.decidida, d.aplicada, d.fallo
+FROM decisiones_encargado d
+WHERE d.fallo IS NOT NULL
+ORDER BY d.decidida
 """
 
 SELECT_TIEMPOS_DECISION_SQL = """
@@ -64,7 +74,12 @@ GROUP BY tienda ORDER BY tienda
 
 
 def efectos_sin_firma(conexion: psycopg.Connection) -> list[dict]:
-    return conexion.execute(SELECT_EFECTOS_SIN_FIRMA_SQL).fetchall()
+    # Un veredicto «imposible» no pidió firma: un efecto suyo salió sin ella.
+    return conexion.execute(SELECT_EFECTOS_SIN_FIRMA_SQL, {"imposible": CLAVE_IMPOSIBLE}).fetchall()
+
+
+def decisiones_fallidas(conexion: psycopg.Connection) -> list[dict]:
+    return conexion.execute(SELECT_DECISIONES_FALLIDAS_SQL).fetchall()
 
 
 def tiempos_de_decision(conexion: psycopg.Connection) -> list[dict]:
@@ -72,11 +87,13 @@ def tiempos_de_decision(conexion: psycopg.Connection) -> list[dict]:
 
 
 def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float = 3600) -> InformeAuditoria:
-    """Efectos sin la firma requerida, hallazgos del libro (todo debería ser vacío) y
-    tiempos de decisión por tienda."""
+    """Efectos sin la firma requerida, hallazgos del libro (todo debería ser vacío),
+    decisiones cuyo efecto aprobado falló (se cuentan; no son un hallazgo: nada salió sin
+    firma) y tiempos de decisión por tienda."""
     return InformeAuditoria(
         sin_firma=efectos_sin_firma(conexion),
         firmas=firmas_que_no_cumplen(conexion),
+        fallidas=decisiones_fallidas(conexion),
         tiempos=tiempos_de_decision(conexion),
         libro=auditar_libro(conexion, pendientes_mas_de_segundos=pendientes_mas_de_segundos),
         politica=auditar_politica(conexion),

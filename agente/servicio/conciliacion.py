@@ -7,7 +7,11 @@ son idempotentes por ``tool_call_id``):
 - decisión registrada y la ejecución a medias (``next`` sin pausa): se termina;
 - decisión registrada y la ejecución terminada sin cerrar: se cierra con su estado;
 - hilo en pausa sin fila en la cola: se reencola; fila sin pausa: se borra;
-- turno cortado a medias (``next`` sin pausa ni decisión): se termina y se avisa.
+- turno cortado a medias (``next`` sin pausa ni decisión): se termina y se avisa;
+- turno terminado sin cerrar (el grafo acabó, pero la respuesta no llegó a la
+  conversación: la base se cayó entre el último checkpoint y el cierre): se entrega la
+  respuesta guardada en el checkpoint, una vez, sin volver a ejecutar nada (los asientos
+  y la bandeja de salida ya escritos quedan como están).
 
 Cada hilo se toca solo con su candado libre (``esperar=0``): una ejecución viva no se pisa.
 Solo se miran los hilos candidatos a uno de esos casos (``SELECT_HILOS_A_CONCILIAR_SQL``).
@@ -17,6 +21,8 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+
+from langchain_core.messages import HumanMessage
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import Saturado
@@ -54,10 +60,21 @@ WHERE c.estado <> 'cerrada' AND (
                                  WHERE k.thread_id = c.thread_id AND k.checkpoint_ns = ''))
     OR (c.estado = 'abierta' AND EXISTS (
         SELECT 1 FROM mensajes_conversacion m
-        WHERE m.thread_id = c.thread_id AND m.rol = 'cliente' AND NOT m.retenido
+        WHERE m.thread_id = c.thread_id AND m.rol = 'cliente'
+          AND (NOT m.retenido OR m.entregado_en IS NOT NULL)
           AND m.id = (SELECT max(u.id) FROM mensajes_conversacion u WHERE u.thread_id = c.thread_id)))
 )
 ORDER BY c.actualizada
+"""
+# ¿Ya está entregado el último mensaje del grafo, y espera el cliente una respuesta? Se
+# lee con el candado del hilo tomado (la lista de candidatos se leyó antes de tomarlo).
+SELECT_CIERRE_PENDIENTE_SQL = """
+SELECT EXISTS (SELECT 1 FROM mensajes_conversacion
+               WHERE thread_id = %(thread_id)s AND respuesta_de = %(respuesta_de)s) AS entregada,
+       u.rol, u.texto, u.retenido, u.entregado_en
+FROM (VALUES (1)) AS una (fila)
+LEFT JOIN LATERAL (SELECT rol, texto, retenido, entregado_en FROM mensajes_conversacion
+                   WHERE thread_id = %(thread_id)s ORDER BY id DESC LIMIT 1) u ON true
 """
 UPDATE_ESTADO_CONSULTA_SQL = """
 UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
@@ -119,7 +136,40 @@ class Conciliador:
             return "fila_obsoleta_borrada"
         if interrupcion is None and estado.next and hilo["estado"] == "abierta":
             return self._terminar_turno(thread_id, ctx, estado)
+        if interrupcion is None and not estado.next and hilo["estado"] == "abierta":
+            return self._entregar_cierre(thread_id, ctx, estado)
         return None
+
+    def _entregar_cierre(self, thread_id: str, ctx: ContextoCliente, estado: Any) -> str | None:
+        """Un turno cuyo grafo terminó pero cuyo cierre no se escribió: la respuesta del
+        último checkpoint llega al cliente (y su aviso en vivo), una vez.
+
+        Se reconoce sin falsos positivos: el último mensaje del grafo no consta como
+        entregado (``respuesta_de``, que escribe cada cierre), el último de la conversación
+        es del cliente y ya llegó al agente, y el último mensaje del cliente en el grafo es
+        ese mismo texto (un mensaje anotado cuyo turno no llegó a empezar no recibe la
+        respuesta del turno anterior). Quien llama tiene el candado del hilo.
+        """
+        mensajes_estado = list((estado.values or {}).get("messages", []))
+        ultimo = mensajes_estado[-1] if mensajes_estado else None
+        if ultimo is None or isinstance(ultimo, HumanMessage) or not getattr(ultimo, "id", None):
+            return None
+        with self._ejecutor.pool.connection() as c:
+            fila = c.execute(
+                SELECT_CIERRE_PENDIENTE_SQL, {"thread_id": thread_id, "respuesta_de": ultimo.id}
+            ).fetchone()
+        espera = fila["rol"] == "cliente" and (not fila["retenido"] or fila["entregado_en"] is not None)
+        if fila["entregada"] or not espera:
+            return None
+        humano = next((m for m in reversed(mensajes_estado) if isinstance(m, HumanMessage)), None)
+        if humano is None or not _texto(humano).endswith(fila["texto"]):
+            return None
+        trace_id = (estado.metadata or {}).get("trace_id")
+        desenlace.cerrar_ejecucion(
+            self._ejecutor, thread_id, ctx, Ejecucion.desde_estado(estado.values),
+            trace_id=trace_id, avisar=True, desencolar=False,
+        )
+        return "turno_entregado"
 
     def _terminar_turno(self, thread_id: str, ctx: ContextoCliente, estado: Any) -> str:
         """Un turno cortado a medias (parada o caída con una herramienta en curso): se
@@ -160,3 +210,7 @@ class Conciliador:
                 self._ejecutor, registro.thread_id, ctx, interrupcion, trace_id=registro.trace_id
             )
         return "decision_cerrada"
+
+
+def _texto(mensaje: Any) -> str:
+    return mensaje.text if hasattr(mensaje, "text") else str(mensaje.content)

@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 from langchain_core.messages import HumanMessage
 
+from agente.nucleo.bd import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import (
     AprobacionPendiente,
@@ -147,10 +148,21 @@ class Conversaciones:
                 logger.exception("fallo en el turno del cliente (hilo %s)", thread_id)
                 return desenlace.disculpa(ejecutor, thread_id, trace_id)
             # Sin fila en la cola (comprobado bajo el candado): no hay nada que desencolar.
-            return desenlace.cerrar_ejecucion(
-                ejecutor, thread_id, ctx, ejecucion, trace_id=trace_id, avisar=False,
-                desencolar=False,
-            )
+            try:
+                return desenlace.cerrar_ejecucion(
+                    ejecutor, thread_id, ctx, ejecucion, trace_id=trace_id, avisar=False,
+                    desencolar=False,
+                )
+            except (CandadoPerdido, *ERRORES_BD_CAIDA):
+                if ejecucion.pausa is not None:
+                    raise  # la pausa sin su fila la reencola el conciliador
+                # El grafo terminó (su último checkpoint tiene la respuesta) y solo falló el
+                # cierre: el cliente sabe ya lo que pasó, nunca un 503 tras un reembolso
+                # hecho. El conciliador escribe el cierre después (una vez) y lo avisa.
+                logger.warning("turno terminado sin poder cerrarlo (hilo %s): lo cerrará el "
+                               "conciliador", thread_id, exc_info=True)
+                return Respuesta("respondida", desenlace.mensaje_final(ejecucion.mensajes),
+                                 thread_id, trace_id)
 
     def _reencolar(self, thread_id: str, ctx: ContextoCliente) -> bool:
         """La fila de la cola se perdió (caída tras la pausa) pero el checkpoint manda."""

@@ -28,7 +28,7 @@ TIPOS = (*_ORDEN, CADUCADA)
 SELECT_DECISIONES_SQL = """
 SELECT d.id, d.thread_id, d.tienda, d.encargado_id, e.nombre AS encargado_nombre,
        c.cliente_id, cl.nombre AS cliente_nombre, d.decidida, d.aplicada, d.resultado,
-       d.espera_segundos, d.peticion, d.decisiones, d.nota, count(*) OVER () AS total
+       d.espera_segundos, d.peticion, d.decisiones, d.nota, d.fallo, count(*) OVER () AS total
 FROM decisiones_encargado d
 JOIN consultas_asistente c ON c.thread_id = d.thread_id
 JOIN clientes cl ON cl.id = c.cliente_id
@@ -119,12 +119,18 @@ def buscar(
         "tipo": tipo_principal(f["encargado_id"], list(f["decisiones"])),
         "acciones": _acciones(f["peticion"] or {}, list(f["decisiones"])),
         "nota": f["nota"],
+        "estado": _estado(f), "fallo": f["fallo"],
     } for f in filas], total
+
+
+def _estado(fila: dict[str, Any]) -> str:
+    """aplicada | fallida (el efecto aprobado no se pudo hacer) | sin_aplicar."""
+    return "fallida" if fila["fallo"] else ("aplicada" if fila["aplicada"] else "sin_aplicar")
 
 
 COLUMNAS_CSV = ("id", "decidida", "tienda", "hilo", "cliente", "cliente_nombre", "encargado",
                 "encargado_nombre", "decision", "operacion", "pedido", "importe_propuesto",
-                "importe_final", "espera_segundos", "motivo", "nota")
+                "importe_final", "espera_segundos", "motivo", "nota", "estado", "fallo")
 
 
 def _celda(valor: Any) -> str:
@@ -144,6 +150,6 @@ def como_csv(decisiones: list[dict[str, Any]]) -> str:
                 d["id"], d["decidida"], d["tienda"], d["thread_id"], d["cliente"]["id"],
                 d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"], d["tipo"],
                 a.get("nombre"), a.get("pedido"), a.get("importe_propuesto"), a.get("importe_final"),
-                d["espera_segundos"], a.get("motivo"), d["nota"],
+                d["espera_segundos"], a.get("motivo"), d["nota"], d["estado"], d["fallo"],
             )])
     return salida.getvalue()

@@ -14,10 +14,12 @@ proceso muere entre medias, el conciliador aplica lo registrado.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from psycopg.types.json import Jsonb
 
@@ -39,7 +41,7 @@ from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, R
 from agente.servicio.retenidos import responder_retenidos
 from agente.servicio.validacion import validar_decisiones, validar_nota
 
-__all__ = ["SISTEMA", "Decisiones"]
+__all__ = ["FALLIDA", "SISTEMA", "Decisiones"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +56,26 @@ VALUES (%(thread_id)s, %(interrupt_id)s, %(encargado_id)s, %(tienda)s, %(peticio
 RETURNING id, thread_id, interrupt_id, encargado_id, decisiones, trace_id, nota
 """
 MARCAR_DECISION_APLICADA_SQL = """
-UPDATE decisiones_encargado SET aplicada = now(), resultado = %(resultado)s WHERE id = %(id)s
+UPDATE decisiones_encargado SET aplicada = now(), resultado = %(resultado)s, fallo = %(fallo)s
+WHERE id = %(id)s
 """
+# Las llamadas aprobadas (o editadas) de la decisión que volvieron con error y no dejaron
+# asiento en el libro: el efecto que firmó el encargado no se hizo (sin stock al ejecutar,
+# precio cambiado...). Un reembolso o cobro que queda pendiente de la pasarela sí tiene
+# asiento: no es un fallo, lo completa el sistema.
+SELECT_EFECTOS_FALLIDOS_SQL = """
+SELECT x.tool_call_id FROM decisiones_encargado d
+CROSS JOIN LATERAL jsonb_array_elements_text(d.peticion -> 'tool_call_ids')
+    WITH ORDINALITY AS x(tool_call_id, n)
+WHERE d.id = %(id)s AND x.tool_call_id = ANY(%(con_error)s)
+  AND d.decisiones -> (x.n::int - 1) ->> 'type' IN ('approve', 'edit')
+  AND NOT EXISTS (SELECT 1 FROM reembolsos r
+                  WHERE r.thread_id = d.thread_id AND r.tool_call_id = x.tool_call_id)
+  AND NOT EXISTS (SELECT 1 FROM sustituciones s
+                  WHERE s.thread_id = d.thread_id AND s.tool_call_id = x.tool_call_id)
+ORDER BY x.n
+"""
+FALLIDA = "fallida"  # decisiones_encargado.resultado de una decisión cuyo efecto falló
 _ORDEN_PUNTUACION = ("reject", "edit", "respond", "approve")  # la más significativa manda
 
 
@@ -245,12 +265,16 @@ class Decisiones:
         return self.cerrar(registro, ctx, ejecucion)
 
     def cerrar(self, registro: RegistroDecision, ctx: ContextoCliente, ejecucion: Ejecucion) -> Respuesta:
-        """Guarda el desenlace de la ejecución y marca la decisión como aplicada."""
+        """Guarda el desenlace de la ejecución y marca la decisión como aplicada (``fallida``,
+        con el error, si un efecto aprobado no se pudo hacer)."""
         respuesta = desenlace.cerrar_ejecucion(
             self._ejecutor, registro.thread_id, ctx, ejecucion, trace_id=registro.trace_id,
             avisar=True, nota=registro.nota,
         )
-        self.marcar_aplicada(registro, respuesta.estado)
+        fallo = self._fallo(registro, ejecucion)
+        if fallo:
+            respuesta = replace(respuesta, fallo=fallo)
+        self.marcar_aplicada(registro, FALLIDA if fallo else respuesta.estado, fallo=fallo)
         if respuesta.estado == "respondida":
             # Lo que el cliente escribió mientras esperaba: se contesta ya, con el mismo candado.
             responder_retenidos(self._ejecutor, registro.thread_id, ctx)
@@ -258,6 +282,25 @@ class Decisiones:
                decision_id=registro.id, resultado=respuesta.estado)
         return respuesta
 
-    def marcar_aplicada(self, registro: RegistroDecision, resultado: str) -> None:
+    def _fallo(self, registro: RegistroDecision, ejecucion: Ejecucion) -> str | None:
+        """El error de los efectos aprobados que no se hicieron, o None (sin consulta si
+        ninguna herramienta volvió con error)."""
+        errores = {m.tool_call_id: m for m in ejecucion.mensajes
+                   if isinstance(m, ToolMessage) and m.status == "error"}
+        if not errores:
+            return None
         with self._ejecutor.pool.connection() as c:
-            c.execute(MARCAR_DECISION_APLICADA_SQL, {"id": registro.id, "resultado": resultado})
+            fallidas = [f["tool_call_id"] for f in c.execute(
+                SELECT_EFECTOS_FALLIDOS_SQL, {"id": registro.id, "con_error": list(errores)}
+            ).fetchall()]
+        textos = [_sin_prefijo(errores[t].text if hasattr(errores[t], "text") else str(errores[t].content))
+                  for t in fallidas]
+        return "; ".join(textos) or None
+
+    def marcar_aplicada(self, registro: RegistroDecision, resultado: str, *, fallo: str | None = None) -> None:
+        with self._ejecutor.pool.connection() as c:
+            c.execute(MARCAR_DECISION_APLICADA_SQL, {"id": registro.id, "resultado": resultado, "fallo": fallo})
+
+
+def _sin_prefijo(texto: str) -> str:
+    return texto.removeprefix("Error: ").strip()

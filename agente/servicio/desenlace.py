@@ -123,7 +123,8 @@ def cerrar_ejecucion(
     estado = "necesita_persona" if limite_alcanzado(ultimo) else "abierta"
     texto = textos.con_nota(mensaje_final(mensajes_estado), nota)
     with ejecutor.pool.connection() as c, c.pipeline():  # el cierre y su NOTIFY en un viaje
-        mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar)
+        mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar,
+                              respuesta_de=getattr(ultimo, "id", None))
         if avisar:
             mensajes.avisar(c, thread_id)
     return Respuesta("respondida", texto, thread_id, trace_id)

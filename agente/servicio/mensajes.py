@@ -27,12 +27,16 @@ RETURNING id, creado
 """
 NOTIFY_SQL = "SELECT pg_notify(%(canal)s, %(thread_id)s)"
 # Cierre de un turno en una sola sentencia (atómica): respuesta, cola y estado.
+# ``respuesta_de``: el id del último mensaje del grafo que este cierre entrega (el
+# conciliador lo busca para saber si un turno terminado quedó sin cerrar); la misma
+# respuesta no se apunta dos veces (índice único, sql/015).
 CERRAR_TURNO_SQL = """
 WITH desencolada AS (
     DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s AND %(desencolar)s
 ), mensaje AS (
-    INSERT INTO mensajes_conversacion (thread_id, rol, texto)
-    VALUES (%(thread_id)s, 'agente', %(texto)s)
+    INSERT INTO mensajes_conversacion (thread_id, rol, texto, respuesta_de)
+    VALUES (%(thread_id)s, 'agente', %(texto)s, %(respuesta_de)s)
+    ON CONFLICT (thread_id, respuesta_de) WHERE respuesta_de IS NOT NULL DO NOTHING
 )
 UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
 WHERE thread_id = %(thread_id)s
@@ -58,11 +62,13 @@ def anotar_mensaje(
 
 
 def cerrar_turno(
-    conexion: psycopg.Connection, thread_id: str, texto: str, *, estado: str, desencolar: bool
+    conexion: psycopg.Connection, thread_id: str, texto: str, *, estado: str, desencolar: bool,
+    respuesta_de: str | None = None,
 ) -> None:
     conexion.execute(
         CERRAR_TURNO_SQL,
-        {"thread_id": thread_id, "texto": texto, "estado": estado, "desencolar": desencolar},
+        {"thread_id": thread_id, "texto": texto, "estado": estado, "desencolar": desencolar,
+         "respuesta_de": respuesta_de},
     )
 
 

@@ -27,6 +27,8 @@ class Respuesta:
     mensaje_cliente: str
     thread_id: str
     trace_id: str | None = None
+    # Tras una decisión: el error de un efecto aprobado que no se pudo hacer (o None).
+    fallo: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,8 @@ class InformeAuditoria(TypedDict):
     sin_firma: list[dict[str, Any]]
     # Efectos cuyas firmas no cumplen la autoridad guardada, o cuyo requisito se alteró.
     firmas: list[dict[str, Any]]
+    # Decisiones aplicadas cuyo efecto aprobado no se pudo hacer (no son hallazgos).
+    fallidas: list[dict[str, Any]]
     tiempos: list[dict[str, Any]]
     # Comprobaciones del libro (``auditoria_libro.COMPROBACIONES``) -> hallazgos.
     libro: dict[str, list[dict[str, Any]]]

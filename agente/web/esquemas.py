@@ -280,6 +280,9 @@ class DecisionTomada(BaseModel):
     tipo: str = Field(description="reject | edit | respond | approve | caducada (la que manda).")
     acciones: list[AccionDecidida]
     nota: str | None
+    estado: Literal["aplicada", "fallida", "sin_aplicar"] = Field(description=(
+        "fallida: se aplicó, pero un efecto aprobado no se pudo hacer (fallo dice por qué)."))
+    fallo: str | None = Field(default=None, description="El error del efecto aprobado que falló.")
 
 
 class PaginaDecisiones(BaseModel):
@@ -310,11 +313,13 @@ class ConversacionResumen(BaseModel):
 
 
 class RespuestaDecision(BaseModel):
-    estado: Literal["aplicada", "esperando_aprobacion", "esperando_firmas"] = Field(description=(
-        "aplicada: la decisión se aplicó (mensaje_cliente); esperando_aprobacion: el agente "
+    estado: Literal["aplicada", "fallida", "esperando_aprobacion", "esperando_firmas"] = Field(description=(
+        "aplicada: la decisión se aplicó (mensaje_cliente); fallida: se aplicó, pero el efecto "
+        "aprobado no se pudo hacer (fallo); esperando_aprobacion: el agente "
         "volvió a pausar; esperando_firmas: firma guardada, falta otra (firmas, firmas_necesarias)."
     ))
     mensaje_cliente: str | None = None
+    fallo: str | None = None
     firmas: int | None = None
     firmas_necesarias: int | None = None
 
@@ -436,4 +441,6 @@ def respuesta_decision(respuesta) -> dict[str, Any]:
         return {"estado": respuesta.estado, "firmas": respuesta.firmas,
                 "firmas_necesarias": respuesta.firmas_necesarias}
     estado = "aplicada" if respuesta.estado == "respondida" else respuesta.estado
+    if getattr(respuesta, "fallo", None):
+        return {"estado": "fallida", "mensaje_cliente": respuesta.mensaje_cliente, "fallo": respuesta.fallo}
     return {"estado": estado, "mensaje_cliente": respuesta.mensaje_cliente}

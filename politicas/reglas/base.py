@@ -7,6 +7,12 @@ los umbrales que usó (se guardan con el veredicto) y el importe que autorizarí
 
 Trampa: los argumentos vienen del modelo; cualquier cosa que no cuadre es un motivo
 (fallar cerrado), nunca una excepción.
+
+Lo imposible no se pide a nadie: una operación que la herramienta rechazará firme quien
+firme (pedido cancelado o sin entregar, unidades ya compensadas) no pide firma;
+``imposible`` la marca en los umbrales (``CLAVE_IMPOSIBLE``) con la razón, y la
+herramienta, que la rechaza con su error verdadero, tampoco la ejecuta sin firma si al
+final resultara posible.
 """
 
 from __future__ import annotations
@@ -16,14 +22,17 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from agente.nucleo.puertos import CLAVE_IMPOSIBLE
 from politicas.hechos import PARAMETROS_COMUNES, consulta_de_hechos
 
 __all__ = [
     "MOTIVO_PEDIDO_NO_ENCONTRADO",
     "Dictamen",
     "Regla",
+    "imposible",
     "motivo_compensaciones",
     "motivos_de_elegibilidad",
+    "razon_imposible",
     "texto_de",
 ]
 
@@ -107,3 +116,21 @@ def motivos_de_elegibilidad(eleg: Mapping[str, Any]) -> list[str]:
     if compensado:
         motivos.append(compensado)
     return motivos
+
+
+def razon_imposible(eleg: Mapping[str, Any] | None, *, sin_unidades: str | None) -> str | None:
+    """Por qué la herramienta rechazará la operación firme quien firme, o None.
+
+    ``eleg``: el hecho ``elegibilidad`` (la vista que leen también las herramientas).
+    ``sin_unidades``: la razón si no queda ninguna unidad que compensar (None: sí quedan).
+    """
+    if eleg is None:
+        return None
+    if not eleg["entregado"]:
+        return "pedido cancelado" if eleg.get("estado") == "cancelado" else "pedido aún no entregado"
+    return sin_unidades
+
+
+def imposible(razon: str, umbrales: Mapping[str, Any], importe: Decimal | None) -> Dictamen:
+    """Sin firma (no hay nada que aprobar) y con la razón guardada para la herramienta."""
+    return Dictamen(motivos=(), umbrales={**umbrales, CLAVE_IMPOSIBLE: razon}, importe=importe)

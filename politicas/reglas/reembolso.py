@@ -1,8 +1,11 @@
 """Regla «reembolso»: devolver dinero de un pedido del cliente.
 
 Pide firma si el pedido no es del cliente, el importe no es válido o supera el límite de
-la tienda, el cliente ya tiene demasiadas devoluciones recientes, o el pedido está
-cancelado, sin entregar o entregado hace más días de los que admite la tienda.
+la tienda, el cliente ya tiene demasiadas devoluciones recientes, o el pedido se entregó
+hace más días de los que admite la tienda. Un pedido cancelado o sin entregar, o sin
+ninguna unidad libre en el libro, no pide firma: ``reembolsar`` lo rechaza sin escribir
+nada (``razon_imposible``), y pedir a un encargado algo imposible solo le haría perder el
+tiempo.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
     Regla,
+    imposible,
     motivo_compensaciones,
+    razon_imposible,
 )
 
 __all__ = ["MOTIVO_IMPORTE_NO_VALIDO", "REEMBOLSO"]
@@ -42,9 +47,19 @@ def _entrega(h: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _sin_unidades(eleg: Mapping[str, Any]) -> str | None:
+    if eleg.get("unidades_libres") == 0:
+        return "todas las unidades del pedido ya se reembolsaron o se cambiaron"
+    return None
+
+
 def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     importe = dinero.importe_o_none(args.get("importe"))
     limite = h["limite_reembolso"]
+    eleg = h.get("elegibilidad")
+    razon = razon_imposible(eleg, sin_unidades=_sin_unidades(eleg)) if h["pedido_existe"] and eleg else None
+    if razon:
+        return imposible(razon, _umbrales(h), importe)
     motivos: list[str | None] = []
     if not h["pedido_existe"]:
         motivos.append(MOTIVO_PEDIDO_NO_ENCONTRADO)
@@ -58,20 +73,19 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
         motivos.append(_devoluciones(h["devoluciones_recientes"], h["ventana_devoluciones_dias"]))
     if h["pedido_existe"]:
         motivos.append(_entrega(h))
-    eleg = h.get("elegibilidad")
     if eleg is not None and eleg["sustituciones"]:
         # Un reembolso tras un cambio en el mismo pedido: lo mira una persona.
         motivos.append(motivo_compensaciones(0, eleg["sustituciones"]))
-    return Dictamen(
-        motivos=tuple(m for m in motivos if m),
-        umbrales={
-            "limite_reembolso": dinero.texto(limite),
-            "devoluciones_max_30d": h["devoluciones_max_30d"],
-            "ventana_devoluciones_dias": h["ventana_devoluciones_dias"],
-            "dias_desde_entrega": h["dias_desde_entrega"],
-        },
-        importe=importe,
-    )
+    return Dictamen(motivos=tuple(m for m in motivos if m), umbrales=_umbrales(h), importe=importe)
+
+
+def _umbrales(h: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "limite_reembolso": dinero.texto(h["limite_reembolso"]),
+        "devoluciones_max_30d": h["devoluciones_max_30d"],
+        "ventana_devoluciones_dias": h["ventana_devoluciones_dias"],
+        "dias_desde_entrega": h["dias_desde_entrega"],
+    }
 
 
 REEMBOLSO = Regla(

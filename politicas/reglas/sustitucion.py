@@ -4,8 +4,9 @@ Las mismas condiciones que una devolución (la vista ``elegibilidad_pedidos``): 
 si el pedido no es del cliente, un producto no existe, el original no está en el pedido,
 el nuevo cuesta más que el original por encima de lo que admite la tienda, la entrega
 queda fuera del plazo de la tienda, o el pedido ya tuvo alguna compensación (reembolso o
-cambio). Un pedido sin entregar o cancelado no pide firma: ``sustituir`` lo rechaza sin
-escribir nada, y pedir a un encargado algo imposible solo le haría perder el tiempo.
+cambio). Un pedido sin entregar o cancelado, o un producto cuyas unidades ya se
+reembolsaron o cambiaron todas, no pide firma: ``sustituir`` lo rechaza sin escribir nada
+(``razon_imposible``), y pedir a un encargado algo imposible solo le haría perder el tiempo.
 Los precios vistos al proponer se guardan en los umbrales: ``sustituir`` caduca la firma
 si cambian antes de ejecutarse.
 """
@@ -20,7 +21,9 @@ from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
     Regla,
+    imposible,
     motivos_de_elegibilidad,
+    razon_imposible,
     texto_de,
 )
 
@@ -55,18 +58,25 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     if diferencia is not None and diferencia > maximo:
         limite = f" (límite {dinero.eur(maximo)})" if maximo > 0 else ""
         motivos.append(f"el producto nuevo cuesta {dinero.eur(diferencia)} más que el original{limite}")
+    umbrales = {
+        "diferencia_max_sustitucion": dinero.texto(maximo),
+        "pvp_original": dinero.texto(original) if original is not None else None,
+        "pvp_nuevo": dinero.texto(nuevo) if nuevo is not None else None,
+    }
     eleg = h.get("elegibilidad")
-    if eleg is not None and not eleg["entregado"]:
-        motivos = []  # lo rechaza la herramienta (sin efecto); no hay nada que firmar
-    elif eleg is not None:
+    compensado = (
+        f"todas las unidades de {skus['sku_original']} del pedido ya se reembolsaron o se cambiaron"
+        if h["pedido_existe"] and h["sku_original_en_pedido"] and h.get("libres_sku_original") == 0
+        else None
+    )
+    razon = razon_imposible(eleg, sin_unidades=compensado) if h["pedido_existe"] else None
+    if razon:
+        return imposible(razon, umbrales, diferencia)  # lo rechaza la herramienta, sin efecto
+    if eleg is not None:
         motivos.extend(motivos_de_elegibilidad(eleg))
     return Dictamen(
         motivos=tuple(motivos),
-        umbrales={
-            "diferencia_max_sustitucion": dinero.texto(maximo),
-            "pvp_original": dinero.texto(original) if original is not None else None,
-            "pvp_nuevo": dinero.texto(nuevo) if nuevo is not None else None,
-        },
+        umbrales=umbrales,
         # La diferencia tal cual: <= 0 (un cambio que no cuesta más) lo firma el rol más bajo;
         # None (precio desconocido), el más alto (politicas.matriz_autoridad).
         importe=diferencia,
@@ -75,7 +85,8 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
 
 SUSTITUCION = Regla(
     nombre="sustitucion",
-    hechos=("pedido_existe", "sku_original_en_pedido", "pvp_original", "pvp_nuevo", "elegibilidad"),
+    hechos=("pedido_existe", "sku_original_en_pedido", "pvp_original", "pvp_nuevo", "elegibilidad",
+            "libres_sku_original"),
     parametros=parametros,
     decidir=decidir,
 )

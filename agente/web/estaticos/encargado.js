@@ -153,7 +153,9 @@ async function enviarDecision(tarjeta) {
     tarjeta.dataset.resuelta = "1";
     for (const control of tarjeta.querySelectorAll("button, input, textarea")) control.disabled = true;
     resultado.replaceChildren(
-      el("strong", {}, "Decisión aplicada. "),
+      r.estado === "fallida"
+        ? el("strong", { class: "fallida" }, `La operación no se pudo hacer: ${r.fallo}. `)
+        : el("strong", {}, "Decisión aplicada. "),
       "Mensaje enviado al cliente: ",
       el("q", { class: "mensaje-cliente" }, r.mensaje_cliente),
       " ",

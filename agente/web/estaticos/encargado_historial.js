@@ -36,7 +36,9 @@ function fila(d) {
     el("td", {}, fecha(d.decidida)),
     el("td", {}, `${d.cliente.nombre} (${d.cliente.id})`),
     el("td", {}, [a.nombre, a.pedido].filter(Boolean).join(" · ")),
-    el("td", {}, DECISIONES[d.tipo] || d.tipo, a.motivo ? el("span", { class: "motivo" }, ` · ${a.motivo}`) : null),
+    d.estado === "fallida"
+      ? el("td", { class: "fallida" }, "Fallida", el("span", { class: "motivo" }, ` · ${DECISIONES[d.tipo] || d.tipo}, pero no se pudo hacer: ${d.fallo}`))
+      : el("td", {}, DECISIONES[d.tipo] || d.tipo, a.motivo ? el("span", { class: "motivo" }, ` · ${a.motivo}`) : null),
     el("td", {}, importe(a)),
     el("td", {}, d.encargado.nombre),
     el("td", {}, d.nota || "")));
