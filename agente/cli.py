@@ -370,18 +370,12 @@ def auditoria(
                [[f["id"], f["thread_id"], f["tienda"], f["encargado_id"], f["decidida"], f["fallo"]]
                 for f in fallidas])
     typer.echo(f"Decisiones aprobadas cuyo efecto falló: {len(fallidas)}")
-    for comprobacion, filas in informe["libro"].items():
-        if filas:
-            columnas = list(filas[0])
-            _tabla(f"Libro: {TITULOS_LIBRO[comprobacion]}", columnas,
-                   [[f[c] for c in columnas] for f in filas])
-        typer.echo(f"Libro, {TITULOS_LIBRO[comprobacion]}: {len(filas)}")
-    for comprobacion, filas in informe["politica"].items():
-        if filas:
-            columnas = list(filas[0])
-            _tabla(f"Política: {TITULOS_POLITICA[comprobacion]}", columnas,
-                   [[f[c] for c in columnas] for f in filas])
-        typer.echo(f"Política, {TITULOS_POLITICA[comprobacion]}: {len(filas)}")
+    for seccion, clave, titulos in (("Libro", "libro", TITULOS_LIBRO), ("Política", "politica", TITULOS_POLITICA)):
+        for comprobacion, filas in informe[clave].items():
+            if filas:
+                columnas = list(filas[0])
+                _tabla(f"{seccion}: {titulos[comprobacion]}", columnas, [[f[c] for c in columnas] for f in filas])
+            typer.echo(f"{seccion}, {titulos[comprobacion]}: {len(filas)}")
     if informe["tiempos"]:
         _tabla("Tiempo hasta la decisión (segundos)", ["Tienda", "Decisiones", "p50", "p90", "Máximo"],
                [[t["tienda"], t["decisiones"], f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['maximo']:.0f}"]
