@@ -107,8 +107,12 @@ def _servicio():
         servicio.cerrar()  # vacía las trazas pendientes antes de salir
 
 
-def _tabla(titulo: str, columnas: list[str], filas: list[list], *, enteras: tuple[str, ...] = ("Hilo",)) -> None:
-    """Tabla de rich. Las columnas ``enteras`` (ids que se copian) nunca se cortan."""
+def _tabla(
+    titulo: str, columnas: list[str], filas: list[list], *, enteras: tuple[str, ...] = ("Hilo",),
+    minimos: dict[str, int] | None = None,
+) -> None:
+    """Tabla de rich. Las columnas ``enteras`` (ids que se copian) nunca se cortan; las de
+    ``minimos``, no se estrechan por debajo de ese ancho."""
     import shutil
 
     from rich.console import Console
@@ -120,7 +124,7 @@ def _tabla(titulo: str, columnas: list[str], filas: list[list], *, enteras: tupl
         if columna in enteras:
             tabla.add_column(columna, no_wrap=True, min_width=ancho)
         else:
-            tabla.add_column(columna)
+            tabla.add_column(columna, min_width=(minimos or {}).get(columna))
     for fila in filas:
         tabla.add_row(*[str(v) if v is not None else "" for v in fila])
     Console(width=max(160, shutil.get_terminal_size((160, 24)).columns)).print(tabla)
@@ -178,7 +182,7 @@ def aprobaciones(
     desde: Annotated[datetime | None, typer.Option("--desde", help="Con --historial: decididas desde (AAAA-MM-DD).")] = None,
     hasta: Annotated[datetime | None, typer.Option("--hasta", help="Con --historial: decididas antes de (AAAA-MM-DD).")] = None,
     decision: str | None = typer.Option(None, "--decision", help="Con --historial: approve, edit, reject, respond o caducada."),
-    encargado: str | None = typer.Option(None, "--encargado", help="Con --historial: quién decidió."),
+    encargado: str | None = typer.Option(None, "--encargado", help="Con --historial: quién firmó (cualquiera de las firmas)."),
     cliente: str | None = typer.Option(None, "--cliente", help="Con --historial: de este cliente."),
     pedido: str | None = typer.Option(None, "--pedido", help="Con --historial: de este pedido."),
 ) -> None:
@@ -225,8 +229,8 @@ def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedid
         typer.echo("No hay decisiones que cumplan los filtros.")
         return
     _tabla(f"Decisiones ({len(decisiones)} de {total})",
-           ["Decidida", "Hilo", "Tienda", "Cliente", "Encargado", "Decisión", "Operación", "Importe", "Motivo", "Nota"],
-           filas_historial(decisiones))
+           ["Decidida", "Hilo", "Tienda", "Cliente", "Firmas", "Decisión", "Operación", "Importe", "Motivo", "Nota"],
+           filas_historial(decisiones), minimos={"Decidida": len("(hora de Madrid)")})
 
 
 def _con_zona(momento: datetime | None) -> datetime | None:

@@ -2,7 +2,8 @@
 
 - ``pista_decidir``: lo que ``agente chat`` imprime al pausar, una orden que funciona tal
   cual (id completo, acción y un encargado de la tienda);
-- ``historial``: ``agente aprobaciones --historial`` con los filtros de ``GET /api/decisiones``;
+- ``historial``: ``agente aprobaciones --historial`` con los filtros de ``GET /api/decisiones``
+  y todas las firmas de cada decisión (quién, con qué rol, cuándo y qué decidió);
 - ``EscuchaChat``: durante ``agente chat``, lo que el agente escribe más tarde (la decisión
   de un encargado, un pago completado) aparece sin esperar al siguiente mensaje.
 
@@ -16,8 +17,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from agente.nucleo import dinero
 from agente.nucleo.errores import DecisionNoValida
 from agente.nucleo.fechas import fecha_hora
+from agente.servicio.decididas import lo_que_decidio
 
 __all__ = ["ACCIONES", "EscuchaChat", "filas_historial", "pista_decidir", "sin_accion"]
 
@@ -43,15 +46,34 @@ def _hora(valor: Any) -> str:
     return fecha_hora(valor) if isinstance(valor, datetime) else ""
 
 
+_VERBOS = {"approve": "aprobó", "edit": "editó", "reject": "rechazó", "respond": "respondió"}
+
+
+def _firmas(firmas: list[dict[str, Any]], n: int) -> str:
+    """Una línea por firmante: «Lucía Moreno (enc-talavera, encargado) aprobó · 01/12/2026 10:30
+    (hora de Madrid)», con lo que decidió en la operación ``n``."""
+    lineas = []
+    for f in firmas:
+        decidio = lo_que_decidio(f, n)
+        texto = _VERBOS.get(decidio["tipo"], decidio["tipo"] or "firmó")
+        if decidio["importe"]:
+            texto += f" a {dinero.eur(decidio['importe'])}"
+        if decidio["motivo"]:
+            texto += f": {decidio['motivo']}"
+        lineas.append(f"{f['nombre']} ({f['encargado']}, {f['rol']}) {texto} · {_hora(f['fecha'])}")
+    return "\n".join(lineas)
+
+
 def filas_historial(decisiones: list[dict[str, Any]]) -> list[list[Any]]:
-    """Una fila por operación decidida, como el CSV."""
+    """Una fila por operación decidida, como el CSV; en «Firmas», cada persona que firmó."""
     filas = []
     for d in decisiones:
-        for a in d["acciones"] or [{}]:
+        for n, a in enumerate(d["acciones"] or [{}]):
             importe = a.get("importe_final") or a.get("importe_propuesto") or ""
             filas.append([
                 _hora(d["decidida"]), d["thread_id"], d["tienda"],
-                f"{d['cliente']['nombre']} ({d['cliente']['id']})", d["encargado"]["id"],
+                f"{d['cliente']['nombre']} ({d['cliente']['id']})",
+                _firmas(d.get("firmas") or [], n) or d["encargado"]["id"],
                 f"{d['tipo']} (fallida: {d['fallo']})" if d.get("fallo") else d["tipo"],
                 " ".join(filter(None, [a.get("nombre"), a.get("pedido")])), importe,
                 a.get("motivo") or "", d["nota"] or "",

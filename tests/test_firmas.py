@@ -309,3 +309,57 @@ def test_dos_firmas_a_la_vez_se_recogen_las_dos_y_se_aplica_una_sola_vez(http, c
     assert _reembolsos(ajustes.database_url) == [Decimal("650.00")]
     assert sql(ajustes.database_url, "SELECT count(*) AS n FROM firmas_aprobacion")[0]["n"] == 2
     assert sql(ajustes.database_url, "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] == 1
+
+
+def test_el_historial_el_csv_y_la_cli_ensenan_las_dos_firmas_de_650(http, como, ajustes, monkeypatch):
+    import csv
+    import io
+    from datetime import datetime
+
+    from typer.testing import CliRunner
+
+    from agente.cli import app
+    from agente.nucleo.ajustes import ajustes as leer_ajustes
+
+    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    args = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()["acciones"][0]["args"]
+    assert _decidir(http, como, hilo, "enc-talavera").json()["estado"] == "esperando_firmas"
+    r = _decidir(http, como, hilo, "ger-talavera", [
+        {"type": "edit", "edited_action": {"name": "reembolsar", "args": {**args, "importe": "600.00"}}}])
+    assert r.json()["estado"] == "aplicada", r.text
+
+    # La API: las dos firmas, en orden, con nombre, rol, hora y lo que decidió cada una.
+    (decision,) = http.get("/api/decisiones", headers=como("enc-talavera")).json()["decisiones"]
+    firmas = decision["firmas"]
+    assert [(f["encargado"], f["nombre"], f["rol"], f["decision"]) for f in firmas] == [
+        ("enc-talavera", "Lucía Moreno", "encargado", "approve"),
+        ("ger-talavera", "Marta Jiménez", "gerente", "edit")]
+    assert [f["acciones"] for f in firmas] == [
+        [{"tipo": "approve", "importe": None, "motivo": None}],
+        [{"tipo": "edit", "importe": "600.00", "motivo": None}]]
+    assert datetime.fromisoformat(firmas[0]["fecha"]) <= datetime.fromisoformat(firmas[1]["fecha"])
+    assert decision["encargado"]["id"] == "ger-talavera"  # quien la completó
+    # Filtrar por quien firmó primero también la encuentra.
+    por_lucia = http.get("/api/decisiones", params={"encargado": "enc-talavera"}, headers=como("enc-talavera"))
+    assert [d["thread_id"] for d in por_lucia.json()["decisiones"]] == [hilo]
+
+    # El CSV: las dos firmas en la fila de la operación.
+    texto = http.get("/api/decisiones.csv", headers=como("ger-talavera")).text
+    (fila,) = list(csv.DictReader(io.StringIO(texto)))
+    assert fila["firmas"].startswith("Lucía Moreno (enc-talavera, encargado) ")
+    assert " approve; Marta Jiménez (ger-talavera, gerente) " in fila["firmas"]
+    assert fila["firmas"].endswith(" edit 600.00")
+
+    # La CLI.
+    monkeypatch.setenv("DATABASE_URL", ajustes.database_url)
+    monkeypatch.setenv("AGENTE_MODELO", "offline")
+    leer_ajustes.cache_clear()
+    try:
+        salida = CliRunner().invoke(app, ["aprobaciones", "--historial", "--tienda", "talavera"])
+    finally:
+        leer_ajustes.cache_clear()
+    assert salida.exit_code == 0, salida.output
+    # La tabla parte las celdas en líneas: cada palabra de cada firma, por separado.
+    for dato in ("Lucía", "(enc-talavera,", "encargado)", "aprobó", "Marta", "(ger-talavera,", "gerente)",
+                 "editó", "600,00"):
+        assert dato in salida.output, (dato, salida.output)

@@ -1,6 +1,7 @@
 """Firmas escalonadas en la bandeja, en Chromium de verdad (issue 14): la tarjeta dice qué
 autoridad exige la pausa, quién ha firmado ya y cuánto queda de plazo; una firma de más
-rango la completa desde la página y una sin límite suficiente ve su límite, sin cambiar nada.
+rango la completa desde la página (y el historial enseña las dos firmas) y una sin límite
+suficiente ve su límite, sin cambiar nada.
 Capturas en ``artefactos/capturas/firmas-*.png``.
 """
 
@@ -62,6 +63,14 @@ def test_la_tarjeta_muestra_requisito_firmas_y_plazo_y_el_gerente_completa_la_se
     firmantes = sql(bd_url, "SELECT encargado_id FROM firmas_aprobacion ORDER BY id")
     assert [f["encargado_id"] for f in firmantes] == ["enc-talavera", "ger-talavera"]
     gerente.capturar("firmas-completada")
+
+    # El historial enseña las dos firmas, no solo la última (issue 25, punto 6).
+    gerente.pagina.get_by_role("tab", name="Historial").click()
+    fila = gerente.pagina.locator("#tabla-historial tbody tr", has_text=PEDIDO_650)
+    expect(fila.locator(".firmas-historial li")).to_have_count(2, timeout=ESPERA_MS)
+    expect(fila.locator(".firmas-historial li").nth(0)).to_contain_text("Lucía Moreno (encargado) aprobó")
+    expect(fila.locator(".firmas-historial li").nth(1)).to_contain_text("Marta Jiménez (gerente) aprobó")
+    gerente.capturar("firmas-historial")
     gerente.limpia()
 
 

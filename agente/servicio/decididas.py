@@ -3,7 +3,13 @@
 Solo las tiendas de quien pregunta (``reclamos.tiendas_de``). Filtros opcionales, todos
 a la vez: fechas (``desde`` incluida, ``hasta`` excluida), tipo de decisión (el que
 manda, como en la puntuación: reject > edit > respond > approve; ``caducada`` = la
-decidió el sistema), encargado, cliente, pedido y tienda. La más reciente primero.
+decidió el sistema), encargado (cualquiera de sus firmantes), cliente, pedido y tienda. La
+más reciente primero.
+
+Cada decisión lleva ``firmas``: todas las personas que firmaron esa pausa
+(``firmas_aprobacion``), la primera antes, con su rol, la hora y lo que decidió cada una
+(una aprobación de dos firmas tiene dos). ``encargado`` es quien la completó (la última).
+Una caducada solo lleva las firmas que llegaron a darse antes del plazo.
 """
 
 from __future__ import annotations
@@ -19,16 +25,19 @@ import psycopg
 from agente.nucleo import dinero
 from agente.servicio.decisiones import SISTEMA
 
-__all__ = ["CADUCADA", "TIPOS", "Filtros", "buscar", "como_csv", "tipo_principal"]
+__all__ = ["CADUCADA", "TIPOS", "Filtros", "buscar", "como_csv", "lo_que_decidio", "tipo_principal"]
 
 CADUCADA = "caducada"
 _ORDEN = ("reject", "edit", "respond", "approve")
 TIPOS = (*_ORDEN, CADUCADA)
 
+# La página primero (la ventana cuenta el total); las firmas, solo de las filas de la página.
 SELECT_DECISIONES_SQL = """
-SELECT d.id, d.thread_id, d.tienda, d.encargado_id, e.nombre AS encargado_nombre,
-       c.cliente_id, cl.nombre AS cliente_nombre, d.decidida, d.aplicada, d.resultado,
-       d.espera_segundos, d.peticion, d.decisiones, d.nota, d.fallo, count(*) OVER () AS total
+SELECT p.*, coalesce(fi.firmas, '[]'::jsonb) AS firmas
+FROM (
+SELECT d.id, d.thread_id, d.interrupt_id, d.tienda, d.encargado_id, e.nombre AS encargado_nombre,
+       e.rol AS encargado_rol, c.cliente_id, cl.nombre AS cliente_nombre, d.decidida, d.aplicada,
+       d.resultado, d.espera_segundos, d.peticion, d.decisiones, d.nota, d.fallo, count(*) OVER () AS total
 FROM decisiones_encargado d
 JOIN consultas_asistente c ON c.thread_id = d.thread_id
 JOIN clientes cl ON cl.id = c.cliente_id
@@ -37,7 +46,10 @@ WHERE (%(tiendas)s::text[] IS NULL OR d.tienda = ANY(%(tiendas)s))
   AND (%(tienda)s::text IS NULL OR d.tienda = %(tienda)s)
   AND (%(desde)s::timestamptz IS NULL OR d.decidida >= %(desde)s)
   AND (%(hasta)s::timestamptz IS NULL OR d.decidida < %(hasta)s)
-  AND (%(encargado)s::text IS NULL OR d.encargado_id = %(encargado)s)
+  AND (%(encargado)s::text IS NULL OR d.encargado_id = %(encargado)s
+       OR EXISTS (SELECT 1 FROM firmas_aprobacion f
+                  WHERE f.thread_id = d.thread_id AND f.interrupt_id = d.interrupt_id
+                    AND f.encargado_id = %(encargado)s))
   AND (%(cliente)s::text IS NULL OR c.cliente_id = %(cliente)s)
   AND (%(pedido)s::text IS NULL OR d.peticion -> 'action_requests'
        @> jsonb_build_array(jsonb_build_object('args', jsonb_build_object('pedido', %(pedido)s::text))))
@@ -49,6 +61,15 @@ WHERE (%(tiendas)s::text[] IS NULL OR d.tienda = ANY(%(tiendas)s))
              ORDER BY o.n LIMIT 1)))
 ORDER BY d.decidida DESC, d.id DESC
 LIMIT %(limite)s OFFSET %(desplazamiento)s
+) p
+LEFT JOIN LATERAL (
+    SELECT jsonb_agg(jsonb_build_object(
+               'encargado', f.encargado_id, 'nombre', en.nombre, 'rol', f.rol,
+               'fecha', f.firmada, 'decisiones', f.decisiones) ORDER BY f.id) AS firmas
+    FROM firmas_aprobacion f LEFT JOIN encargados en ON en.id = f.encargado_id
+    WHERE f.thread_id = p.thread_id AND f.interrupt_id = p.interrupt_id
+) fi ON true
+ORDER BY p.decidida DESC, p.id DESC
 """
 
 
@@ -99,6 +120,36 @@ def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> lis
     return salida
 
 
+def _lo_decidido(decisiones: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Lo que decidió una firma en cada operación: tipo, importe si editó, motivo o texto."""
+    salida = []
+    for decision in decisiones:
+        args = (decision.get("edited_action") or {}).get("args") or {}
+        importe = dinero.importe_o_none(args.get("importe")) if decision.get("type") == "edit" else None
+        salida.append({"tipo": decision.get("type"),
+                       "importe": dinero.texto(importe) if importe is not None else None,
+                       "motivo": decision.get("message")})
+    return salida
+
+
+def _firmas(f: dict[str, Any]) -> list[dict[str, Any]]:
+    """Todas las firmas de la pausa, la primera antes. Una decisión sin filas de firma (de
+    antes de ``firmas_aprobacion`` y no migrada) cuenta como la firma de quien la registró."""
+    firmas = [{
+        "encargado": x["encargado"], "nombre": x["nombre"] or x["encargado"], "rol": x["rol"],
+        "fecha": datetime.fromisoformat(x["fecha"]), "decision": tipo_principal(x["encargado"], x["decisiones"]),
+        "acciones": _lo_decidido(list(x["decisiones"])),
+    } for x in f["firmas"] or []]
+    if not firmas and f["encargado_id"] != SISTEMA:
+        firmas.append({
+            "encargado": f["encargado_id"], "nombre": f["encargado_nombre"] or f["encargado_id"],
+            "rol": f["encargado_rol"] or "encargado", "fecha": f["decidida"],
+            "decision": tipo_principal(f["encargado_id"], list(f["decisiones"])),
+            "acciones": _lo_decidido(list(f["decisiones"])),
+        })
+    return firmas
+
+
 def buscar(
     conexion: psycopg.Connection, tiendas: list[str] | None, filtros: Filtros
 ) -> tuple[list[dict[str, Any]], int]:
@@ -118,6 +169,7 @@ def buscar(
         "espera_segundos": int(f["espera_segundos"]),
         "tipo": tipo_principal(f["encargado_id"], list(f["decisiones"])),
         "acciones": _acciones(f["peticion"] or {}, list(f["decisiones"])),
+        "firmas": _firmas(f),
         "nota": f["nota"],
         "estado": _estado(f), "fallo": f["fallo"],
     } for f in filas], total
@@ -130,7 +182,25 @@ def _estado(fila: dict[str, Any]) -> str:
 
 COLUMNAS_CSV = ("id", "decidida", "tienda", "hilo", "cliente", "cliente_nombre", "encargado",
                 "encargado_nombre", "decision", "operacion", "pedido", "importe_propuesto",
-                "importe_final", "espera_segundos", "motivo", "nota", "estado", "fallo")
+                "importe_final", "espera_segundos", "motivo", "nota", "estado", "fallo", "firmas")
+
+
+def lo_que_decidio(firma: dict[str, Any], n: int) -> dict[str, Any]:
+    """Lo que decidió ``firma`` en la operación ``n`` (su decisión principal si no consta)."""
+    acciones = firma.get("acciones") or []
+    return acciones[n] if n < len(acciones) else {"tipo": firma["decision"], "importe": None, "motivo": None}
+
+
+def _firmas_csv(firmas: list[dict[str, Any]], n: int) -> str:
+    """«Nombre (id, rol) fecha decisión [importe][: motivo]» de cada firmante, con «; »."""
+    partes = []
+    for f in firmas:
+        decidio = lo_que_decidio(f, n)
+        texto = " ".join(filter(None, [decidio["tipo"], decidio["importe"]]))
+        if decidio["motivo"]:
+            texto += f": {decidio['motivo']}"
+        partes.append(f"{f['nombre']} ({f['encargado']}, {f['rol']}) {f['fecha'].isoformat()} {texto}")
+    return "; ".join(partes)
 
 
 def _celda(valor: Any) -> str:
@@ -140,16 +210,17 @@ def _celda(valor: Any) -> str:
 
 
 def como_csv(decisiones: list[dict[str, Any]]) -> str:
-    """Una fila por operación decidida (una decisión puede tener varias)."""
+    """Una fila por operación decidida (una decisión puede tener varias); en ``firmas``, cada
+    persona que firmó y lo que decidió en esa operación."""
     salida = io.StringIO()
     escritor = csv.writer(salida, lineterminator="\r\n")
     escritor.writerow(COLUMNAS_CSV)
     for d in decisiones:
-        for a in d["acciones"] or [{}]:
+        for n, a in enumerate(d["acciones"] or [{}]):
             escritor.writerow([_celda(v) for v in (
                 d["id"], d["decidida"], d["tienda"], d["thread_id"], d["cliente"]["id"],
                 d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"], d["tipo"],
                 a.get("nombre"), a.get("pedido"), a.get("importe_propuesto"), a.get("importe_final"),
-                d["espera_segundos"], a.get("motivo"), d["nota"], d["estado"], d["fallo"],
+                d["espera_segundos"], a.get("motivo"), d["nota"], d["estado"], d["fallo"], _firmas_csv(d.get("firmas") or [], n),
             )])
     return salida.getvalue()

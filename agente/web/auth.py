@@ -10,10 +10,16 @@ Dos roles:
 Solo cabecera ``Authorization: Bearer`` (sin cookies: no hay CSRF). La única excepción es
 los ``/eventos`` (del cliente y de la bandeja): ``EventSource`` no puede enviar
 cabeceras y aceptan ``?token=``.
+
+Un flujo SSE dura más que una petición: sus dependencias (``ClienteDeEventos``,
+``EncargadoDeEventos``, ``VigenciaCliente``) dan además una ``Vigencia``
+(``agente.web.vigencia``) con la que el flujo repite estas mismas comprobaciones mientras
+esté abierto y se cierra con un evento ``fin`` cuando ya no pasan.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
@@ -26,15 +32,19 @@ from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import NoAutorizado, Prohibido
 from agente.servicio import Encargado, Servicio
 from agente.web.dependencias import AjustesWeb, ServicioWeb
+from agente.web.vigencia import Fin, Vigencia
 
 __all__ = [
     "ROL_CLIENTE",
     "ROL_ENCARGADO",
     "ClienteActual",
     "ClienteDeEventos",
+    "ClienteEnFlujo",
     "Encargado",
     "EncargadoActual",
     "EncargadoDeEventos",
+    "EncargadoEnFlujo",
+    "VigenciaCliente",
     "emitir_token",
     "leer_token",
 ]
@@ -88,11 +98,39 @@ def leer_token(ajustes: Ajustes, token: str | None, rol: str) -> dict[str, Any]:
 
 
 def _contexto(ajustes: Ajustes, servicio: Servicio, token: str | None) -> ContextoCliente:
-    datos = leer_token(ajustes, token, ROL_CLIENTE)
+    return _contexto_de(servicio, leer_token(ajustes, token, ROL_CLIENTE))
+
+
+def _contexto_de(servicio: Servicio, datos: dict[str, Any]) -> ContextoCliente:
     ctx = servicio.contexto_de_cliente(datos["cliente_id"], canal="web")
     if ctx.tienda != datos["tienda"]:
         raise Prohibido("el token no corresponde a la tienda de este cliente")
     return ctx
+
+
+def _caduca(datos: dict[str, Any]) -> datetime:
+    return datetime.fromtimestamp(datos["exp"], UTC)
+
+
+def _vigencia_cliente(servicio: Servicio, datos: dict[str, Any]) -> Vigencia:
+    def comprobar() -> Fin | None:
+        try:
+            ctx = servicio.contexto_de_cliente(datos["cliente_id"], canal="web")
+        except Prohibido as exc:
+            return Fin("sin_acceso", exc.mensaje)
+        if ctx.tienda != datos["tienda"]:
+            return Fin("sin_tienda", "el token no corresponde a la tienda de este cliente")
+        return None
+
+    return Vigencia(_caduca(datos), comprobar)
+
+
+@dataclass(frozen=True)
+class ClienteEnFlujo:
+    """El cliente que abre un flujo SSE y la vigencia con la que el flujo lo recomprueba."""
+
+    ctx: ContextoCliente
+    vigencia: Vigencia
 
 
 def cliente_actual(
@@ -106,16 +144,53 @@ def cliente_de_eventos(
     servicio: ServicioWeb,
     credencial: Credencial,
     token: Annotated[str | None, Query(description="Token del cliente (EventSource no envía cabeceras).")] = None,
-) -> ContextoCliente:
-    return _contexto(ajustes, servicio, credencial.credentials if credencial else token)
+) -> ClienteEnFlujo:
+    datos = leer_token(ajustes, credencial.credentials if credencial else token, ROL_CLIENTE)
+    return ClienteEnFlujo(_contexto_de(servicio, datos), _vigencia_cliente(servicio, datos))
+
+
+def vigencia_cliente(ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial) -> Vigencia:
+    """La vigencia del token de la cabecera (la respuesta en directo de un turno). Solo
+    lee el token: a quien es lo comprueba ``ClienteActual`` en la misma petición."""
+    datos = leer_token(ajustes, credencial.credentials if credencial else None, ROL_CLIENTE)
+    return _vigencia_cliente(servicio, datos)
 
 
 def _encargado(ajustes: Ajustes, servicio: Servicio, token: str | None) -> Encargado:
-    datos = leer_token(ajustes, token, ROL_ENCARGADO)
+    return _encargado_de(servicio, leer_token(ajustes, token, ROL_ENCARGADO))
+
+
+def _encargado_de(servicio: Servicio, datos: dict[str, Any]) -> Encargado:
     encargado = servicio.encargado_activo(datos["encargado_id"])  # Prohibido si de baja
     if encargado.tienda != datos["tienda"]:
         raise Prohibido("el token no corresponde a la tienda de este encargado")
     return encargado
+
+
+def _vigencia_encargado(servicio: Servicio, datos: dict[str, Any], al_abrir: Encargado) -> Vigencia:
+    """Sigue activo, en la tienda del token y firmando en todas las tiendas que veía al abrir."""
+
+    def comprobar() -> Fin | None:
+        try:
+            actual = servicio.encargado_activo(datos["encargado_id"])
+        except Prohibido as exc:
+            return Fin("baja", exc.mensaje)
+        if actual.tienda != datos["tienda"]:
+            return Fin("sin_tienda", "ya no eres de la tienda de este token: vuelve a iniciar sesión")
+        perdidas = sorted(set(al_abrir.tiendas) - set(actual.tiendas))
+        if perdidas:
+            return Fin("sin_tienda", f"ya no firmas en {', '.join(perdidas)}")
+        return None
+
+    return Vigencia(_caduca(datos), comprobar)
+
+
+@dataclass(frozen=True)
+class EncargadoEnFlujo:
+    """El firmante que abre la bandeja en vivo y la vigencia con la que se le recomprueba."""
+
+    encargado: Encargado
+    vigencia: Vigencia
 
 
 def encargado_actual(
@@ -129,11 +204,14 @@ def encargado_de_eventos(
     servicio: ServicioWeb,
     credencial: Credencial,
     token: Annotated[str | None, Query(description="Token del encargado (EventSource no envía cabeceras).")] = None,
-) -> Encargado:
-    return _encargado(ajustes, servicio, credencial.credentials if credencial else token)
+) -> EncargadoEnFlujo:
+    datos = leer_token(ajustes, credencial.credentials if credencial else token, ROL_ENCARGADO)
+    encargado = _encargado_de(servicio, datos)
+    return EncargadoEnFlujo(encargado, _vigencia_encargado(servicio, datos, encargado))
 
 
 ClienteActual = Annotated[ContextoCliente, Depends(cliente_actual)]
-ClienteDeEventos = Annotated[ContextoCliente, Depends(cliente_de_eventos)]
+ClienteDeEventos = Annotated[ClienteEnFlujo, Depends(cliente_de_eventos)]
+VigenciaCliente = Annotated[Vigencia, Depends(vigencia_cliente)]
 EncargadoActual = Annotated[Encargado, Depends(encargado_actual)]
-EncargadoDeEventos = Annotated[Encargado, Depends(encargado_de_eventos)]
+EncargadoDeEventos = Annotated[EncargadoEnFlujo, Depends(encargado_de_eventos)]

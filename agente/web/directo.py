@@ -14,7 +14,10 @@ Eventos del flujo (``text/event-stream``):
   pidiendo herramientas, o el turno terminó en pausa): se borra;
 - ``estado`` ``{"estado", "mensajes": [{"rol": "agente", "texto"}]}``: el final, con el texto
   definitivo (lo que queda guardado en la conversación);
-- ``error`` ``{"codigo", "detalle"}``: el turno falló después de empezar a emitir.
+- ``error`` ``{"codigo", "detalle"}``: el turno falló después de empezar a emitir;
+- ``fin`` ``{"motivo", "detalle"}``: el cliente perdió el acceso a mitad (su token caducó):
+  el flujo se cierra; el turno sigue y su respuesta queda en la conversación
+  (``agente.web.vigencia``).
 
 Si lo emitido no coincide con el texto definitivo (modelo sin streaming, o pausa para el
 encargado: ese texto lo redacta la aplicación), se descarta y se envía el definitivo por
@@ -48,6 +51,7 @@ from agente.nucleo.errores import ErrorDominio
 from agente.web import metricas
 from agente.web.disponibilidad import DETALLE_BD_CAIDA
 from agente.web.hilos import HilosDelAgente, en_hilo_del_agente
+from agente.web.vigencia import Fin, Vigencia
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +120,17 @@ def ejecutar_decision(
     return respuesta
 
 
+async def _sin_acceso(vigencia: Vigencia | None) -> Fin | None:
+    """El ``Fin`` si el cliente del turno ya no tiene acceso (con la base caída, se sigue:
+    el propio turno dirá lo que pase)."""
+    if vigencia is None:
+        return None
+    try:
+        return await vigencia.comprobar_si_toca()
+    except ERRORES_BD_CAIDA:
+        return None
+
+
 def json_evento(datos: dict[str, Any]) -> str:
     return json.dumps(datos, ensure_ascii=False)
 
@@ -154,11 +169,15 @@ async def turno_en_directo(
     ctx: ContextoCliente,
     como_json: Callable[[Any], dict],
     limitador: HilosDelAgente,
+    vigencia: Vigencia | None = None,
 ) -> AsyncIterator[dict[str, str]]:
     """Arranca el turno y espera a su primer evento antes de devolver el flujo.
 
     Así los errores previos a la respuesta (409 aprobación pendiente, 403, 422...) salen
     con su código HTTP; solo un fallo a mitad de respuesta llega como evento ``error``.
+    Con ``vigencia``, el token se mira en cada evento (y la base cada
+    ``RECOMPROBAR_SEGUNDOS``, con eventos o sin ellos): sin acceso, un ``fin`` y se cierra
+    (el turno sigue en su hilo y su respuesta queda en la conversación).
     """
     cola: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
     emisor = EmisorTokens(_Buzon(asyncio.get_running_loop(), cola).poner)
@@ -168,8 +187,9 @@ async def turno_en_directo(
     # Si el cliente se va, el turno sigue (queda guardado): que su error no quede sin leer.
     tarea.add_done_callback(lambda t: t.cancelled() or t.exception())
 
-    async def siguiente() -> tuple[str, str] | None:
-        """El siguiente evento, o ``None`` cuando el turno terminó y no queda nada."""
+    async def siguiente(con_plazo: bool = True) -> tuple[str, str] | None:
+        """El siguiente evento, o ``None`` cuando el turno terminó y no queda nada;
+        ``("comprobar", "")`` si pasa ``vigencia.espera()`` sin ninguno (``con_plazo``)."""
         while True:
             if not cola.empty():
                 return cola.get_nowait()
@@ -178,12 +198,15 @@ async def turno_en_directo(
                 await asyncio.sleep(0)
                 return cola.get_nowait() if not cola.empty() else None
             lector = asyncio.ensure_future(cola.get())
-            await asyncio.wait({lector, tarea}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({lector, tarea}, return_when=asyncio.FIRST_COMPLETED,
+                               timeout=vigencia.espera() if con_plazo and vigencia is not None else None)
             if lector.done():
                 return lector.result()
             lector.cancel()
+            if not tarea.done():
+                return ("comprobar", "")
 
-    primero = await siguiente()
+    primero = await siguiente(con_plazo=False)  # aún no se ha respondido nada
     if primero is None:
         tarea.result()  # lanza el error del dominio antes de empezar a responder
 
@@ -191,6 +214,10 @@ async def turno_en_directo(
         emitido: list[str] = []
         evento = primero
         while evento is not None:
+            fin = await _sin_acceso(vigencia)
+            if fin is not None:
+                yield fin.evento()
+                return
             tipo, valor = evento
             if tipo == "token":
                 emitido.append(valor)
@@ -210,6 +237,10 @@ async def turno_en_directo(
         except Exception:
             logger.exception("turno en directo fallido en %s", thread_id)
             yield {"event": "error", "data": json_evento({"codigo": 500, "detalle": "error interno del servidor"})}
+            return
+        fin = await _sin_acceso(vigencia)
+        if fin is not None:
+            yield fin.evento()
             return
         final = respuesta.mensaje_cliente
         if "".join(emitido) != final:

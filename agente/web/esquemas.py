@@ -267,11 +267,26 @@ class AccionDecidida(BaseModel):
     motivo: str | None
 
 
+class DecisionDeFirma(BaseModel):
+    tipo: str | None = Field(description="approve | edit | reject | respond")
+    importe: str | None = Field(description="El importe editado, si editó.")
+    motivo: str | None = Field(description="El motivo de un rechazo o el texto de una respuesta.")
+
+
+class FirmaDecidida(BaseModel):
+    encargado: str
+    nombre: str
+    rol: str
+    fecha: datetime
+    decision: str = Field(description="reject | edit | respond | approve (la que manda en su firma).")
+    acciones: list[DecisionDeFirma] = Field(description="Lo que decidió en cada operación, en orden.")
+
+
 class DecisionTomada(BaseModel):
     id: int
     thread_id: str
     tienda: str
-    encargado: EncargadoResumen
+    encargado: EncargadoResumen = Field(description="Quien la completó (la última firma).")
     cliente: Cliente
     decidida: datetime
     aplicada: datetime | None
@@ -279,6 +294,8 @@ class DecisionTomada(BaseModel):
     espera_segundos: int
     tipo: str = Field(description="reject | edit | respond | approve | caducada (la que manda).")
     acciones: list[AccionDecidida]
+    firmas: list[FirmaDecidida] = Field(
+        description="Todas las firmas de la decisión, la primera antes (dos en una aprobación de dos firmas).")
     nota: str | None
     estado: Literal["aplicada", "fallida", "sin_aplicar"] = Field(description=(
         "fallida: se aplicó, pero un efecto aprobado no se pudo hacer (fallo dice por qué)."))

@@ -6,7 +6,8 @@ proceso o servidor. Cada proceso web tiene UNA escucha (``Servicio.escucha``, un
 ``LISTEN`` en un hilo de fondo) que despierta a las colas asyncio suscritas a ese hilo;
 cada flujo lee entonces sus mensajes nuevos del servicio (la base es la fuente de
 verdad). Un aviso no lleva datos: si se pierde (reconexión), la relectura periódica y la
-que sigue a cada reconexión lo cubren.
+que sigue a cada reconexión lo cubren. En cada relectura se vuelve a comprobar al cliente
+(``agente.web.vigencia``): sin acceso, el flujo acaba con un evento ``fin``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from starlette.concurrency import run_in_threadpool
 
 from agente.nucleo.bd import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import HiloNoEncontrado, Prohibido
 from agente.servicio import Servicio
+from agente.web.vigencia import Fin, Vigencia
 
 logger = logging.getLogger(__name__)
 
@@ -93,21 +96,36 @@ def _mensaje_json(mensaje: dict[str, Any], estado: str) -> dict[str, Any]:
     }
 
 
+def _leer(servicio, thread_id: str, ctx: ContextoCliente, desde: int, vigencia: Vigencia | None):
+    """Los mensajes nuevos y, DESPUÉS, quien los pide (como en la bandeja)."""
+    try:
+        historial = servicio.historial(thread_id, ctx, desde=desde)
+    except (Prohibido, HiloNoEncontrado) as exc:  # la conversación ya no es suya
+        return None, Fin("sin_acceso", exc.mensaje)
+    return historial, vigencia.comprobar() if vigencia is not None else None
+
+
 async def flujo_mensajes(
-    servicio, oyente: Oyente, thread_id: str, ctx: ContextoCliente, desde: int
+    servicio, oyente: Oyente, thread_id: str, ctx: ContextoCliente, desde: int,
+    vigencia: Vigencia | None = None,
 ) -> AsyncIterator[dict[str, str]]:
-    """Eventos ``mensaje`` con cada mensaje nuevo del hilo (``id`` > ``desde``)."""
+    """Eventos ``mensaje`` con cada mensaje nuevo del hilo (``id`` > ``desde``); con
+    ``vigencia``, un ``fin`` y se cierra cuando el cliente ya no tiene acceso (token
+    caducado, cliente o conversación que ya no son suyos)."""
 
     cola = oyente.suscribir(thread_id)  # antes de leer: ningún aviso cae en el hueco
     try:
         ultimo = desde
         while True:
             try:
-                historial = await run_in_threadpool(servicio.historial, thread_id, ctx, desde=ultimo)
+                historial, fin = await run_in_threadpool(_leer, servicio, thread_id, ctx, ultimo, vigencia)
             except ERRORES_BD_CAIDA:
                 # La base cayó con el flujo abierto: se cierra (sin traza); EventSource se
                 # reconecta solo con Last-Event-ID y recibe 503 hasta que vuelva.
                 logger.warning("flujo de eventos de %s cerrado: la base de datos no responde", thread_id)
+                return
+            if fin is not None:
+                yield fin.evento()
                 return
             for mensaje in historial["mensajes"]:
                 ultimo = max(ultimo, mensaje["id"])
@@ -116,8 +134,9 @@ async def flujo_mensajes(
                     "id": str(mensaje["id"]),
                     "data": json.dumps(_mensaje_json(mensaje, historial["estado"]), ensure_ascii=False),
                 }
+            espera = RELECTURA_SEGUNDOS if vigencia is None else vigencia.espera(RELECTURA_SEGUNDOS)
             try:
-                await asyncio.wait_for(cola.get(), timeout=RELECTURA_SEGUNDOS)
+                await asyncio.wait_for(cola.get(), timeout=espera)
             except TimeoutError:
                 pass
     finally:

@@ -10,6 +10,9 @@ Trampa: cada turno de cualquier chat avisa (``mensajes_hilo`` lleva el hilo, no 
 tienda). Con cien conversaciones a la vez son decenas de avisos por segundo y una
 relectura por aviso y página abierta. Los avisos que llegan en ``AGRUPAR_SEGUNDOS`` tras
 el primero cuentan como uno: como mucho una relectura por ese intervalo.
+
+Quien la abrió se vuelve a comprobar en cada relectura (``agente.web.vigencia``): dado de
+baja, sin la tienda o con el token caducado, el flujo acaba con un evento ``fin``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from agente.nucleo.bd import ERRORES_BD_CAIDA
 from agente.web import esquemas
 from agente.web.eventos import RELECTURA_SEGUNDOS, TODOS, Oyente
+from agente.web.vigencia import Fin, Vigencia
 
 __all__ = ["AGRUPAR_SEGUNDOS", "flujo_bandeja", "lista_bandeja"]
 
@@ -42,15 +46,29 @@ def lista_bandeja(servicio, tiendas: list[str], limite: int = 200) -> list[dict]
     ]
 
 
-async def flujo_bandeja(servicio, oyente: Oyente, tiendas: list[str]) -> AsyncIterator[dict[str, str]]:
+def _leer(servicio, tiendas: list[str], vigencia: Vigencia | None) -> tuple[list[dict], Fin | None]:
+    """La bandeja y, DESPUÉS, quien la mira: una tarjeta creada tras una baja implica que la
+    baja ya estaba confirmada al comprobar, así que nunca sale."""
+    lista = lista_bandeja(servicio, tiendas)
+    return lista, vigencia.comprobar() if vigencia is not None else None
+
+
+async def flujo_bandeja(
+    servicio, oyente: Oyente, tiendas: list[str], vigencia: Vigencia | None = None
+) -> AsyncIterator[dict[str, str]]:
+    """Eventos ``bandeja``; con ``vigencia``, un ``fin`` y se cierra cuando quien la abrió
+    ya no tiene acceso (se comprueba en cada relectura, y al caducar su token)."""
     cola = oyente.suscribir(TODOS)  # antes de leer: ningún aviso cae en el hueco
     try:
         anterior = None
         while True:
             try:
-                lista = await run_in_threadpool(lista_bandeja, servicio, tiendas)
+                lista, fin = await run_in_threadpool(_leer, servicio, tiendas, vigencia)
             except ERRORES_BD_CAIDA:
                 logger.warning("bandeja en vivo de %s cerrada: la base de datos no responde", ",".join(tiendas))
+                return
+            if fin is not None:
+                yield fin.evento()
                 return
             # La espera cambia cada segundo: no cuenta como cambio (la página la cuenta sola).
             huella = hashlib.sha256(json.dumps(
@@ -61,8 +79,9 @@ async def flujo_bandeja(servicio, oyente: Oyente, tiendas: list[str]) -> AsyncIt
                 yield {"event": "bandeja",
                        "data": json.dumps({"pendientes": len(lista), "aprobaciones": lista},
                                           ensure_ascii=False)}
+            espera = RELECTURA_SEGUNDOS if vigencia is None else vigencia.espera(RELECTURA_SEGUNDOS)
             try:
-                await asyncio.wait_for(cola.get(), timeout=RELECTURA_SEGUNDOS)
+                await asyncio.wait_for(cola.get(), timeout=espera)
             except TimeoutError:
                 continue
             await asyncio.sleep(AGRUPAR_SEGUNDOS)

@@ -9,7 +9,7 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from agente.web import esquemas
-from agente.web.auth import ClienteActual, ClienteDeEventos
+from agente.web.auth import ClienteActual, ClienteDeEventos, VigenciaCliente
 from agente.web.dependencias import Limitador, OyenteWeb, ServicioWeb
 from agente.web.directo import ejecutar_turno, en_hilo_del_agente, turno_en_directo
 from agente.web.eventos import flujo_mensajes
@@ -53,12 +53,14 @@ async def enviar_mensaje(
     servicio: ServicioWeb,
     limitador: Limitador,
     ctx: ClienteConRitmo,
+    vigencia: VigenciaCliente,
 ):
     """Un turno del cliente. Con ``Accept: text/event-stream`` la respuesta llega en directo:
-    eventos ``token``, ``descartar`` y, al final, ``estado`` (ver ``agente.web.directo``)."""
+    eventos ``token``, ``descartar`` y, al final, ``estado`` (ver ``agente.web.directo``); si
+    el token caduca a mitad, un último ``fin`` (el turno sigue y queda en la conversación)."""
     if "text/event-stream" in request.headers.get("accept", ""):
         flujo = await turno_en_directo(
-            servicio, thread_id, cuerpo.texto, ctx, esquemas.respuesta_turno, limitador
+            servicio, thread_id, cuerpo.texto, ctx, esquemas.respuesta_turno, limitador, vigencia
         )
         return EventSourceResponse(flujo, ping=15)
     respuesta = await en_hilo_del_agente(
@@ -76,23 +78,28 @@ def leer_conversacion(thread_id: str, servicio: ServicioWeb, ctx: ClienteActual)
 @router.get(
     "/{thread_id}/eventos",
     summary="Eventos de la conversación (SSE)",
-    responses={**_ERRORES, 200: {"content": {"text/event-stream": {}}, "description": "Eventos «mensaje»."}},
+    responses={**_ERRORES, 200: {"content": {"text/event-stream": {}}, "description": "Eventos «mensaje»; «fin» al perder el acceso."}},
 )
 async def eventos(
     thread_id: str,
     servicio: ServicioWeb,
     oyente: OyenteWeb,
-    ctx: ClienteDeEventos,
+    acceso: ClienteDeEventos,
     desde: Annotated[int | None, Query(ge=0, description="Último id de mensaje que ya tienes.")] = None,
     ultimo_evento: Annotated[str | None, Header(alias="Last-Event-ID", include_in_schema=False)] = None,
 ):
     """Flujo SSE: un evento ``mensaje`` por cada mensaje nuevo del hilo, incluido lo que el
     agente escribe más tarde (tras la decisión de un encargado o una caducidad), lo escriba
-    el proceso o servidor que sea. Acepta el token en ``?token=`` (EventSource)."""
+    el proceso o servidor que sea. Acepta el token en ``?token=`` (EventSource).
+
+    El cliente se vuelve a comprobar con cada evento y al menos cada 15 s: al caducar su
+    token (o si la conversación deja de ser suya) llega un último evento ``fin``
+    ``{"motivo": "caducado" | "sin_acceso" | "sin_tienda", "detalle"}`` y el flujo se cierra."""
+    ctx = acceso.ctx
     historial = await run_in_threadpool(servicio.historial, thread_id, ctx)  # 403/404 antes de abrir
     if ultimo_evento and ultimo_evento.isdigit():
         desde = int(ultimo_evento)
     if desde is None:
         desde = max((m["id"] for m in historial["mensajes"]), default=0)
-    flujo = flujo_mensajes(servicio, oyente, thread_id, ctx, desde)
+    flujo = flujo_mensajes(servicio, oyente, thread_id, ctx, desde, acceso.vigencia)
     return EventSourceResponse(flujo, ping=15)

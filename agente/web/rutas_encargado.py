@@ -43,13 +43,18 @@ def bandeja(
     "/eventos",
     summary="Bandeja en vivo (SSE)",
     responses={**_ERRORES, 200: {"content": {"text/event-stream": {}},
-                                 "description": "Eventos «bandeja» con la lista cada vez que cambia."}},
+                                 "description": "Eventos «bandeja» con la lista cada vez que cambia; «fin» al perder el acceso."}},
 )
-async def eventos_bandeja(servicio: ServicioWeb, oyente: OyenteWeb, encargado: EncargadoDeEventos):
+async def eventos_bandeja(servicio: ServicioWeb, oyente: OyenteWeb, acceso: EncargadoDeEventos):
     """Flujo SSE: un evento ``bandeja`` ``{"pendientes", "aprobaciones"}`` al abrir y cada vez
     que la bandeja de la tienda cambia (pausa nueva, mensaje retenido, decisión, reclamación),
-    lo cambie el proceso que sea. Acepta el token en ``?token=`` (EventSource)."""
-    return EventSourceResponse(flujo_bandeja(servicio, oyente, list(encargado.tiendas)), ping=15)
+    lo cambie el proceso que sea. Acepta el token en ``?token=`` (EventSource).
+
+    Quien lo abrió se vuelve a comprobar con cada evento y al menos cada 15 s: si lo dan de
+    baja, deja de firmar en una de sus tiendas o caduca su token, llega un último evento
+    ``fin`` ``{"motivo": "baja" | "sin_tienda" | "caducado", "detalle"}`` y el flujo se cierra."""
+    flujo = flujo_bandeja(servicio, oyente, list(acceso.encargado.tiendas), acceso.vigencia)
+    return EventSourceResponse(flujo, ping=15)
 
 
 @router.get(

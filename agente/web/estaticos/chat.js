@@ -133,6 +133,12 @@ function abrirEventos() {
     // Durante un envío no: al terminar se recarga todo igualmente.
     if (!estado.enviando) recargar().catch((e) => mostrarNota(e.detalle || e.message));
   });
+  // El servidor cierra el flujo si ya no tienes acceso (token caducado...): fuera.
+  fuente.addEventListener("fin", (ev) => {
+    fuente.close();
+    const fin = JSON.parse(ev.data);
+    cerrarSesion(fin.motivo === "caducado" ? "Tu sesión ha caducado: vuelve a entrar." : fin.detalle);
+  });
   fuente.addEventListener("error", () => {
     if (fuente.readyState === EventSource.CLOSED) {
       mostrarNota("Se ha perdido la conexión en directo. Recarga la página para ver las respuestas nuevas.");
@@ -192,6 +198,7 @@ async function enviar(evento) {
         parrafo.textContent = datos.mensajes.map((m) => m.texto).join("\n");
         mostrarAviso(datos.estado);
       } else if (tipo === "error") mostrarNota(datos.detalle);
+      else if (tipo === "fin") throw new ErrorApi(401, datos.detalle);
       alFinal();
     });
   } catch (e) {

@@ -375,6 +375,14 @@ function abrirEventos() {
   if (estado.fuente) estado.fuente.close();
   const fuente = new EventSource(`/api/aprobaciones/eventos?token=${encodeURIComponent(estado.token)}`);
   fuente.addEventListener("bandeja", (ev) => aplicarLista(JSON.parse(ev.data).aprobaciones));
+  // El servidor cierra el flujo si ya no tienes acceso: de baja o token caducado, fuera;
+  // sin una de tus tiendas, se reabre (con las que te quedan, o 403 y fuera).
+  fuente.addEventListener("fin", (ev) => {
+    fuente.close();
+    const fin = JSON.parse(ev.data);
+    if (fin.motivo === "sin_tienda") setTimeout(abrirEventos, 1000);
+    else salir(fin.motivo === "caducado" ? "Tu sesión ha caducado." : fin.detalle);
+  });
   fuente.addEventListener("error", () => {
     // EventSource se reconecta solo; si el servidor lo cierra (401/403), se sale.
     if (fuente.readyState === EventSource.CLOSED) {

@@ -30,9 +30,25 @@ function importe(accion) {
   return euros(accion.importe_final || accion.importe_propuesto);
 }
 
+const VERBOS = { approve: "aprobó", edit: "editó", reject: "rechazó", respond: "respondió" };
+const ROLES = { encargado: "encargado", gerente: "gerente", regional: "regional" };
+
+/** Cada persona que firmó y lo que decidió en la operación n (una aprobación de dos firmas, dos). */
+function firmas(d, n) {
+  const lista = Array.isArray(d.firmas) ? d.firmas : [];
+  if (!lista.length) return d.encargado.nombre;
+  return el("ul", { class: "firmas-historial" }, lista.map((f) => {
+    const decidio = (f.acciones || [])[n] || { tipo: f.decision };
+    let texto = `${f.nombre} (${ROLES[f.rol] || f.rol}) ${VERBOS[decidio.tipo] || decidio.tipo || "firmó"}`;
+    if (decidio.importe) texto += ` a ${euros(decidio.importe)}`;
+    if (decidio.motivo) texto += `: ${decidio.motivo}`;
+    return el("li", {}, texto, el("span", { class: "cuando" }, ` · ${fecha(f.fecha)}`));
+  }));
+}
+
 function fila(d) {
   const acciones = d.acciones.length ? d.acciones : [{}];
-  return acciones.map((a) => el("tr", {},
+  return acciones.map((a, n) => el("tr", {},
     el("td", {}, fecha(d.decidida)),
     el("td", {}, `${d.cliente.nombre} (${d.cliente.id})`),
     el("td", {}, [a.nombre, a.pedido].filter(Boolean).join(" · ")),
@@ -40,7 +56,7 @@ function fila(d) {
       ? el("td", { class: "fallida" }, "Fallida", el("span", { class: "motivo" }, ` · ${DECISIONES[d.tipo] || d.tipo}, pero no se pudo hacer: ${d.fallo}`))
       : el("td", {}, DECISIONES[d.tipo] || d.tipo, a.motivo ? el("span", { class: "motivo" }, ` · ${a.motivo}`) : null),
     el("td", {}, importe(a)),
-    el("td", {}, d.encargado.nombre),
+    el("td", {}, firmas(d, n)),
     el("td", {}, d.nota || "")));
 }
 
