@@ -291,7 +291,7 @@ def test_editar_a_la_baja_no_deja_cerrar_a_quien_no_cubre_el_importe_nuevo(http,
     _decidir(http, como, hilo, "enc-talavera", _editar("600.00"))
     r = _decidir(http, como, hilo, "enc-talavera-2", _editar("550.00"))  # aún 2 firmas y gerente
     assert r.status_code == 403, r.text
-    assert _decidir(http, como, hilo, "ger-talavera", _editar("700.00")).status_code == 422  # nunca al alza
+    assert _decidir(http, como, hilo, "ger-talavera", _editar("700.00")).status_code == 409  # nunca al alza (no encaja con lo pedido)
 
 
 # -- la auditoría del plano de control ----------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 from agente.nucleo.bd import KWARGS_CONEXION
 from agente.nucleo.errores import (
     AprobacionPendiente,
+    DecisionNoAplicable,
     DecisionNoValida,
     HiloNoEncontrado,
     NadaPendiente,
@@ -121,15 +122,15 @@ def test_dos_decisiones_a_la_vez_una_reanuda_y_la_otra_ya_decidida(servicio, pas
 @pytest.mark.parametrize(
     ("encargado", "decisiones", "error", "texto"),
     [
-        ("enc-talavera", [], DecisionNoValida, "1 operación"),
-        ("enc-talavera", [{"type": "approve"}, {"type": "approve"}], DecisionNoValida, "2 decisión"),
-        ("enc-talavera", [{"type": "respond", "message": "hola"}], DecisionNoValida, "no está permitida"),
+        ("enc-talavera", [], DecisionNoAplicable, "1 operación"),
+        ("enc-talavera", [{"type": "approve"}, {"type": "approve"}], DecisionNoAplicable, "2 decisión"),
+        ("enc-talavera", [{"type": "respond", "message": "hola"}], DecisionNoAplicable, "no está permitida"),
         ("enc-talavera", [{"type": "edit", "edited_action": {"name": "sustituir", "args": {}}}],
-         DecisionNoValida, "herramienta"),
+         DecisionNoAplicable, "herramienta"),
         ("enc-talavera", [{"type": "edit", "edited_action": {"name": "reembolsar",
-          "args": {"pedido": "P-20260920-0102", "importe": "10"}}}], DecisionNoValida, "pedido"),
+          "args": {"pedido": "P-20260920-0102", "importe": "10"}}}], DecisionNoAplicable, "pedido"),
         ("enc-talavera", [{"type": "edit", "edited_action": {"name": "reembolsar",
-          "args": {"pedido": PEDIDO_GRANDE, "importe": "150"}}}], DecisionNoValida, "supera lo que pidió"),
+          "args": {"pedido": PEDIDO_GRANDE, "importe": "150"}}}], DecisionNoAplicable, "supera lo que pidió"),
         ("enc-talavera", [{"type": "edit", "edited_action": {"name": "reembolsar",
           "args": {"pedido": PEDIDO_GRANDE, "importe": "0"}}}], DecisionNoValida, "mayor que cero"),
         ("enc-talavera", [{"type": "reject", "message": "  "}], DecisionNoValida, "motivo"),
@@ -457,7 +458,7 @@ def test_edicion_de_un_campo_no_editable_se_rechaza(servicio, bd_url):
     args = dict(servicio.aprobacion(hilo)["peticion"]["action_requests"][0]["args"])
     edicion = {"type": "edit", "edited_action": {
         "name": "reembolsar", "args": {**args, "motivo": "otro motivo"}}}
-    with pytest.raises(DecisionNoValida, match="solo se puede editar importe .se cambió motivo"):
+    with pytest.raises(DecisionNoAplicable, match="solo se puede editar importe .se cambió motivo"):
         servicio.decidir(hilo, "enc-talavera", [edicion])
     assert servicio.aprobacion(hilo)["estado"] == "pendiente"
 
@@ -477,7 +478,7 @@ def test_edicion_por_encima_de_lo_que_queda_por_reembolsar_se_rechaza(servicio, 
     edicion = {"type": "edit", "edited_action": {
         "name": "reembolsar", "args": {"pedido": PEDIDO_GRANDE, "importe": "90"}}}
     # Lo reembolsable es el valor de las unidades libres del libro: ninguna.
-    with pytest.raises(DecisionNoValida, match=r"supera lo que queda por reembolsar \(0,00 EUR\)"):
+    with pytest.raises(DecisionNoAplicable, match=r"supera lo que queda por reembolsar \(0,00 EUR\)"):
         servicio.decidir(hilo, "enc-talavera", [edicion])
     assert servicio.aprobacion(hilo)["estado"] == "pendiente"
 

@@ -332,26 +332,35 @@ def test_decision_editada_a_90_responde_al_cliente_y_vacia_la_cola(http, tok):
     assert [f["importe"] for f in importes] == [Decimal("90.00")]
 
 
+# Mal formadas (el esquema ya lo dice): 422.
 DECISIONES_NO_VALIDAS = [
         [{"type": "reject", "message": "  "}],
+        [{"type": "aprobar"}],
+        [{"type": "approve", "extra": 1}],
+        [{"type": "edit", "edited_action": {"name": "reembolsar", "args": {"importe": "-5"}}}],
+        [{"type": "edit", "edited_action": {"name": "reembolsar", "args": {"importe": 90}}}],
+        [{"type": "edit", "edited_action": {"name": "reembolsar", "args": {"pedido": {"anidado": 1}}}}],
+        [],
+]
+# Bien formadas pero que no encajan con lo pendiente (una sola operación, un reembolso de
+# 120,00): 409, como cualquier conflicto con el estado.
+DECISIONES_NO_APLICABLES = [
         [{"type": "respond", "message": "vale"}],
         [{"type": "approve"}, {"type": "approve"}],
         [{"type": "edit", "edited_action": {"name": "reembolsar",
                                             "args": {"pedido": "P-20260917-0041", "importe": "500"}}}],
         [{"type": "edit", "edited_action": {"name": "sustituir", "args": {"pedido": "P-20260917-0041"}}}],
-        [{"type": "aprobar"}],
-        [{"type": "approve", "extra": 1}],
-        [],
 ]
 
 
-def test_decision_no_valida_da_422_y_no_cambia_nada(http, tok):
+def test_decision_no_valida_da_422_la_que_no_encaja_409_y_no_cambia_nada(http, tok):
     hilo = _pausa(http, tok)
-    for decisiones in DECISIONES_NO_VALIDAS:
-        r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": decisiones},
-                      headers=cab(tok("enc-talavera")))
-        assert r.status_code == 422, (decisiones, r.text)
-        assert r.json()["detalle"]
+    for estado, lista in ((422, DECISIONES_NO_VALIDAS), (409, DECISIONES_NO_APLICABLES)):
+        for decisiones in lista:
+            r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": decisiones},
+                          headers=cab(tok("enc-talavera")))
+            assert r.status_code == estado, (decisiones, r.text)
+            assert r.json()["detalle"]
     assert http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()["estado"] == "pendiente"
     assert sql(http.app.state.ajustes.database_url, "SELECT count(*) AS n FROM reembolsos")[0]["n"] == 0
 
@@ -611,3 +620,21 @@ def test_el_token_de_eventos_no_queda_en_el_log_de_accesos():
     _SinTokenEnLog().filter(registro)
     assert "abc.def" not in registro.getMessage()
     assert "desde=3&token=***" in registro.getMessage()
+
+
+def test_un_405_dice_en_allow_todos_los_metodos_de_la_url(http):
+    for ruta, metodos in [("/api/conversaciones", "GET, POST"), ("/api/aprobaciones/h-1/reclamar", "DELETE, POST"),
+                          ("/api/politica/talavera", "GET, POST")]:
+        r = http.request("OPTIONS", ruta)
+        assert r.status_code == 405, (ruta, r.text)
+        assert r.headers["allow"] == metodos, ruta
+
+
+def test_las_fechas_del_historial_son_fecha_y_hora_con_zona_como_dice_el_esquema(http, tok):
+    enc = cab(tok("enc-talavera"))
+    for valor in ("0.5", "1700000000", "2026-12-01", "2026-12-01T00:00:00"):
+        for ruta in ("/api/decisiones", "/api/decisiones.csv"):
+            r = http.get(ruta, params={"hasta": valor}, headers=enc)
+            assert r.status_code == 422 and "ISO 8601" in r.json()["detalle"], (ruta, valor, r.text)
+    assert http.get("/api/decisiones", params={"desde": "2026-12-01T00:00:00Z"}, headers=enc).status_code == 200
+    assert http.get("/api/decisiones", params={"hasta": "2026-12-01T00:00:00.000+01:00"}, headers=enc).status_code == 200

@@ -147,6 +147,15 @@ class DecisionNoValida(ErrorDominio):
     estado_http = 422
 
 
+class DecisionNoAplicable(DecisionNoValida):
+    """Una decisión bien formada que no encaja con lo que está pendiente ahora (otro número
+    de operaciones, un tipo que esa operación no admite, otra herramienta, un campo que no se
+    edita, un importe por encima de lo pedido o de lo que queda): 409, como cualquier otro
+    conflicto con el estado. El esquema de la API no puede saberlo; 422 es solo forma."""
+
+    estado_http = 409
+
+
 class TextoNoValido(ErrorDominio):
     estado_http = 422
 

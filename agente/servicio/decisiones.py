@@ -220,7 +220,7 @@ class Decisiones:
                     "decisiones": Jsonb(normalizadas),
                     "espera": espera,
                     "trace_id": fila["trace_id"],
-                    "nota": validar_nota(nota, normalizadas),
+                    "nota": validar_nota(nota),
                 },
             ).fetchone()
         self._puntuar(fila, normalizadas, espera, sistema=sistema)

@@ -25,13 +25,12 @@ from typing import Any
 import psycopg
 
 from agente.nucleo import dinero
-from agente.nucleo.errores import DecisionNoValida, ImporteNoValido
+from agente.nucleo.errores import DecisionNoAplicable, DecisionNoValida, ImporteNoValido
 from herramientas import Herramienta, Registro
 
 __all__ = ["CAMPOS_IMPORTE", "MAX_NOTA", "decisiones_permitidas", "validar_decisiones", "validar_nota"]
 
 MAX_NOTA = 2000
-_CON_NOTA = frozenset({"edit", "reject"})  # una aprobación o una respuesta no llevan nota
 
 CAMPOS_IMPORTE = frozenset({"importe"})  # campos editables que son dinero
 
@@ -56,13 +55,14 @@ def validar_decisiones(
     registro: Registro,
     conexion: psycopg.Connection | None = None,
 ) -> list[dict[str, Any]]:
-    """Devuelve las decisiones normalizadas o lanza ``DecisionNoValida`` (en español)."""
+    """Devuelve las decisiones normalizadas o lanza, en español, ``DecisionNoValida`` (la
+    forma: 422) o ``DecisionNoAplicable`` (no encaja con lo pendiente: 409)."""
     acciones = peticion.get("action_requests") or []
     configs = peticion.get("review_configs") or []
     if not isinstance(decisiones, list) or not all(isinstance(d, dict) for d in decisiones):
         raise DecisionNoValida("las decisiones deben ser una lista de objetos")
     if len(decisiones) != len(acciones):
-        raise DecisionNoValida(
+        raise DecisionNoAplicable(
             f"hay {len(acciones)} operación(es) pendiente(s) y se han enviado "
             f"{len(decisiones)} decisión(es)"
         )
@@ -73,7 +73,7 @@ def validar_decisiones(
         permitidas = decisiones_permitidas(config, herramienta)
         tipo = decision.get("type")
         if tipo not in permitidas:
-            raise DecisionNoValida(
+            raise DecisionNoAplicable(
                 f"{que}: la decisión «{tipo}» no está permitida "
                 f"(permitidas: {', '.join(permitidas) or 'ninguna'})"
             )
@@ -88,19 +88,16 @@ def validar_decisiones(
     return normalizadas
 
 
-def validar_nota(nota: Any, normalizadas: list[dict[str, Any]]) -> str | None:
+def validar_nota(nota: Any) -> str | None:
     """La nota del encargado para el cliente (sin espacios sobrantes), o None si no hay.
 
-    Solo acompaña a una edición o a un rechazo: la aplicación la añade al mensaje final.
-    """
+    Acompaña a cualquier decisión: la aplicación la añade al final del mensaje final."""
     if nota is None or (isinstance(nota, str) and not nota.strip()):
         return None
     if not isinstance(nota, str):
         raise DecisionNoValida("la nota debe ser un texto")
     if len(nota) > MAX_NOTA:
         raise DecisionNoValida(f"la nota admite como máximo {MAX_NOTA} caracteres")
-    if not any(d["type"] in _CON_NOTA for d in normalizadas):
-        raise DecisionNoValida("la nota solo acompaña a una edición o a un rechazo")
     return nota.strip()
 
 
@@ -123,12 +120,12 @@ def _validar_edicion(
     if not isinstance(editada, dict) or not isinstance(editada.get("args"), dict):
         raise DecisionNoValida(f"{que}: una edición necesita edited_action con name y args")
     if editada.get("name") != accion["name"]:
-        raise DecisionNoValida(f"{que}: una edición no puede cambiar la herramienta")
+        raise DecisionNoAplicable(f"{que}: una edición no puede cambiar la herramienta")
     original = dict(accion.get("args") or {})
     args = {**original, **editada["args"]}
     cambiados = sorted(k for k in args if k not in editables and args[k] != original.get(k))
     if cambiados:
-        raise DecisionNoValida(
+        raise DecisionNoAplicable(
             f"{que}: solo se puede editar {', '.join(editables) or 'nada'} "
             f"(se cambió {', '.join(cambiados)})"
         )
@@ -153,16 +150,16 @@ def _importe_editado(
         raise DecisionNoValida(f"{que}: {exc.mensaje}") from None
     propuesto = dinero.importe_o_none(original.get(campo))
     if propuesto is None:
-        raise DecisionNoValida(f"{que}: la propuesta no tiene un {campo} válido que editar")
+        raise DecisionNoAplicable(f"{que}: la propuesta no tiene un {campo} válido que editar")
     if importe > propuesto:
-        raise DecisionNoValida(
+        raise DecisionNoAplicable(
             f"{que}: el importe {dinero.eur(importe)} supera lo que pidió el cliente "
             f"({dinero.eur(propuesto)})"
         )
     if conexion is not None and original.get("pedido"):
         fila = conexion.execute(SELECT_REEMBOLSABLE_SQL, {"pedido": original["pedido"]}).fetchone()
         if fila is not None and importe > fila["reembolsable"]:
-            raise DecisionNoValida(
+            raise DecisionNoAplicable(
                 f"{que}: el importe {dinero.eur(importe)} supera lo que queda por reembolsar "
                 f"({dinero.eur(fila['reembolsable'])})"
             )

@@ -13,6 +13,9 @@ aquí, en un solo sitio, a cada operación que lo puede devolver:
 - ``401``/``403`` en cada ruta con token; ``404`` y ``403`` en la demo;
 - ``503`` con ``Retry-After`` en cada ruta que usa la base de datos (caída, o el servidor
   se está parando: ``disponibilidad``, ``parada_web``);
+- ``pattern`` sin el carácter nulo en cada texto que entra (cuerpo y query) que no tenga
+  ya uno: la puerta (``cuerpo``, ``texto_seguro``) lo rechaza en cualquier texto, y el
+  esquema lo dice;
 - enlaces (``links``) de OpenAPI: la conversación creada lleva a sus mensajes, su lectura,
   su aprobación y su decisión, que es lo que recorren las pruebas con estado.
 """
@@ -38,6 +41,7 @@ DESCRIPCIONES = {
            "o un texto con el carácter nulo (\\u0000).",
     "503": "No disponible: la base de datos no responde o el servidor se está parando (Retry-After).",
 }
+SIN_NULO = r"^[^\x00]*$"
 SIN_BASE = {("get", "/api/demo/identidades")}  # datos fijos de la demo
 CON_CUERPO = {"post", "put", "patch", "delete"}  # los métodos cuyo cuerpo se lee (y se acota)
 DEMO = "/api/demo/"
@@ -97,8 +101,50 @@ def ajustar(esquema: dict[str, Any]) -> dict[str, Any]:
     esquemas = esquema.get("components", {}).get("schemas", {})
     for sobrante in ("HTTPValidationError", "ValidationError"):
         esquemas.pop(sobrante, None)
+    _sin_nulo(esquema)
     _enlazar(esquema)
     return esquema
+
+
+def _sin_nulo(esquema: dict[str, Any]) -> None:
+    """Pone ``SIN_NULO`` en cada texto de entrada sin ``pattern``, ``enum`` ni ``format``
+    (solo en lo que entra: los esquemas de los cuerpos, con sus ``$ref``, y la query)."""
+    componentes = esquema.get("components", {}).get("schemas", {})
+    vistos: set[str] = set()
+
+    def recorrer(nodo: Any) -> None:
+        if isinstance(nodo, list):
+            for x in nodo:
+                recorrer(x)
+            return
+        if not isinstance(nodo, dict):
+            return
+        ref = nodo.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            nombre = ref.rsplit("/", 1)[1]
+            if nombre not in vistos:
+                vistos.add(nombre)
+                recorrer(componentes.get(nombre))
+        if nodo.get("type") == "string" and not {"pattern", "enum", "const", "format"} & nodo.keys():
+            nodo["pattern"] = SIN_NULO
+        if nodo.get("type") == "object" and nodo.get("additionalProperties") and "propertyNames" not in nodo:
+            nodo["propertyNames"] = {"pattern": SIN_NULO}  # las claves también son textos
+        for clave, valor in nodo.items():
+            if clave in ("properties", "patternProperties"):
+                for sub in valor.values():
+                    recorrer(sub)
+            elif clave not in ("$ref", "enum", "const", "examples", "default"):
+                recorrer(valor)
+
+    for operaciones in esquema.get("paths", {}).values():
+        for operacion in operaciones.values():
+            if not isinstance(operacion, dict):
+                continue
+            for parametro in operacion.get("parameters", []):
+                if parametro.get("in") == "query":
+                    recorrer(parametro.get("schema"))
+            for medio in (operacion.get("requestBody") or {}).get("content", {}).values():
+                recorrer(medio.get("schema"))
 
 
 def _enlazar(esquema: dict[str, Any]) -> None:

@@ -1,8 +1,11 @@
-"""Traducción a HTTP de los errores, en un solo sitio: ``{"detalle": <mensaje en español>}``."""
+"""Traducción a HTTP de los errores, en un solo sitio: ``{"detalle": <mensaje en español>}``.
+
+Un 405 lleva ``Allow`` con todos los métodos de la URL (``metodos_permitidos``)."""
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -57,6 +60,8 @@ _TEXTOS_VALIDACION = {
     "union_tag_not_found": "falta el campo «type» de la decisión",
     "literal_error": "valor no permitido",
     "extra_forbidden": "campo no admitido",
+    "value_error": "{error}",
+    "string_pattern_mismatch": "no tiene el formato válido",
 }
 
 
@@ -80,6 +85,23 @@ def texto_validacion(errores: list[dict[str, Any]]) -> str:
 
 def respuesta_error(estado: int, detalle: str, cabeceras: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"detalle": detalle}, status_code=estado, headers=cabeceras)
+
+
+def metodos_permitidos(app: FastAPI, request: Request) -> str:
+    """Los métodos que el documento OpenAPI declara para esa URL, para ``Allow`` en un 405.
+
+    Starlette pone en ``Allow`` solo los de la primera ruta que casa con la URL, y aquí cada
+    método es su propia ruta (``GET`` y ``POST /api/conversaciones``): se leen del documento,
+    que es lo que promete la API."""
+    ruta = request.url.path
+    metodos: set[str] = set()
+    for plantilla, operaciones in app.openapi().get("paths", {}).items():
+        if re.fullmatch(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(plantilla)), ruta):
+            metodos |= {m.upper() for m in operaciones if m in _METODOS}
+    return ", ".join(sorted(metodos))
+
+
+_METODOS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 def instalar(app: FastAPI) -> None:
@@ -110,7 +132,10 @@ def instalar(app: FastAPI) -> None:
             # cliente es lo mismo que un JSON roto, 422 (la API no tiene ningún 400).
             return respuesta_error(422, _TEXTOS_VALIDACION["json_invalid"])
         detalle = TEXTOS_HTTP.get(exc.status_code, "error en la petición")
-        return respuesta_error(exc.status_code, detalle, getattr(exc, "headers", None))
+        cabeceras = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            cabeceras = {**(cabeceras or {}), "Allow": metodos_permitidos(app, _request)}
+        return respuesta_error(exc.status_code, detalle, cabeceras)
 
     async def _bd_caida(_request: Request, exc: Exception) -> JSONResponse:
         # PoolTimeout (sin conexión libre en AGENTE_POOL_ESPERA s) y conexiones rotas: 503.

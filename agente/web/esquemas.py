@@ -5,11 +5,12 @@ El dinero viaja como texto ("120.00"), nunca como número de coma flotante.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from agente.nucleo import dinero
 from agente.nucleo.errores import ImporteNoValido
@@ -20,6 +21,16 @@ from herramientas import Registro
 from politicas.valores import VALORES
 
 MAX_TEXTO = 2000
+# Lo que el esquema dice de un texto que no puede estar vacío: algún carácter que no sea un
+# espacio (``\s`` de Python = ``str.isspace``, el mismo ``strip()`` que aplica el servicio)
+# ni el nulo. Solo en el esquema: pydantic usa otro motor de expresiones (Rust, otro ``\s``),
+# así que la comprobación de verdad sigue siendo el ``strip()`` del servicio.
+NO_VACIO = r"^[^\x00]*[^\s\x00][^\x00]*$"
+# Un importe editado: texto, mayor que cero, como mucho dos decimales y dentro de numeric(12,2)
+# (lo que acepta ``dinero.importe`` escrito de la forma normal): lo aplica ``_importe_editado``.
+IMPORTE_EDITADO = r"^(?=[0-9.]*[1-9])[0-9]{1,10}(\.[0-9]{1,2})?$"
+# Los argumentos de las herramientas son escalares: lo que no se edita viaja tal cual.
+Escalar = Annotated[str, Field(max_length=MAX_TEXTO)] | int | float | bool | None
 PLAZO_MAXIMO = timedelta(hours=VALORES["horas_caducidad"].maximo)
 
 
@@ -28,7 +39,8 @@ PLAZO_MAXIMO = timedelta(hours=VALORES["horas_caducidad"].maximo)
 
 class MensajeEntrada(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    texto: str = Field(min_length=1, max_length=MAX_TEXTO, description="Lo que escribe el cliente.")
+    texto: str = Field(min_length=1, max_length=MAX_TEXTO, description="Lo que escribe el cliente.",
+                       json_schema_extra={"pattern": NO_VACIO})
 
 
 class Aprobar(BaseModel):
@@ -36,9 +48,36 @@ class Aprobar(BaseModel):
     type: Literal["approve"]
 
 
+def _importe_editado(valor: Any) -> str:
+    """El motivo en español de ``dinero`` (más de dos decimales, no mayor que cero...) y,
+    además, la forma exacta del esquema: ``dinero`` aceptaría «1e2» o «+5»."""
+    if not isinstance(valor, str):
+        raise ValueError("el importe va como texto, como «90.00»")
+    try:
+        dinero.importe(valor)
+    except ImporteNoValido as exc:
+        raise ValueError(exc.mensaje) from None
+    if not re.fullmatch(IMPORTE_EDITADO, valor):
+        raise ValueError(f"el importe «{valor}» se escribe con punto y hasta dos decimales, como «90.00»")
+    return valor
+
+
+class ArgumentosEditados(BaseModel):
+    """Los argumentos de la operación con lo editado: el resto viaja tal cual (y si cambia,
+    409: solo se edita lo que la herramienta declara editable)."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, Escalar] = Field(init=False)  # type: ignore[assignment]
+    importe: Annotated[str, BeforeValidator(_importe_editado)] = Field(  # type: ignore[assignment]
+        default=None, json_schema_extra={"pattern": IMPORTE_EDITADO}, description=(
+            "El importe nuevo, como texto («90.00»): mayor que cero, como mucho dos decimales; "
+            "no puede superar lo propuesto."))
+
+
 class AccionEditada(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=100)
-    args: dict[str, Any]
+    args: ArgumentosEditados
 
 
 class Editar(BaseModel):
@@ -50,13 +89,15 @@ class Editar(BaseModel):
 class Rechazar(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["reject"]
-    message: str = Field(max_length=MAX_TEXTO, description="Motivo; lo lee el cliente.")
+    message: str = Field(max_length=MAX_TEXTO, description="Motivo; lo lee el cliente.",
+                         json_schema_extra={"pattern": NO_VACIO})
 
 
 class Responder(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["respond"]
-    message: str = Field(max_length=MAX_TEXTO, description="Respuesta del encargado al cliente.")
+    message: str = Field(max_length=MAX_TEXTO, description="Respuesta del encargado al cliente.",
+                         json_schema_extra={"pattern": NO_VACIO})
 
 
 Decision = Annotated[Aprobar | Editar | Rechazar | Responder, Field(discriminator="type")]
@@ -69,13 +110,13 @@ class DecisionEntrada(BaseModel):
     )
     nota: str | None = Field(
         default=None, max_length=MAX_TEXTO,
-        description="Nota del encargado para el cliente (solo con una edición o un rechazo): "
-        "la aplicación la añade al final del mensaje final.",
+        description="Nota del encargado para el cliente: la aplicación la añade al final del "
+        "mensaje final.",
     )
 
     def como_lista(self) -> list[dict[str, Any]]:
         """Las decisiones como las espera el servicio (la nota va aparte)."""
-        return [d.model_dump() for d in self.decisiones]
+        return [d.model_dump(exclude_unset=True) for d in self.decisiones]
 
 
 class DemoLogin(BaseModel):

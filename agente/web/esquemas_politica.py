@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
+from agente.web.esquemas import NO_VACIO
 from politicas.gobierno import NOMBRE_REGLA
 from politicas.valores import VALORES
 
@@ -81,10 +82,20 @@ class CambioPolitica(BaseModel):
         return self.umbrales.model_dump(exclude_none=True)
 
 
-class DecisionSolicitud(BaseModel):
+class AprobarSolicitud(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    decision: Literal["aprobar", "rechazar"]
-    motivo: str | None = Field(default=None, max_length=500, description="Obligatorio para rechazar.")
+    decision: Literal["aprobar"]
+    motivo: str | None = Field(default=None, max_length=500)
+
+
+class RechazarSolicitud(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["rechazar"]
+    motivo: str = Field(max_length=500, description="Obligatorio: lo lee quien la pidió.",
+                        json_schema_extra={"pattern": NO_VACIO})
+
+
+DecisionSolicitud = Annotated[AprobarSolicitud | RechazarSolicitud, Field(discriminator="decision")]
 
 
 class ReglaMatriz(BaseModel):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
+from pydantic import BeforeValidator, WithJsonSchema
 
 from agente.nucleo.errores import Prohibido
 from agente.servicio.decididas import TIPOS, Filtros, como_csv
@@ -23,9 +25,24 @@ _ERRORES = {
 MAX_CSV = 10_000
 
 
+# RFC 3339, como dice ``format: date-time``: fecha, hora y zona. Sin esto pydantic tomaba
+# «0.5» por segundos desde 1970 (un 200 con datos que el esquema prohíbe).
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def _rfc3339(valor: object) -> object:
+    if not isinstance(valor, str) or not _RFC3339.fullmatch(valor):
+        raise ValueError("debe ser una fecha y hora ISO 8601 con zona, como 2026-12-01T00:00:00Z")
+    return valor
+
+
+FechaHora = Annotated[datetime, BeforeValidator(_rfc3339),
+                      WithJsonSchema({"type": "string", "format": "date-time"})]
+
+
 def _filtros(
-    desde: Annotated[datetime | None, Query(description="Decididas desde (incluido), ISO 8601.")] = None,
-    hasta: Annotated[datetime | None, Query(description="Decididas antes de (excluido), ISO 8601.")] = None,
+    desde: Annotated[FechaHora | None, Query(description="Decididas desde (incluido), ISO 8601 con zona.")] = None,
+    hasta: Annotated[FechaHora | None, Query(description="Decididas antes de (excluido), ISO 8601 con zona.")] = None,
     decision: Annotated[Literal[TIPOS] | None, Query(description="La decisión que manda.")] = None,  # type: ignore[valid-type]
     encargado: Annotated[str | None, Query(max_length=100)] = None,
     cliente: Annotated[str | None, Query(max_length=100)] = None,
