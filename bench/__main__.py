@@ -1,7 +1,8 @@
 """``python -m bench`` (``make bench``): todos los benchmarks, resultados y documento.
 
 Escribe ``bench/resultados.json`` y la parte generada de ``docs/rendimiento.md`` (entre
-las marcas ``<!-- generado -->``); el resto del documento se escribe a mano y se conserva.
+las marcas ``<!-- generado -->``); el resumen de antes de la marca de inicio se escribe a mano
+y se conserva.
 
 ``BENCH_RAPIDO=1`` hace una pasada de humo (1-2 min) con iteraciones mínimas y la deja en
 ``bench/resultados-rapido.json``. ``--solo turnos,carga`` ejecuta solo esas partes
@@ -428,8 +429,9 @@ def escribir_documento(r: dict, ruta: Path = DOCUMENTO) -> None:
         return
     ruta.parent.mkdir(parents=True, exist_ok=True)
     ruta.write_text(
-        "# Rendimiento\n\nNúmeros medidos en esta máquina por `make bench`; la explicación escrita a "
-        "mano va después de la parte generada.\n\n" + generado + "\n\n## Qué significan\n\n(por escribir)\n",
+        "# Rendimiento\n\nNúmeros medidos en esta máquina por `make bench`; el resumen escrito a "
+        "mano va antes de la parte generada.\n\n## Resumen (escrito a mano)\n\n(por escribir)\n\n"
+        + generado + "\n",
         encoding="utf-8",
     )
 

@@ -1,4 +1,4 @@
-"""Cada ajuste está documentado en la tabla del README, con su nombre de variable."""
+"""Cada ajuste está documentado en la tabla de docs/operacion.md, con su nombre de variable."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ def _variable(nombre: str, campo) -> str:
     return f"AGENTE_{nombre.upper()}"
 
 
-def test_readme_documenta_cada_ajuste():
-    readme = (RAIZ / "README.md").read_text(encoding="utf-8")
-    tabla = readme.split("## Ajustes", 1)[1].split("\n## ", 1)[0]
+def test_docs_operacion_documenta_cada_ajuste():
+    operacion = (RAIZ / "docs" / "operacion.md").read_text(encoding="utf-8")
+    tabla = operacion.split("\n## Ajustes\n", 1)[1].split("\n## ", 1)[0]
     faltan = [
         _variable(nombre, campo)
         for nombre, campo in Ajustes.model_fields.items()

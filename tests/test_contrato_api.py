@@ -183,7 +183,7 @@ def test_los_recorridos_con_estado_llegan_a_aprobaciones_reales_y_cumplen_el_con
     assert sql(servidor["url"], "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] > 0
 
 
-def test_el_readme_y_el_openapi_declaran_los_mismos_codigos_por_ruta(bd_url):
+def test_docs_api_y_el_openapi_declaran_los_mismos_codigos_por_ruta(bd_url):
     import re
 
     from fastapi.testclient import TestClient
@@ -195,8 +195,8 @@ def test_el_readme_y_el_openapi_declaran_los_mismos_codigos_por_ruta(bd_url):
     assert not {"HTTPValidationError", "ValidationError"} & set(documento["components"]["schemas"])
     openapi = {(metodo.upper(), ruta): set(operacion["responses"])
                for ruta, operaciones in documento["paths"].items() for metodo, operacion in operaciones.items()}
-    readme = (RAIZ / "README.md").read_text(encoding="utf-8")
-    tabla = readme.split("| Método y ruta | Quién | Respuestas |", 1)[1].split("\n\n", 1)[0]
+    api = (RAIZ / "docs" / "api.md").read_text(encoding="utf-8")
+    tabla = api.split("| Método y ruta | Quién | Respuestas |", 1)[1].split("\n\n", 1)[0]
     documentadas = {}
     for fila in tabla.strip().splitlines()[1:]:
         ruta, _quien, respuestas = [c.strip() for c in fila.strip("|").split("|", 2)]

@@ -1,7 +1,8 @@
 """Ajustes del producto: una sola clase, leída del entorno.
 
 Variables con prefijo ``AGENTE_``, más ``DATABASE_URL`` y las estándar de Langfuse.
-Cada campo está documentado en la tabla de ajustes del README (lo comprueba un test).
+Cada campo está documentado en la tabla de ajustes de ``docs/operacion.md`` (lo comprueba
+``tests/test_ajustes.py``).
 """
 
 from __future__ import annotations
