@@ -15,7 +15,7 @@ Trampas que este registro evita:
 
 - ``decisiones`` vacío = la herramienta nunca se interrumpe. Con decisiones, se listan
   explícitas: ``True`` en ``interrupt_on`` permitiría ``respond``, que finge un resultado
-  sin ejecutar la herramienta (VERIFIED-FACTS 19).
+  sin ejecutar la herramienta (``docs/trampas.md``).
 - ``reintento_seguro`` solo en herramientas idempotentes por ``tool_call_id``: el
   ``ToolRetryMiddleware`` repite la llamada entera.
 - Una herramienta con decisiones necesita ``regla``: sin regla, la política firma

@@ -1,6 +1,6 @@
 """La capa de servicio: la única puerta al agente para la CLI y la API HTTP.
 
-Responsabilidades que el checkpointer no cubre (ver VERIFIED-FACTS 4, 7, 8), cada una en
+Responsabilidades que el checkpointer no cubre (ver ``docs/trampas.md``), cada una en
 su módulo (``docs/arquitectura.md``, «Servicio y web»):
 
 - ``conversaciones``: un mensaje nuevo nunca llega a un hilo en pausa (se guarda);

@@ -1,9 +1,9 @@
 """Las conversaciones del cliente: abrir, leer y un turno del cliente.
 
-Un mensaje nuevo nunca llega a un hilo en pausa: borraría la aprobación (VERIFIED-FACTS
-7). Se comprueba con el candado del hilo tomado, contra la cola y, por si la fila se
-perdió tras una caída, contra el último checkpoint; el mensaje se guarda como retenido y
-el cliente recibe ``AprobacionPendiente`` (409). Si otra ejecución tiene el hilo,
+Un mensaje nuevo nunca llega a un hilo en pausa: borraría la aprobación
+(``docs/trampas.md``). Se comprueba con el candado del hilo tomado, contra la cola y, por
+si la fila se perdió tras una caída, contra el último checkpoint; el mensaje se guarda
+como retenido y el cliente recibe ``AprobacionPendiente`` (409). Si otra ejecución tiene el hilo,
 ``HiloOcupado`` (409 con ``Retry-After``): nada se ha guardado.
 """
 

@@ -1,6 +1,6 @@
 """La bandeja del encargado y sus decisiones: registrar antes de actuar, luego reanudar.
 
-Una sola decisión por pausa (VERIFIED-FACTS 8): en una transacción se bloquea la fila de
+Una sola decisión por pausa (``docs/trampas.md``): en una transacción se bloquea la fila de
 la cola (``FOR UPDATE``), se comprueba al firmante (activo y de una de sus tiendas), se
 valida la decisión y se recoge su firma (``firmas``: 403 si su límite no alcanza, 409 si ya
 firmó). Si aún faltan firmas, la firma queda guardada y la pausa sigue en la cola

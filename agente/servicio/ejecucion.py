@@ -1,13 +1,13 @@
 """Ejecutar el agente sobre un hilo: configuración, candado, invocación y lectura del estado.
 
 El ``Ejecutor`` es lo que comparten conversaciones, decisiones y conciliación. Trampas
-(VERIFIED-FACTS):
+(``docs/trampas.md``):
 
-- cada ejecución lleva ``context=`` (al reanudar LangGraph no lo conserva, 4) y
-  ``durability="sync"`` (el ``tool_call_id`` solo es clave de idempotencia así, 25);
-- la metadata se copia en cada fila de checkpoint: solo identificadores (23);
+- cada ejecución lleva ``context=`` (al reanudar LangGraph no lo conserva) y
+  ``durability="sync"`` (el ``tool_call_id`` solo es clave de idempotencia así);
+- la metadata se copia en cada fila de checkpoint: solo identificadores;
 - «esperando a una persona» se detecta por las interrupciones del estado, nunca por el
-  nombre de un nodo (1).
+  nombre de un nodo.
 """
 
 from __future__ import annotations

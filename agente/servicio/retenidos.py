@@ -1,7 +1,7 @@
 """Los mensajes que el cliente escribió mientras esperaba a un encargado, contestados.
 
 Mientras la pausa está abierta, un mensaje nuevo no puede llegar al agente (borraría la
-aprobación, VERIFIED-FACTS 7): se guarda como retenido y el encargado lo ve. Cuando la
+aprobación, ``docs/trampas.md``): se guarda como retenido y el encargado lo ve. Cuando la
 decisión cierra el turno, ``responder_retenidos`` los entrega al agente en una ejecución
 más, con el mismo candado del hilo, y la respuesta llega al cliente como cualquier
 mensaje posterior (``NOTIFY``). Trampa: se marcan como entregados ANTES de ejecutar (como

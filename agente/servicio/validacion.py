@@ -2,7 +2,7 @@
 
 En modo por lotes el middleware no comprueba los argumentos editados contra el esquema
 de la herramienta y admite que una edición cambie de herramienta, cuya regla de
-aprobación nunca se evaluaría (VERIFIED-FACTS 5 y 18). Aquí se exige, leyendo el
+aprobación nunca se evaluaría (``docs/trampas.md``). Aquí se exige, leyendo el
 registro de herramientas (nada depende del nombre de una herramienta):
 
 - tantas decisiones como acciones, y cada tipo permitido a la vez por la pausa
