@@ -8,10 +8,10 @@ import typer
 from psycopg import sql
 from typer.testing import CliRunner
 
+from agente.bd.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
+from agente.bd.pool import KWARGS_CONEXION
 from agente.cli.operacion import limpiar as orden_limpiar
-from agente.nucleo.bd import KWARGS_CONEXION
-from agente.retencion import CANDADO_RETENCION, limpiar
-from agente.servicio.candados import ESPACIO_HILOS
+from agente.retencion import limpiar
 from agente.servicio.fabrica import crear_servicio
 
 from .fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, consultar, conversacion, uno

@@ -38,9 +38,9 @@ def errores_en_una_linea(funcion):
 
 def url(aj=None) -> str:
     """La URL de la base, comprobada. Sin ``aj``, los ajustes del proceso (en caché)."""
-    from agente.bd import url_basedatos
+    from agente.bd.pool import comprobar_conexion
+    from agente.bd.url import url_basedatos
     from agente.nucleo.ajustes import ajustes
-    from agente.nucleo.bd import comprobar_conexion
 
     aj = aj if aj is not None else ajustes()
     resultado = url_basedatos(aj)
@@ -50,7 +50,7 @@ def url(aj=None) -> str:
 
 def url_migrada(aj=None) -> str:
     """``url`` con las migraciones pendientes aplicadas (idempotente)."""
-    from agente.migraciones import migrar
+    from agente.bd.migraciones import migrar
 
     resultado = url(aj)
     migrar(resultado)
@@ -62,7 +62,7 @@ def conexion() -> Iterator:
     """Una conexión suelta a la base migrada (con los mismos ajustes que el pool)."""
     import psycopg
 
-    from agente.nucleo.bd import KWARGS_CONEXION
+    from agente.bd.pool import KWARGS_CONEXION
 
     with psycopg.connect(url_migrada(), **KWARGS_CONEXION) as abierta:
         yield abierta

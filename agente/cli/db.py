@@ -18,7 +18,7 @@ db = typer.Typer(help="Base de datos: migraciones, datos de demo, URL, reinicio.
 @errores_en_una_linea
 def db_migrate() -> None:
     """Aplica las migraciones pendientes de sql/ (idempotente)."""
-    from agente.migraciones import migrar
+    from agente.bd.migraciones import migrar
 
     aplicadas = migrar(url())
     if aplicadas:
@@ -56,9 +56,9 @@ def db_reset(
     """Borra TODOS los datos del PostgreSQL embebido y vuelve a migrar."""
     import psycopg
 
-    from agente.migraciones import migrar
+    from agente.bd.migraciones import migrar
+    from agente.bd.pool import KWARGS_CONEXION
     from agente.nucleo.ajustes import ajustes
-    from agente.nucleo.bd import KWARGS_CONEXION
 
     aj = ajustes()
     if aj.database_url:
@@ -100,7 +100,7 @@ def _describir(est) -> list[str]:
     lineas.append(f"Datos en: {est.pgdata}" + ("" if est.inicializado else " (sin crear: se creará al primer uso)"))
     if est.en_marcha:
         if est.usuarios:
-            from agente.embebido import describir_proceso
+            from agente.bd.embebido import describir_proceso
 
             lineas.append("Lo usan los procesos: " + ", ".join(map(describir_proceso, est.usuarios)))
         elif est.mantener:
@@ -114,7 +114,7 @@ def _describir(est) -> list[str]:
 @errores_en_una_linea
 def db_start() -> None:
     """Arranca el PostgreSQL embebido y lo deja en marcha hasta «agente db stop»."""
-    from agente import embebido
+    from agente.bd import embebido
 
     pgdata = _pgdata()
     embebido.arrancar(pgdata, mantener=True)
@@ -128,7 +128,7 @@ def db_stop(
     forzar: bool = typer.Option(False, "--forzar", help="Pararlo aunque otro proceso lo esté usando."),
 ) -> None:
     """Para el PostgreSQL embebido (si ningún proceso lo está usando)."""
-    from agente import embebido
+    from agente.bd import embebido
 
     pgdata = _pgdata()
     antes = embebido.estado(pgdata)
@@ -145,6 +145,6 @@ def db_stop(
 @errores_en_una_linea
 def db_status() -> None:
     """Dónde están los datos del PostgreSQL embebido y si está en marcha."""
-    from agente import embebido
+    from agente.bd import embebido
 
     typer.echo("\n".join(_describir(embebido.estado(_pgdata()))))

@@ -33,7 +33,7 @@ def evaluar(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from agente.bd import url_basedatos
+    from agente.bd.url import url_basedatos
     from agente.evaluacion import cargar_tareas
     from agente.evaluacion import evaluar as evaluar_suite
     from agente.evaluacion.informe import actualizar_tabla, markdown

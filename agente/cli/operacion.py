@@ -113,7 +113,7 @@ def limpiar(
     Nunca toca una conversación que espera a un encargado ni las tablas de negocio o
     de auditoría. Se puede programar en todos los servidores: solo uno la ejecuta.
     """
-    from agente.nucleo.bd import abrir_pool
+    from agente.bd.pool import abrir_pool
     from agente.retencion import limpiar as limpiar_checkpoints
 
     pool = abrir_pool(url_migrada(), max_size=2)
