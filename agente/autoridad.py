@@ -15,6 +15,7 @@ from decimal import Decimal
 
 import psycopg
 
+from agente.bd.claves_candado import CANDADO_MATRIZ_SQL
 from agente.nucleo.errores import Prohibido
 from politicas.matriz_autoridad import SELECT_ROLES_SQL, Matriz, leer_matriz_por_id
 
@@ -26,8 +27,6 @@ __all__ = [
     "historial_matriz",
 ]
 
-# Serializa las versiones nuevas de un mismo ámbito (una tienda o la por defecto).
-CANDADO_VERSION_SQL = "SELECT pg_advisory_xact_lock(hashtext('matriz_autoridad:' || %(ambito)s))"
 SIGUIENTE_VERSION_SQL = """
 SELECT coalesce(max(version), 0) + 1 AS version FROM matrices_autoridad
 WHERE tienda IS NOT DISTINCT FROM %(tienda)s
@@ -82,7 +81,7 @@ def fijar_matriz(
     with conexion.transaction():
         roles = tuple(f["rol"] for f in conexion.execute(SELECT_ROLES_SQL))
         Matriz(roles=roles, limites=limites, dos_firmas_por_encima=dos_firmas_por_encima)
-        conexion.execute(CANDADO_VERSION_SQL, {"ambito": tienda or "*"})
+        conexion.execute(CANDADO_MATRIZ_SQL, {"ambito": tienda or "*"})
         version = conexion.execute(SIGUIENTE_VERSION_SQL, {"tienda": tienda}).fetchone()["version"]
         matriz_id = conexion.execute(
             INSERT_MATRIZ_SQL,

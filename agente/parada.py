@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agente import embebido
+from agente.bd import embebido
 
 __all__ = ["SENALES", "parada_limpia"]
 

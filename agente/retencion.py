@@ -39,11 +39,10 @@ from dataclasses import dataclass, field
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg_pool import ConnectionPool
 
-from agente.servicio.candados import ESPACIO_HILOS
+from agente.bd.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
 
 logger = logging.getLogger(__name__)
 
-CANDADO_RETENCION = 7_310_010  # clave de pg_advisory_lock del trabajo de retención
 LOTE = 200  # hilos por vuelta: candados y borrado duran milisegundos, no segundos
 
 TRY_CANDADO_RETENCION_SQL = "SELECT pg_try_advisory_lock(%(clave)s) AS ok"

@@ -168,7 +168,7 @@ def _contar(pool: ConnectionPool, politica: Any, peticiones: list[Any]) -> dict[
 
 def medir(url: str, n: int = N_POR_DEFECTO) -> dict[str, Any]:
     """Mide sobre una base ya migrada y con la demo cargada."""
-    from agente.nucleo.bd import KWARGS_CONEXION
+    from agente.bd.pool import KWARGS_CONEXION
     from herramientas import REGISTRO
     from politicas import PoliticaAprobacion
 
@@ -205,10 +205,10 @@ def medir(url: str, n: int = N_POR_DEFECTO) -> dict[str, Any]:
 
 def ejecutar(n: int = N_POR_DEFECTO) -> dict[str, Any]:
     """Arranca un PostgreSQL embebido temporal, mide, imprime y devuelve los resultados."""
-    from agente.bd import arrancar_embebido
+    from agente.bd.migraciones import migrar
+    from agente.bd.pool import KWARGS_CONEXION
+    from agente.bd.url import arrancar_embebido
     from agente.demo import cargar_demo
-    from agente.migraciones import migrar
-    from agente.nucleo.bd import KWARGS_CONEXION
 
     carpeta = Path(tempfile.mkdtemp(prefix="bench-politica-"))
     servidor = arrancar_embebido(carpeta / "pgdata")

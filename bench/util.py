@@ -48,7 +48,7 @@ def segun_modo(normal: Any, humo: Any) -> Any:
 @contextmanager
 def postgres_temporal(prefijo: str = "bench-") -> Iterator[str]:
     """Un PostgreSQL embebido nuevo en una carpeta temporal; cede la URL de administración."""
-    from agente.bd import arrancar_embebido
+    from agente.bd.url import arrancar_embebido
 
     carpeta = Path(tempfile.mkdtemp(prefix=prefijo))
     servidor = arrancar_embebido(carpeta / "pgdata")
@@ -67,9 +67,9 @@ def url_de(url_admin: str, base: str) -> str:
 
 def crear_base(url_admin: str, nombre: str, *, demo: bool = True) -> str:
     """Base nueva, migrada (esquema + checkpointer) y, si ``demo``, con el catálogo de demo."""
+    from agente.bd.migraciones import migrar
+    from agente.bd.pool import KWARGS_CONEXION, borrar_base
     from agente.demo import cargar_demo
-    from agente.migraciones import migrar
-    from agente.nucleo.bd import KWARGS_CONEXION, borrar_base
 
     borrar_base(url_admin, nombre)
     with psycopg.connect(url_admin, autocommit=True) as c:
@@ -83,8 +83,8 @@ def crear_base(url_admin: str, nombre: str, *, demo: bool = True) -> str:
 
 
 def abrir_pool(url: str, *, max_size: int = 10, configure=None) -> ConnectionPool:
-    """Como ``agente.nucleo.bd.abrir_pool`` (mismos kwargs de conexión), con gancho ``configure``."""
-    from agente.nucleo.bd import KWARGS_CONEXION
+    """Como ``agente.bd.pool.abrir_pool`` (mismos kwargs de conexión), con gancho ``configure``."""
+    from agente.bd.pool import KWARGS_CONEXION
 
     pool = ConnectionPool(
         url, min_size=1, max_size=max_size, kwargs=KWARGS_CONEXION, configure=configure,
@@ -95,7 +95,7 @@ def abrir_pool(url: str, *, max_size: int = 10, configure=None) -> ConnectionPoo
 
 
 def uno(url: str, consulta: str, params: dict | None = None) -> Any:
-    from agente.nucleo.bd import KWARGS_CONEXION
+    from agente.bd.pool import KWARGS_CONEXION
 
     with psycopg.connect(url, **KWARGS_CONEXION) as c:
         fila = c.execute(consulta, params or {}).fetchone()

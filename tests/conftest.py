@@ -18,10 +18,10 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from agente.bd import arrancar_embebido
+from agente.bd.migraciones import migrar
+from agente.bd.pool import KWARGS_CONEXION, abrir_pool, borrar_base
+from agente.bd.url import arrancar_embebido
 from agente.demo import cargar_demo
-from agente.migraciones import migrar
-from agente.nucleo.bd import KWARGS_CONEXION, abrir_pool, borrar_base
 
 RAIZ = Path(__file__).resolve().parent.parent
 

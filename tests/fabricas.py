@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import psycopg
 
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.bd import KWARGS_CONEXION
 
 PEDIDO_GRANDE = "P-20260917-0041"  # 120 EUR, C-0001, talavera
 PEDIDO_PEQUENO = "P-20260920-0102"  # 24,90 EUR, C-0002, talavera

@@ -114,7 +114,7 @@ def test_reanudar_en_otro_proceso_con_el_contexto_funciona(servicio, bd_url):
     codigo = f"""
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.types import Command
-from agente.nucleo.bd import abrir_pool
+from agente.bd.pool import abrir_pool
 from agente.construir import construir_agente
 from agente.nucleo.contexto import ContextoCliente
 from agente.modelo_offline import ModeloOffline

@@ -54,6 +54,27 @@ def test_una_importacion_en_sentido_contrario_rompe_los_contratos(tmp_path, modu
     assert "_malo" in resultado.stdout
 
 
+@pytest.mark.parametrize(
+    ("modulo", "importacion", "contrato"),
+    [
+        # Un ciclo entre hermanos de la misma capa («:»): las capas lo dejarían pasar.
+        ("agente/retencion.py", "from agente.servicio import candados\n",
+         "Sin ciclos entre hermanos"),
+        # Dentro de la CLI: lo compartido no puede depender de la aplicación.
+        ("agente/cli/comun.py", "from agente.cli import principal\n", "agente.cli.comun -> agente.cli.principal"),
+        # Dentro de la base: el pool no sabe de migraciones.
+        ("agente/bd/pool.py", "from agente.bd import migraciones\n", "agente.bd.pool -> agente.bd.migraciones"),
+    ],
+)
+def test_un_ciclo_rompe_los_contratos(tmp_path, modulo, importacion, contrato):
+    raiz = _copia(tmp_path)
+    with (raiz / modulo).open("a", encoding="utf-8") as fichero:
+        fichero.write(importacion)
+    resultado = _lint_imports(raiz)
+    assert resultado.returncode != 0
+    assert contrato in " ".join(resultado.stdout.split()), resultado.stdout
+
+
 def test_cada_modulo_de_agente_esta_en_una_capa():
     config = tomllib.loads((RAIZ / "pyproject.toml").read_text(encoding="utf-8"))
     capas = next(c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "capas")

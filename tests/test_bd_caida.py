@@ -11,10 +11,10 @@ import httpx
 import psycopg
 import pytest
 
-from agente import embebido
+from agente.bd import embebido
+from agente.bd.migraciones import migrar
+from agente.bd.pool import KWARGS_CONEXION
 from agente.demo import cargar_demo
-from agente.migraciones import migrar
-from agente.nucleo.bd import KWARGS_CONEXION
 
 from .procesos import esperar
 from .web_util import DEVOLVER_CAFETERA, ServidorEnProceso, ajustes_web, cab, token

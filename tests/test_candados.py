@@ -16,8 +16,9 @@ import time
 import psycopg
 import pytest
 
+from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import CandadoPerdido, HiloOcupado
-from agente.servicio.candados import ESPACIO_HILOS, NOMBRE_APLICACION, CandadosHilo
+from agente.servicio.candados import NOMBRE_APLICACION, CandadosHilo
 
 from .conftest import RAIZ
 

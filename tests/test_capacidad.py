@@ -16,9 +16,10 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.modelos import crear_modelo
 from agente.nucleo.errores import CandadoPerdido, Saturado
-from agente.servicio.candados import ESPACIO_HILOS, NOMBRE_APLICACION
+from agente.servicio.candados import NOMBRE_APLICACION
 from agente.servicio.fabrica import crear_servicio
 from agente.web.app import crear_app
 from bench.proveedor_latencia import Latencia, ProveedorEnHilo

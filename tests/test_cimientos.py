@@ -11,9 +11,9 @@ from decimal import Decimal
 import psycopg
 import pytest
 
+from agente.bd.migraciones import migraciones_disponibles, migrar
+from agente.bd.pool import KWARGS_CONEXION
 from agente.demo import cargar_demo
-from agente.migraciones import migraciones_disponibles, migrar
-from agente.nucleo.bd import KWARGS_CONEXION
 
 from .conftest import RAIZ
 
@@ -42,7 +42,7 @@ def test_migrar_dos_veces_no_cambia_nada_la_segunda(bd_sin_migrar_url):
 @pytest.mark.temporal
 def test_dos_migraciones_a_la_vez_una_aplica_y_la_otra_espera(bd_sin_migrar_url):
     # Un tercero retiene el candado: los dos procesos deben esperar, no fallar.
-    from agente.migraciones import CANDADO_MIGRACIONES
+    from agente.bd.claves_candado import CANDADO_MIGRACIONES
 
     resultados: list[list[str]] = []
     errores: list[BaseException] = []

@@ -181,7 +181,7 @@ def test_un_pid_obsoleto_se_detecta_se_repara_y_el_siguiente_en_salir_para_el_se
     env = entorno_embebido(pgdata)
     # Un proceso que abre el embebido y muere sin despedirse (SIGKILL) deja su pid anotado.
     muerto = subprocess.Popen(
-        [sys.executable, "-c", "import os, sys; from agente import embebido; "
+        [sys.executable, "-c", "import os, sys; from agente.bd import embebido; "
          "embebido.arrancar(sys.argv[1]); os.kill(os.getpid(), 9)", str(pgdata)],
         cwd=RAIZ, env=env,
     )

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.pool import KWARGS_CONEXION
 from agente.web.app import crear_app
 from agente.web.auth import emitir_token
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
+from agente.bd.pool import KWARGS_CONEXION
 from agente.notificaciones import entregar_pendientes, verificar_firma
 from agente.notificaciones.canales import CABECERA_FECHA, CABECERA_FIRMA, CanalCorreo, CanalWebhook
-from agente.nucleo.bd import KWARGS_CONEXION
 from agente.servicio.periodicas import una_pasada
 
 from . import test_firmas as firmas

@@ -12,7 +12,7 @@ import psycopg.sql
 import pytest
 from fastapi.testclient import TestClient
 
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria import hallazgos, informe
 from agente.web.app import crear_app
 from agente.web.auth import emitir_token
@@ -340,8 +340,8 @@ def test_la_auditoria_encuentra_cada_manipulacion_del_plano_de_control(http, com
 def test_la_migracion_lleva_al_borde_lo_fuera_de_dominio_y_repara_los_plazos(bd_sin_migrar_url, tmp_path):
     import shutil
 
+    from agente.bd.migraciones import CARPETA_SQL, migrar
     from agente.demo import cargar_demo
-    from agente.migraciones import CARPETA_SQL, migrar
 
     anteriores = tmp_path / "sql"
     anteriores.mkdir()

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.errores import ErrorDominio
 from agente.servicio.fabrica import crear_servicio
 

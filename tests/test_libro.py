@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio, ImporteNoValido
 from herramientas.libro import LineaPedida, UnidadLibre, asignar, normalizar_lineas

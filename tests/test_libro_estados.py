@@ -37,7 +37,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from agente.nucleo.bd import KWARGS_CONEXION, abrir_pool
+from agente.bd.pool import KWARGS_CONEXION, abrir_pool
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio, ErrorPasarela
 from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos

@@ -15,9 +15,9 @@ from decimal import Decimal
 import psycopg
 import pytest
 
+from agente.bd.migraciones import CARPETA_SQL, migrar
+from agente.bd.pool import KWARGS_CONEXION, abrir_pool
 from agente.demo import cargar_demo
-from agente.migraciones import CARPETA_SQL, migrar
-from agente.nucleo.bd import KWARGS_CONEXION, abrir_pool
 from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.auditoria_libro import auditar_libro
 from herramientas.pedidos import consultar_pedido

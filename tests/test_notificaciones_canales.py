@@ -109,7 +109,7 @@ _MATAR_TRAS_ENVIAR = textwrap.dedent(
     """
     import os, signal, sys
     from datetime import datetime
-    from agente.nucleo.bd import abrir_pool
+    from agente.bd.pool import abrir_pool
     from agente.notificaciones import entregar_pendientes
     from agente.notificaciones.canales import CanalCorreo
 

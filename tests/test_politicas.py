@@ -20,8 +20,8 @@ from langgraph.runtime import ExecutionInfo, Runtime
 from langgraph.types import Command
 from psycopg_pool import ConnectionPool
 
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo import dinero
-from agente.nucleo.bd import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ContextoAusente
 from bench.politica import trazar_pool

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.puertos import FuentePolitica
 from herramientas import REGISTRO, Herramienta, crear_herramientas

@@ -19,7 +19,7 @@ from decimal import Decimal
 import psycopg
 import pytest
 
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
@@ -37,7 +37,7 @@ HILO, LLAMADA = "hilo-caida", "call-caida"
 HIJO = f"""
 import os, sys, time
 from decimal import Decimal
-from agente.nucleo.bd import abrir_pool
+from agente.bd.pool import abrir_pool
 from agente.nucleo.contexto import ContextoCliente
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar

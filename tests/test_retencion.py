@@ -8,10 +8,10 @@ import typer
 from psycopg import sql
 from typer.testing import CliRunner
 
-from agente.nucleo.bd import KWARGS_CONEXION
-from agente.retencion import CANDADO_RETENCION, limpiar
-from agente.retencion_cli import registrar
-from agente.servicio.candados import ESPACIO_HILOS
+from agente.bd.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
+from agente.bd.pool import KWARGS_CONEXION
+from agente.cli.operacion import limpiar as orden_limpiar
+from agente.retencion import limpiar
 from agente.servicio.fabrica import crear_servicio
 
 from .fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, consultar, conversacion, uno
@@ -176,7 +176,7 @@ def test_orden_limpiar_de_la_cli(servicio, bd_url, monkeypatch):
     def principal() -> None:
         """CLI de prueba."""
 
-    registrar(app)
+    app.command("limpiar")(orden_limpiar)
     monkeypatch.setenv("DATABASE_URL", bd_url)
     ajustes.cache_clear()
     try:

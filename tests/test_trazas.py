@@ -809,7 +809,7 @@ _REANUDAR = """
 import json, sys
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.pool import KWARGS_CONEXION
 from agente.trazas import Trazador
 from tests import test_trazas as tt
 
@@ -828,7 +828,7 @@ def test_reanudar_en_otro_proceso_continua_la_misma_traza(receptor, trazador, bd
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    from agente.nucleo.bd import KWARGS_CONEXION
+    from agente.bd.pool import KWARGS_CONEXION
 
     trace_id = trazador.nuevo_trace_id(f"{HILO}:turno-1")  # lo que se guardaría en la cola
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as conexion:

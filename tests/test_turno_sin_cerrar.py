@@ -10,10 +10,10 @@ import time
 import psycopg
 import pytest
 
-from agente import embebido
+from agente.bd import embebido
+from agente.bd.migraciones import migrar
+from agente.bd.pool import KWARGS_CONEXION
 from agente.demo import cargar_demo
-from agente.migraciones import migrar
-from agente.nucleo.bd import KWARGS_CONEXION
 from agente.servicio.mensajes import CANAL_NOTIFY
 
 from .fabricas import ajustes_prueba, consultar, conversacion, uno

@@ -395,7 +395,7 @@ def test_decidir_pasado_el_plazo_da_409_y_la_aprobacion_sigue_pendiente(http, to
 
 
 def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pendiente(bd_url):
-    from agente.servicio.candados import ESPACIO_HILOS
+    from agente.bd.claves_candado import ESPACIO_HILOS
     from agente.servicio.fabrica import crear_servicio
 
     ajustes = ajustes_web(bd_url)
@@ -425,7 +425,7 @@ def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pend
 
 @pytest.mark.temporal
 def test_dos_decisiones_a_la_vez_una_gana_y_la_otra_recibe_409(bd_url):
-    from agente.nucleo.bd import abrir_pool
+    from agente.bd.pool import abrir_pool
     from agente.servicio.fabrica import crear_servicio
     from herramientas.pasarela import PasarelaSimulada
 

@@ -25,7 +25,7 @@ def _modulos() -> list[Path]:
 
 
 def test_hay_modulos_web_que_revisar():
-    assert {p.name for p in _modulos()} >= {"app.py", "limites.py", "metricas.py", "rutas_demo.py", "cli_web.py"}
+    assert {p.name for p in _modulos()} >= {"app.py", "limites.py", "metricas.py", "rutas_demo.py"}
 
 
 @pytest.mark.parametrize("modulo", _modulos(), ids=lambda p: p.name)

@@ -18,8 +18,8 @@ import httpx
 import psycopg
 import uvicorn
 
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.bd import KWARGS_CONEXION
 from agente.web.auth import emitir_token
 
 RAIZ = Path(__file__).resolve().parent.parent

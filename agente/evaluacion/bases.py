@@ -15,9 +15,9 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from agente.bd.migraciones import migrar
+from agente.bd.pool import KWARGS_CONEXION, borrar_base
 from agente.demo import cargar_demo
-from agente.migraciones import migrar
-from agente.nucleo.bd import KWARGS_CONEXION, borrar_base
 
 __all__ = ["Bases"]
 

@@ -16,12 +16,12 @@ from typing import Any
 import psycopg
 from langchain_core.messages import AIMessage, ToolMessage
 
+from agente.bd.pool import KWARGS_CONEXION
 from agente.evaluacion import instantanea
 from agente.evaluacion.cliente import ClienteSimulado
 from agente.evaluacion.comprobaciones import Observado, comprobar
 from agente.evaluacion.encargado import decisiones
 from agente.evaluacion.tareas import Tarea
-from agente.nucleo.bd import KWARGS_CONEXION
 from agente.nucleo.errores import AprobacionPendiente, ErrorDominio, Prohibido
 
 __all__ = ["Intento", "ensayar"]

@@ -15,7 +15,7 @@
 - ``caducar``: las solicitudes que nadie firmó a tiempo quedan ``caducada`` (la pasada de
   tareas periódicas).
 
-Todo bajo el candado de la política de la tienda (``politica_tienda.CANDADO_POLITICA_SQL``):
+Todo bajo el candado de la política de la tienda (``claves_candado.CANDADO_POLITICA_SQL``):
 proponer, firmar y aplicar comparan siempre con la vigente.
 """
 
@@ -29,6 +29,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agente.autoridad import Ambito, ambito_firmante
+from agente.bd.claves_candado import CANDADO_POLITICA_SQL
 from agente.notificaciones.bandeja_salida import encolar_aviso
 from agente.nucleo.errores import (
     DecisionNoValida,
@@ -38,7 +39,6 @@ from agente.nucleo.errores import (
     YaDecidida,
 )
 from agente.servicio.politica_tienda import (
-    CANDADO_POLITICA_SQL,
     ResultadoCambio,
     aplicar,
     comprobar_administrador,

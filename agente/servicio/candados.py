@@ -35,13 +35,12 @@ from dataclasses import dataclass
 
 import psycopg
 
+from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import CandadoPerdido, HiloOcupado
 
-__all__ = ["ESPACIO_HILOS", "CandadosHilo", "Tenencia"]
+__all__ = ["CandadosHilo", "Tenencia"]
 
 logger = logging.getLogger(__name__)
-
-ESPACIO_HILOS = 7_310_002  # primer entero del advisory lock de dos claves
 
 TRY_LOCK_HILO_SQL = "SELECT pg_try_advisory_lock(%(espacio)s, hashtext(%(hilo)s))"
 UNLOCK_HILO_SQL = "SELECT pg_advisory_unlock(%(espacio)s, hashtext(%(hilo)s))"

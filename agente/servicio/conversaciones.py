@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from langchain_core.messages import HumanMessage
 
-from agente.nucleo.bd import ERRORES_BD_CAIDA
+from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import (
     AprobacionPendiente,

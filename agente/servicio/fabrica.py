@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agente.bd import url_basedatos
-from agente.checkpointer import SaverDePool
+from agente.bd.checkpointer import SaverDePool
+from agente.bd.pool import abrir_pool
+from agente.bd.url import url_basedatos
 from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.bd import abrir_pool
 from agente.servicio import Servicio
 from agente.servicio.candados import CandadosHilo
 from agente.servicio.limite import LimiteEjecuciones

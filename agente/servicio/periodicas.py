@@ -14,14 +14,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from agente.bd.claves_candado import CANDADO_TAREAS
 from agente.servicio import Servicio
 from agente.servicio.avisos_firma import escalar_y_entregar
 
-__all__ = ["CANDADO_TAREAS", "arrancar", "una_pasada"]
+__all__ = ["arrancar", "una_pasada"]
 
 logger = logging.getLogger(__name__)
 
-CANDADO_TAREAS = 7_310_003
 TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(%(clave)s) AS ok"
 UNLOCK_SQL = "SELECT pg_advisory_unlock(%(clave)s)"
 

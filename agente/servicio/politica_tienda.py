@@ -33,7 +33,6 @@ from politicas.matriz_autoridad import Matriz, leer_matriz
 from politicas.valores import FueraDeDominio, dinero_de_matriz, validar
 
 __all__ = [
-    "CANDADO_POLITICA_SQL",
     "ROLES_ADMINISTRAN",
     "UMBRALES",
     "ResultadoCambio",
@@ -60,8 +59,6 @@ SELECT version, umbrales, creada, creada_por, motivo, firmada_por, solicitud_id
 FROM politicas_tienda_versiones
 WHERE tienda = %(tienda)s ORDER BY version
 """
-# Serializa los cambios de una tienda: proponer, firmar y aplicar ven la política vigente.
-CANDADO_POLITICA_SQL = "SELECT pg_advisory_xact_lock(hashtext('politica_tienda:' || %(tienda)s))"
 # La fila existe antes de cambiar nada: la versión 1 son los defectos (la que ya leían
 # los veredictos de una tienda sin fila), y el cambio es la versión 2.
 ASEGURAR_FILA_SQL = "INSERT INTO politicas_tienda (tienda) VALUES (%(tienda)s) ON CONFLICT (tienda) DO NOTHING"

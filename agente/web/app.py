@@ -102,8 +102,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     async def ciclo_de_vida(app: FastAPI):
         propio = servicio is None
         if propio:
-            from agente import embebido
-            from agente.bd import url_basedatos
+            from agente.bd import embebido
+            from agente.bd.url import url_basedatos
             from agente.servicio.fabrica import crear_servicio
 
             previos = embebido.abiertos()

@@ -45,7 +45,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
-from agente.nucleo.bd import ERRORES_BD_CAIDA
+from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio
 from agente.web import metricas

@@ -13,7 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agente.nucleo.bd import ERRORES_BD_CAIDA
+from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.errores import (
     DemasiadasPeticiones,
     ErrorDominio,

@@ -21,7 +21,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from agente.nucleo.bd import ERRORES_BD_CAIDA
+from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import HiloNoEncontrado, Prohibido
 from agente.servicio import Servicio

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 
 from starlette.concurrency import run_in_threadpool
 
-from agente.nucleo.bd import ERRORES_BD_CAIDA
+from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.web import esquemas
 from agente.web.eventos import RELECTURA_SEGUNDOS, TODOS, Oyente
 from agente.web.vigencia import Fin, Vigencia

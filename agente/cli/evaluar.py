@@ -1,7 +1,7 @@
 """La orden ``agente evaluar``: la suite de tareas en español contra el modelo configurado.
 
-La registra ``agente.cli`` (``registrar(app)``). Código de salida 0 si todas las tareas
-salieron bien en todos los intentos, 1 si alguna falló (el informe dice cuál y por qué).
+Código de salida 0 si todas las tareas salieron bien en todos los intentos, 1 si alguna
+falló (el informe dice cuál y por qué).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import typer
 
-from agente.cli_errores import errores_en_una_linea
+from agente.cli.comun import errores_en_una_linea
 
-__all__ = ["registrar"]
+__all__ = ["evaluar"]
 
-DOC_RESULTADOS = Path(__file__).resolve().parent.parent / "docs" / "evaluacion.md"
+DOC_RESULTADOS = Path(__file__).resolve().parents[2] / "docs" / "evaluacion.md"
 
 
 @errores_en_una_linea
@@ -33,7 +33,7 @@ def evaluar(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from agente.bd import url_basedatos
+    from agente.bd.url import url_basedatos
     from agente.evaluacion import cargar_tareas
     from agente.evaluacion import evaluar as evaluar_suite
     from agente.evaluacion.informe import actualizar_tabla, markdown
@@ -84,6 +84,3 @@ def evaluar(
     if any(t["exitos"] < t["intentos"] for t in datos["tareas"]):
         raise typer.Exit(1)
 
-
-def registrar(app: typer.Typer) -> None:
-    app.command("evaluar")(evaluar)

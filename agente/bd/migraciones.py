@@ -20,11 +20,13 @@ from pathlib import Path
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from agente.nucleo.bd import KWARGS_CONEXION
+from agente.bd.claves_candado import CANDADO_MIGRACIONES
+from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.errores import ErrorConfiguracion
 
-CARPETA_SQL = Path(__file__).resolve().parent.parent / "sql"
-CANDADO_MIGRACIONES = 7_310_001  # clave de pg_advisory_lock propia de este producto
+__all__ = ["CARPETA_SQL", "Migracion", "migraciones_disponibles", "migrar"]
+
+CARPETA_SQL = Path(__file__).resolve().parents[2] / "sql"
 
 CREAR_TABLA_VERSIONES_SQL = """
 CREATE TABLE IF NOT EXISTS esquema_versiones (

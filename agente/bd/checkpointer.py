@@ -19,6 +19,8 @@ from collections.abc import Callable
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg_pool import ConnectionPool
 
+__all__ = ["SaverDePool"]
+
 
 class SaverDePool(PostgresSaver):
     def __init__(self, pool: ConnectionPool, *, vigencia: Callable[[str], None] | None = None,

@@ -1,40 +1,26 @@
 """Órdenes ``agente politica ver|fijar|solicitudes|firmar|rechazar``: umbrales y matriz de
 autoridad de una tienda, y los cambios que esperan firma.
 
-Las registra ``agente.cli`` (``registrar(app)``). Cada ``fijar`` es una versión nueva con
-quién (``--autor``: un gerente de la tienda o un regional de su región) y cuándo; lo que
-ya espera se decide con la versión con la que se pausó.
+Cada ``fijar`` es una versión nueva con quién (``--autor``: un gerente de la tienda o un
+regional de su región) y cuándo; lo que ya espera se decide con la versión con la que se
+pausó.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Annotated
 
 import typer
 
-from agente.cli_errores import errores_en_una_linea
+from agente.cli.comun import conexion as conectar
+from agente.cli.comun import errores_en_una_linea
 from agente.nucleo.errores import DecisionNoValida
 
-__all__ = ["registrar"]
+__all__ = ["politica"]
 
 politica = typer.Typer(help="Política de una tienda: umbrales y matriz de autoridad, versionados.",
                        no_args_is_help=True)
 SIN_LIMITE = ("sin", "sin-limite", "ninguno", "nunca")
-
-
-@contextmanager
-def _conexion():
-    import psycopg
-
-    from agente.cli import _url
-    from agente.migraciones import migrar
-    from agente.nucleo.bd import KWARGS_CONEXION
-
-    url = _url()
-    migrar(url)
-    with psycopg.connect(url, **KWARGS_CONEXION) as conexion:
-        yield conexion
 
 
 def _eur(valor: str | None, vacio: str) -> str:
@@ -84,7 +70,7 @@ def ver(tienda: str = typer.Option(..., "--tienda", help="Id de la tienda.")) ->
     """Umbrales y matriz de autoridad vigentes, con sus versiones (quién y cuándo)."""
     from agente.servicio import politica_tienda
 
-    with _conexion() as conexion:
+    with conectar() as conexion:
         _imprimir(politica_tienda.ver(conexion, tienda))
 
 
@@ -116,7 +102,7 @@ def fijar(
     umbrales = _pares(umbral or [], "--umbral")
     if any(v is None for v in umbrales.values()):
         raise DecisionNoValida("--umbral necesita un valor")
-    with _conexion() as conexion:
+    with conectar() as conexion:
         resultado = cambios_politica.proponer(
             conexion, tienda=tienda, autor=autor, umbrales=umbrales or None, limites=limites or None,
             dos_firmas=_pares(dos_firmas or [], "--dos-firmas") or None, motivo=motivo,
@@ -158,7 +144,7 @@ def solicitudes(
     from agente.autoridad import ambito_firmante
     from agente.servicio import cambios_politica, politica_tienda
 
-    with _conexion() as conexion:
+    with conectar() as conexion:
         tiendas = [tienda] if tienda else list(ambito_firmante(conexion, firmante).tiendas)
         for t in tiendas:
             politica_tienda.comprobar_tienda(conexion, t)
@@ -173,7 +159,7 @@ def solicitudes(
 def _decidir(solicitud: int, firmante: str, aprobar: bool, motivo: str | None) -> None:
     from agente.servicio import cambios_politica
 
-    with _conexion() as conexion:
+    with conectar() as conexion:
         hecha = cambios_politica.decidir(
             conexion, solicitud_id=solicitud, firmante=firmante, aprobar=aprobar, motivo=motivo)
     typer.echo("Cambio firmado y aplicado:" if aprobar else "Cambio rechazado:")
@@ -200,6 +186,3 @@ def rechazar(
     """Rechaza una solicitud de cambio de política, con un motivo."""
     _decidir(solicitud, firmante, False, motivo)
 
-
-def registrar(app: typer.Typer) -> None:
-    app.add_typer(politica, name="politica")

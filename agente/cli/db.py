@@ -1,16 +1,77 @@
-"""Órdenes de operación: ``agente db start|stop|status`` (PostgreSQL embebido) y ``agente secreto``.
-
-Las registra ``agente.cli`` (``registrar(app, db)``).
+"""El grupo ``agente db``: migraciones, datos de demo, URL y reinicio de la base, y arrancar,
+parar y ver el PostgreSQL embebido (``start``, ``stop``, ``status``).
 """
 
 from __future__ import annotations
 
 import typer
 
-from agente.cli_errores import errores_en_una_linea
+from agente.cli.comun import conexion, errores_en_una_linea, url
 from agente.nucleo.errores import ErrorDominio
 
-__all__ = ["registrar"]
+__all__ = ["db"]
+
+db = typer.Typer(help="Base de datos: migraciones, datos de demo, URL, reinicio.", no_args_is_help=True)
+
+
+@db.command("migrate")
+@errores_en_una_linea
+def db_migrate() -> None:
+    """Aplica las migraciones pendientes de sql/ (idempotente)."""
+    from agente.bd.migraciones import migrar
+
+    aplicadas = migrar(url())
+    if aplicadas:
+        typer.echo("Migraciones aplicadas: " + ", ".join(aplicadas))
+    else:
+        typer.echo("El esquema ya estaba al día: nada que aplicar.")
+
+
+@db.command("demo")
+@errores_en_una_linea
+def db_demo() -> None:
+    """Carga (o refresca) el catálogo de demostración."""
+    from agente.demo import cargar_demo
+
+    with conexion() as abierta:
+        recuentos = cargar_demo(abierta)
+    typer.echo(
+        "Demo cargada: "
+        + ", ".join(f"{n} {nombre}" for nombre, n in recuentos.items())
+    )
+
+
+@db.command("url")
+@errores_en_una_linea
+def db_url() -> None:
+    """Muestra la URL de conexión (arranca el embebido si hace falta)."""
+    typer.echo(url())
+
+
+@db.command("reset")
+@errores_en_una_linea
+def db_reset(
+    yes: bool = typer.Option(False, "--yes", help="No pedir confirmación."),
+) -> None:
+    """Borra TODOS los datos del PostgreSQL embebido y vuelve a migrar."""
+    import psycopg
+
+    from agente.bd.migraciones import migrar
+    from agente.bd.pool import KWARGS_CONEXION
+    from agente.nucleo.ajustes import ajustes
+
+    aj = ajustes()
+    if aj.database_url:
+        raise ErrorDominio("db reset solo funciona con el PostgreSQL embebido (DATABASE_URL está definido)")
+    if not yes and not typer.confirm(f"Se borrarán todos los datos de {aj.pgdata}. ¿Continuar?"):
+        typer.echo("Cancelado: no se ha borrado nada.")
+        raise typer.Exit(code=1)
+    destino = url()
+    with psycopg.connect(destino, **KWARGS_CONEXION) as abierta:
+        abierta.execute("DROP SCHEMA public CASCADE")
+        abierta.execute("CREATE SCHEMA public")
+    migrar(destino)
+    typer.echo("Base de datos vaciada y migrada de nuevo.")
 
 
 def _pgdata():
@@ -39,7 +100,7 @@ def _describir(est) -> list[str]:
     lineas.append(f"Datos en: {est.pgdata}" + ("" if est.inicializado else " (sin crear: se creará al primer uso)"))
     if est.en_marcha:
         if est.usuarios:
-            from agente.embebido import describir_proceso
+            from agente.bd.embebido import describir_proceso
 
             lineas.append("Lo usan los procesos: " + ", ".join(map(describir_proceso, est.usuarios)))
         elif est.mantener:
@@ -49,10 +110,11 @@ def _describir(est) -> list[str]:
     return lineas
 
 
+@db.command("start")
 @errores_en_una_linea
 def db_start() -> None:
     """Arranca el PostgreSQL embebido y lo deja en marcha hasta «agente db stop»."""
-    from agente import embebido
+    from agente.bd import embebido
 
     pgdata = _pgdata()
     embebido.arrancar(pgdata, mantener=True)
@@ -60,12 +122,13 @@ def db_start() -> None:
     typer.echo("\n".join(_describir(embebido.estado(pgdata))))
 
 
+@db.command("stop")
 @errores_en_una_linea
 def db_stop(
     forzar: bool = typer.Option(False, "--forzar", help="Pararlo aunque otro proceso lo esté usando."),
 ) -> None:
     """Para el PostgreSQL embebido (si ningún proceso lo está usando)."""
-    from agente import embebido
+    from agente.bd import embebido
 
     pgdata = _pgdata()
     antes = embebido.estado(pgdata)
@@ -78,23 +141,10 @@ def db_stop(
         typer.echo(f"El PostgreSQL embebido ya estaba parado (datos en {despues.pgdata}).")
 
 
+@db.command("status")
 @errores_en_una_linea
 def db_status() -> None:
     """Dónde están los datos del PostgreSQL embebido y si está en marcha."""
-    from agente import embebido
+    from agente.bd import embebido
 
     typer.echo("\n".join(_describir(embebido.estado(_pgdata()))))
-
-
-def secreto() -> None:
-    """Imprime un AGENTE_SECRETO nuevo y fuerte (32 bytes aleatorios en hexadecimal)."""
-    from agente.nucleo.secretos import secreto_nuevo
-
-    typer.echo(secreto_nuevo())
-
-
-def registrar(app: typer.Typer, db: typer.Typer) -> None:
-    db.command("start")(db_start)
-    db.command("stop")(db_stop)
-    db.command("status")(db_status)
-    app.command("secreto")(secreto)

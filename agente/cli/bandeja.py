@@ -1,0 +1,209 @@
+"""Las órdenes de la bandeja: ``agente aprobaciones`` y ``agente decidir``.
+
+- ``aprobaciones``: la cola pendiente con sus motivos; con ``--historial``, las decididas con
+  los filtros de ``GET /api/decisiones`` y todas las firmas de cada decisión (quién, con qué
+  rol, cuándo y qué decidió);
+- ``decidir``: la misma decisión para cada operación de la pausa;
+- ``pista_decidir``: lo que ``agente chat`` imprime al pausar, una orden que funciona tal
+  cual (id completo, acción y un encargado de la tienda).
+
+Las horas van en la zona de las tiendas y lo dicen (``nucleo.fechas.fecha_hora``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+
+from agente.cli.comun import errores_en_una_linea, servicio, tabla
+from agente.nucleo import dinero
+from agente.nucleo.errores import DecisionNoValida
+from agente.nucleo.fechas import fecha_hora
+
+__all__ = ["ACCIONES", "aprobaciones", "decidir", "filas_historial", "hora", "pista_decidir", "sin_accion"]
+
+ACCIONES = "aprobar | rechazar --motivo TEXTO | editar --importe 90 | responder --texto TEXTO"
+
+
+def pista_decidir(thread_id: str, encargado: str | None) -> str:
+    """La orden para decidir, con la sintaxis exacta (se puede copiar y pegar)."""
+    quien = encargado or "ID-DEL-ENCARGADO"
+    return (f"[pendiente de un encargado: agente decidir {thread_id} aprobar --encargado {quien}"
+            f"  (o en vez de aprobar: {ACCIONES.split(' | ', 1)[1]})]")
+
+
+def sin_accion(hilo: str, accion: str | None = None) -> DecisionNoValida:
+    """El error de ``agente decidir`` sin acción o sin ``--encargado``, con la orden completa."""
+    falta = "la acción" if accion is None else "--encargado"
+    return DecisionNoValida(
+        f"falta {falta}: agente decidir {hilo} {accion or 'ACCION'} --encargado ID, con ACCION = {ACCIONES}"
+    )
+
+
+def hora(valor: Any) -> str:
+    return fecha_hora(valor) if isinstance(valor, datetime) else ""
+
+
+_VERBOS = {"approve": "aprobó", "edit": "editó", "reject": "rechazó", "respond": "respondió"}
+
+
+def _firmas(firmas: list[dict[str, Any]], n: int) -> str:
+    """Una línea por firmante: «Lucía Moreno (enc-talavera, encargado) aprobó · 01/12/2026 10:30
+    (hora de Madrid)», con lo que decidió en la operación ``n``."""
+    from agente.servicio.decididas import lo_que_decidio
+
+    lineas = []
+    for f in firmas:
+        decidio = lo_que_decidio(f, n)
+        texto = _VERBOS.get(decidio["tipo"], decidio["tipo"] or "firmó")
+        if decidio["importe"]:
+            texto += f" a {dinero.eur(decidio['importe'])}"
+        if decidio["motivo"]:
+            texto += f": {decidio['motivo']}"
+        lineas.append(f"{f['nombre']} ({f['encargado']}, {f['rol']}) {texto} · {hora(f['fecha'])}")
+    return "\n".join(lineas)
+
+
+def filas_historial(decisiones: list[dict[str, Any]]) -> list[list[Any]]:
+    """Una fila por operación decidida, como el CSV; en «Firmas», cada persona que firmó."""
+    filas = []
+    for d in decisiones:
+        for n, a in enumerate(d["acciones"] or [{}]):
+            importe = a.get("importe_final") or a.get("importe_propuesto") or ""
+            filas.append([
+                hora(d["decidida"]), d["thread_id"], d["tienda"],
+                f"{d['cliente']['nombre']} ({d['cliente']['id']})",
+                _firmas(d.get("firmas") or [], n) or d["encargado"]["id"],
+                f"{d['tipo']} (fallida: {d['fallo']})" if d.get("fallo") else d["tipo"],
+                " ".join(filter(None, [a.get("nombre"), a.get("pedido")])), importe,
+                a.get("motivo") or "", d["nota"] or "",
+            ])
+    return filas
+
+
+def _resumen_accion(registro, accion: dict) -> str:
+    """«reembolsar: el reembolso de 120,00 EUR del pedido P-...» (texto del registro)."""
+    herramienta = registro.get(accion.get("name"))
+    detalle = herramienta.texto_espera(accion.get("args") or {}) if herramienta else ""
+    return f"{accion.get('name')}: {detalle}" if detalle else str(accion.get("name"))
+
+
+@errores_en_una_linea
+def aprobaciones(
+    tienda: str | None = typer.Option(None, "--tienda", help="Solo las de esta tienda."),
+    limite: int = typer.Option(50, "--limite", min=1, max=500),
+    historial: bool = typer.Option(False, "--historial", help="Las ya decididas (la más reciente primero)."),
+    desde: Annotated[datetime | None, typer.Option("--desde", help="Con --historial: decididas desde (AAAA-MM-DD).")] = None,
+    hasta: Annotated[datetime | None, typer.Option("--hasta", help="Con --historial: decididas antes de (AAAA-MM-DD).")] = None,
+    decision: str | None = typer.Option(None, "--decision", help="Con --historial: approve, edit, reject, respond o caducada."),
+    encargado: str | None = typer.Option(None, "--encargado", help="Con --historial: quién firmó (cualquiera de las firmas)."),
+    cliente: str | None = typer.Option(None, "--cliente", help="Con --historial: de este cliente."),
+    pedido: str | None = typer.Option(None, "--pedido", help="Con --historial: de este pedido."),
+) -> None:
+    """La cola de aprobaciones pendientes, la más antigua primero, con los motivos; con
+    ``--historial``, las decididas, con los mismos filtros que ``GET /api/decisiones``."""
+    if historial:
+        return _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido)
+
+    with servicio() as abierto:
+        filas = abierto.aprobaciones_pendientes(tienda, limite)
+        if not filas:
+            typer.echo("No hay aprobaciones pendientes.")
+            return
+        salida = []
+        for fila in filas:
+            resumen = "; ".join(
+                _resumen_accion(abierto.registro, a) for a in fila["peticion"].get("action_requests", [])
+            )
+            motivos = "; ".join(m for lista in fila["motivos"] for m in lista)
+            salida.append([
+                fila["thread_id"], fila["tienda"], f"{fila['cliente_nombre']} ({fila['cliente_id']})",
+                fecha_hora(fila["creada"]), f"{fila['espera_segundos'] // 60} min",
+                resumen, motivos, fila["estado"], fila["traza_url"] or "",
+            ])
+        tabla("Aprobaciones pendientes",
+              ["Hilo", "Tienda", "Cliente", "Creada", "Espera", "Operaciones", "Motivos", "Estado", "Traza"],
+              salida)
+
+
+def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido) -> None:
+    from agente.servicio.decididas import Filtros
+
+    try:
+        filtros = Filtros(desde=_con_zona(desde), hasta=_con_zona(hasta), tipo=decision, encargado=encargado,
+                          cliente=cliente, pedido=pedido, tienda=tienda, por_pagina=limite)
+    except ValueError as exc:
+        raise DecisionNoValida(str(exc)) from None
+    with servicio() as abierto:
+        decisiones, total = abierto.historial_decisiones([tienda] if tienda else None, filtros)
+    if not decisiones:
+        typer.echo("No hay decisiones que cumplan los filtros.")
+        return
+    tabla(f"Decisiones ({len(decisiones)} de {total})",
+          ["Decidida", "Hilo", "Tienda", "Cliente", "Firmas", "Decisión", "Operación", "Importe", "Motivo", "Nota"],
+          filas_historial(decisiones), minimos={"Decidida": len("(hora de Madrid)")})
+
+
+def _con_zona(momento: datetime | None) -> datetime | None:
+    """Una fecha de la línea de órdenes, en la hora de las tiendas."""
+    from zoneinfo import ZoneInfo
+
+    from agente.nucleo.fechas import ZONA_TIENDAS
+
+    if momento is None or momento.tzinfo is not None:
+        return momento
+    return momento.replace(tzinfo=ZoneInfo(ZONA_TIENDAS))
+
+
+@errores_en_una_linea
+def decidir(
+    hilo: str = typer.Argument(..., help="thread_id de la conversación (o un prefijo único)."),
+    accion: str | None = typer.Argument(None, help="aprobar | rechazar | editar | responder"),
+    encargado: str | None = typer.Option(None, "--encargado", help="Id del encargado que decide (obligatorio)."),
+    motivo: str | None = typer.Option(None, "--motivo", help="Motivo del rechazo (lo lee el cliente)."),
+    importe: str | None = typer.Option(None, "--importe", help="Nuevo importe al editar (p. ej. 90)."),
+    texto: str | None = typer.Option(None, "--texto", help="Respuesta a una consulta al encargado."),
+) -> None:
+    """Decide la aprobación pendiente de un hilo (la misma decisión para cada operación).
+    Ejemplo: ``agente decidir h-1a2b aprobar --encargado enc-talavera``."""
+    if accion is None or encargado is None:
+        raise sin_accion(hilo, accion)
+    with servicio() as abierto:
+        hilo = abierto.resolver_hilo(hilo)
+        pendiente = abierto.aprobacion(hilo)
+        acciones = pendiente["peticion"].get("action_requests", [])
+        if accion == "aprobar":
+            decisiones = [{"type": "approve"} for _ in acciones]
+        elif accion == "rechazar":
+            decisiones = [{"type": "reject", "message": motivo or ""} for _ in acciones]
+        elif accion == "responder":
+            decisiones = [{"type": "respond", "message": texto or ""} for _ in acciones]
+        elif accion == "editar":
+            if importe is None:
+                raise DecisionNoValida("editar necesita --importe")
+            # El nuevo importe va donde la herramienta lo deja editar; el resto lo valida el servicio.
+            decisiones = [
+                {"type": "edit", "edited_action": {"name": a["name"], "args": {
+                    **a["args"], **({"importe": importe} if _editable(abierto, a, "importe") else {})}}}
+                for a in acciones
+            ]
+        else:
+            raise DecisionNoValida(f"acción desconocida «{accion}»: usa {ACCIONES}")
+        respuesta = abierto.decidir(hilo, encargado, decisiones)
+        if respuesta.estado == "esperando_firmas":
+            typer.echo(f"Firma registrada ({respuesta.firmas} de {respuesta.firmas_necesarias}): "
+                       "la aprobación sigue pendiente de otra firma.")
+            return
+        if getattr(respuesta, "fallo", None):
+            typer.echo(f"Decisión registrada, pero la operación no se pudo hacer: {respuesta.fallo}")
+        else:
+            typer.echo("Decisión registrada y aplicada.")
+        typer.echo(f"Mensaje al cliente:\n{respuesta.mensaje_cliente}")
+
+
+def _editable(abierto, accion: dict, campo: str) -> bool:
+    herramienta = abierto.registro.get(accion.get("name"))
+    return herramienta is not None and campo in herramienta.campos_editables
+

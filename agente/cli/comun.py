@@ -1,0 +1,104 @@
+"""Lo que comparten las órdenes de la CLI: errores en una línea, la base, el servicio y las tablas.
+
+- ``errores_en_una_linea``: un error del dominio sale como una línea en español y código 2,
+  nunca como una traza;
+- ``url``: la URL de la base (``DATABASE_URL`` o el embebido, que se arranca si hace falta),
+  comprobada: si no conecta, el error nombra el ajuste que hay que mirar;
+- ``url_migrada``, ``conexion`` y ``servicio``: lo mismo con las migraciones ya aplicadas,
+  y una conexión suelta o el servicio completo encima;
+- ``tabla``: una tabla de rich que no corta los ids que se copian.
+
+Las importaciones pesadas van dentro de cada función: ``agente --help`` no las paga.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import wraps
+
+import typer
+
+from agente.nucleo.errores import ErrorDominio
+
+__all__ = ["conexion", "errores_en_una_linea", "servicio", "tabla", "url", "url_migrada"]
+
+
+def errores_en_una_linea(funcion):
+    @wraps(funcion)
+    def envoltura(*args, **kwargs):
+        try:
+            return funcion(*args, **kwargs)
+        except ErrorDominio as exc:
+            typer.echo(f"Error: {exc.mensaje}", err=True)
+            raise typer.Exit(code=2) from None
+
+    return envoltura
+
+
+def url(aj=None) -> str:
+    """La URL de la base, comprobada. Sin ``aj``, los ajustes del proceso (en caché)."""
+    from agente.bd.pool import comprobar_conexion
+    from agente.bd.url import url_basedatos
+    from agente.nucleo.ajustes import ajustes
+
+    aj = aj if aj is not None else ajustes()
+    resultado = url_basedatos(aj)
+    comprobar_conexion(resultado, ajuste="DATABASE_URL" if aj.database_url else "AGENTE_PGDATA")
+    return resultado
+
+
+def url_migrada(aj=None) -> str:
+    """``url`` con las migraciones pendientes aplicadas (idempotente)."""
+    from agente.bd.migraciones import migrar
+
+    resultado = url(aj)
+    migrar(resultado)
+    return resultado
+
+
+@contextmanager
+def conexion() -> Iterator:
+    """Una conexión suelta a la base migrada (con los mismos ajustes que el pool)."""
+    import psycopg
+
+    from agente.bd.pool import KWARGS_CONEXION
+
+    with psycopg.connect(url_migrada(), **KWARGS_CONEXION) as abierta:
+        yield abierta
+
+
+@contextmanager
+def servicio() -> Iterator:
+    """El servicio completo sobre la base migrada; al salir se cierra."""
+    from agente.nucleo.ajustes import ajustes
+    from agente.servicio.fabrica import crear_servicio
+
+    abierto = crear_servicio(ajustes(), url=url_migrada())
+    try:
+        yield abierto
+    finally:
+        abierto.cerrar()  # vacía las trazas pendientes antes de salir
+
+
+def tabla(
+    titulo: str, columnas: list[str], filas: list[list], *, enteras: tuple[str, ...] = ("Hilo",),
+    minimos: dict[str, int] | None = None,
+) -> None:
+    """Tabla de rich. Las columnas ``enteras`` (ids que se copian) nunca se cortan; las de
+    ``minimos``, no se estrechan por debajo de ese ancho."""
+    import shutil
+
+    from rich.console import Console
+    from rich.table import Table
+
+    hecha = Table(title=titulo)
+    for columna in columnas:
+        ancho = max((len(str(f[columnas.index(columna)] or "")) for f in filas), default=0)
+        if columna in enteras:
+            hecha.add_column(columna, no_wrap=True, min_width=ancho)
+        else:
+            hecha.add_column(columna, min_width=(minimos or {}).get(columna))
+    for fila in filas:
+        hecha.add_row(*[str(v) if v is not None else "" for v in fila])
+    Console(width=max(160, shutil.get_terminal_size((160, 24)).columns)).print(hecha)

@@ -1,0 +1,139 @@
+"""Órdenes de operación: ``agente reconciliar``, ``agente auditoria``, ``agente limpiar --dias N``
+y ``agente secreto``.
+
+Se pueden programar en todos los servidores: la conciliación y la limpieza toman cada hilo
+con su candado, y la limpieza la ejecuta uno solo a la vez.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agente.cli.comun import errores_en_una_linea, servicio, tabla, url_migrada
+
+__all__ = ["TITULOS_LIBRO", "TITULOS_POLITICA", "auditoria", "limpiar", "reconciliar", "secreto"]
+
+TITULOS_POLITICA = {
+    "ampliacion_sin_firma": "versiones que amplían sin la firma de alguien por encima del autor",
+    "limite_propio": "versiones cuyo autor subió su propio límite o pasó de él",
+    "efecto_fuera_de_instantanea": "efectos ejecutados con valores distintos de los fijados al pausar",
+    "instantanea_alterada": "instantáneas que no coinciden con la versión que nombran",
+    "plazo_fuera_de_rango": "aprobaciones con un plazo más largo que el máximo",
+}
+
+TITULOS_LIBRO = {
+    "unidades": "unidades compensadas dos veces o por encima de lo pagado",
+    "pasarela": "movimientos de la pasarela sin su asiento (o al revés, o con otro importe o tipo)",
+    "pendientes": "reembolsos o cobros pendientes demasiado tiempo",
+    "diferencias": "cambios con la diferencia sin liquidar",
+    "marcados": "movimientos marcados para una persona",
+}
+
+
+@errores_en_una_linea
+def reconciliar() -> None:
+    """Caduca lo vencido, repara hilos a medias y completa reembolsos y cobros pendientes."""
+    with servicio() as abierto:
+        caducadas = abierto.caducar()
+        arreglos = abierto.reconciliar()
+        pagos = abierto.completar_movimientos(solo_vencidos=False)
+        if not arreglos and not caducadas and not pagos:
+            typer.echo("Todo en orden: nada que conciliar.")
+            return
+        for thread_id in caducadas:
+            typer.echo(f"{thread_id}: caducada sin revisión")
+        for arreglo in arreglos:
+            typer.echo(f"{arreglo['thread_id']}: {arreglo['accion']}")
+        for referencia in pagos.completados:
+            typer.echo(f"{referencia}: completado en la pasarela")
+        for referencia in pagos.fallidos:
+            marca = " (marcado para una persona)" if referencia in pagos.marcados else ""
+            typer.echo(f"{referencia}: sigue pendiente, la pasarela falla{marca}")
+
+
+@errores_en_una_linea
+def auditoria(
+    pendientes_minutos: Annotated[
+        int, typer.Option(help="Minutos a partir de los que un movimiento pendiente es un hallazgo.")
+    ] = 60,
+) -> None:
+    """Comprueba firmas y libro (sale con código 1 si hay algún hallazgo)."""
+    from agente.servicio.auditoria import hallazgos
+
+    with servicio() as abierto:
+        informe = abierto.auditoria(pendientes_mas_de_segundos=pendientes_minutos * 60)
+    sin_firma = informe["sin_firma"]
+    if sin_firma:
+        tabla("Efectos sin la firma requerida",
+              ["Tipo", "Número", "Hilo", "tool_call_id", "Tienda", "Importe", "Aprobado por", "Creado"],
+              [[f["tipo"], f["numero"], f["thread_id"], f["tool_call_id"], f["tienda"], f["importe"],
+                f["aprobado_por"], f["creado"]] for f in sin_firma])
+    typer.echo(f"Efectos sin la firma requerida: {len(sin_firma)}")
+    _tabla_firmas(informe["firmas"])
+    fallidas = informe["fallidas"]
+    if fallidas:
+        tabla("Decisiones aprobadas cuyo efecto no se pudo hacer",
+              ["Id", "Hilo", "Tienda", "Encargado", "Decidida", "Error"],
+              [[f["id"], f["thread_id"], f["tienda"], f["encargado_id"], f["decidida"], f["fallo"]]
+               for f in fallidas])
+    typer.echo(f"Decisiones aprobadas cuyo efecto falló: {len(fallidas)}")
+    for seccion, clave, titulos in (("Libro", "libro", TITULOS_LIBRO), ("Política", "politica", TITULOS_POLITICA)):
+        for comprobacion, filas in informe[clave].items():
+            if filas:
+                columnas = list(filas[0])
+                tabla(f"{seccion}: {titulos[comprobacion]}", columnas, [[f[c] for c in columnas] for f in filas])
+            typer.echo(f"{seccion}, {titulos[comprobacion]}: {len(filas)}")
+    if informe["tiempos"]:
+        tabla("Tiempo hasta la decisión (segundos)", ["Tienda", "Decisiones", "p50", "p90", "Máximo"],
+              [[t["tienda"], t["decisiones"], f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['maximo']:.0f}"]
+               for t in informe["tiempos"]])
+    if hallazgos(informe):
+        raise typer.Exit(code=1)
+
+
+def _tabla_firmas(filas: list[dict]) -> None:
+    if filas:
+        tabla("Efectos cuyas firmas no cumplen la autoridad guardada",
+              ["Hallazgo", "Tipo", "Número", "Hilo", "Tienda", "Importe", "Detalle"],
+              [[f["hallazgo"], f["tipo"], f["numero"], f["thread_id"], f["tienda"], f["importe"],
+                f["detalle"]] for f in filas])
+    typer.echo(f"Efectos con firmas que no cumplen la autoridad: {len(filas)}")
+
+
+@errores_en_una_linea
+def limpiar(
+    dias: int = typer.Option(
+        30, "--dias", min=1, help="Días sin actividad tras los que se borran los checkpoints."
+    ),
+) -> None:
+    """Borra los checkpoints de conversaciones sin actividad hace más de N días.
+
+    Nunca toca una conversación que espera a un encargado ni las tablas de negocio o
+    de auditoría. Se puede programar en todos los servidores: solo uno la ejecuta.
+    """
+    from agente.bd.pool import abrir_pool
+    from agente.retencion import limpiar as limpiar_checkpoints
+
+    pool = abrir_pool(url_migrada(), max_size=2)
+    try:
+        informe = limpiar_checkpoints(pool, dias=dias)
+    finally:
+        pool.close()
+    if informe.omitida:
+        typer.echo("Otro servidor está haciendo la limpieza ahora mismo: no se ha hecho nada.")
+        return
+    typer.echo(
+        f"Checkpoints borrados de {informe.limpiados} conversaciones sin actividad "
+        f"desde hace más de {dias} días."
+    )
+    if informe.ocupados:
+        typer.echo(f"{len(informe.ocupados)} conversaciones estaban en uso: se limpiarán la próxima vez.")
+
+
+def secreto() -> None:
+    """Imprime un AGENTE_SECRETO nuevo y fuerte (32 bytes aleatorios en hexadecimal)."""
+    from agente.nucleo.secretos import secreto_nuevo
+
+    typer.echo(secreto_nuevo())
