@@ -244,7 +244,7 @@ def test_sin_token_o_con_token_malo_o_caducado_da_401(http, ajustes):
         sujeto = "enc-talavera" if "aprobaciones" in ruta else "C-0001"
         caducado = token(ajustes, sujeto, ahora=datetime.now(UTC) - timedelta(hours=30))
         otro_secreto = token(Ajustes(secreto="otro" * 10), sujeto)
-        sin_exp = jwt.encode({"rol": "cliente", "cliente_id": "C-0001", "tienda": "talavera"}, ajustes.secreto)
+        sin_exp = jwt.encode({"rol": "cliente", "cliente_id": "C-0001", "tienda": "talavera"}, ajustes.secreto.get_secret_value())
         for cabeceras in ({}, cab("no-es-un-jwt"), cab(caducado), cab(otro_secreto), cab(sin_exp)):
             r = _llamar(http, metodo, ruta, cabeceras)
             assert r.status_code == 401, (ruta, cabeceras, r.text)
@@ -564,7 +564,7 @@ def test_fuera_de_demo_no_arranca_con_el_secreto_de_serie_o_vacio(bd_url, secret
 def test_token_por_cli_funciona_en_la_api(http, bd_url, monkeypatch):
     from agente.cli import app as cli
 
-    monkeypatch.setenv("AGENTE_SECRETO", http.app.state.ajustes.secreto)
+    monkeypatch.setenv("AGENTE_SECRETO", http.app.state.ajustes.secreto.get_secret_value())
     monkeypatch.setenv("DATABASE_URL", bd_url)
     monkeypatch.delenv("AGENTE_DEMO", raising=False)
     cliente = CliRunner().invoke(cli, ["token", "cliente", "C-0003"])

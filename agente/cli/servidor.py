@@ -29,9 +29,8 @@ def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
     import uvicorn
 
     from agente.nucleo.registro_log import config_logging, configurar
-    from agente.web.secreto import comprobar_secreto
 
-    comprobar_secreto(ajustes)
+    ajustes.comprobar_secreto()
     configurar(ajustes.log_nivel)  # JSON por stderr; los workers lo aplican con log_config
     # Los workers leen la URL del entorno: ninguno arranca su propio PostgreSQL.
     os.environ["DATABASE_URL"] = url
@@ -69,10 +68,9 @@ def serve(
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="Procesos (comparten solo PostgreSQL)."),
 ) -> None:
     """Sirve la API, la página del cliente (/) y la bandeja del encargado (/encargado)."""
-    from agente.web.secreto import comprobar_secreto
 
     ajustes = _ajustes()
-    comprobar_secreto(ajustes)  # antes de tocar la base de datos
+    ajustes.comprobar_secreto()  # antes de tocar la base de datos
     url = url_migrada(ajustes)  # el embebido se arranca en ESTE proceso y se migra una sola vez
     typer.echo(f"Sirviendo en http://{host}:{port} ({workers} proceso(s)); API en http://{host}:{port}/docs")
     _servir(ajustes, url, host, port, workers)
@@ -109,10 +107,9 @@ def demo(
 def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
     from agente.servicio.arranque import tienda_para_token
     from agente.web.auth import emitir_token
-    from agente.web.secreto import comprobar_secreto
 
     ajustes = _ajustes()
-    comprobar_secreto(ajustes)  # un token firmado con el secreto de serie no sirve de nada
+    ajustes.comprobar_secreto()  # un token firmado con el secreto de serie no sirve de nada
     url = url_migrada(ajustes)
     tienda = tienda_para_token(url, rol=rol, sujeto=sujeto)  # Prohibido si no existe o de baja
     typer.echo(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=tienda, horas=horas))

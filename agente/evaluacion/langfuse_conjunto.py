@@ -41,7 +41,7 @@ class ConjuntoLangfuse:
         if self.activo:
             self._http = httpx.Client(
                 base_url=ajustes.langfuse_host.rstrip("/"),
-                auth=(ajustes.langfuse_public_key or "", ajustes.langfuse_secret_key or ""),
+                auth=(ajustes.langfuse_public_key or "", ajustes.clave_secreta_langfuse() or ""),
                 timeout=10.0,
             )
             self._crear_dataset()

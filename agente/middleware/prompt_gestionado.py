@@ -106,5 +106,5 @@ def fuente_desde_ajustes(ajustes: Ajustes) -> FuentePrompt:
     return FuentePrompt(
         nombre=ajustes.langfuse_prompt, etiqueta=ajustes.langfuse_prompt_etiqueta,
         cache=ajustes.langfuse_prompt_cache, host=ajustes.langfuse_host,
-        public_key=ajustes.langfuse_public_key, secret_key=ajustes.langfuse_secret_key,
+        public_key=ajustes.langfuse_public_key, secret_key=ajustes.clave_secreta_langfuse(),
     )

@@ -12,8 +12,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agente.nucleo.errores import ErrorConfiguracion
+from agente.nucleo.secretos import defecto_del_secreto
 
 SECRETO_DEMO = "demo-no-usar-en-produccion"
 
@@ -49,7 +52,9 @@ class Ajustes(BaseSettings):
         default=None, description="URL base de un servidor compatible con OpenAI."
     )
     demo: bool = Field(default=False, description="Modo demo: login de demo y secreto por defecto.")
-    secreto: str = Field(default=SECRETO_DEMO, description="Secreto con el que se firman los tokens.")
+    # SecretStr: nunca sale en un repr, un log ni un volcado de los ajustes.
+    secreto: SecretStr = Field(default=SecretStr(SECRETO_DEMO),
+                               description="Secreto con el que se firman los tokens.")
     token_horas: int = Field(default=12, ge=1, description="Validez de los tokens emitidos.")
     pasarela_retardo: Decimal = Field(
         default=Decimal("0"), ge=0, description="Segundos que tarda la pasarela simulada."
@@ -113,7 +118,7 @@ class Ajustes(BaseSettings):
     langfuse_public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("LANGFUSE_PUBLIC_KEY")
     )
-    langfuse_secret_key: str | None = Field(
+    langfuse_secret_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("LANGFUSE_SECRET_KEY")
     )
     langfuse_project_id: str | None = Field(
@@ -143,8 +148,27 @@ class Ajustes(BaseSettings):
     def _nivel_en_mayusculas(cls, valor):
         return valor.strip().upper() if isinstance(valor, str) else valor
 
+    def clave_secreta_langfuse(self) -> str | None:
+        """La clave secreta de Langfuse en claro, solo para dársela al SDK."""
+        return self.langfuse_secret_key.get_secret_value() if self.langfuse_secret_key else None
+
     def secreto_es_de_demo(self) -> bool:
-        return not self.secreto or self.secreto == SECRETO_DEMO
+        valor = self.secreto.get_secret_value()
+        return not valor or valor == SECRETO_DEMO
+
+    def comprobar_secreto(self) -> None:
+        """Fuera del modo demo, un secreto débil no vale (``agente.nucleo.secretos``): error
+        en una línea que nombra ``AGENTE_SECRETO``, y el servidor no llega a arrancar. No es un
+        validador del campo: las órdenes que no firman tokens (``agente db status``) no lo piden."""
+        if self.demo:
+            return
+        defecto = defecto_del_secreto(self.secreto.get_secret_value(), de_demo=SECRETO_DEMO)
+        if defecto:
+            raise ErrorConfiguracion(
+                f"AGENTE_SECRETO: el secreto {defecto}; fuera del modo demo hace falta uno de al "
+                "menos 32 bytes aleatorios: genera uno con «agente secreto»",
+                ajuste="AGENTE_SECRETO",
+            )
 
     @property
     def tracing_activo(self) -> bool:

@@ -2,7 +2,7 @@
 
 Un token HS256 es tan fuerte como su secreto: con uno corto o repetitivo, cualquiera
 que lo adivine fabrica tokens de encargado. Fuera del modo demo el servidor no arranca
-con uno malo (``agente.web.secreto``). La medida es deliberadamente simple y conservadora:
+con uno malo (``Ajustes.comprobar_secreto``). La medida es deliberadamente simple y conservadora:
 al menos 32 bytes, sin espacios, con variedad (caracteres distintos) y con al menos 128
 bits estimados por la entropía de Shannon de sus caracteres. ``secrets.token_hex(32)``
 (64 caracteres hexadecimales, ~250 bits estimados) la pasa siempre; «aaaa...» o «abab...»

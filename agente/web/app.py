@@ -40,7 +40,6 @@ from agente.web.hilos import HilosDelAgente
 from agente.web.limites import MAX_CUERPO, LimiteCuerpo
 from agente.web.parada_web import Parada
 from agente.web.registro_peticiones import RegistroPeticiones
-from agente.web.secreto import comprobar_secreto
 from agente.web.texto_seguro import SinNulos
 
 logger = logging.getLogger(__name__)
@@ -95,7 +94,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     """La app. Sin ``servicio``, lo crea al arrancar (y lo cierra al parar). ``es_servidor``:
     el proceso es un servidor de ``agente serve`` y la app es suya (ajusta su recolector)."""
     ajustes = ajustes or Ajustes()
-    comprobar_secreto(ajustes)
+    ajustes.comprobar_secreto()
     _filtrar_log_accesos()
 
     @asynccontextmanager

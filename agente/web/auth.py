@@ -73,7 +73,7 @@ def emitir_token(
     ahora = ahora or datetime.now(UTC)
     caduca = ahora + timedelta(hours=horas if horas is not None else ajustes.token_horas)
     datos = {"rol": rol, _CAMPO_ID[rol]: sujeto, "tienda": tienda, "iat": ahora, "exp": caduca}
-    return jwt.encode(datos, ajustes.secreto, algorithm=ALGORITMO)
+    return jwt.encode(datos, ajustes.secreto.get_secret_value(), algorithm=ALGORITMO)
 
 
 def leer_token(ajustes: Ajustes, token: str | None, rol: str) -> dict[str, Any]:
@@ -82,7 +82,7 @@ def leer_token(ajustes: Ajustes, token: str | None, rol: str) -> dict[str, Any]:
         raise NoAutorizado("falta el token: envía la cabecera «Authorization: Bearer <token>»")
     try:
         datos = jwt.decode(
-            token, ajustes.secreto, algorithms=[ALGORITMO], options={"require": ["exp", "rol"]}
+            token, ajustes.secreto.get_secret_value(), algorithms=[ALGORITMO], options={"require": ["exp", "rol"]}
         )
     except jwt.ExpiredSignatureError:
         raise NoAutorizado("el token ha caducado: vuelve a iniciar sesión") from None
