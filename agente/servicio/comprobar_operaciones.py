@@ -64,8 +64,10 @@ def faltas_en_base(
                     f"{matriz.roles[-1]} para cualquier importe"
                 )
     definicion = conexion.execute(SELECT_VISTA_EFECTOS_SQL).fetchone()["definicion"] or ""
+    ramas = definicion.split("UNION ALL")
     for op in operaciones:
-        if not re.search(rf"'{op.nombre}'::text\b", definicion):
+        if not any(re.search(rf"'{op.nombre}'::text\b", r) and re.search(rf"\bFROM\s+(?:public\.)?{op.libro.tabla}\b", r)
+                   for r in ramas):
             faltas.append(f"la vista efectos no incluye la operación {op.nombre} (tabla {op.libro.tabla}): "
                           "la auditoría no la vería")
     return faltas
