@@ -3,12 +3,13 @@
 -- El texto lo da agente.nucleo.operaciones.vista_efectos_sql (una prueba lo compara): una
 -- operación con efecto nueva la vuelve a crear en su migración con la salida de esa función.
 
-DROP VIEW IF EXISTS efectos;
-CREATE VIEW efectos AS
-SELECT 'reembolso'::text AS tipo, id, numero, thread_id, tool_call_id, pedido_id, cliente_id, tienda,
-       importe::numeric(12,2) AS importe, aprobado_por, creado::timestamptz AS creado
+CREATE OR REPLACE VIEW efectos AS
+SELECT 'reembolso'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
+       pedido_id::text, cliente_id::text, tienda::text, importe::numeric(12,2) AS importe,
+       aprobado_por::text, creado::timestamptz AS creado
 FROM reembolsos
 UNION ALL
-SELECT 'sustitucion'::text AS tipo, id, numero, thread_id, tool_call_id, pedido_id, cliente_id, tienda,
-       diferencia::numeric(12,2) AS importe, aprobado_por, creada::timestamptz AS creado
+SELECT 'sustitucion'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
+       pedido_id::text, cliente_id::text, tienda::text, diferencia::numeric(12,2) AS importe,
+       aprobado_por::text, creada::timestamptz AS creado
 FROM sustituciones;

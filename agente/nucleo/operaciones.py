@@ -182,11 +182,12 @@ def vista_efectos_sql(operaciones: Iterable[OperacionConEfecto] = OPERACIONES) -
     declaración (identificadores), nunca de un usuario.
     """
     ramas = [
-        f"SELECT '{op.nombre}'::text AS tipo, id, numero, thread_id, tool_call_id, pedido_id, "
-        f"cliente_id, tienda,\n       {op.libro.importe}::numeric(12,2) AS importe, aprobado_por, "
-        f"{op.libro.creado}::timestamptz AS creado\nFROM {op.libro.tabla}"
+        f"SELECT '{op.nombre}'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,\n"
+        f"       pedido_id::text, cliente_id::text, tienda::text, {op.libro.importe}::numeric(12,2) AS importe,\n"
+        f"       aprobado_por::text, {op.libro.creado}::timestamptz AS creado\nFROM {op.libro.tabla}"
         for op in operaciones
     ]
     if not ramas:
         raise ValueError("la vista efectos necesita al menos una operación")
-    return "DROP VIEW IF EXISTS efectos;\nCREATE VIEW efectos AS\n" + "\nUNION ALL\n".join(ramas) + ";\n"
+    # Cada columna con su tipo: CREATE OR REPLACE la amplía con una tabla nueva sin borrarla.
+    return "CREATE OR REPLACE VIEW efectos AS\n" + "\nUNION ALL\n".join(ramas) + ";\n"
