@@ -229,19 +229,35 @@ def test_la_declaracion_rechaza_al_construirse_lo_que_no_puede_faltar(cambios, m
 # -- una fila de matriz que falte no arranca el servicio ----------------------------------------
 
 
-def _limites(*reglas: str) -> dict:
-    return {r: {"encargado": Decimal("300"), "gerente": Decimal("1000"), "regional": None} for r in reglas}
+def _matriz_a_mano(conexion, tienda: str | None, version: int, regla: str) -> None:
+    """Una versión con una sola regla, escrita en SQL (``fijar_matriz`` ya no la admite):
+    la de una base de antes de la operación o tocada a mano."""
+    matriz_id = conexion.execute(
+        "INSERT INTO matrices_autoridad (tienda, version, creada_por) VALUES (%s, %s, 'a-mano') RETURNING id",
+        (tienda, version)).fetchone()["id"]
+    conexion.execute("INSERT INTO reglas_autoridad (matriz_id, regla) VALUES (%s, %s)", (matriz_id, regla))
+    conexion.execute("INSERT INTO limites_autoridad (matriz_id, regla, rol, limite) "
+                     "VALUES (%s, %s, 'encargado', 300), (%s, %s, 'regional', NULL)",
+                     (matriz_id, regla, matriz_id, regla))
+
+
+def test_fijar_una_matriz_sin_las_filas_de_una_operacion_se_rechaza(conexion):
+    from agente.autoridad import fijar_matriz
+
+    por_rol = {"encargado": Decimal("300"), "gerente": Decimal("1000"), "regional": None}
+    with pytest.raises(ValueError, match="faltan las filas de sustitucion"):
+        fijar_matriz(conexion, tienda="talavera", limites={"reembolso": por_rol},
+                     dos_firmas_por_encima={}, autor="ger-talavera")
+    assert len(matrices_vigentes(conexion)) == 1  # solo la por defecto
 
 
 def test_una_matriz_de_tienda_sin_una_regla_no_arranca_el_servicio(conexion, bd_url):
-    from agente.autoridad import fijar_matriz
     from agente.servicio.fabrica import crear_servicio
 
     from .fabricas import ajustes_prueba
 
     assert faltas_en_base(conexion) == []
-    fijar_matriz(conexion, tienda="talavera", limites=_limites("reembolso"),
-                 dos_firmas_por_encima={"reembolso": Decimal("500")}, autor="ger-talavera")
+    _matriz_a_mano(conexion, "talavera", 1, "reembolso")
     assert faltas_en_base(conexion) == [
         "la matriz de autoridad de la tienda talavera (versión 1) no tiene filas para la regla «sustitucion» "
         "de la operación sustitucion: sin ellas pediría un regional para cualquier importe"]
@@ -253,15 +269,13 @@ def test_una_matriz_de_tienda_sin_una_regla_no_arranca_el_servicio(conexion, bd_
     (nueva,) = completar_matrices(conexion, autor="ger-talavera")
     assert (nueva.tienda, nueva.version) == ("talavera", 2)
     assert nueva.limites["sustitucion"] == CAMBIO.matriz.limites
+    assert nueva.limites["reembolso"] == {"encargado": Decimal("300.00"), "regional": None}  # la suya, intacta
     assert faltas_en_base(conexion) == []
     crear_servicio(ajustes_prueba(bd_url), url=bd_url).cerrar()
 
 
 def test_la_matriz_por_defecto_sin_una_regla_no_arranca(conexion):
-    from agente.autoridad import fijar_matriz
-
-    fijar_matriz(conexion, tienda=None, limites=_limites("sustitucion"),
-                 dos_firmas_por_encima={}, autor="sistema")
+    _matriz_a_mano(conexion, None, 2, "sustitucion")
     (falta,) = faltas_en_base(conexion)
     assert falta.startswith("la matriz de autoridad por defecto (versión 2) no tiene filas para la regla «reembolso»")
     # La de antes, la versión 1, no se mira: la relee solo quien decidió con ella.

@@ -5,7 +5,7 @@
 filas de la matriz, su tabla, sus etiquetas, su texto para el cliente...) lo lee de aquí
 y recorre ``OPERACIONES`` en vez de nombrar «reembolso» o «sustitución».
 
-Añadir una operación (``docs/arquitectura.md``): su declaración aquí; su herramienta en
+Añadir una operación: su declaración aquí; su herramienta en
 el registro (``Herramienta.de_operacion``); su regla en ``politicas/reglas``; una
 migración con su tabla, las filas de la matriz por defecto (``EnMatriz``) y la vista
 ``efectos`` de ``vista_efectos_sql``; una tarea de evaluación. Lo que falte lo nombran el
