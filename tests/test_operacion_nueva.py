@@ -176,7 +176,7 @@ def test_el_agente_la_pausa_el_encargado_la_ve_y_la_firma_y_la_auditoria_la_cuen
     cancelar = llamada("cancelar_pedido", pedido=PEDIDO, importe="150.00", motivo="ya no lo necesito")
     modelo = guion(AIMessage("", tool_calls=[cancelar]), "Pedido cancelado.")
     agente = construir_agente(modelo, PostgresSaver(pool), pool=pool, pasarela=pasarela, registro=registro,
-                              politica=politica)
+                              politica=politica, operaciones=TODAS)
     servicio = Servicio(pool=pool, agente=agente, registro=registro)
     ctx = servicio.contexto_de_cliente("C-0001")
     hilo = servicio.iniciar_conversacion(ctx)
@@ -189,7 +189,9 @@ def test_el_agente_la_pausa_el_encargado_la_ve_y_la_firma_y_la_auditoria_la_cuen
     # La tarjeta: título, etiquetas y requisito (de sus filas de la matriz: un encargado).
     tarjeta = esquemas.aprobacion(servicio.aprobacion(hilo, tienda="talavera"), registro)
     (accion,) = tarjeta["acciones"]
-    assert accion["titulo"] == "Cancelación de pedido" and "Cancelación de pedido" in accion["descripcion"]
+    assert accion["titulo"] == "Cancelación de pedido"
+    assert accion["descripcion"].splitlines()[0] == "Cancelación de pedido para Ana García López (cliente C-0001)."
+    assert "Importe a devolver: 150,00 EUR.\nMotivo del cliente: ya no lo necesito." in accion["descripcion"]
     assert [(c["campo"], c["etiqueta"], c["dinero"]) for c in accion["campos"]] == [
         ("pedido", "Pedido", False), ("importe", "Importe a devolver", True), ("motivo", "Motivo del cliente", False)]
     assert accion["motivos"] == ["toda cancelación la revisa una persona"]

@@ -144,7 +144,8 @@ def faltas(op: OperacionConEfecto, conexion) -> list[str]:
 
 @pytest.mark.parametrize("op", OPERACIONES, ids=lambda op: op.nombre)
 def test_cada_operacion_declarada_esta_completa(op, conexion):
-    assert faltas(op, conexion) == []
+    encontradas = faltas(op, conexion)
+    assert encontradas == [], f"a la operación {op.nombre} le falta:\n- " + "\n- ".join(encontradas)
 
 
 def test_las_operaciones_no_comparten_nombre_regla_herramienta_ni_tabla():
