@@ -17,6 +17,7 @@ import psycopg
 
 from agente.bd.claves_candado import CANDADO_MATRIZ_SQL
 from agente.nucleo.errores import Prohibido
+from agente.nucleo.operaciones import OPERACIONES
 from politicas.matriz_autoridad import SELECT_ROLES_SQL, Matriz, leer_matriz_por_id
 
 __all__ = [
@@ -75,9 +76,15 @@ def fijar_matriz(
 ) -> Matriz:
     """Guarda una versión nueva y completa de la matriz de ``tienda`` (None = la por
     defecto) y la devuelve. Se valida antes de escribir (``ValueError`` si no es
-    coherente: el rol más alto sin límite, límites que no bajan al subir de rol)."""
+    coherente: el rol más alto sin límite, límites que no bajan al subir de rol, filas
+    para cada operación con efecto declarada en ``agente.nucleo.operaciones``)."""
     if not autor:
         raise ValueError("cada versión de la matriz dice quién la creó")
+    # Sin filas, una operación pediría el rol más alto para cualquier importe (y el servicio
+    # no arrancaría: agente.servicio.comprobar_operaciones).
+    sin_filas = [op.regla for op in OPERACIONES if op.regla not in limites]
+    if sin_filas:
+        raise ValueError(f"faltan las filas de {', '.join(sin_filas)}: cada operación con efecto necesita las suyas")
     with conexion.transaction():
         roles = tuple(f["rol"] for f in conexion.execute(SELECT_ROLES_SQL))
         Matriz(roles=roles, limites=limites, dos_firmas_por_encima=dos_firmas_por_encima)

@@ -19,6 +19,7 @@ from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import crear_prompt_cliente, prompt_cliente
 from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.operaciones import OPERACIONES
 from herramientas import REGISTRO, Registro, crear_herramientas
 from politicas import DescripcionEncargado, PoliticaAprobacion, PoliticaTienda
 
@@ -38,6 +39,7 @@ def construir_agente(
     registro: Registro = REGISTRO,
     vigencia: Callable[[str], None] | None = None,
     fuente_prompt=None,
+    operaciones=OPERACIONES,
 ):
     """El agente de ``create_agent`` con las herramientas y reglas de ``registro``.
 
@@ -49,6 +51,8 @@ def construir_agente(
     hilo; se comprueba antes de cada herramienta con efectos (el primero de la lista:
     ningún otro middleware convierte ese error en un resultado para el modelo).
     ``fuente_prompt``: de dónde sale el prompt de sistema (``FuentePrompt``; None = integrado).
+    ``operaciones``: las operaciones con efecto declaradas (la descripción para el encargado
+    de una sin redacción propia sale de sus campos).
     """
     politica = politica or PoliticaAprobacion(pool=pool, reglas=registro.reglas())
     vigilancia = (
@@ -70,6 +74,7 @@ def construir_agente(
                     pool=pool,
                     politica=politica,
                     titulos={h.nombre: h.titulo_encargado for h in registro if h.titulo_encargado},
+                    operaciones=operaciones,
                 ),
             ),
             LimitesTurno(

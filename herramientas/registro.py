@@ -11,6 +11,10 @@ Añadir una herramienta es añadir una entrada (o ``Registro.con(...)`` en una p
 
     REGISTRO.con(Herramienta(nombre="consultar_horario", crear=..., resumen="..."))
 
+Una herramienta que mueve dinero o género ejecuta una operación con efecto declarada
+(``agente.nucleo.operaciones``): ``Herramienta.de_operacion`` toma de la declaración la
+regla, las decisiones, el título, los campos de la tarjeta y el texto de espera.
+
 Trampas que este registro evita:
 
 - ``decisiones`` vacío = la herramienta nunca se interrumpe. Con decisiones, se listan
@@ -31,7 +35,8 @@ from typing import Any
 
 from langchain.tools import BaseTool
 
-from agente.nucleo import dinero
+from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
 from herramientas import envoltorios
 from herramientas.envoltorios import Dependencias
 
@@ -52,11 +57,9 @@ __all__ = [
 CONSULTAR_PEDIDO = "consultar_pedido"
 CONSULTAR_POLITICA = "consultar_politica"
 STOCK_ALTERNATIVAS = "stock_alternativas"
-REEMBOLSAR = "reembolsar"
-SUSTITUIR = "sustituir"
+REEMBOLSAR = REEMBOLSO.herramienta
+SUSTITUIR = CAMBIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
-
-DECISIONES_VALIDAS = frozenset({"approve", "edit", "reject", "respond"})
 
 
 def _texto_fijo(texto: str) -> Callable[[Mapping[str, Any]], str]:
@@ -80,6 +83,8 @@ class Herramienta:
       120,00 EUR del pedido P-...»); se inserta en el aviso de espera.
     - ``campos_editables``: argumentos que un encargado puede cambiar al editar; un
       importe editado nunca puede subir.
+    - ``campos_tarjeta``: cómo enseña la tarjeta cada argumento (etiqueta, si es dinero).
+    - ``operacion``: el nombre de la operación con efecto que ejecuta, si ejecuta una.
     """
 
     nombre: str
@@ -94,6 +99,37 @@ class Herramienta:
         default=_texto_fijo("tu solicitud"), compare=False
     )
     campos_editables: tuple[str, ...] = ()
+    campos_tarjeta: tuple[Campo, ...] = ()
+    operacion: str | None = None
+
+    @classmethod
+    def de_operacion(
+        cls,
+        operacion: OperacionConEfecto,
+        *,
+        nombre: str,
+        crear: Callable[[Dependencias], BaseTool],
+        reintento_seguro: bool = False,
+        max_por_turno: int | None = None,
+    ) -> Herramienta:
+        """La herramienta ``nombre`` de ``operacion``: efectos, regla, decisiones, título,
+        campos y texto de espera salen de la declaración."""
+        if nombre not in operacion.herramientas:
+            raise ValueError(f"{nombre}: la operación {operacion.nombre} no declara esta herramienta")
+        return cls(
+            nombre=nombre,
+            crear=crear,
+            efectos=True,
+            reintento_seguro=reintento_seguro,
+            decisiones=operacion.decisiones,
+            regla=operacion.regla,
+            max_por_turno=max_por_turno,
+            titulo_encargado=operacion.titulo,
+            texto_espera=operacion.texto_espera,
+            campos_editables=operacion.campos_editables,
+            campos_tarjeta=operacion.campos,
+            operacion=operacion.nombre,
+        )
 
     def __post_init__(self) -> None:
         if not self.nombre or not self.nombre.isidentifier():
@@ -181,21 +217,6 @@ class Registro:
         return herramientas
 
 
-def _espera_reembolso(args: Mapping[str, Any]) -> str:
-    try:
-        importe = dinero.eur(dinero.importe(args.get("importe")))
-    except Exception:  # un importe ilegible no debe romper el aviso al cliente
-        importe = "el importe indicado"
-    return f"el reembolso de {importe} del pedido {args.get('pedido')}"
-
-
-def _espera_sustitucion(args: Mapping[str, Any]) -> str:
-    return (
-        f"el cambio de {args.get('sku_original')} por {args.get('sku_nuevo')} "
-        f"del pedido {args.get('pedido')}"
-    )
-
-
 REGISTRO = Registro(
     (
         Herramienta(
@@ -213,28 +234,19 @@ REGISTRO = Registro(
             crear=envoltorios.crear_stock_alternativas,
             reintento_seguro=True,
         ),
-        Herramienta(
+        Herramienta.de_operacion(
+            REEMBOLSO,
             nombre=REEMBOLSAR,
             crear=envoltorios.crear_reembolsar,
-            efectos=True,
             reintento_seguro=True,
-            decisiones=("approve", "edit", "reject"),
-            regla="reembolso",
             max_por_turno=2,
-            titulo_encargado="Reembolso",
-            texto_espera=_espera_reembolso,
-            campos_editables=("importe",),
         ),
-        Herramienta(
+        Herramienta.de_operacion(
+            CAMBIO,
             nombre=SUSTITUIR,
             crear=envoltorios.crear_sustituir,
-            efectos=True,
             reintento_seguro=True,
-            decisiones=("approve", "reject"),
-            regla="sustitucion",
             max_por_turno=2,
-            titulo_encargado="Cambio de producto",
-            texto_espera=_espera_sustitucion,
         ),
         Herramienta(
             nombre=CONSULTAR_ENCARGADO,
@@ -243,6 +255,7 @@ REGISTRO = Registro(
             regla="consulta",
             titulo_encargado="Consulta al encargado",
             texto_espera=_texto_fijo("tu consulta"),
+            campos_tarjeta=(Campo(nombre="pregunta", etiqueta="Pregunta"),),
         ),
     )
 )

@@ -5,7 +5,9 @@
 el encargado necesita para decidir: cliente, pedido y fechas, líneas afectadas (o
 productos original y nuevo con precios), importe, motivo del cliente y los motivos de la
 política. Qué se redacta depende de la regla de la herramienta (``politica.regla_de``),
-no de su nombre; el dinero, con ``agente.nucleo.dinero.eur``.
+no de su nombre; el dinero, con ``agente.nucleo.dinero.eur``. Una operación declarada
+(``agente.nucleo.operaciones``) sin redacción propia se describe con su título, el pedido
+y sus campos con las etiquetas de la declaración.
 
 Los motivos salen del veredicto guardado de ese ``tool_call_id``: en ``after_model`` el
 ``when`` corre antes que la descripción, así que ya está guardado y coincide con lo que
@@ -15,6 +17,7 @@ vuelve a generar al reanudar, como el ``when``: necesita también el contexto de
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -24,6 +27,8 @@ from psycopg.rows import dict_row
 from agente.nucleo import dinero
 from agente.nucleo.contexto import contexto_de
 from agente.nucleo.fechas import ZONA_TIENDAS
+from agente.nucleo.operacion import OperacionConEfecto
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
 from politicas.aprobacion import PoliticaAprobacion, hilo_de
 from politicas.veredicto import Veredicto
 
@@ -86,7 +91,8 @@ class DescripcionEncargado:
     ``runtime.execution_info`` o de ``get_config()``. Una sentencia (los datos del
     pedido): el veredicto ya lo recuerda ``politica``, que lo acaba de dar en el ``when``.
     ``titulos``: ``herramienta -> título`` (``titulo_encargado`` del registro) para las
-    herramientas sin regla conocida.
+    herramientas sin regla conocida. ``operaciones``: las declaradas (las de una regla sin
+    redacción propia se describen con sus campos).
 
     Raises:
         ContextoAusente: sin contexto del cliente (p. ej. reanudar sin ``context=``).
@@ -98,17 +104,21 @@ class DescripcionEncargado:
         pool: ConnectionPool,
         politica: PoliticaAprobacion,
         titulos: Mapping[str, str] | None = None,
+        operaciones: Sequence[OperacionConEfecto] = OPERACIONES,
     ) -> None:
         if not (hasattr(politica, "evaluar") and hasattr(politica, "regla_de")):
             raise TypeError("politica debe ser la PoliticaAprobacion del when")
         self._pool = pool
         self._politica = politica
         self._titulos = dict(titulos or {})
-        self._redactores: Mapping[str, Callable[..., list[str]]] = {
-            "reembolso": self._reembolso,
-            "sustitucion": self._sustitucion,
-            "consulta": self._consulta,
+        self._redactores: dict[str, Callable[..., list[str]]] = {
+            op.regla: functools.partial(self._por_campos, op) for op in operaciones
         }
+        self._redactores.update({
+            REEMBOLSO.regla: self._reembolso,
+            CAMBIO.regla: self._sustitucion,
+            "consulta": self._consulta,
+        })
 
     def __call__(self, tool_call: Mapping[str, Any], state: Any, runtime: Any) -> str:
         contexto = contexto_de(runtime)
@@ -198,6 +208,23 @@ class DescripcionEncargado:
             texto.append(f"Diferencia de precio: {dinero.eur(nuevo - original, signo=True)}.")
         if args.get("motivo"):
             texto.append(f"Motivo del cliente: «{_del_cliente(args['motivo'])}».")
+        return texto
+
+    def _por_campos(
+        self, operacion: OperacionConEfecto, args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str
+    ) -> list[str]:
+        """Una operación sin redacción propia: su título, el pedido y cada campo declarado."""
+        texto = [f"{operacion.titulo} para {cliente}."]
+        if "pedido" in args:
+            texto.append(self._pedido(args, datos))
+        for campo in operacion.campos:
+            valor = args.get(campo.nombre)
+            if campo.nombre == "pedido" or valor in (None, "", [], {}):
+                continue
+            importe = dinero.importe_o_none(valor) if campo.dinero else None
+            legible = dinero.eur(importe) if importe is not None else _del_cliente(
+                ", ".join(map(str, valor)) if isinstance(valor, list | tuple) else valor)
+            texto.append(f"{campo.etiqueta}: {legible}.")
         return texto
 
     @staticmethod

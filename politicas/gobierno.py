@@ -28,6 +28,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from agente.nucleo import dinero
+from agente.nucleo.operaciones import OPERACIONES
 from politicas.matriz_autoridad import Matriz
 from politicas.valores import VALORES, texto_valor
 
@@ -41,7 +42,8 @@ __all__ = [
     "roles_que_suben",
 ]
 
-NOMBRE_REGLA = {"reembolso": "reembolsos", "sustitucion": "cambios de producto"}
+# «Límite de gerente en reembolsos»: el nombre de cada regla, de su operación declarada.
+NOMBRE_REGLA = {op.regla: op.matriz.plural for op in OPERACIONES}
 
 
 @dataclass(frozen=True, kw_only=True)

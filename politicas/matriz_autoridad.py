@@ -17,7 +17,10 @@ Funciones puras sobre una ``Matriz``:
 
 Trampas: «hasta 300,00 EUR» incluye 300,00 y «por encima de 500,00 EUR» no incluye
 500,00. Se cierra hacia el lado seguro: un importe desconocido en una regla de la matriz,
-o un importe en una regla que la matriz no conoce, exige el rol más alto. Una regla sin
+o un importe en una regla que la matriz no conoce, exige el rol más alto. Por eso una
+operación declarada (``agente.nucleo.operaciones``) sin sus filas en una matriz guardada
+no arranca el servicio (``agente.servicio.comprobar_operaciones``): si no, pediría en
+silencio un regional para cualquier importe. Una regla sin
 importe (la consulta al encargado) o con importe <= 0 (un cambio a un producto más
 barato) basta con una firma del rol más bajo.
 
@@ -37,6 +40,7 @@ from typing import Any
 import psycopg
 
 from agente.nucleo import dinero
+from agente.nucleo.operaciones import OPERACIONES
 
 __all__ = [
     "MATRIZ_COMO_JSON",
@@ -218,7 +222,8 @@ def _cubre_rol(matriz: Matriz, rol: str, regla: str | None, requisito: Requisito
 
 
 def _nombre_regla(regla: str | None) -> str:
-    return {"reembolso": "este reembolso", "sustitucion": "este cambio"}.get(regla or "", "esta operación")
+    """«este reembolso»: el nombre que declara la operación de ``regla`` (si la hay)."""
+    return next((op.matriz.singular for op in OPERACIONES if op.regla == regla), "esta operación")
 
 
 def puede_firmar(matriz: Matriz, rol: str, regla: str | None, importe: Any) -> Permiso:

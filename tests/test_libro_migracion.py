@@ -1,6 +1,7 @@
 """Una base anterior al libro se migra con sus reembolsos y cambios ya hechos.
 
-Se aplica todo el esquema salvo ``007_libro`` (una base que ya tenía las demás), se
+Se aplica todo el esquema salvo ``007_libro`` (una base que ya tenía las demás) y lo que
+se apoya en él (la vista ``efectos`` de ``015`` lee la diferencia que ``007`` rehace), se
 apuntan datos como los dejaba la versión anterior (incluidas las historias del issue:
 reembolso completo y después cambio de la misma cafetera, diferencias nunca liquidadas)
 y se migra. Lo que cabe entra en el libro por orden de creación; lo que no, queda a la
@@ -25,6 +26,8 @@ from herramientas.pedidos import consultar_pedido
 from .fabricas import crear_pedido
 
 D = Decimal
+# Lo que una base anterior al libro no puede tener todavía: el libro y lo que lo lee.
+DESPUES_DEL_LIBRO = ("007_libro.sql", "015_efectos.sql")
 
 REEMBOLSO_ANTIGUO_SQL = """
 INSERT INTO reembolsos (clave_idempotencia, thread_id, tool_call_id, pedido_id, cliente_id, tienda,
@@ -50,7 +53,7 @@ def base_antigua(bd_sin_migrar_url, tmp_path):
     anteriores = tmp_path / "sql"
     anteriores.mkdir()
     for ruta in sorted(CARPETA_SQL.glob("*.sql")):
-        if ruta.name != "007_libro.sql":
+        if ruta.name not in DESPUES_DEL_LIBRO:
             shutil.copy(ruta, anteriores / ruta.name)
     migrar(bd_sin_migrar_url, carpeta=anteriores)
     with psycopg.connect(bd_sin_migrar_url, **KWARGS_CONEXION) as c:
@@ -84,7 +87,7 @@ def test_los_datos_anteriores_entran_en_el_libro_y_lo_que_no_cabe_se_ve(base_ant
         cambio("espresso", "P-20260923-0034", "CAF-003", "CAF-002", hace=10)  # -90,10 sin liquidar
         cambio("igual", igual, "CAF-001", "CAF-003", hace=5)
 
-    assert migrar(url) == ["007_libro"]
+    assert migrar(url) == [r.removesuffix(".sql") for r in DESPUES_DEL_LIBRO]
 
     with psycopg.connect(url, **KWARGS_CONEXION) as c:
         libro = c.execute("""SELECT c.pedido_id, c.linea, c.unidad, c.importe,

@@ -14,10 +14,14 @@ from typing import Any
 
 from agente.demo import CLIENTES
 from agente.evaluacion.tareas import Tarea
+from agente.nucleo.operaciones import OPERACIONES
 
-__all__ = ["Observado", "comprobar"]
+__all__ = ["MARCADORES", "RE_NUMERO", "Observado", "comprobar"]
 
-RE_NUMERO = re.compile(r"\b(?:RE|SU|CO)-\d{6}\b")
+# Los números que puede leer el cliente: los prefijos de cada numeración declarada.
+_PREFIJOS = sorted({n.prefijo for op in OPERACIONES for n in op.instantanea.numeros})
+RE_NUMERO = re.compile(r"\b(?:" + "|".join(_PREFIJOS) + r")-\d{6}\b")
+MARCADORES = {f"{{{n.marcador}}}": n.marcador for op in OPERACIONES for n in op.instantanea.numeros}
 # Promesas de plazo: «te llegará el jueves», «en 3 días», «mañana lo tendrás»...
 RE_FECHA = re.compile(
     r"\b(?:mañana|pasado mañana|esta semana|la semana que viene|en (?:\d+|un|una|dos|tres|pocos?) "
@@ -59,9 +63,7 @@ def _otros_clientes(cliente_id: str) -> list[str]:
 
 def _rellenar(texto: str, obs: Observado) -> list[str]:
     """Los textos concretos de un ``decir`` con marcadores; [] si falta el número en la base."""
-    marcadores = {"{reembolso}": "reembolso", "{diferencia}": "diferencia",
-                  "{sustitucion}": "sustitucion", "{cobro}": "cobro"}
-    for marca, tipo in marcadores.items():
+    for marca, tipo in MARCADORES.items():
         if marca in texto:
             if not obs.numeros.get(tipo):
                 return []

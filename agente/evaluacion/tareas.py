@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import yaml
 
+from agente.evaluacion.instantanea import tablas
 from agente.nucleo import dinero
 from agente.nucleo.errores import ErrorDominio
 
@@ -30,7 +31,8 @@ AccionEncargado = Literal["aprobar", "editar", "rechazar", "responder", "nunca",
 ACCIONES_ENCARGADO: frozenset[str] = frozenset(
     {"aprobar", "editar", "rechazar", "responder", "nunca", "caducar"}
 )
-TABLAS = ("reembolsos", "sustituciones", "cobros")
+# Las que registra la instantánea: las que declara cada operación con efecto.
+TABLAS = tablas()
 
 
 class TareaNoValida(ValueError):

@@ -1,7 +1,8 @@
 """Lectura del mensaje del cliente: qué pide, de qué pedido, qué producto y por qué.
 
 Solo texto: normaliza (minúsculas, sin tildes, misma longitud), trocea el mensaje en
-cláusulas de devolución o cambio y saca de cada una una ``Tarea`` (intención, pedido,
+cláusulas de cada operación con efecto (las palabras que la reconocen las declara la
+operación: ``agente.nucleo.operaciones``, ``Offline.patron``) y saca de cada una una ``Tarea`` (intención, pedido,
 motivo, lo que se quiere cambiar y por qué). No mira resultados de herramientas ni
 redacta nada: eso es ``plan`` y ``redaccion``.
 
@@ -16,12 +17,15 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES
+
 __all__ = [
     "MOTIVO_POR_DEFECTO",
+    "PATRONES",
     "RE_PEDIDO",
     "RE_PROPUESTA",
     "RE_SKU",
@@ -42,9 +46,13 @@ MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 RE_PEDIDO = re.compile(r"\bP-\d{8}-\d{4}\b", re.IGNORECASE)
 RE_SKU = re.compile(r"\b[A-Z]{3}-\d{3}\b", re.IGNORECASE)
-# Sobre texto normalizado (minúsculas, sin tildes).
-RE_DEVOLUCION = re.compile(r"\b(?:devol\w*|devuelv\w*|reembols\w*)")
-RE_CAMBIO = re.compile(r"\b(?:cambi\w*|sustitu\w*|reemplaz\w*)")
+# Sobre texto normalizado (minúsculas, sin tildes): intención -> lo que la reconoce, de
+# cada operación declarada.
+PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (op.offline.intencion, re.compile(op.offline.patron)) for op in OPERACIONES
+)
+CAMBIAR = CAMBIO.offline.intencion
+RE_CAMBIO = re.compile(CAMBIO.offline.patron)
 RE_POR = re.compile(r"\bpor\b")
 RE_MOTIVO = re.compile(r"\b(?:porque|ya que|debido a que|pues|motivo:?)\s+(.+)", re.IGNORECASE | re.DOTALL)
 RE_ENCARGADO = re.compile(
@@ -74,8 +82,11 @@ PALABRAS_VACIAS = frozenset(
     {"para", "juego", "pack", "tazas", "con", "sin", "unidad", "unidades", "modelo"}
 )
 
-Intencion = Literal["estado", "reembolso", "cambio", "encargado", "politica", "ayuda", "anulada"]
-INTENCIONES: frozenset[str] = frozenset(get_args(Intencion))
+# Las de cada operación declarada más las que no mueven nada.
+Intencion = str
+INTENCIONES: frozenset[str] = frozenset(
+    {"estado", "encargado", "politica", "ayuda", "anulada"} | {i for i, _ in PATRONES}
+)
 
 
 # ---------------------------------------------------------------- texto
@@ -207,11 +218,9 @@ class Tarea:
 
 
 def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
-    """Trocea el mensaje en cláusulas de devolución o cambio: (tipo, inicio, fin)."""
+    """Trocea el mensaje en cláusulas de cada operación: (intención, inicio, fin)."""
     normal = normalizar(original)
-    marcas: list[tuple[int, Intencion]] = [(m.start(), "reembolso") for m in RE_DEVOLUCION.finditer(normal)]
-    marcas += [(m.start(), "cambio") for m in RE_CAMBIO.finditer(normal)]
-    marcas.sort()
+    marcas = sorted((m.start(), intencion) for intencion, patron in PATRONES for m in patron.finditer(normal))
     if not marcas:
         return []
     trozos = []
@@ -275,7 +284,7 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
         antes = [p.upper() for p in RE_PEDIDO.findall(texto[:desde])]
         todos = [p.upper() for p in RE_PEDIDO.findall(texto)]
         pedido = antes[-1] if antes else (todos[0] if todos else pedido_previo)
-    if tipo == "cambio":
+    if tipo == CAMBIAR:
         origen, deseo = _partir_cambio(fragmento)
         return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, origen=origen, deseo=deseo)
     return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, motivo=_motivo(fragmento), origen=fragmento)
@@ -302,10 +311,10 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
     pedidos = [p.upper() for p in RE_PEDIDO.findall(texto)]
     pedido_previo = _pedido_en_historial(anteriores)
     propuesta = _propuesta_pendiente(anteriores)
-    if propuesta and not RE_CAMBIO.search(normal) and not RE_DEVOLUCION.search(normal):
+    if propuesta and not any(patron.search(normal) for _, patron in PATRONES):
         sku, pedido, sku_nuevo = propuesta
         if RE_SI.search(normal):
-            return [Tarea(tipo="cambio", pedido=pedido, texto=texto, origen=sku, deseo=sku_nuevo)]
+            return [Tarea(tipo=CAMBIAR, pedido=pedido, texto=texto, origen=sku, deseo=sku_nuevo)]
         if RE_NO.search(normal):
             return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
 

@@ -1,6 +1,7 @@
 """El plan del turno: qué herramienta llamar después, o qué contestar, por cada tarea.
 
-Cada intención tiene su función de pasos (``PASOS``), que mira las llamadas ya hechas
+Cada intención tiene su función de pasos (``PASOS``; las de las operaciones con efecto,
+por la intención que declara cada una en ``agente.nucleo.operaciones``), que mira las llamadas ya hechas
 en este turno y sus resultados (``resultados``) y devuelve un ``Paso``: ``leer`` (una
 consulta), ``actuar`` (una operación que puede pedir firma) o ``fin`` (el texto, de
 ``redaccion``). ``planificar`` junta los pasos de todas las tareas: primero todas las
@@ -35,6 +36,7 @@ from agente.modelo_offline.lectura import (
 )
 from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
 from agente.nucleo import dinero
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
 from herramientas.registro import (
     CONSULTAR_ENCARGADO,
     CONSULTAR_PEDIDO,
@@ -245,8 +247,8 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
 
 PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
     "estado": _paso_estado,
-    "reembolso": _paso_reembolso,
-    "cambio": _paso_cambio,
+    REEMBOLSO.offline.intencion: _paso_reembolso,
+    CAMBIO.offline.intencion: _paso_cambio,
     "encargado": _paso_encargado,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),

@@ -15,6 +15,7 @@ from typing import Any
 from agente.modelo_offline.lectura import limpiar_cola
 from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
 from agente.nucleo import dinero
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
 
 __all__ = [
     "AYUDA",
@@ -143,7 +144,8 @@ def respuesta_encargado(resultado: Resultado) -> str:
 
 
 def _ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada) -> str | dict:
-    """El JSON de la ``operacion`` («reembolso», «cambio») ejecutada, con su ``numero``.
+    """El JSON de la ``operacion`` («reembolso», «cambio»: ``Offline.palabra``) ejecutada,
+    con su ``numero`` (``Offline.clave_numero``).
 
     Si no llegó a ejecutarse (pendiente, rechazada, con error) o no trae número, el texto
     que lo explica.
@@ -172,10 +174,10 @@ def sin_reembolsable(pedido: str | None, datos: dict) -> str:
 
 
 def reembolso(pedido: str | None, llamada: Llamada) -> str:
-    datos = _ejecutada("reembolso", "reembolso", pedido, llamada)
+    datos = _ejecutada(REEMBOLSO.offline.palabra, REEMBOLSO.offline.clave_numero, pedido, llamada)
     if isinstance(datos, str):
         return datos
-    numero = datos["reembolso"]
+    numero = datos[REEMBOLSO.offline.clave_numero]
     importe = _eur(datos.get("importe"))
     pedido_final = datos.get("pedido", pedido)
     if llamada.resultado.editado:
@@ -287,12 +289,12 @@ def _liquidacion(datos: dict) -> str:
 
 
 def sustitucion(pedido: str | None, llamada: Llamada) -> str:
-    datos = _ejecutada("cambio", "sustitucion", pedido, llamada)
+    datos = _ejecutada(CAMBIO.offline.palabra, CAMBIO.offline.clave_numero, pedido, llamada)
     if isinstance(datos, str):
         return datos
     nombre = f" ({datos['nombre_nuevo']})" if datos.get("nombre_nuevo") else ""
     partes = [
-        f"He tramitado la sustitución {datos['sustitucion']} del pedido "
+        f"He tramitado la sustitución {datos[CAMBIO.offline.clave_numero]} del pedido "
         f"{datos.get('pedido', pedido)}: {datos.get('sku_original')} por "
         f"{datos.get('sku_nuevo')}{nombre}.",
         _diferencia_de_precio(datos.get("diferencia")),

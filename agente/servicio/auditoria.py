@@ -4,7 +4,8 @@ Además (``auditoria_firmas``): cada efecto tuvo las firmas que exigía la autor
 y (``auditoria_politica``) la política misma: nadie la amplió sin la firma de alguien por
 encima, y cada efecto se ejecutó con los valores fijados al pausar.
 
-Una sola consulta cruza los efectos (reembolsos, sustituciones) con el veredicto
+Una sola consulta cruza los efectos (la vista ``efectos``: reembolsos, sustituciones y
+cualquier otra operación declarada en ``agente.nucleo.operaciones``) con el veredicto
 guardado de la política y con las decisiones de los encargados. Un efecto sin
 veredicto cuenta como «necesitaba firma»: algo lo creó sin pasar por el agente.
 """
@@ -21,17 +22,10 @@ from agente.servicio.resultados import InformeAuditoria
 
 __all__ = ["decisiones_fallidas", "efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
 
+# ``efectos`` es la vista de todas las operaciones con efecto declaradas
+# (``agente.nucleo.operaciones``, sql/015): una operación nueva entra sola.
 SELECT_EFECTOS_SIN_FIRMA_SQL = """
-WITH efectos AS (
-    SELECT 'reembolso' AS tipo, numero, thread_id, tool_call_id, tienda, importe,
-           aprobado_por, creado
-    FROM reembolsos
-    UNION ALL
-    SELECT 'sustitucion', numero, thread_id, tool_call_id, tienda, diferencia,
-           aprobado_por, creada
-    FROM sustituciones
-),
-firmas AS (
+WITH firmas AS (
     SELECT d.thread_id, d.encargado_id, t.tool_call_id, d.decisiones -> (t.n::int - 1) ->> 'type' AS tipo
     FROM decisiones_encargado d
     CROSS JOIN LATERAL jsonb_array_elements_text(d.peticion -> 'tool_call_ids')

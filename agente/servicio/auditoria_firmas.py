@@ -1,6 +1,6 @@
 """Auditoría de las firmas: cada efecto tuvo las firmas que exigía la autoridad guardada.
 
-Para cada efecto (reembolso, sustitución) cuyo veredicto pidió firma con la matriz de
+Para cada efecto (la vista ``efectos``: reembolso, sustitución...) cuyo veredicto pidió firma con la matriz de
 autoridad (``evaluaciones_politica.autoridad_matriz_id``):
 
 - ``requisito_alterado``: el requisito guardado (firmas, rol mínimo) no es el que da la
@@ -24,14 +24,8 @@ from politicas.matriz_autoridad import autoridad_necesaria, firmas_completas, le
 
 __all__ = ["firmas_que_no_cumplen"]
 
+# ``efectos``: la vista de todas las operaciones con efecto declaradas (sql/015).
 SELECT_EFECTOS_CON_AUTORIDAD_SQL = """
-WITH efectos AS (
-    SELECT 'reembolso' AS tipo, numero, thread_id, tool_call_id, tienda, importe, creado
-    FROM reembolsos
-    UNION ALL
-    SELECT 'sustitucion', numero, thread_id, tool_call_id, tienda, diferencia, creada
-    FROM sustituciones
-)
 SELECT e.tipo, e.numero, e.thread_id, e.tool_call_id, e.tienda, e.importe, e.creado,
        ev.autoridad_importe, ev.autoridad_firmas, ev.autoridad_rol, ev.autoridad_matriz_id,
        ev.autoridad_regla,

@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 
 from agente.nucleo import dinero
+from agente.nucleo.operaciones import por_herramienta
 from agente.servicio.decisiones import SISTEMA
 
 __all__ = ["CADUCADA", "TIPOS", "Filtros", "buscar", "como_csv", "lo_que_decidio", "tipo_principal"]
@@ -101,13 +102,21 @@ def tipo_principal(encargado_id: str, decisiones: list[dict[str, Any]]) -> str:
     return next((t for t in _ORDEN if t in tipos), "approve")
 
 
+def _campo_importe(herramienta: str | None) -> str:
+    """El argumento con el importe: el primero de dinero de su operación declarada
+    (``importe`` en una herramienta sin operación)."""
+    operacion = por_herramienta(herramienta)
+    return next((c.nombre for c in operacion.campos if c.dinero), "importe") if operacion else "importe"
+
+
 def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> list[dict[str, Any]]:
     salida = []
     for n, accion in enumerate(peticion.get("action_requests") or []):
         args = accion.get("args") or {}
         decision = decisiones[n] if n < len(decisiones) else {}
         final = (decision.get("edited_action") or {}).get("args") or args
-        propuesto, importe = dinero.importe_o_none(args.get("importe")), dinero.importe_o_none(final.get("importe"))
+        campo = _campo_importe(accion.get("name"))
+        propuesto, importe = dinero.importe_o_none(args.get(campo)), dinero.importe_o_none(final.get(campo))
         salida.append({
             "nombre": accion.get("name"),
             "pedido": args.get("pedido"),
@@ -124,8 +133,10 @@ def _lo_decidido(decisiones: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Lo que decidió una firma en cada operación: tipo, importe si editó, motivo o texto."""
     salida = []
     for decision in decisiones:
-        args = (decision.get("edited_action") or {}).get("args") or {}
-        importe = dinero.importe_o_none(args.get("importe")) if decision.get("type") == "edit" else None
+        editada = decision.get("edited_action") or {}
+        args = editada.get("args") or {}
+        campo = _campo_importe(editada.get("name"))
+        importe = dinero.importe_o_none(args.get(campo)) if decision.get("type") == "edit" else None
         salida.append({"tipo": decision.get("type"),
                        "importe": dinero.texto(importe) if importe is not None else None,
                        "motivo": decision.get("message")})

@@ -8,6 +8,7 @@ from agente.bd.url import url_basedatos
 from agente.nucleo.ajustes import Ajustes
 from agente.servicio import Servicio
 from agente.servicio.candados import CandadosHilo
+from agente.servicio.comprobar_operaciones import comprobar_operaciones
 from agente.servicio.limite import LimiteEjecuciones
 from agente.servicio.pasarela_registrada import PasarelaRegistrada
 
@@ -36,6 +37,13 @@ def crear_servicio(
     # AGENTE_POOL_MAX es el presupuesto del proceso: las dos conexiones propias cuentan.
     pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max - CONEXIONES_PROPIAS,
                       espera=ajustes.pool_espera)
+    # Una operación con efecto sin sus filas en la matriz pediría un regional para todo: no arranca.
+    try:
+        with pool.connection() as conexion:
+            comprobar_operaciones(conexion)
+    except BaseException:
+        pool.close()
+        raise
     pasarela = PasarelaRegistrada(
         interna=pasarela if pasarela is not None else pasarela_desde_ajustes(pool, ajustes)
     )

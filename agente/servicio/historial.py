@@ -1,21 +1,32 @@
 """Lo que el encargado necesita para decidir con conocimiento: la ficha de una aprobación.
 
 La transcripción (mensajes del cliente y del agente, los retenidos marcados), lo que el
-cliente ha pedido y recibido en los últimos 90 días (pedidos, reembolsos, cambios y
-devoluciones) y, de cada pedido de la aprobación, sus líneas con el nombre del producto
+cliente ha pedido y recibido en los últimos 90 días (pedidos, cada operación con efecto
+declarada en ``agente.nucleo.operaciones`` —reembolsos, cambios— y devoluciones) y, de cada pedido de la aprobación, sus líneas con el nombre del producto
 y lo que el libro de compensaciones (``libro_lineas``) dice que ya se le devolvió.
 Solo lecturas; el dinero sale como texto (``dinero.texto``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
 from agente.nucleo import dinero
+from agente.nucleo.operacion import OperacionConEfecto
+from agente.nucleo.operaciones import OPERACIONES
 
-__all__ = ["DIAS_HISTORIAL", "conversacion", "estado_linea", "ficha", "historial_cliente", "lineas_de"]
+__all__ = [
+    "DIAS_HISTORIAL",
+    "conversacion",
+    "estado_linea",
+    "ficha",
+    "historial_cliente",
+    "historial_cliente_sql",
+    "lineas_de",
+]
 
 DIAS_HISTORIAL = 90
 
@@ -23,36 +34,28 @@ SELECT_CONVERSACION_SQL = """
 SELECT rol, texto, creado AS fecha, retenido FROM mensajes_conversacion
 WHERE thread_id = %(thread_id)s ORDER BY id
 """
-# Un solo viaje: cada lista en su subconsulta, la más reciente primero.
-SELECT_HISTORIAL_CLIENTE_SQL = """
-SELECT
-  coalesce((SELECT jsonb_agg(jsonb_build_object(
+PEDIDOS_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
              'id', p.id, 'fecha', p.fecha, 'estado', p.estado, 'importe', p.importe::text)
              ORDER BY p.fecha DESC)
             FROM pedidos p WHERE p.cliente_id = %(cliente)s
-             AND p.fecha >= now() - make_interval(days => %(dias)s)), '[]') AS pedidos,
-  coalesce((SELECT jsonb_agg(jsonb_build_object(
-             'numero', r.numero, 'pedido', r.pedido_id, 'importe', r.importe::text,
-             'estado', r.estado, 'concepto', r.concepto, 'fecha', r.creado)
-             ORDER BY r.creado DESC)
-            FROM reembolsos r WHERE r.cliente_id = %(cliente)s
-             AND r.creado >= now() - make_interval(days => %(dias)s)), '[]') AS reembolsos,
-  coalesce((SELECT jsonb_agg(jsonb_build_object(
-             'numero', s.numero, 'pedido', s.pedido_id, 'estado', s.estado, 'fecha', s.creada,
-             'producto_original', po.nombre, 'producto_nuevo', pn.nombre)
-             ORDER BY s.creada DESC)
-            FROM sustituciones s
-            JOIN productos po ON po.sku = s.sku_original
-            JOIN productos pn ON pn.sku = s.sku_nuevo
-            WHERE s.cliente_id = %(cliente)s
-             AND s.creada >= now() - make_interval(days => %(dias)s)), '[]') AS cambios,
-  coalesce((SELECT jsonb_agg(jsonb_build_object(
+             AND p.fecha >= now() - make_interval(days => %(dias)s)), '[]')"""
+DEVOLUCIONES_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
              'pedido', d.pedido_id, 'importe', d.importe::text, 'motivo', d.motivo,
              'fecha', d.creada)
              ORDER BY d.creada DESC)
             FROM devoluciones d WHERE d.cliente_id = %(cliente)s
-             AND d.creada >= now() - make_interval(days => %(dias)s)), '[]') AS devoluciones
-"""
+             AND d.creada >= now() - make_interval(days => %(dias)s)), '[]')"""
+
+
+def historial_cliente_sql(operaciones: Sequence[OperacionConEfecto] = OPERACIONES) -> str:
+    """Un solo viaje: cada lista en su subconsulta, la más reciente primero; entre los
+    pedidos y las devoluciones, la de cada operación declarada (``EnHistorial.sql``)."""
+    listas = [("pedidos", PEDIDOS_SQL), *((op.historial.clave, op.historial.sql) for op in operaciones),
+              ("devoluciones", DEVOLUCIONES_SQL)]
+    return "SELECT\n  " + ",\n  ".join(f"{consulta} AS {clave}" for clave, consulta in listas)
+
+
+SELECT_HISTORIAL_CLIENTE_SQL = historial_cliente_sql()
 SELECT_LINEAS_SQL = """
 SELECT l.pedido_id, l.linea, l.sku, pr.nombre AS producto, l.unidades, l.precio_unitario,
        l.pagado, l.reembolsado, l.unidades_reembolsadas, l.unidades_cambiadas,
@@ -70,12 +73,18 @@ def conversacion(conexion: psycopg.Connection, thread_id: str) -> list[dict[str,
 
 
 def historial_cliente(
-    conexion: psycopg.Connection, cliente_id: str, *, dias: int = DIAS_HISTORIAL
+    conexion: psycopg.Connection,
+    cliente_id: str,
+    *,
+    dias: int = DIAS_HISTORIAL,
+    operaciones: Sequence[OperacionConEfecto] = OPERACIONES,
 ) -> dict[str, Any]:
+    """Las listas de los últimos ``dias`` y, en ``tipos``, cómo enseña la tarjeta la de
+    cada operación (``EnHistorial``: clave, etiqueta, plural y plantilla del detalle)."""
     fila = conexion.execute(
-        SELECT_HISTORIAL_CLIENTE_SQL, {"cliente": cliente_id, "dias": dias}
-    ).fetchone()
-    return {"dias": dias, **{k: list(v) for k, v in fila.items()}}
+        historial_cliente_sql(operaciones), {"cliente": cliente_id, "dias": dias}).fetchone()
+    return {"dias": dias, **{k: list(v) for k, v in fila.items()},
+            "tipos": [op.historial.como_json() for op in operaciones]}
 
 
 def estado_linea(linea: dict[str, Any]) -> str:

@@ -161,6 +161,12 @@ class Cliente(BaseModel):
     nombre: str
 
 
+class CampoTarjeta(BaseModel):
+    campo: str = Field(description="Nombre del argumento.")
+    etiqueta: str = Field(description="Cómo lo nombra la tarjeta, en español.")
+    dinero: bool = Field(description="Un importe: se enseña y se edita en euros.")
+
+
 class Accion(BaseModel):
     nombre: str
     titulo: str = Field(description="Título de la tarjeta (del registro de herramientas).")
@@ -169,6 +175,8 @@ class Accion(BaseModel):
     motivos: list[str]
     decisiones_permitidas: list[str]
     campos_editables: list[str] = Field(description="Argumentos que una edición puede cambiar.")
+    campos: list[CampoTarjeta] = Field(description=(
+        "Etiqueta de cada argumento, de la operación declarada; uno que no esté se enseña con su nombre."))
 
 
 class MensajeRetenido(BaseModel):
@@ -215,12 +223,22 @@ class DevolucionResumen(BaseModel):
     fecha: datetime
 
 
+class TipoHistorial(BaseModel):
+    clave: str = Field(description="La lista de esta operación en el historial (reembolsos, cambios...).")
+    etiqueta: str = Field(description="«Reembolso», delante del número de cada fila.")
+    plural: str = Field(description="«reembolsos», en el resumen.")
+    detalle: str = Field(description="Plantilla de cada fila: {campo} o {campo:euros}.")
+
+
 class HistorialCliente(BaseModel):
+    # Una operación con efecto nueva trae su lista con su clave (la dice ``tipos``).
+    model_config = ConfigDict(extra="allow")
     dias: int = Field(description="Ventana del historial (90 días).")
     pedidos: list[PedidoResumen]
     reembolsos: list[ReembolsoResumen]
     cambios: list[CambioResumen]
     devoluciones: list[DevolucionResumen]
+    tipos: list[TipoHistorial] = Field(description="Cómo se enseña la lista de cada operación, en orden.")
 
 
 class LineaLibro(BaseModel):
@@ -459,6 +477,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
             "motivos": list(motivos[n]) if n < len(motivos) else [],
             "decisiones_permitidas": decisiones_permitidas(configs[n] if n < len(configs) else {}, herramienta),
             "campos_editables": list(herramienta.campos_editables) if herramienta else [],
+            "campos": [c.como_json() for c in herramienta.campos_tarjeta] if herramienta else [],
         })
     return {
         "thread_id": fila["thread_id"],

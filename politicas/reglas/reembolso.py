@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agente.nucleo import dinero
+from agente.nucleo.operaciones import REEMBOLSO as OPERACION
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -88,9 +89,5 @@ def _umbrales(h: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-REEMBOLSO = Regla(
-    nombre="reembolso",
-    hechos=("pedido_existe", "estado_pedido", "entregado_en", "dias_entregado",
-            "devoluciones_recientes", "elegibilidad"),
-    decidir=decidir,
-)
+# Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
+REEMBOLSO = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, decidir=decidir)

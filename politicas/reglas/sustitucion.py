@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agente.nucleo import dinero
+from agente.nucleo.operaciones import CAMBIO as OPERACION
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -83,10 +84,5 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     )
 
 
-SUSTITUCION = Regla(
-    nombre="sustitucion",
-    hechos=("pedido_existe", "sku_original_en_pedido", "pvp_original", "pvp_nuevo", "elegibilidad",
-            "libres_sku_original"),
-    parametros=parametros,
-    decidir=decidir,
-)
+# Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
+SUSTITUCION = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, parametros=parametros, decidir=decidir)

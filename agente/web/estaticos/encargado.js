@@ -9,11 +9,12 @@ import { iniciarSolicitudesPolitica } from "./encargado_politica.js";
 
 const $ = (id) => document.getElementById(id);
 const TITULO = document.title;
-// Etiquetas por nombre de argumento (nunca por herramienta): el título de cada operación y
-// los campos que se pueden editar llegan en la API, del registro de herramientas.
-const ETIQUETAS = { pedido: "Pedido", importe: "Importe", lineas: "Líneas", motivo: "Motivo del cliente",
-  sku_original: "Producto original", sku_nuevo: "Producto nuevo", pregunta: "Pregunta" };
-const DINERO = new Set(["importe"]);
+// El título de cada operación, la etiqueta de cada argumento (y si es dinero) y los campos que
+// se pueden editar llegan en la API (accion.campos), de la operación declarada: nada por
+// herramienta aquí. Un argumento sin etiqueta se enseña con su nombre.
+const campoDe = (accion, campo) => (accion.campos || []).find((c) => c.campo === campo);
+const etiqueta = (accion, campo) => campoDe(accion, campo)?.etiqueta || campo;
+const esDinero = (accion, campo) => Boolean(campoDe(accion, campo)?.dinero);
 const BOTONES = { approve: "Aprobar", edit: "Editar importe", reject: "Rechazar con motivo", respond: "Responder" };
 const ATAJOS = { a: "approve", e: "edit", r: "reject" };
 const CON_NOTA = new Set(["edit", "reject"]);
@@ -29,8 +30,8 @@ function enlaceSeguro(url) {
   return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
 }
 
-function textoArgumento(campo, valor) {
-  if (DINERO.has(campo)) return euros(valor);
+function textoArgumento(accion, campo, valor) {
+  if (esDinero(accion, campo)) return euros(valor);
   if (Array.isArray(valor)) return valor.join(", ");
   return typeof valor === "object" ? JSON.stringify(valor) : String(valor);
 }
@@ -39,13 +40,13 @@ function datosAccion(accion) {
   const filas = [];
   for (const [campo, valor] of Object.entries(accion.args || {})) {
     if (valor === undefined || valor === null || valor === "") continue;
-    filas.push(el("dt", {}, ETIQUETAS[campo] || campo), el("dd", {}, textoArgumento(campo, valor)));
+    filas.push(el("dt", {}, etiqueta(accion, campo)), el("dd", {}, textoArgumento(accion, campo, valor)));
   }
   return el("dl", { class: "datos" }, filas);
 }
 
-function etiquetaEdicion(campo) {
-  return DINERO.has(campo) ? `Nuevo ${(ETIQUETAS[campo] || campo).toLowerCase()} (EUR)` : `Nuevo valor: ${ETIQUETAS[campo] || campo}`;
+function etiquetaEdicion(accion, campo) {
+  return esDinero(accion, campo) ? `Nuevo ${etiqueta(accion, campo).toLowerCase()} (EUR)` : `Nuevo valor: ${etiqueta(accion, campo)}`;
 }
 
 /** Los controles de una operación: un botón por decisión permitida y su campo. */
@@ -64,8 +65,8 @@ function controlesAccion(tarjeta, accion, indice) {
         ? el("p", { class: "pista" }, "Ya hay firmas: puedes bajar el importe, nunca subirlo, y las firmas dadas cuentan para el importe menor.")
         : null, (accion.campos_editables || []).map((campo) =>
         el("p", { class: "campo" },
-          el("label", { for: `${campo}-${id}` }, etiquetaEdicion(campo)),
-          el("input", { id: `${campo}-${id}`, name: campo, inputmode: DINERO.has(campo) ? "decimal" : "text",
+          el("label", { for: `${campo}-${id}` }, etiquetaEdicion(accion, campo)),
+          el("input", { id: `${campo}-${id}`, name: campo, inputmode: esDinero(accion, campo) ? "decimal" : "text",
             autocomplete: "off", value: accion.args?.[campo] ?? "", required: true }))));
     }
     if (tipo === "reject") {
@@ -117,7 +118,7 @@ function decisiones(tarjeta) {
     const args = { ...accion.args };
     for (const campo of e.campo?.querySelectorAll("input") ?? []) {
       const texto = campo.value.trim();
-      args[campo.name] = DINERO.has(campo.name) ? texto.replace(/\s|EUR|€/gi, "").replace(",", ".") : texto;
+      args[campo.name] = esDinero(accion, campo.name) ? texto.replace(/\s|EUR|€/gi, "").replace(",", ".") : texto;
     }
     return { type: "edit", edited_action: { name: accion.nombre, args } };
   });
@@ -350,7 +351,9 @@ function cumple(a) {
   const espera = Number($("f-espera").value);
   const pedidos = a.acciones.map((x) => String(x.args?.pedido || "")).join(" ");
   const texto = `${a.cliente.nombre} ${a.cliente.id} ${a.thread_id} ${pedidos}`.toLowerCase();
-  const importes = a.acciones.map((x) => numero(x.args?.importe)).filter((v) => v !== null);
+  // Los importes: los argumentos que la operación declara como dinero.
+  const importes = a.acciones.flatMap((x) => (x.campos || []).filter((c) => c.dinero)
+    .map((c) => numero(x.args?.[c.campo]))).filter((v) => v !== null);
   const enRango = (v) => (min === null || v >= min) && (max === null || v <= max);
   const esperando = a.espera_segundos + (Date.now() - (a.recibida || Date.now())) / 1000;
   return (!buscar || texto.includes(buscar))

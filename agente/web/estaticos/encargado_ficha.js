@@ -57,15 +57,23 @@ function tablaLineas(pedido) {
         el("td", {}, el("span", { class: `estado-linea ${l.estado.replace(/\s+/g, "-")}` }, l.estado)))))));
 }
 
+/** Una fila con la plantilla de su operación: «{pedido} · {importe:euros}» (de la API). */
+export function rellenar(plantilla, fila) {
+  return plantilla.replace(/\{(\w+)(:euros)?\}/g, (_, campo, enEuros) =>
+    (enEuros ? euros(fila[campo]) : String(fila[campo] ?? "")));
+}
+
 function historialCliente(h) {
+  // Las operaciones con efecto (reembolsos, cambios...) y cómo se enseñan llegan en h.tipos.
+  const tipos = Array.isArray(h.tipos) ? h.tipos : [];
   const filas = [
     ...h.pedidos.map((p) => [p.fecha, `Pedido ${p.id}`, `${p.estado} · ${euros(p.importe)}`]),
-    ...h.reembolsos.map((r) => [r.fecha, `Reembolso ${r.numero}`, `${r.pedido} · ${euros(r.importe)} · ${r.estado}`]),
-    ...h.cambios.map((c) => [c.fecha, `Cambio ${c.numero}`, `${c.pedido} · ${c.producto_original} → ${c.producto_nuevo}`]),
+    ...tipos.flatMap((t) => (h[t.clave] || []).map((f) => [f.fecha, `${t.etiqueta} ${f.numero}`, rellenar(t.detalle, f)])),
     ...h.devoluciones.map((d) => [d.fecha, "Devolución", `${d.pedido} · ${euros(d.importe)}${d.motivo ? ` · ${d.motivo}` : ""}`]),
   ].sort((a, b) => String(b[0]).localeCompare(String(a[0])));
+  const cuentas = tipos.map((t) => `${(h[t.clave] || []).length} ${t.plural}, `).join("");
   const resumen = `Historial del cliente (${h.dias} días): ${h.pedidos.length} pedidos, ` +
-    `${h.reembolsos.length} reembolsos, ${h.cambios.length} cambios, ${h.devoluciones.length} devoluciones`;
+    `${cuentas}${h.devoluciones.length} devoluciones`;
   return el("details", { class: "historial-cliente" }, el("summary", {}, resumen),
     el("ul", {}, filas.map(([cuando, que, detalle]) => el("li", {}, el("strong", {}, que), ` · ${detalle} · ${fecha(cuando)}`))));
 }

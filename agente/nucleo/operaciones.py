@@ -1,0 +1,193 @@
+"""Las operaciones con efecto de la tienda: reembolso y cambio de producto, declaradas una vez.
+
+``OPERACIONES`` es la única lista de clases de efecto; el registro de herramientas es la
+única lista de herramientas. Quien necesite saber algo de una operación (su regla, sus
+filas de la matriz, su tabla, sus etiquetas, su texto para el cliente...) lo lee de aquí
+y recorre ``OPERACIONES`` en vez de nombrar «reembolso» o «sustitución».
+
+Añadir una operación: su declaración aquí; su herramienta en
+el registro (``Herramienta.de_operacion``); su regla en ``politicas/reglas``; una
+migración con su tabla, las filas de la matriz por defecto (``EnMatriz``) y la vista
+``efectos`` de ``vista_efectos_sql``; una tarea de evaluación. Lo que falte lo nombran el
+arranque del servicio (``agente.servicio.comprobar_operaciones``) y
+``tests/test_operaciones_declaradas.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from agente.nucleo import dinero
+from agente.nucleo.operacion import (
+    Campo,
+    EnHistorial,
+    EnInstantanea,
+    EnLibro,
+    EnMatriz,
+    Numeracion,
+    Offline,
+    OperacionConEfecto,
+)
+
+__all__ = [
+    "CAMBIO",
+    "COLUMNAS_EFECTOS",
+    "OPERACIONES",
+    "REEMBOLSO",
+    "por_herramienta",
+    "por_regla",
+    "vista_efectos_sql",
+]
+
+# Las filas de la matriz por defecto de sql/008 (las dos reglas, iguales).
+_LIMITES_POR_DEFECTO = {"encargado": Decimal("300.00"), "gerente": Decimal("1000.00"), "regional": None}
+_DOS_FIRMAS_POR_DEFECTO = Decimal("500.00")
+
+
+def _espera_reembolso(args: Mapping[str, Any]) -> str:
+    try:
+        importe = dinero.eur(dinero.importe(args.get("importe")))
+    except Exception:  # un importe ilegible no debe romper el aviso al cliente
+        importe = "el importe indicado"
+    return f"el reembolso de {importe} del pedido {args.get('pedido')}"
+
+
+def _espera_cambio(args: Mapping[str, Any]) -> str:
+    return (
+        f"el cambio de {args.get('sku_original')} por {args.get('sku_nuevo')} "
+        f"del pedido {args.get('pedido')}"
+    )
+
+
+HISTORIAL_REEMBOLSOS_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
+             'numero', r.numero, 'pedido', r.pedido_id, 'importe', r.importe::text,
+             'estado', r.estado, 'concepto', r.concepto, 'fecha', r.creado)
+             ORDER BY r.creado DESC)
+            FROM reembolsos r WHERE r.cliente_id = %(cliente)s
+             AND r.creado >= now() - make_interval(days => %(dias)s)), '[]')"""
+HISTORIAL_CAMBIOS_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
+             'numero', s.numero, 'pedido', s.pedido_id, 'estado', s.estado, 'fecha', s.creada,
+             'producto_original', po.nombre, 'producto_nuevo', pn.nombre)
+             ORDER BY s.creada DESC)
+            FROM sustituciones s
+            JOIN productos po ON po.sku = s.sku_original
+            JOIN productos pn ON pn.sku = s.sku_nuevo
+            WHERE s.cliente_id = %(cliente)s
+             AND s.creada >= now() - make_interval(days => %(dias)s)), '[]')"""
+
+INSTANTANEA_REEMBOLSOS_SQL = """
+SELECT pedido_id AS pedido, importe, concepto, estado,
+       coalesce((SELECT jsonb_agg(x ORDER BY x) FROM jsonb_array_elements(lineas) x), '[]') AS lineas
+FROM reembolsos ORDER BY pedido_id, concepto, importe
+"""
+INSTANTANEA_SUSTITUCIONES_SQL = """
+SELECT pedido_id AS pedido, sku_original, sku_nuevo, diferencia
+FROM sustituciones ORDER BY pedido_id, sku_original, sku_nuevo
+"""
+INSTANTANEA_COBROS_SQL = """
+SELECT pedido_id AS pedido, importe, estado FROM cobros ORDER BY pedido_id, importe
+"""
+
+REEMBOLSO = OperacionConEfecto(
+    nombre="reembolso",
+    herramientas=("reembolsar",),
+    regla="reembolso",
+    hechos=("pedido_existe", "estado_pedido", "entregado_en", "dias_entregado",
+            "devoluciones_recientes", "elegibilidad"),
+    matriz=EnMatriz(singular="este reembolso", plural="reembolsos",
+                    limites=_LIMITES_POR_DEFECTO, dos_firmas_por_encima=_DOS_FIRMAS_POR_DEFECTO),
+    libro=EnLibro(tabla="reembolsos", prefijo="RE", importe="importe", creado="creado",
+                  movimientos=("reembolso",)),
+    titulo="Reembolso",
+    decisiones=("approve", "edit", "reject"),
+    campos=(
+        Campo(nombre="pedido", etiqueta="Pedido"),
+        Campo(nombre="importe", etiqueta="Importe", dinero=True),
+        Campo(nombre="lineas", etiqueta="Líneas"),
+        Campo(nombre="motivo", etiqueta="Motivo del cliente"),
+    ),
+    campos_editables=("importe",),
+    historial=EnHistorial(clave="reembolsos", etiqueta="Reembolso", plural="reembolsos",
+                          detalle="{pedido} · {importe:euros} · {estado}", sql=HISTORIAL_REEMBOLSOS_SQL),
+    texto_espera=_espera_reembolso,
+    offline=Offline(intencion="reembolso", patron=r"\b(?:devol\w*|devuelv\w*|reembols\w*)",
+                    palabra="reembolso", clave_numero="reembolso"),
+    instantanea=EnInstantanea(
+        tablas={"reembolsos": INSTANTANEA_REEMBOLSOS_SQL},
+        numeros=(Numeracion(marcador="reembolso", prefijo="RE",
+                            sql="SELECT numero, id FROM reembolsos WHERE concepto = 'devolucion'"),),
+    ),
+)
+
+CAMBIO = OperacionConEfecto(
+    nombre="sustitucion",
+    herramientas=("sustituir",),
+    regla="sustitucion",
+    hechos=("pedido_existe", "sku_original_en_pedido", "pvp_original", "pvp_nuevo", "elegibilidad",
+            "libres_sku_original"),
+    matriz=EnMatriz(singular="este cambio", plural="cambios de producto",
+                    limites=_LIMITES_POR_DEFECTO, dos_firmas_por_encima=_DOS_FIRMAS_POR_DEFECTO),
+    # La diferencia se liquida por la pasarela: a favor, un reembolso; a cargo, un cobro.
+    libro=EnLibro(tabla="sustituciones", prefijo="SU", importe="diferencia", creado="creada",
+                  movimientos=("reembolso", "cobro")),
+    titulo="Cambio de producto",
+    decisiones=("approve", "reject"),
+    campos=(
+        Campo(nombre="pedido", etiqueta="Pedido"),
+        Campo(nombre="sku_original", etiqueta="Producto original"),
+        Campo(nombre="sku_nuevo", etiqueta="Producto nuevo"),
+    ),
+    historial=EnHistorial(clave="cambios", etiqueta="Cambio", plural="cambios",
+                          detalle="{pedido} · {producto_original} → {producto_nuevo}",
+                          sql=HISTORIAL_CAMBIOS_SQL),
+    texto_espera=_espera_cambio,
+    offline=Offline(intencion="cambio", patron=r"\b(?:cambi\w*|sustitu\w*|reemplaz\w*)",
+                    palabra="cambio", clave_numero="sustitucion"),
+    instantanea=EnInstantanea(
+        tablas={"sustituciones": INSTANTANEA_SUSTITUCIONES_SQL, "cobros": INSTANTANEA_COBROS_SQL},
+        numeros=(
+            Numeracion(marcador="sustitucion", prefijo="SU", sql="SELECT numero, id FROM sustituciones"),
+            Numeracion(marcador="diferencia", prefijo="RE",
+                       sql="SELECT numero, id FROM reembolsos WHERE concepto <> 'devolucion'"),
+            Numeracion(marcador="cobro", prefijo="CO", sql="SELECT numero, id FROM cobros"),
+        ),
+    ),
+)
+
+OPERACIONES: tuple[OperacionConEfecto, ...] = (REEMBOLSO, CAMBIO)
+
+
+def por_regla(regla: str | None, operaciones: Iterable[OperacionConEfecto] = OPERACIONES) -> OperacionConEfecto | None:
+    return next((op for op in operaciones if op.regla == regla), None)
+
+
+def por_herramienta(
+    herramienta: str | None, operaciones: Iterable[OperacionConEfecto] = OPERACIONES
+) -> OperacionConEfecto | None:
+    return next((op for op in operaciones if herramienta in op.herramientas), None)
+
+
+# La forma de la vista ``efectos``: una fila por efecto, venga de la tabla que venga.
+COLUMNAS_EFECTOS = ("tipo", "id", "numero", "thread_id", "tool_call_id", "pedido_id", "cliente_id",
+                    "tienda", "importe", "aprobado_por", "creado")
+
+
+def vista_efectos_sql(operaciones: Iterable[OperacionConEfecto] = OPERACIONES) -> str:
+    """La sentencia que (re)crea la vista ``efectos`` con todas las ``operaciones``.
+
+    Su salida para ``OPERACIONES`` es ``sql/015_efectos.sql`` (lo comprueba una prueba):
+    una operación nueva la copia en su migración. Los nombres vienen validados de la
+    declaración (identificadores), nunca de un usuario.
+    """
+    ramas = [
+        f"SELECT '{op.nombre}'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,\n"
+        f"       pedido_id::text, cliente_id::text, tienda::text, {op.libro.importe}::numeric(12,2) AS importe,\n"
+        f"       aprobado_por::text, {op.libro.creado}::timestamptz AS creado\nFROM {op.libro.tabla}"
+        for op in operaciones
+    ]
+    if not ramas:
+        raise ValueError("la vista efectos necesita al menos una operación")
+    # Cada columna con su tipo: CREATE OR REPLACE la amplía con una tabla nueva sin borrarla.
+    return "CREATE OR REPLACE VIEW efectos AS\n" + "\nUNION ALL\n".join(ramas) + ";\n"

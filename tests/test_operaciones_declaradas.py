@@ -1,0 +1,284 @@
+"""Cada operación con efecto declarada está completa, y la comprobación nombra lo que falte.
+
+``faltas(op, conexion)`` recorre lo que el producto lee de una declaración
+(``agente.nucleo.operaciones``) y devuelve, en español, cada parte que falta: la regla y
+sus hechos, las herramientas del registro, las filas de la matriz por defecto y de cada
+matriz guardada, la vista ``efectos``, los campos de la tarjeta, el texto para el cliente,
+la intención del modelo offline, la instantánea, el historial y al menos una tarea de
+evaluación. Las pruebas de abajo quitan una parte a una copia (``dataclasses.replace``) y
+comprueban que la falta se nombra; lo que la declaración misma no admite (un título
+vacío, ningún campo) ya lo rechaza su constructor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from agente.evaluacion.instantanea import tablas as tablas_instantanea
+from agente.evaluacion.tareas import TABLAS, cargar_tareas
+from agente.modelo_offline.lectura import INTENCIONES, tareas
+from agente.modelo_offline.plan import PASOS
+from agente.nucleo.errores import ErrorConfiguracion
+from agente.nucleo.operacion import Campo, OperacionConEfecto
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO, vista_efectos_sql
+from agente.servicio.comprobar_operaciones import (
+    completar_matrices,
+    comprobar_operaciones,
+    faltas_en_base,
+    matrices_vigentes,
+)
+from agente.servicio.textos import mensaje_espera
+from herramientas import REGISTRO, Dependencias
+from politicas.reglas import REGLAS
+
+RAIZ = Path(__file__).resolve().parent.parent
+PEDIDO = "P-20260917-0041"
+
+
+def _args_de(herramienta: str) -> set[str]:
+    """Los argumentos que el modelo rellena (el esquema de la herramienta, sin el runtime)."""
+    construida = REGISTRO[herramienta].crear(Dependencias(pool=None, pasarela=None))  # no se ejecuta
+    return set(construida.args)
+
+
+def _faltas_en_registro(op: OperacionConEfecto) -> list[str]:
+    faltas = []
+    for nombre in op.herramientas:
+        herramienta = REGISTRO.get(nombre)
+        if herramienta is None:
+            faltas.append(f"la herramienta {nombre} no está en el registro")
+            continue
+        if herramienta.operacion != op.nombre or not herramienta.efectos:
+            faltas.append(f"la herramienta {nombre} no se registró con Herramienta.de_operacion({op.nombre})")
+        elif (herramienta.regla, herramienta.decisiones, herramienta.campos_tarjeta) != (
+                op.regla, op.decisiones, op.campos):
+            faltas.append(f"la herramienta {nombre} no lleva la regla, las decisiones o los campos declarados")
+        sin_etiqueta = sorted(_args_de(nombre) - {c.nombre for c in op.campos})
+        if sin_etiqueta:
+            faltas.append(f"campos de {nombre} sin etiqueta en la tarjeta: {', '.join(sin_etiqueta)}")
+    return faltas
+
+
+def _faltas_de_regla(op: OperacionConEfecto) -> list[str]:
+    regla = REGLAS.get(op.regla)
+    if regla is None:
+        return [f"la regla «{op.regla}» no está en politicas/reglas (REGLAS)"]
+    if regla.hechos != op.hechos:
+        return [f"la regla «{op.regla}» lee {regla.hechos}, no los hechos declarados {op.hechos}"]
+    return []
+
+
+def _faltas_de_textos(op: OperacionConEfecto) -> list[str]:
+    args = {"pedido": PEDIDO, **{c.nombre: "10.00" if c.dinero else c.nombre for c in op.campos
+                                 if c.nombre != "pedido"}}
+    texto = op.texto_espera(args)
+    if not texto.strip():
+        return ["el texto de espera para el cliente está vacío"]
+    faltas = [] if PEDIDO in texto else [f"el texto de espera no dice el pedido: «{texto}»"]
+    aviso = mensaje_espera({"action_requests": [{"name": op.herramienta, "args": args}]}, REGISTRO)
+    if texto not in aviso:
+        faltas.append("el aviso de espera al cliente no usa el texto declarado")
+    return faltas
+
+
+def _faltas_offline(op: OperacionConEfecto) -> list[str]:
+    intencion = op.offline.intencion
+    faltas = []
+    if intencion not in PASOS:
+        faltas.append(f"el modelo offline no tiene pasos para la intención «{intencion}»")
+    if intencion not in INTENCIONES:
+        faltas.append(f"el modelo offline no lee la intención «{intencion}»")
+    leidas = [t.tipo for t in tareas(f"Quiero un {op.offline.palabra} del pedido {PEDIDO}", [])]
+    if leidas != [intencion]:
+        faltas.append(f"el modelo offline lee «{op.offline.palabra}» como {leidas}, no como «{intencion}»")
+    return faltas
+
+
+def _faltas_de_evaluacion(op: OperacionConEfecto) -> list[str]:
+    faltas = [f"la instantánea de la evaluación no registra la tabla {t}"
+              for t in op.instantanea.tablas if t not in TABLAS or t not in tablas_instantanea()]
+    cubren = [t.id for t in cargar_tareas()
+              if t.esperado.bd.get(op.libro.tabla)
+              or any(e.split(":")[0] in op.herramientas for e in t.esperado.escalado)]
+    if not cubren:
+        faltas.append(f"ninguna tarea de evaluación (agente/evaluacion/tareas) ejecuta o escala "
+                      f"{', '.join(op.herramientas)}")
+    return faltas
+
+
+def _faltas_en_datos(op: OperacionConEfecto, conexion) -> list[str]:
+    """Lo que se comprueba contra la base de demo: matrices, vista, consultas declaradas."""
+    faltas = faltas_en_base(conexion, (op,))
+    por_defecto = matrices_vigentes(conexion)[0]
+    if op.regla in por_defecto.limites and (
+            dict(por_defecto.limites[op.regla]) != dict(op.matriz.limites)
+            or por_defecto.dos_firmas_por_encima.get(op.regla) != op.matriz.dos_firmas_por_encima):
+        faltas.append(f"las filas por defecto declaradas de «{op.regla}» no son las de la matriz por defecto")
+    consultas = [*op.instantanea.tablas.values(), *(n.sql for n in op.instantanea.numeros),
+                 "SELECT " + op.historial.sql.replace("%(cliente)s", "'C-0001'").replace("%(dias)s", "90")]
+    for consulta in consultas:
+        with conexion.transaction(force_rollback=True):
+            try:
+                conexion.execute(consulta)
+            except Exception as exc:  # noqa: BLE001 - la falta es el error, sea cual sea
+                faltas.append(f"una consulta declarada no corre en la base: {str(exc).splitlines()[0]}")
+    for campo in re.findall(r"\{(\w+)(?::euros)?\}", op.historial.detalle):
+        if f"'{campo}'" not in op.historial.sql:
+            faltas.append(f"el detalle del historial enseña {campo}, que su consulta no trae")
+    return faltas
+
+
+def faltas(op: OperacionConEfecto, conexion) -> list[str]:
+    """Todo lo que le falta a ``op`` en el producto y en la base de demo (vacía = completa)."""
+    return [*_faltas_de_regla(op), *_faltas_en_registro(op), *_faltas_de_textos(op),
+            *_faltas_offline(op), *_faltas_de_evaluacion(op), *_faltas_en_datos(op, conexion)]
+
+
+# -- las declaraciones de la tienda están completas ---------------------------------------------
+
+
+@pytest.mark.parametrize("op", OPERACIONES, ids=lambda op: op.nombre)
+def test_cada_operacion_declarada_esta_completa(op, conexion):
+    encontradas = faltas(op, conexion)
+    assert encontradas == [], f"a la operación {op.nombre} le falta:\n- " + "\n- ".join(encontradas)
+
+
+def test_las_operaciones_no_comparten_nombre_regla_herramienta_ni_tabla():
+    for parte in (lambda o: o.nombre, lambda o: o.regla, lambda o: o.libro.tabla, lambda o: o.offline.intencion,
+                  lambda o: o.historial.clave):
+        valores = [parte(op) for op in OPERACIONES]
+        assert len(set(valores)) == len(valores), valores
+    herramientas = [h for op in OPERACIONES for h in op.herramientas]
+    assert len(set(herramientas)) == len(herramientas)
+    # Y toda herramienta con efectos del registro ejecuta una operación declarada.
+    assert {h.nombre for h in REGISTRO if h.efectos} == set(herramientas)
+
+
+def test_la_vista_efectos_de_la_migracion_es_la_de_las_declaraciones():
+    migracion = (RAIZ / "sql" / "015_efectos.sql").read_text(encoding="utf-8")
+    assert vista_efectos_sql(OPERACIONES) in migracion
+
+
+# -- y la comprobación falla nombrando lo que falta ----------------------------------------------
+
+
+QUITAR = [
+    pytest.param(REEMBOLSO, {"regla": "reembolso_urgente"},
+                 ["la regla «reembolso_urgente» no está en politicas/reglas",
+                  "la matriz de autoridad por defecto (versión 1) no tiene filas para la regla «reembolso_urgente»",
+                  "la herramienta reembolsar no lleva la regla, las decisiones o los campos declarados"],
+                 id="regla"),
+    pytest.param(REEMBOLSO, {"hechos": ("pedido_existe",)}, ["no los hechos declarados"], id="hechos"),
+    pytest.param(CAMBIO, {"campos": (Campo(nombre="pedido", etiqueta="Pedido"),
+                                     Campo(nombre="sku_original", etiqueta="Producto original"))},
+                 ["campos de sustituir sin etiqueta en la tarjeta: sku_nuevo"], id="campos-tarjeta"),
+    pytest.param(REEMBOLSO, {"texto_espera": lambda _args: ""},
+                 ["el texto de espera para el cliente está vacío"], id="texto-cliente"),
+    pytest.param(CAMBIO, {"offline": dataclasses.replace(CAMBIO.offline, intencion="canje")},
+                 ["el modelo offline no tiene pasos para la intención «canje»",
+                  "el modelo offline no lee la intención «canje»"], id="intencion-offline"),
+    pytest.param(CAMBIO, {"offline": dataclasses.replace(CAMBIO.offline, palabra="trueque")},
+                 ["el modelo offline lee «trueque» como"], id="palabra-offline"),
+    pytest.param(REEMBOLSO, {"herramientas": ("abonar",), "libro": dataclasses.replace(REEMBOLSO.libro, tabla="abonos")},
+                 ["la herramienta abonar no está en el registro",
+                  "el aviso de espera al cliente no usa el texto declarado",
+                  "ninguna tarea de evaluación (agente/evaluacion/tareas) ejecuta o escala abonar"],
+                 id="herramienta-y-tarea"),
+    pytest.param(REEMBOLSO, {"nombre": "abono"}, ["la vista efectos no incluye la operación abono"],
+                 id="vista-efectos"),
+    pytest.param(CAMBIO, {"libro": dataclasses.replace(CAMBIO.libro, tabla="canjes")},
+                 ["la vista efectos no incluye la operación sustitucion (tabla canjes)"], id="tabla-libro"),
+    pytest.param(CAMBIO, {"matriz": dataclasses.replace(CAMBIO.matriz, dos_firmas_por_encima=Decimal("800"))},
+                 ["las filas por defecto declaradas de «sustitucion» no son las de la matriz por defecto"],
+                 id="filas-matriz"),
+    pytest.param(REEMBOLSO, {"instantanea": dataclasses.replace(
+        REEMBOLSO.instantanea, tablas={"abonos": "SELECT * FROM abonos"})},
+                 ["la instantánea de la evaluación no registra la tabla abonos",
+                  'una consulta declarada no corre en la base: relation "abonos" does not exist'],
+                 id="instantanea"),
+    pytest.param(REEMBOLSO, {"historial": dataclasses.replace(REEMBOLSO.historial, detalle="{pedido} · {motivo}")},
+                 ["el detalle del historial enseña motivo, que su consulta no trae"], id="historial"),
+]
+
+
+@pytest.mark.parametrize(("op", "cambios", "esperadas"), QUITAR)
+def test_la_comprobacion_nombra_la_parte_que_falta(op, cambios, esperadas, conexion):
+    encontradas = faltas(dataclasses.replace(op, **cambios), conexion)
+    for esperada in esperadas:
+        assert any(esperada in f for f in encontradas), (esperada, encontradas)
+
+
+@pytest.mark.parametrize(("cambios", "mensaje"), [
+    ({"titulo": ""}, "operación reembolso: título de la tarjeta: falta el texto"),
+    ({"campos": ()}, "operación reembolso: la tarjeta no enseña ningún campo"),
+    ({"campos_editables": ("motivo_interno",)}, "campos editables que la tarjeta no enseña: ['motivo_interno']"),
+    ({"herramientas": ()}, "operación reembolso: ninguna herramienta"),
+    ({"hechos": ()}, "operación reembolso: la regla no lee ningún hecho"),
+    ({"regla": "Reembolso"}, "operación reembolso: regla no válida"),
+    ({"decisiones": ("aprobar",)}, "decisiones vacías o desconocidas"),
+])
+def test_la_declaracion_rechaza_al_construirse_lo_que_no_puede_faltar(cambios, mensaje):
+    with pytest.raises(ValueError, match=re.escape(mensaje)):
+        dataclasses.replace(REEMBOLSO, **cambios)
+
+
+# -- una fila de matriz que falte no arranca el servicio ----------------------------------------
+
+
+def _matriz_a_mano(conexion, tienda: str | None, version: int, regla: str) -> None:
+    """Una versión con una sola regla, escrita en SQL (``fijar_matriz`` ya no la admite):
+    la de una base de antes de la operación o tocada a mano."""
+    matriz_id = conexion.execute(
+        "INSERT INTO matrices_autoridad (tienda, version, creada_por) VALUES (%s, %s, 'a-mano') RETURNING id",
+        (tienda, version)).fetchone()["id"]
+    conexion.execute("INSERT INTO reglas_autoridad (matriz_id, regla) VALUES (%s, %s)", (matriz_id, regla))
+    conexion.execute("INSERT INTO limites_autoridad (matriz_id, regla, rol, limite) "
+                     "VALUES (%s, %s, 'encargado', 300), (%s, %s, 'regional', NULL)",
+                     (matriz_id, regla, matriz_id, regla))
+
+
+def test_fijar_una_matriz_sin_las_filas_de_una_operacion_se_rechaza(conexion):
+    from agente.autoridad import fijar_matriz
+
+    por_rol = {"encargado": Decimal("300"), "gerente": Decimal("1000"), "regional": None}
+    with pytest.raises(ValueError, match="faltan las filas de sustitucion"):
+        fijar_matriz(conexion, tienda="talavera", limites={"reembolso": por_rol},
+                     dos_firmas_por_encima={}, autor="ger-talavera")
+    assert len(matrices_vigentes(conexion)) == 1  # solo la por defecto
+
+
+def test_una_matriz_de_tienda_sin_una_regla_no_arranca_el_servicio(conexion, bd_url):
+    from agente.servicio.fabrica import crear_servicio
+
+    from .fabricas import ajustes_prueba
+
+    assert faltas_en_base(conexion) == []
+    _matriz_a_mano(conexion, "talavera", 1, "reembolso")
+    assert faltas_en_base(conexion) == [
+        "la matriz de autoridad de la tienda talavera (versión 1) no tiene filas para la regla «sustitucion» "
+        "de la operación sustitucion: sin ellas pediría un regional para cualquier importe"]
+    with pytest.raises(ErrorConfiguracion, match="tienda talavera .* «sustitucion»"):
+        comprobar_operaciones(conexion)
+    with pytest.raises(ErrorConfiguracion, match="Añade una migración"):
+        crear_servicio(ajustes_prueba(bd_url), url=bd_url)
+
+    (nueva,) = completar_matrices(conexion, autor="ger-talavera")
+    assert (nueva.tienda, nueva.version) == ("talavera", 2)
+    assert nueva.limites["sustitucion"] == CAMBIO.matriz.limites
+    assert nueva.limites["reembolso"] == {"encargado": Decimal("300.00"), "regional": None}  # la suya, intacta
+    assert faltas_en_base(conexion) == []
+    crear_servicio(ajustes_prueba(bd_url), url=bd_url).cerrar()
+
+
+def test_la_matriz_por_defecto_sin_una_regla_no_arranca(conexion):
+    _matriz_a_mano(conexion, None, 2, "sustitucion")
+    (falta,) = faltas_en_base(conexion)
+    assert falta.startswith("la matriz de autoridad por defecto (versión 2) no tiene filas para la regla «reembolso»")
+    # La de antes, la versión 1, no se mira: la relee solo quien decidió con ella.
+    with pytest.raises(ErrorConfiguracion, match="por defecto"):
+        comprobar_operaciones(conexion)
