@@ -27,7 +27,7 @@ from agente.notificaciones.horario import (
     siguiente_apertura,
 )
 from agente.notificaciones.plantillas import pintar
-from agente.notificaciones.trabajador import espera_tras
+from agente.nucleo.esperas import espera_tras
 from politicas.matriz_autoridad import Requisito
 
 from .fabricas_avisos import (

@@ -134,41 +134,42 @@ def test_de_parada_readyz_da_503_y_un_turno_nuevo_no_empieza(bd_url):
         assert http.get(f"/api/conversaciones/{hilo}", headers=cliente).json()["mensajes"] == []
 
 
-def test_el_limitador_no_deja_empezar_lo_que_esperaba_turno_al_empezar_la_parada():
+def test_los_hilos_del_agente_no_dejan_empezar_lo_que_esperaba_al_empezar_la_parada():
+    import threading
+
     import anyio
 
     from agente.nucleo.errores import NoDisponible
-    from agente.web.parada_web import LimitadorConParada, Parada
+    from agente.web.hilos import HilosDelAgente
+    from agente.web.parada_web import Parada
 
     async def principal():
         parada = Parada(espera=5)
-        limitador = LimitadorConParada(1, parada=parada)
+        hilos = HilosDelAgente(maximo=1, espera=5, parada=parada)  # dos hilos
+        soltar = threading.Event()
         resultados = []
 
-        async def ejecucion(nombre, dentro: anyio.Event | None = None, soltar: anyio.Event | None = None):
+        async def ejecucion(nombre):
             try:
-                async with limitador:
-                    if dentro:
-                        dentro.set()
-                    if soltar:
-                        await soltar.wait()
-                    resultados.append(nombre)
+                resultados.append(await hilos.ejecutar(lambda: soltar.wait(5) and nombre))
             except NoDisponible:
                 resultados.append(f"{nombre}: rechazada")
 
-        dentro, soltar = anyio.Event(), anyio.Event()
         async with anyio.create_task_group() as grupo:
-            grupo.start_soon(ejecucion, "en curso", dentro, soltar)
-            await dentro.wait()
+            grupo.start_soon(ejecucion, "en curso 1")
+            grupo.start_soon(ejecucion, "en curso 2")
+            while hilos.borrowed_tokens < 2:
+                await anyio.sleep(0.01)
             grupo.start_soon(ejecucion, "en cola")
             await anyio.sleep(0.05)
             parada.marcar("prueba")
             soltar.set()
         await ejecucion("después")
-        return resultados, limitador.borrowed_tokens
+        return resultados, hilos.borrowed_tokens
 
     resultados, prestados = anyio.run(principal)
-    assert resultados == ["en curso", "en cola: rechazada", "después: rechazada"]
+    assert sorted(resultados[:2]) == ["en curso 1", "en curso 2"]
+    assert resultados[2:] == ["en cola: rechazada", "después: rechazada"]
     assert prestados == 0
 
 

@@ -22,8 +22,9 @@ from agente.notificaciones.bandeja_salida import marcar_enviado, marcar_fallo, r
 from agente.notificaciones.canales import Canal, Entrega, canales_desde_ajustes
 from agente.notificaciones.horario import Horario, siguiente_apertura
 from agente.notificaciones.plantillas import cuerpo_json, cuerpo_slack, pintar
+from agente.nucleo.esperas import espera_tras
 
-__all__ = ["Pasada", "entregar_pendientes", "entregar_segun_ajustes", "espera_tras", "horario_de_fila"]
+__all__ = ["Pasada", "entregar_pendientes", "entregar_segun_ajustes", "horario_de_fila"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +39,6 @@ class Pasada:
     @property
     def total(self) -> int:
         return self.enviados + self.reintentos + self.fallidos + self.descartados
-
-
-def espera_tras(intentos: int, *, base: float, maximo: float) -> float:
-    """Segundos hasta el siguiente intento tras ``intentos`` fallidos (1, 2, ...)."""
-    return min(maximo, base * 2 ** max(0, intentos - 1))
 
 
 def horario_de_fila(fila: Mapping[str, Any] | None) -> Horario:

@@ -17,13 +17,15 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
+from agente.nucleo.esperas import espera_tras
 from agente.servicio.mensajes import CANAL_NOTIFY
 
 __all__ = ["Escucha"]
 
 logger = logging.getLogger(__name__)
 
-_ESPERA_RECONEXION = (0.5, 1, 2, 5, 10)
+# La reconexión del LISTEN: 0,5 s, 1, 2, 4, 8 y después cada 10 s.
+_RECONEXION_BASE, _RECONEXION_MAX = 0.5, 10.0
 
 
 class Escucha:
@@ -66,8 +68,8 @@ class Escucha:
                             self._al_avisar(aviso.payload)
             except psycopg.Error as exc:
                 self.escuchando.clear()
-                espera = _ESPERA_RECONEXION[min(intento, len(_ESPERA_RECONEXION) - 1)]
                 intento += 1
+                espera = espera_tras(intento, base=_RECONEXION_BASE, maximo=_RECONEXION_MAX)
                 logger.warning("LISTEN %s perdido (%s); reintento en %s s", self.canal, exc, espera)
                 self._parar.wait(espera)
         self.escuchando.clear()

@@ -37,6 +37,7 @@ import psycopg
 
 from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import CandadoPerdido, HiloOcupado
+from agente.nucleo.esperas import espera_tras
 
 __all__ = ["CandadosHilo", "Tenencia"]
 
@@ -124,7 +125,7 @@ class CandadosHilo:
             tenencia = Tenencia(thread_id)
             self._tenencias[thread_id] = tenencia
         try:
-            pausa = self._sondeo
+            sondeos = 0
             reintentado = False
             while True:
                 with self._mutex:
@@ -141,8 +142,8 @@ class CandadosHilo:
                 restante = limite - time.monotonic()
                 if restante <= 0:
                     break
-                time.sleep(min(pausa, restante))
-                pausa = min(pausa * 2, self._sondeo_max)
+                sondeos += 1
+                time.sleep(min(espera_tras(sondeos, base=self._sondeo, maximo=self._sondeo_max), restante))
         except BaseException:
             self._quitar(tenencia)
             raise

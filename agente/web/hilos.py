@@ -22,8 +22,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from agente.nucleo.errores import Saturado
-from agente.web.parada_web import LimitadorConParada, Parada
+from agente.nucleo.errores import NoDisponible, Saturado
+from agente.web.parada_web import DETALLE_PARANDO, Parada
 
 __all__ = ["HilosDelAgente", "en_hilo_del_agente"]
 
@@ -31,9 +31,10 @@ __all__ = ["HilosDelAgente", "en_hilo_del_agente"]
 class HilosDelAgente:
     """Hilos para las ejecuciones del agente de un proceso web (ver el docstring del módulo).
 
-    Con ``parada``, de parada no deja empezar ejecuciones nuevas ni las que esperaban hilo
-    (503 ``NoDisponible``, :class:`LimitadorConParada`); ``borrowed_tokens`` cuenta las que
-    están en curso, para que la parada las espere.
+    No es otro límite de ejecuciones (ese es ``LimiteEjecuciones`` del servicio): es el tamaño
+    de la reserva de hilos, con dos reglas de la web. Con ``parada``, ya de parada no deja
+    empezar ejecuciones nuevas ni las que esperaban hilo (503 ``NoDisponible``);
+    ``borrowed_tokens`` cuenta las que están en curso, para que la parada las espere.
     """
 
     def __init__(self, *, maximo: int, espera: float, parada: Parada | None = None) -> None:
@@ -41,17 +42,22 @@ class HilosDelAgente:
             raise ValueError("maximo >= 1 y espera >= 0")
         self.espera = espera
         self.hilos = 2 * maximo
-        self._limitador: anyio.CapacityLimiter | LimitadorConParada = (
-            anyio.CapacityLimiter(self.hilos) if parada is None
-            else LimitadorConParada(self.hilos, parada=parada)
-        )
-        self._hilos = anyio.CapacityLimiter(self.hilos)  # no bloquea: el primero ya acota
+        self._parada = parada
+        self._limitador = anyio.CapacityLimiter(self.hilos)
+        # anyio toma otra ficha por hilo: de una reserva igual (la de arriba ya acota), no de
+        # la de anyio por defecto (40 hilos).
+        self._hilos = anyio.CapacityLimiter(self.hilos)
 
     @property
     def borrowed_tokens(self) -> int:
         return self._limitador.borrowed_tokens
 
+    def _comprobar_parada(self) -> None:
+        if self._parada is not None and self._parada.parando:
+            raise NoDisponible(DETALLE_PARANDO)
+
     async def ejecutar(self, funcion: Callable[..., Any], *args: Any) -> Any:
+        self._comprobar_parada()
         try:
             with anyio.fail_after(self.espera):
                 await self._limitador.acquire()
@@ -61,6 +67,7 @@ class HilosDelAgente:
                 reintentar_en=max(1, math.ceil(self.espera / 2)),
             ) from None
         try:
+            self._comprobar_parada()  # esperaba hilo cuando empezó la parada: trabajo nuevo
             return await anyio.to_thread.run_sync(partial(funcion, *args), limiter=self._hilos)
         finally:
             self._limitador.release()

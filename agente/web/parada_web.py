@@ -9,9 +9,9 @@ keep-alive ociosas y espera a que terminen las peticiones en curso hasta
   uvicorn, al que apunta el manejador de SIGTERM: la misma técnica que usa sse-starlette)
   y marca la app como «parando»: ``/readyz`` da 503 y las tareas periódicas no empiezan
   otra pasada;
-- ``LimitadorConParada``: el límite de ejecuciones simultáneas del agente, que además rechaza con
-  503 (``NoDisponible``) las que aún esperaban turno cuando empezó la parada: trabajo
-  nuevo, que no se empieza;
+- ``HilosDelAgente`` (``agente.web.hilos``) lo consulta: rechaza con 503 (``NoDisponible``)
+  las ejecuciones que aún esperaban hilo cuando empezó la parada (trabajo nuevo, que no se
+  empieza);
 - ``Parada.esperar``: en el ``lifespan`` de parada, espera (hasta el mismo plazo, contado
   desde la señal) a las ejecuciones que no tienen conexión que las retenga (un turno en
   directo cuyo cliente se fue) y a la pasada de tareas en curso, antes de cerrar el pool.
@@ -34,9 +34,7 @@ from typing import Protocol
 import anyio
 import anyio.to_thread
 
-from agente.nucleo.errores import NoDisponible
-
-__all__ = ["DETALLE_PARANDO", "LimitadorConParada", "Parada"]
+__all__ = ["DETALLE_PARANDO", "Parada"]
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +91,7 @@ class Parada:
         """Espera, dentro del plazo, a las ejecuciones en curso y a los hilos dados.
 
         ``limitador``: cualquiera con ``borrowed_tokens`` (las ejecuciones en curso), p. ej.
-        :class:`LimitadorConParada` o los ``HilosDelAgente`` de la web que lo usan.
+        los ``HilosDelAgente`` de la web.
         """
         self.marcar("fin del servidor")
         while limitador.borrowed_tokens and self.restante() > 0:
@@ -103,36 +101,3 @@ class Parada:
         if limitador.borrowed_tokens:
             logger.warning("%s ejecución(es) del agente cortadas por la parada: las terminará el "
                            "conciliador al arrancar", limitador.borrowed_tokens)
-
-
-class LimitadorConParada:
-    """``anyio.CapacityLimiter`` que, ya de parada, no deja empezar ejecuciones nuevas."""
-
-    def __init__(self, total: int, *, parada: Parada) -> None:
-        self._interno = anyio.CapacityLimiter(total)
-        self._parada = parada
-
-    @property
-    def borrowed_tokens(self) -> int:
-        return self._interno.borrowed_tokens
-
-    @property
-    def total_tokens(self) -> float:
-        return self._interno.total_tokens
-
-    async def acquire(self) -> None:
-        if self._parada.parando:
-            raise NoDisponible(DETALLE_PARANDO)
-        await self._interno.acquire()
-        if self._parada.parando:  # esperaba turno cuando empezó la parada
-            self._interno.release()
-            raise NoDisponible(DETALLE_PARANDO)
-
-    def release(self) -> None:
-        self._interno.release()
-
-    async def __aenter__(self) -> None:
-        await self.acquire()
-
-    async def __aexit__(self, *_exc) -> None:
-        self.release()
