@@ -103,6 +103,17 @@ SELECT pedido_id, cliente_id, tienda, estado, entregado, entregado_en, dias_desd
 FROM elegibilidad_pedidos WHERE pedido_id = %(pedido)s
 """
 
+# Lo mismo y, en la misma sentencia, si la política dio por imposible esta llamada: el
+# efecto lee los dos hechos de un viaje (una sentencia menos por reembolso o cambio).
+SELECT_ELEGIBILIDAD_DE_LLAMADA_SQL = """
+SELECT e.pedido_id, e.cliente_id, e.tienda, e.estado, e.entregado, e.entregado_en,
+       e.dias_desde_entrega, e.ventana_dias, e.dentro_de_ventana, e.reembolsos, e.sustituciones,
+       e.compensado, e.unidades_libres, e.reembolsable,
+       (SELECT ev.umbrales ->> %(clave)s FROM evaluaciones_politica ev
+        WHERE ev.thread_id = %(thread_id)s AND ev.tool_call_id = %(tool_call_id)s) AS razon_imposible
+FROM elegibilidad_pedidos e WHERE e.pedido_id = %(pedido)s
+"""
+
 # Lo compensado de un pedido, por orden de fecha: lo que la tarjeta del encargado enseña.
 SELECT_HISTORIAL_SQL = """
 SELECT 'reembolso' AS tipo, r.numero, r.concepto, r.importe, r.estado, r.creado AS fecha,
@@ -350,9 +361,15 @@ def historial(conexion: psycopg.Connection, pedido: str) -> list[dict]:
     return conexion.execute(SELECT_HISTORIAL_SQL, {"pedido": pedido}).fetchall()
 
 
-def elegibilidad(conexion: psycopg.Connection, pedido: str) -> dict | None:
-    """Los hechos de ``elegibilidad_pedidos`` del pedido (o None si no existe)."""
-    return conexion.execute(SELECT_ELEGIBILIDAD_SQL, {"pedido": pedido}).fetchone()
+def elegibilidad(conexion: psycopg.Connection, pedido: str, *, llamada: Llamada | None = None) -> dict | None:
+    """Los hechos de ``elegibilidad_pedidos`` del pedido (o None si no existe). Con
+    ``llamada``, también ``razon_imposible`` (ver ``exigir_no_evaluada_imposible``)."""
+    if llamada is None:
+        return conexion.execute(SELECT_ELEGIBILIDAD_SQL, {"pedido": pedido}).fetchone()
+    return conexion.execute(SELECT_ELEGIBILIDAD_DE_LLAMADA_SQL, {
+        "pedido": pedido, "clave": CLAVE_IMPOSIBLE, "thread_id": llamada.thread_id,
+        "tool_call_id": llamada.tool_call_id,
+    }).fetchone()
 
 
 def exigir_entregado(hechos: dict, *, accion: str = "cambiar un producto") -> None:
@@ -370,17 +387,23 @@ def exigir_entregado(hechos: dict, *, accion: str = "cambiar un producto") -> No
     raise ErrorDominio(motivo, pedido=pedido, estado=hechos["estado"])
 
 
-def exigir_no_evaluada_imposible(conexion: psycopg.Connection, llamada: Llamada) -> None:
+def exigir_no_evaluada_imposible(
+    conexion: psycopg.Connection, llamada: Llamada, *, hechos: dict | None = None
+) -> None:
     """Una operación que la política no mandó a firmar porque era imposible no sale sin firma.
 
     Se llama en la transacción del efecto, con el pedido bloqueado y tras las comprobaciones
     propias (que dan el error verdadero si sigue siendo imposible). Si llega aquí, los datos
     cambiaron entre la evaluación y la ejecución (o la llamada esperó a la firma de otra del
-    mismo lote): se rechaza sin escribir nada.
+    mismo lote): se rechaza sin escribir nada. Con ``hechos`` de ``elegibilidad(...,
+    llamada=llamada)`` no vuelve a la base.
     """
-    fila = conexion.execute(SELECT_EVALUADA_IMPOSIBLE_SQL, {
-        "clave": CLAVE_IMPOSIBLE, "thread_id": llamada.thread_id, "tool_call_id": llamada.tool_call_id,
-    }).fetchone()
+    if hechos is not None and "razon_imposible" in hechos:
+        fila = {"razon": hechos["razon_imposible"]}
+    else:
+        fila = conexion.execute(SELECT_EVALUADA_IMPOSIBLE_SQL, {
+            "clave": CLAVE_IMPOSIBLE, "thread_id": llamada.thread_id, "tool_call_id": llamada.tool_call_id,
+        }).fetchone()
     if fila is not None and fila["razon"]:
         raise ErrorDominio(
             f"esta operación no pasó por un encargado porque al proponerla no era posible "

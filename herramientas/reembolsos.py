@@ -123,7 +123,8 @@ def _apuntar(
         ya = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, clave).fetchone()
         if ya is not None:
             return ya, False
-        libro.exigir_entregado(libro.elegibilidad(conexion, pedido), accion="reembolsar un producto")
+        hechos = libro.elegibilidad(conexion, pedido, llamada=llamada)
+        libro.exigir_entregado(hechos, accion="reembolsar un producto")
         asignacion = libro.asignar(
             libro.unidades_libres(conexion, pedido),
             importe,
@@ -131,7 +132,7 @@ def _apuntar(
             pedido=pedido,
             lineas_del_pedido=libro.numeros_de_linea(conexion, pedido),
         )
-        libro.exigir_no_evaluada_imposible(conexion, llamada)
+        libro.exigir_no_evaluada_imposible(conexion, llamada, hechos=hechos)
         comunes = {"pedido": pedido, "tienda": fila_pedido["tienda"], "importe": importe,
                    "motivo": motivo}
         nueva = conexion.execute(

@@ -175,9 +175,10 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
         if conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, clave).fetchone():
             raise _YaHecha
         tienda = fila_pedido["tienda"]
-        libro.exigir_entregado(libro.elegibilidad(conexion, pedido))
+        hechos = libro.elegibilidad(conexion, pedido, llamada=llamada)
+        libro.exigir_entregado(hechos)
         unidad = _unidad_libre(conexion, pedido=pedido, sku=sku_original)
-        libro.exigir_no_evaluada_imposible(conexion, llamada)
+        libro.exigir_no_evaluada_imposible(conexion, llamada, hechos=hechos)
         productos = {
             p["sku"]: p
             for p in conexion.execute(
