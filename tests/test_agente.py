@@ -13,14 +13,13 @@ from langgraph.types import Command
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ContextoAusente
-
-from .conftest import RAIZ
-from .fabricas import (
+from tests.apoyo.fabricas import (
     PEDIDO_GRANDE,
     PEDIDO_PEQUENO,
     conversacion,
     uno,
 )
+from tests.apoyo.rutas import RAIZ
 
 DEVOLVER_CAFETERA = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agente.nucleo.ajustes import Ajustes
-
-from .conftest import RAIZ
+from tests.apoyo.rutas import RAIZ
 
 
 def _variable(nombre: str, campo) -> str:

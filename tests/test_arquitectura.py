@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-RAIZ = Path(__file__).resolve().parent.parent
+from tests.apoyo.rutas import RAIZ
+
 PAQUETES = ("agente", "politicas", "herramientas")
 
 

@@ -15,9 +15,9 @@ import psycopg
 import pytest
 
 from agente.web.app import crear_app
+from tests.apoyo.web_util import DEVOLVER_SABANAS, cab, eventos_sse, servidor_en_hilo, sql
 
 from .test_web_api import EDITAR_A_90, _conversacion, _pausa, ajustes, http, tok  # noqa: F401 - fixtures
-from .web_util import DEVOLVER_SABANAS, cab, eventos_sse, servidor_en_hilo, sql
 
 DONDE_JARRA = "¿Dónde está mi pedido P-20260919-0055?"
 NOTA = "Te devolvemos 90 € porque la caja llegó abierta."
@@ -246,7 +246,7 @@ def _bandeja_en_vivo(base: str, tok: str) -> queue.Queue:
 
 
 def test_la_bandeja_en_vivo_avisa_de_una_pausa_nueva_sin_sondear(ajustes):
-    from .web_util import token
+    from tests.apoyo.web_util import token
 
     with servidor_en_hilo(crear_app(ajustes)) as base:
         recibidos = _bandeja_en_vivo(base, token(ajustes, "enc-talavera"))
@@ -266,8 +266,7 @@ def test_la_bandeja_en_vivo_avisa_de_una_pausa_nueva_sin_sondear(ajustes):
 def test_la_bandeja_en_vivo_no_relee_una_vez_por_aviso(ajustes, bd_url, monkeypatch):
     # Cien avisos de otros chats de golpe (lo que da un centenar de turnos en curso).
     from agente.web import eventos_bandeja
-
-    from .web_util import token
+    from tests.apoyo.web_util import token
 
     lecturas: list[float] = []
     original = eventos_bandeja.lista_bandeja

@@ -15,9 +15,8 @@ from agente.bd import embebido
 from agente.bd.migraciones import migrar
 from agente.bd.pool import KWARGS_CONEXION
 from agente.demo import cargar_demo
-
-from .procesos import esperar
-from .web_util import DEVOLVER_CAFETERA, ServidorEnProceso, ajustes_web, cab, token
+from tests.apoyo.procesos import esperar
+from tests.apoyo.web_util import DEVOLVER_CAFETERA, ServidorEnProceso, ajustes_web, cab, token
 
 pytestmark = [pytest.mark.lento, pytest.mark.temporal]
 

@@ -19,8 +19,7 @@ import pytest
 from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import CandadoPerdido, HiloOcupado
 from agente.servicio.candados import NOMBRE_APLICACION, CandadosHilo
-
-from .conftest import RAIZ
+from tests.apoyo.rutas import RAIZ
 
 BLOQUEAR_SQL = "SELECT pg_advisory_lock(%s, hashtext(%s))"
 TERMINAR_SQL = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s AND datname = current_database()"

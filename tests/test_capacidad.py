@@ -23,9 +23,8 @@ from agente.servicio.candados import NOMBRE_APLICACION
 from agente.servicio.fabrica import crear_servicio
 from agente.web.app import crear_app
 from bench.proveedor_latencia import Latencia, ProveedorEnHilo
-
-from .fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, uno
-from .web_util import DEVOLVER_CAFETERA, ajustes_web, cab, token
+from tests.apoyo.fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, uno
+from tests.apoyo.web_util import DEVOLVER_CAFETERA, ajustes_web, cab, token
 
 CONSULTA = f"¿Dónde está mi pedido {PEDIDO_PEQUENO}?"
 LENTA = Latencia(primer_token=1.0, tokens_por_segundo=1000)
@@ -199,8 +198,7 @@ def test_con_un_proveedor_real_los_tokens_llegan_en_directo_del_flujo_del_provee
     import re
 
     from agente.web import directo
-
-    from .web_util import eventos_sse
+    from tests.apoyo.web_util import eventos_sse
 
     monkeypatch.setattr(directo, "_PALABRAS", re.compile(r"(?!)"))
     ajustes = ajustes_web(bd_url, modelo="openai:latencia", modelo_base_url=proveedor.url)

@@ -14,8 +14,7 @@ import pytest
 from agente.bd.migraciones import migraciones_disponibles, migrar
 from agente.bd.pool import KWARGS_CONEXION
 from agente.demo import cargar_demo
-
-from .conftest import RAIZ
+from tests.apoyo.rutas import RAIZ
 
 
 def _versiones(url):

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from .conftest import RAIZ
-from .fabricas import PEDIDO_GRANDE, uno
+from tests.apoyo.fabricas import PEDIDO_GRANDE, uno
+from tests.apoyo.rutas import RAIZ
 
 
 def _cli(bd_url, *args, entrada=None):

@@ -11,8 +11,9 @@ import sys
 import threading
 import time
 
-from .conftest import RAIZ
-from .fabricas import PEDIDO_GRANDE, uno
+from tests.apoyo.fabricas import PEDIDO_GRANDE, uno
+from tests.apoyo.rutas import RAIZ
+
 from .test_cli import _cli
 
 DEVOLVER = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea\n"
@@ -48,7 +49,7 @@ def test_un_prefijo_unico_del_hilo_vale_para_decidir_y_para_ver_el_hilo(bd_url):
 
 
 def test_un_prefijo_ambiguo_no_elige_ninguno(bd_url):
-    from .web_util import sql
+    from tests.apoyo.web_util import sql
 
     for hilo in ("h-abcd1", "h-abcd2"):
         sql(bd_url, "INSERT INTO consultas_asistente (thread_id, cliente_id, tienda) "

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from .web_util import ServidorEnProceso
+from tests.apoyo.web_util import ServidorEnProceso
 
 pytestmark = pytest.mark.temporal
 

@@ -28,9 +28,8 @@ from schemathesis.checks import CHECKS
 
 from agente.web.app import crear_app
 from agente.web.rutas_demo import EJEMPLOS
-
-from .conftest import _borrar_base, _crear_base
-from .web_util import ajustes_web, servidor_en_hilo, sql, token
+from tests.apoyo.bases import borrar_base, crear_base
+from tests.apoyo.web_util import ajustes_web, servidor_en_hilo, sql, token
 
 pytestmark = pytest.mark.lento
 
@@ -47,11 +46,11 @@ AJUSTES_HYPOTHESIS = dict(deadline=None, database=None, derandomize=True,
 @contextmanager
 def _servidor_nuevo(url_admin, plantillas):
     nombre = f"t_contrato_{uuid.uuid4().hex[:8]}"
-    url = _crear_base(url_admin, nombre, plantilla=plantillas["demo"])
+    url = crear_base(url_admin, nombre, plantilla=plantillas["demo"])
     ajustes = ajustes_web(url, mensajes_por_minuto=1_000_000)
     with servidor_en_hilo(crear_app(ajustes)) as base:
         yield {"base": base, "url": url, "ajustes": ajustes}
-    _borrar_base(url_admin, nombre)
+    borrar_base(url_admin, nombre)
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +187,7 @@ def test_docs_api_y_el_openapi_declaran_los_mismos_codigos_por_ruta(bd_url):
 
     from fastapi.testclient import TestClient
 
-    from .conftest import RAIZ
+    from tests.apoyo.rutas import RAIZ
 
     with TestClient(crear_app(ajustes_web(bd_url))) as http:
         documento = http.get("/openapi.json").json()

@@ -6,7 +6,7 @@ la contrastan con el código leen esos ficheros (``test_ajustes``, ``test_contra
 
 from __future__ import annotations
 
-from .conftest import RAIZ
+from tests.apoyo.rutas import RAIZ
 
 MAX_README = 15_000  # caracteres, como los cuenta `wc -m`
 

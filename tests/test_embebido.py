@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .procesos import (
+from tests.apoyo.procesos import (
     GUION_AGENTE,
     SECRETO_FUERTE,
     ProcesoCli,
@@ -25,7 +25,7 @@ from .procesos import (
     pids_anotados,
     postgres_vivo,
 )
-from .web_util import RAIZ
+from tests.apoyo.rutas import RAIZ
 
 pytestmark = [pytest.mark.lento, pytest.mark.temporal]
 

@@ -18,10 +18,9 @@ from agente.evaluacion.langfuse_conjunto import ConjuntoLangfuse
 from agente.evaluacion.suite import omision
 from agente.evaluacion.tareas import TareaNoValida
 from agente.nucleo.ajustes import Ajustes
-
-from .conftest import RAIZ
-from .receptor_langfuse import ReceptorLangfuse
-from .servidor_openai import ServidorOpenAI
+from tests.apoyo.receptor_langfuse import ReceptorLangfuse
+from tests.apoyo.rutas import RAIZ
+from tests.apoyo.servidor_openai import ServidorOpenAI
 
 # Un subconjunto con una tarea de cada rama, para los k = 2 (el modelo offline es determinista).
 RAMAS = ("reembolso-sin-firma,reembolso-importe-editado,reembolso-importe-rechazado,"
@@ -314,8 +313,7 @@ def test_el_cliente_llm_habla_con_su_persona_y_termina_con_fin():
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
     from agente.evaluacion.cliente import ClienteLLM
-
-    from .modelo_guion import guion
+    from tests.apoyo.modelo_guion import guion
 
     [tarea] = cargar_tareas("reembolso-sin-firma")
     modelo = guion("Hola, quiero devolver la sartén del pedido P-20260920-0102, se pega.", "FIN")

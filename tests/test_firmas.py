@@ -12,8 +12,7 @@ from fastapi.testclient import TestClient
 from agente.bd.pool import KWARGS_CONEXION
 from agente.web.app import crear_app
 from agente.web.auth import emitir_token
-
-from .web_util import ajustes_web, cab, sql
+from tests.apoyo.web_util import ajustes_web, cab, sql
 
 PEDIDO_350 = "P-20261005-0350"  # C-0009, talavera: necesita gerente
 PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional

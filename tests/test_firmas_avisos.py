@@ -11,10 +11,10 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.notificaciones import entregar_pendientes, verificar_firma
 from agente.notificaciones.canales import CABECERA_FECHA, CABECERA_FIRMA, CanalCorreo, CanalWebhook
 from agente.servicio.periodicas import una_pasada
+from tests.apoyo.fabricas_avisos import solo_contacto
 
 from . import test_firmas as firmas
 from . import test_notificaciones_canales as canales
-from .fabricas_avisos import solo_contacto
 from .test_firmas import PEDIDO_350, PEDIDO_650, _decidir, _pausa
 
 ajustes, http, como = firmas.ajustes, firmas.http, firmas.como  # los mismos fixtures

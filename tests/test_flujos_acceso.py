@@ -20,8 +20,15 @@ from agente.web.auth import emitir_token
 from agente.web.directo import turno_en_directo
 from agente.web.hilos import HilosDelAgente
 from agente.web.vigencia import Vigencia
-
-from .web_util import DEVOLVER_CAFETERA, ajustes_web, cab, eventos_sse, servidor_en_hilo, sql, token
+from tests.apoyo.web_util import (
+    DEVOLVER_CAFETERA,
+    ajustes_web,
+    cab,
+    eventos_sse,
+    servidor_en_hilo,
+    sql,
+    token,
+)
 
 DEVOLVER_BATIDORA_C5 = "Quiero devolver la batidora del pedido P-20260922-0077 porque no funciona"
 CERRADO = ("cerrado", None)

@@ -17,8 +17,7 @@ from agente.servicio.auditoria import hallazgos, informe
 from agente.web.app import crear_app
 from agente.web.auth import emitir_token
 from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
-
-from .web_util import ajustes_web, cab, sql
+from tests.apoyo.web_util import ajustes_web, cab, sql
 
 PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
 CAFETERA = "P-20260917-0041"  # C-0001, talavera: una CAF-001 pagada a 120,00

@@ -41,8 +41,7 @@ from herramientas.pedidos import (
 )
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
-
-from .fabricas import capturar, crear_pedido, en_carrera
+from tests.apoyo.fabricas import capturar, crear_pedido, en_carrera
 
 D = Decimal
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")

@@ -20,11 +20,18 @@ from langchain_core.messages import AIMessage, ToolMessage
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.errores import ErrorDominio
 from agente.servicio.fabrica import crear_servicio
+from tests.apoyo.fabricas import (
+    PEDIDO_GRANDE,
+    ajustes_prueba,
+    consultar,
+    conversacion,
+    crear_pedido,
+    uno,
+)
+from tests.apoyo.modelo_guion import guion, llamada
+from tests.apoyo.web_util import cab
 
-from .fabricas import PEDIDO_GRANDE, ajustes_prueba, consultar, conversacion, crear_pedido, uno
-from .modelo_guion import guion, llamada
 from .test_web_api import _pausa, ajustes, http, tok  # noqa: F401 - fixtures
-from .web_util import cab
 
 CANCELADO = "P-20260920-0031"  # C-0010, cancelado
 

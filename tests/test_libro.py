@@ -23,8 +23,7 @@ from herramientas.pasarela import PasarelaSimulada
 from herramientas.pedidos import consultar_pedido
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
-
-from .fabricas import consultar, crear_pedido, en_carrera, uno
+from tests.apoyo.fabricas import consultar, crear_pedido, en_carrera, uno
 
 D = Decimal
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")

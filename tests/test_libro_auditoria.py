@@ -20,8 +20,7 @@ from agente.servicio.auditoria_libro import COMPROBACIONES, auditar_libro, total
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
-
-from .fabricas import PasarelaAveriable, crear_pedido
+from tests.apoyo.fabricas import PasarelaAveriable, crear_pedido
 
 D = Decimal
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")

@@ -45,9 +45,8 @@ from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
-
-from .conftest import _borrar_base, _crear_base
-from .fabricas import crear_pedido
+from tests.apoyo.bases import borrar_base, crear_base
+from tests.apoyo.fabricas import crear_pedido
 
 D = Decimal
 LARGO = os.environ.get("AGENTE_HYPOTHESIS_LARGO") == "1"
@@ -177,7 +176,7 @@ class MaquinaLibro(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.nombre = f"t_{uuid.uuid4().hex[:12]}"
-        self.url = _crear_base(self.url_admin, self.nombre, plantilla=self.plantilla)
+        self.url = crear_base(self.url_admin, self.nombre, plantilla=self.plantilla)
         self.pool = abrir_pool(self.url, max_size=4)
         self.pasarela = PasarelaDePrueba(PasarelaSimulada(pool=self.pool))
         self.conexion = psycopg.connect(self.url, **KWARGS_CONEXION)
@@ -353,7 +352,7 @@ class MaquinaLibro(RuleBasedStateMachine):
         finally:
             self.conexion.close()
             self.pool.close()
-            _borrar_base(self.url_admin, self.nombre)
+            borrar_base(self.url_admin, self.nombre)
 
     def _cerrar_las_cuentas(self) -> None:
         self.pasarela.caida = False

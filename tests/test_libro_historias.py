@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from agente.servicio.fabrica import crear_servicio
-
-from .fabricas import PasarelaAveriable, ajustes_prueba, consultar, conversacion, uno
+from tests.apoyo.fabricas import PasarelaAveriable, ajustes_prueba, consultar, conversacion, uno
 
 SARTEN = "P-20260920-0102"  # C-0002, MEN-001 24,90 EUR, entregado hace 3 días
 
@@ -110,7 +109,7 @@ def test_la_auditoria_de_la_cli_sale_con_1_ante_un_movimiento_sin_asiento(bd_url
     import subprocess
     import sys
 
-    from .conftest import RAIZ
+    from tests.apoyo.rutas import RAIZ
 
     entorno = {**os.environ, "DATABASE_URL": bd_url}
     ok = subprocess.run([sys.executable, "-m", "agente.cli", "auditoria"], cwd=RAIZ, env=entorno,

@@ -21,8 +21,7 @@ from agente.demo import cargar_demo
 from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.auditoria_libro import auditar_libro
 from herramientas.pedidos import consultar_pedido
-
-from .fabricas import crear_pedido
+from tests.apoyo.fabricas import crear_pedido
 
 D = Decimal
 

@@ -19,8 +19,7 @@ from herramientas.avisos import avisos_pendientes, marcar_avisado
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
-
-from .fabricas import PasarelaAveriable, consultar, uno
+from tests.apoyo.fabricas import PasarelaAveriable, consultar, uno
 
 D = Decimal
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")

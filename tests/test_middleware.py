@@ -12,9 +12,8 @@ from agente.middleware.limites import MENSAJE_LIMITE
 from agente.modelo_offline import ModeloOffline
 from agente.servicio.fabrica import crear_servicio
 from herramientas.pasarela import PasarelaSimulada
-
-from .fabricas import PEDIDO_PEQUENO, ajustes_prueba, conversacion, crear_pedido, uno
-from .modelo_guion import guion, llamada
+from tests.apoyo.fabricas import PEDIDO_PEQUENO, ajustes_prueba, conversacion, crear_pedido, uno
+from tests.apoyo.modelo_guion import guion, llamada
 
 
 def _servicio(bd_url, modelo, pasarela=None, **extra):

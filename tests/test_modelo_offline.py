@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -32,6 +31,7 @@ from agente.modelo_offline.lectura import normalizar
 from agente.modelo_offline.resultados import motivo_del_rechazo
 from agente.nucleo.errores import ErrorDominio, PedidoNoEncontrado
 from herramientas import REGISTRO
+from tests.apoyo.rutas import RAIZ
 
 AVISO = (
     "Aviso: un encargado modificó esta operación antes de ejecutarla; el resultado refleja lo "
@@ -588,7 +588,7 @@ def test_normalizar_conserva_la_longitud_y_quita_mayusculas(texto):
 
 def test_el_modelo_offline_no_escribe_nombres_de_herramientas_a_mano():
     # Los nombres salen de herramientas.registro: un literal aquí es una lista paralela.
-    carpeta = Path(__file__).resolve().parent.parent / "agente" / "modelo_offline"
+    carpeta = RAIZ / "agente" / "modelo_offline"
     literales = [
         (ruta.name, nodo.lineno, nodo.value)
         for ruta in sorted(carpeta.glob("*.py"))

@@ -17,7 +17,7 @@ from langgraph.types import Command
 from agente.modelo_offline import ModeloOffline
 from agente.modelos import crear_modelo, juntar_argumentos
 from agente.nucleo.errores import ErrorConfiguracion
-from tests.servidor_openai import ServidorOpenAI
+from tests.apoyo.servidor_openai import ServidorOpenAI
 
 
 @tool

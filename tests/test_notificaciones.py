@@ -29,8 +29,7 @@ from agente.notificaciones.horario import (
 from agente.notificaciones.plantillas import pintar
 from agente.notificaciones.trabajador import espera_tras
 from politicas.matriz_autoridad import Requisito
-
-from .fabricas_avisos import (
+from tests.apoyo.fabricas_avisos import (
     MADRID,
     MIERCOLES_3,
     MIERCOLES_10,

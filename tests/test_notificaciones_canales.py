@@ -26,9 +26,7 @@ from agente.notificaciones.canales import (
     CanalWebhook,
     Entrega,
 )
-
-from .conftest import RAIZ
-from .fabricas_avisos import (
+from tests.apoyo.fabricas_avisos import (
     MIERCOLES_10,
     PEDIDO_350,
     PEDIDO_650,
@@ -39,6 +37,7 @@ from .fabricas_avisos import (
     salida,
     solo_contacto,
 )
+from tests.apoyo.rutas import RAIZ
 
 BASE = "https://atencion.tienda.example"
 REMITENTE = "Avisos Tienda <avisos@tienda.example>"
@@ -233,8 +232,7 @@ def test_sin_smtp_configurado_los_correos_esperan_a_otro_proceso(conexion, pool)
     aviso = pausar(conexion, PEDIDO_350)
     avisar_aprobacion(conexion, aviso, ahora=MIERCOLES_10)
     from agente.notificaciones import canales_desde_ajustes
-
-    from .fabricas import ajustes_prueba
+    from tests.apoyo.fabricas import ajustes_prueba
 
     canales = canales_desde_ajustes(ajustes_prueba("postgresql://x/y"))
     assert "email" not in canales
@@ -248,8 +246,7 @@ def test_el_trabajador_toma_smtp_base_y_reintentos_de_los_ajustes(conexion, pool
     from datetime import UTC, datetime
 
     from agente.notificaciones import entregar_segun_ajustes
-
-    from .fabricas import ajustes_prueba
+    from tests.apoyo.fabricas import ajustes_prueba
 
     ahora = datetime.now(UTC)
     conexion.execute("UPDATE avisos_tienda SET urgente_desde = 1")  # sale ya, sea la hora que sea

@@ -11,8 +11,8 @@ import time
 import httpx
 import pytest
 
-from .procesos import esperar
-from .web_util import DEVOLVER_CAFETERA, ServidorEnProceso, ajustes_web, cab, sql, token
+from tests.apoyo.procesos import esperar
+from tests.apoyo.web_util import DEVOLVER_CAFETERA, ServidorEnProceso, ajustes_web, cab, sql, token
 
 pytestmark = [pytest.mark.lento, pytest.mark.temporal]
 

@@ -18,8 +18,7 @@ from langchain_openai import ChatOpenAI
 from agente.modelos import crear_modelo
 from agente.servicio.fabrica import crear_servicio
 from bench.proveedor_latencia import Latencia, ProveedorEnHilo, trozos
-
-from .fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, conversacion, uno
+from tests.apoyo.fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, conversacion, uno
 
 RAPIDA = Latencia(primer_token=0.01, tokens_por_segundo=2000)
 

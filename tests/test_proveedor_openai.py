@@ -13,9 +13,8 @@ import pytest
 
 from agente.modelos import crear_modelo
 from agente.servicio.fabrica import crear_servicio
-
-from .fabricas import PEDIDO_GRANDE, ajustes_prueba, conversacion, uno
-from .servidor_openai import ServidorOpenAI
+from tests.apoyo.fabricas import PEDIDO_GRANDE, ajustes_prueba, conversacion, uno
+from tests.apoyo.servidor_openai import ServidorOpenAI
 
 
 @pytest.fixture

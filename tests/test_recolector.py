@@ -6,7 +6,8 @@ import json
 import subprocess
 import sys
 
-from .web_util import RAIZ, ServidorEnProceso
+from tests.apoyo.rutas import RAIZ
+from tests.apoyo.web_util import ServidorEnProceso
 
 # En otro intérprete: gc.freeze no tiene vuelta atrás y congelaría la basura de las pruebas.
 _SONDA = """

@@ -23,8 +23,7 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
-
-from .conftest import RAIZ
+from tests.apoyo.rutas import RAIZ
 
 pytestmark = [pytest.mark.lento, pytest.mark.temporal]
 

@@ -13,8 +13,7 @@ from pydantic import BaseModel, Field
 from agente.construir import construir_agente
 from agente.nucleo.contexto import contexto_de
 from herramientas import REGISTRO, Herramienta, Registro
-
-from .modelo_guion import guion, llamada
+from tests.apoyo.modelo_guion import guion, llamada
 
 
 class HorarioArgs(BaseModel):

@@ -14,8 +14,7 @@ from fastapi.testclient import TestClient
 from agente.demo import CLIENTES
 from agente.nucleo.registro_log import FormatoJson, anotar, contexto_registro, evento
 from agente.web.app import crear_app
-
-from .web_util import (
+from tests.apoyo.web_util import (
     DEVOLVER_BATIDORA,
     DEVOLVER_CAFETERA,
     ServidorEnProceso,

@@ -13,8 +13,14 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.cli.operacion import limpiar as orden_limpiar
 from agente.retencion import limpiar
 from agente.servicio.fabrica import crear_servicio
-
-from .fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, consultar, conversacion, uno
+from tests.apoyo.fabricas import (
+    PEDIDO_GRANDE,
+    PEDIDO_PEQUENO,
+    ajustes_prueba,
+    consultar,
+    conversacion,
+    uno,
+)
 
 DEVOLVER_CAFETERA = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
 TABLAS_CHECKPOINT = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")

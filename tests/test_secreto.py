@@ -11,8 +11,7 @@ from agente.nucleo.ajustes import SECRETO_DEMO
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.nucleo.secretos import defecto_del_secreto
 from agente.web.app import crear_app
-
-from .web_util import SECRETO, ajustes_web
+from tests.apoyo.web_util import SECRETO, ajustes_web
 
 DEBILES = {
     "vacío": "",

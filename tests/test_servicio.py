@@ -24,15 +24,14 @@ from agente.nucleo.errores import (
     Prohibido,
     YaDecidida,
 )
-
-from .conftest import RAIZ
-from .fabricas import (
+from tests.apoyo.fabricas import (
     PEDIDO_GRANDE,
     consultar,
     conversacion,
     crear_pedido,
     uno,
 )
+from tests.apoyo.rutas import RAIZ
 
 DEVOLVER_CAFETERA = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
 
@@ -85,7 +84,7 @@ def test_mensaje_nuevo_con_aprobacion_pendiente_se_guarda_y_no_borra_la_pausa(se
 
 @pytest.mark.temporal
 def test_dos_decisiones_a_la_vez_una_reanuda_y_la_otra_ya_decidida(servicio, pasarela, bd_url):
-    from .fabricas import PasarelaRetenida
+    from tests.apoyo.fabricas import PasarelaRetenida
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     # La que gana se queda en la pasarela hasta que la otra haya vuelto: así la otra la ve
@@ -381,8 +380,7 @@ def test_saver_sin_candado_exige_un_pool(bd_url):
 def servicio_impaciente(bd_url, pasarela):
     """El servicio, pero esperando poco al candado del hilo (para provocar HiloOcupado)."""
     from agente.servicio.fabrica import crear_servicio
-
-    from .fabricas import ajustes_prueba
+    from tests.apoyo.fabricas import ajustes_prueba
 
     s = crear_servicio(ajustes_prueba(bd_url), url=bd_url, pasarela=pasarela,
                        pausa_reintentos=0.01, espera_candado=0.3)

@@ -10,8 +10,7 @@ from fastapi.testclient import TestClient
 from agente.nucleo.errores import TextoNoValido
 from agente.nucleo.texto import contiene_nulo, rechazar_nulos
 from agente.web.app import crear_app
-
-from .web_util import DEVOLVER_CAFETERA, ajustes_web, cab, sql, token
+from tests.apoyo.web_util import DEVOLVER_CAFETERA, ajustes_web, cab, sql, token
 
 NULO_422 = {"detalle": "el texto no puede contener el carácter nulo (\\u0000)"}
 

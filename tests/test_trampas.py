@@ -55,10 +55,10 @@ from pydantic import BaseModel, Field
 from agente.bd.pool import FECHA_MAXIMA, FECHA_MINIMA, KWARGS_CONEXION, abrir_pool, borrar_base
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ContextoAusente, DecisionNoValida, ErrorDominio, ImporteNoValido
-
-from .conftest import RAIZ, url_de
-from .modelo_guion import guion, llamada
-from .receptor_langfuse import ReceptorLangfuse
+from tests.apoyo.bases import url_de
+from tests.apoyo.modelo_guion import guion, llamada
+from tests.apoyo.receptor_langfuse import ReceptorLangfuse
+from tests.apoyo.rutas import RAIZ
 
 DOCUMENTO = RAIZ / "docs" / "trampas.md"
 CTX = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana")
@@ -980,8 +980,7 @@ def test_apprise_pone_su_propio_message_id_y_el_producto_manda_la_clave_aparte()
     import apprise
 
     from agente.notificaciones.canales import CABECERA_AVISO, CanalCorreo, Entrega
-
-    from .fabricas_avisos import ServidorSmtp
+    from tests.apoyo.fabricas_avisos import ServidorSmtp
 
     servidor = ServidorSmtp()
     try:

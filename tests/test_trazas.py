@@ -20,7 +20,6 @@ import subprocess
 import sys
 import uuid
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -52,9 +51,8 @@ from agente.trazas.mascara import (
     enmascarar_texto,
     enmascarar_valor,
 )
-from tests.receptor_langfuse import ReceptorLangfuse
-
-RAIZ = Path(__file__).resolve().parent.parent
+from tests.apoyo.receptor_langfuse import ReceptorLangfuse
+from tests.apoyo.rutas import RAIZ
 
 HILO = "hilo-0001"
 CLIENTE = "C-0001"

@@ -11,10 +11,9 @@ import pytest
 
 from agente.servicio.fabrica import crear_servicio
 from agente.trazas import Trazador
-
-from .conftest import RAIZ
-from .fabricas import PEDIDO_GRANDE, ajustes_prueba, conversacion, uno
-from .receptor_langfuse import ReceptorLangfuse
+from tests.apoyo.fabricas import PEDIDO_GRANDE, ajustes_prueba, conversacion, uno
+from tests.apoyo.receptor_langfuse import ReceptorLangfuse
+from tests.apoyo.rutas import RAIZ
 
 
 @pytest.fixture

@@ -19,8 +19,7 @@ from agente.nucleo.ajustes import SECRETO_DEMO, Ajustes
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.web import directo
 from agente.web.app import ESTATICOS, crear_app
-
-from .web_util import (
+from tests.apoyo.web_util import (
     DEVOLVER_BATIDORA,
     DEVOLVER_CAFETERA,
     DEVOLVER_SABANAS,
@@ -428,8 +427,7 @@ def test_dos_decisiones_a_la_vez_una_gana_y_la_otra_recibe_409(bd_url):
     from agente.bd.pool import abrir_pool
     from agente.servicio.fabrica import crear_servicio
     from herramientas.pasarela import PasarelaSimulada
-
-    from .fabricas import PasarelaRetenida
+    from tests.apoyo.fabricas import PasarelaRetenida
 
     # La primera decisión se queda en la pasarela hasta que llega la segunda (antes, un
     # retardo de 1,5 s: bajo carga la segunda podía llegar tarde y recibir 404).

@@ -13,9 +13,9 @@ import pytest
 
 from agente.web.auth import emitir_token
 from agente.web.rutas_demo import EJEMPLOS
+from tests.apoyo.web_util import ajustes_web, cab, sql
 
 from .test_web_navegador import ESPERA_MS, Pagina, base, navegador  # noqa: F401 - fixtures
-from .web_util import ajustes_web, cab, sql
 
 pytestmark = pytest.mark.navegador
 

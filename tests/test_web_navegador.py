@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from agente.web.app import crear_app
-
-from .web_util import DEVOLVER_BATIDORA, DEVOLVER_CAFETERA, RAIZ, ajustes_web, servidor_en_hilo
+from tests.apoyo.rutas import RAIZ
+from tests.apoyo.web_util import DEVOLVER_BATIDORA, DEVOLVER_CAFETERA, ajustes_web, servidor_en_hilo
 
 pytestmark = pytest.mark.navegador
 

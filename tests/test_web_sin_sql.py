@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-WEB = Path(__file__).resolve().parent.parent / "agente" / "web"
+from tests.apoyo.rutas import RAIZ
+
+WEB = RAIZ / "agente" / "web"
 
 # Lo que delataría SQL o un acceso directo a la base desde agente/web/.
 PROHIBIDO = {

@@ -15,8 +15,7 @@ import httpx
 import pytest
 
 from agente.web.app import crear_app
-
-from .web_util import (
+from tests.apoyo.web_util import (
     DEVOLVER_CAFETERA,
     ServidorEnProceso,
     ajustes_web,

@@ -15,7 +15,7 @@ Uso::
         ... LANGFUSE_HOST = receptor.url ...
         assert receptor.spans_de(trace_id)
 
-Se puede ejecutar como script (``python tests/receptor_langfuse.py``) para una
+Se puede ejecutar como script (``python tests/apoyo/receptor_langfuse.py``) para una
 prueba manual: imprime la URL y lo que va llegando.
 """
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import httpx
 import psutil
 
-from .web_util import RAIZ, SECRETO, puerto_libre
+from .rutas import RAIZ
+from .web_util import SECRETO, puerto_libre
 
 SECRETO_FUERTE = SECRETO  # fuera del modo demo hace falta uno que pase agente.nucleo.secretos
 PYTHON_M = (sys.executable, "-m", "agente.cli")

@@ -17,7 +17,8 @@ Uso::
         ...
         assert servidor.peticiones[1].llamadas_sin_respuesta() == []
 
-o el fixture ``servidor_openai`` (importarlo en el módulo de test o en conftest.py).
+Las fixtures que lo arrancan viven en el ``conftest.py`` o en el módulo de prueba que las usa:
+aquí no hay fixtures (nadie importa fixtures de otro módulo).
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import pytest
 
 RUTA = "/v1/chat/completions"
 
@@ -287,10 +286,3 @@ class _Manejador(BaseHTTPRequestHandler):
             self.wfile.write(f"data: {json.dumps(uso)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
-
-
-@pytest.fixture
-def servidor_openai():
-    """Un :class:`ServidorOpenAI` arrancado para el test y parado al terminar."""
-    with ServidorOpenAI() as servidor:
-        yield servidor
