@@ -108,3 +108,101 @@ def servicio(bd_url, pasarela):
     s = crear_servicio(ajustes_prueba(bd_url), url=bd_url, pasarela=pasarela, pausa_reintentos=0.01)
     yield s
     s.cerrar()
+
+
+# --- la app por HTTP en proceso -------------------------------------------------------------
+
+
+@pytest.fixture
+def ajustes(bd_url):
+    """Los ajustes de la app web sobre la base del test (demo, modelo offline, sin trazas)."""
+    from tests.apoyo.web_util import ajustes_web
+
+    return ajustes_web(bd_url)
+
+
+@pytest.fixture
+def http(ajustes):
+    """La app entera en proceso (TestClient) con esos ajustes."""
+    from tests.apoyo.web_util import cliente_http
+
+    with cliente_http(ajustes) as cliente:
+        yield cliente
+
+
+@pytest.fixture
+def tok(ajustes):
+    """``tok(sujeto)``: un token de cliente o de encargado (``enc-*``) de la tienda de la demo."""
+    from tests.apoyo.web_util import token
+
+    return lambda sujeto, **extra: token(ajustes, sujeto, **extra)
+
+
+@pytest.fixture
+def como(ajustes):
+    """``como(sujeto)``: cabeceras con el token de un cliente o de un firmante de cualquier rol."""
+    from agente.web.auth import emitir_token
+    from tests.apoyo.firmas import TIENDA_DE
+    from tests.apoyo.web_util import cab
+
+    def _como(sujeto: str) -> dict[str, str]:
+        rol = "cliente" if sujeto.startswith("C-") else "encargado"
+        return cab(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=TIENDA_DE[sujeto]))
+    return _como
+
+
+# --- canales de aviso reales en 127.0.0.1 ---------------------------------------------------
+
+
+@pytest.fixture
+def smtp():
+    """Un servidor SMTP de verdad (aiosmtpd) que guarda los correos que recibe."""
+    from tests.apoyo.fabricas_avisos import ServidorSmtp
+
+    servidor = ServidorSmtp()
+    yield servidor
+    servidor.cerrar()
+
+
+@pytest.fixture
+def receptor_webhook():
+    """Un receptor HTTP de webhooks que guarda lo que recibe (y puede fallar a propósito)."""
+    from tests.apoyo.fabricas_avisos import ReceptorWebhook
+
+    servidor = ReceptorWebhook()
+    yield servidor
+    servidor.cerrar()
+
+
+# --- Chromium -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def navegador():
+    """Chromium headless, uno por módulo; sin él se salta, salvo con ``AGENTE_EXIGIR_NAVEGADOR=1``."""
+    from tests.apoyo.navegador import CHROMIUM
+
+    if not CHROMIUM.exists():
+        if os.environ.get("AGENTE_EXIGIR_NAVEGADOR") == "1":
+            pytest.fail("falta /usr/bin/chromium (apt-get install -y chromium) y AGENTE_EXIGIR_NAVEGADOR=1")
+        pytest.skip("sin /usr/bin/chromium: pruebas de navegador omitidas")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        navegador = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        yield navegador
+        navegador.close()
+
+
+@pytest.fixture
+def base(bd_url):
+    """La URL de la app servida por uvicorn en un hilo, sobre la base del test."""
+    from agente.web.app import crear_app
+    from tests.apoyo.web_util import ajustes_web, servidor_en_hilo
+
+    with servidor_en_hilo(crear_app(ajustes_web(bd_url))) as url:
+        yield url

@@ -1,7 +1,6 @@
 """La bandeja de producto por la API: ficha de la aprobación, nota, «lo atiendo yo», mensajes
 retenidos contestados, historial de decisiones (filtros, páginas, CSV) y el chat del cliente."""
 
-# ruff: noqa: F811 - las fixtures importadas de otro módulo de pruebas se piden por nombre
 from __future__ import annotations
 
 import csv
@@ -15,9 +14,16 @@ import psycopg
 import pytest
 
 from agente.web.app import crear_app
-from tests.apoyo.web_util import DEVOLVER_SABANAS, cab, eventos_sse, servidor_en_hilo, sql
-
-from .test_web_api import EDITAR_A_90, _conversacion, _pausa, ajustes, http, tok  # noqa: F401 - fixtures
+from tests.apoyo.web_util import (
+    DEVOLVER_SABANAS,
+    EDITAR_A_90,
+    abrir_conversacion,
+    cab,
+    conversacion_en_pausa,
+    eventos_sse,
+    servidor_en_hilo,
+    sql,
+)
 
 DONDE_JARRA = "¿Dónde está mi pedido P-20260919-0055?"
 NOTA = "Te devolvemos 90 € porque la caja llegó abierta."
@@ -33,7 +39,7 @@ def _enc2(tok):
 
 
 def test_la_ficha_trae_la_transcripcion_con_el_retenido_el_historial_y_las_lineas_del_libro(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     _retener(http, tok, hilo, "La jarra llegó rota, por cierto")
     ficha = http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()
 
@@ -59,9 +65,9 @@ def test_la_ficha_trae_la_transcripcion_con_el_retenido_el_historial_y_las_linea
 
 
 def test_la_ficha_ensena_lo_que_el_cliente_ya_recibio(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     http.post(f"/api/aprobaciones/{hilo}/decision", json=EDITAR_A_90, headers=cab(tok("enc-talavera")))
-    otra = _pausa(http, tok, "C-0001", "Quiero devolver los cojines del pedido P-20260925-0036 porque no me gustan")
+    otra = conversacion_en_pausa(http, tok, "C-0001", "Quiero devolver los cojines del pedido P-20260925-0036 porque no me gustan")
     ficha = http.get(f"/api/aprobaciones/{otra}", headers=cab(tok("enc-talavera"))).json()
     assert [(r["pedido"], r["importe"]) for r in ficha["historial_cliente"]["reembolsos"]] == [
         ("P-20260917-0041", "90.00")]
@@ -83,7 +89,7 @@ def test_el_estado_de_cada_linea_sale_del_libro():
 
 
 def test_editar_con_nota_llega_al_cliente_sin_la_propuesta_interna_y_el_retenido_se_contesta(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     _retener(http, tok, hilo, DONDE_JARRA)
     r = http.post(f"/api/aprobaciones/{hilo}/decision", json={**EDITAR_A_90, "nota": NOTA},
                   headers=cab(tok("enc-talavera")))
@@ -102,7 +108,7 @@ def test_editar_con_nota_llega_al_cliente_sin_la_propuesta_interna_y_el_retenido
 
 
 def test_sin_retenidos_la_decision_no_ejecuta_un_turno_mas(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     r = http.post(f"/api/aprobaciones/{hilo}/decision", json=EDITAR_A_90, headers=cab(tok("enc-talavera")))
     mensajes = http.get(f"/api/conversaciones/{hilo}", headers=cab(tok("C-0001"))).json()["mensajes"]
     assert mensajes[-1]["texto"] == r.json()["mensaje_cliente"]
@@ -110,7 +116,7 @@ def test_sin_retenidos_la_decision_no_ejecuta_un_turno_mas(http, tok):
 
 
 def test_la_nota_va_al_final_del_mensaje_con_cualquier_decision_y_tiene_limite(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     enc = cab(tok("enc-talavera"))
     url = f"/api/aprobaciones/{hilo}/decision"
     assert http.post(url, json={**EDITAR_A_90, "nota": "x" * 2001}, headers=enc).status_code == 422
@@ -120,7 +126,7 @@ def test_la_nota_va_al_final_del_mensaje_con_cualquier_decision_y_tiene_limite(h
     assert r.status_code == 200
     assert r.json()["mensaje_cliente"].endswith("Nota del encargado: Pásate por la tienda y lo vemos.")
     # También con una aprobación: el esquema no la ata a un tipo de decisión, la API tampoco.
-    otro = _pausa(http, tok)
+    otro = conversacion_en_pausa(http, tok)
     r = http.post(f"/api/aprobaciones/{otro}/decision",
                   json={"decisiones": [{"type": "approve"}], "nota": "Gracias por tu paciencia."}, headers=enc)
     assert r.status_code == 200, r.text
@@ -128,7 +134,7 @@ def test_la_nota_va_al_final_del_mensaje_con_cualquier_decision_y_tiene_limite(h
 
 
 def test_lo_atiendo_yo_lo_ven_los_demas_y_se_suelta_al_decidir_o_al_vencer(http, tok, bd_url):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     url = f"/api/aprobaciones/{hilo}/reclamar"
     r = http.post(url, headers=cab(tok("enc-talavera")))
     assert r.status_code == 200, r.text
@@ -153,13 +159,13 @@ def test_lo_atiendo_yo_lo_ven_los_demas_y_se_suelta_al_decidir_o_al_vencer(http,
 
 def _decidir_tres(http, tok):
     """Tres decisiones: una edición en Talavera, un rechazo en Talavera y una en Madrid."""
-    editada = _pausa(http, tok)
+    editada = conversacion_en_pausa(http, tok)
     http.post(f"/api/aprobaciones/{editada}/decision", json={**EDITAR_A_90, "nota": "=HYPERLINK(1)"},
               headers=cab(tok("enc-talavera")))
-    rechazada = _pausa(http, tok, "C-0005", "Quiero devolver la batidora del pedido P-20260922-0077 porque no funciona")
+    rechazada = conversacion_en_pausa(http, tok, "C-0005", "Quiero devolver la batidora del pedido P-20260922-0077 porque no funciona")
     http.post(f"/api/aprobaciones/{rechazada}/decision",
               json={"decisiones": [{"type": "reject", "message": "fuera de plazo"}]}, headers=_enc2(tok))
-    madrid = _pausa(http, tok, "C-0003", DEVOLVER_SABANAS)
+    madrid = conversacion_en_pausa(http, tok, "C-0003", DEVOLVER_SABANAS)
     http.post(f"/api/aprobaciones/{madrid}/decision", json={"decisiones": [{"type": "approve"}]},
               headers=cab(tok("enc-madrid-centro")))
     return editada, rechazada, madrid
@@ -216,8 +222,8 @@ def test_el_cliente_ve_sus_pedidos_y_sus_conversaciones_la_pendiente_primero(htt
     assert (cafetera["importe"], cafetera["estado"]) == ("120.00", "entregado") and cafetera["productos"]
     assert not {p["id"] for p in pedidos} & {p["id"] for p in http.get("/api/pedidos", headers=cab(tok("C-0003"))).json()}
 
-    pendiente = _pausa(http, tok)
-    nueva = _conversacion(http, tok, "C-0001")
+    pendiente = conversacion_en_pausa(http, tok)
+    nueva = abrir_conversacion(http, tok, "C-0001")
     lista = http.get("/api/conversaciones", headers=cab(tok("C-0001"))).json()
     assert [c["thread_id"] for c in lista] == [pendiente, nueva]
     assert lista[0]["estado"] == "esperando_aprobacion" and "pendiente" in lista[0]["ultimo_texto"]

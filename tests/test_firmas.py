@@ -6,55 +6,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 import psycopg
-import pytest
-from fastapi.testclient import TestClient
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.web.app import crear_app
-from agente.web.auth import emitir_token
-from tests.apoyo.web_util import ajustes_web, cab, sql
-
-PEDIDO_350 = "P-20261005-0350"  # C-0009, talavera: necesita gerente
-PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
-TIENDA = {"enc-talavera": "talavera", "enc-talavera-2": "talavera", "ger-talavera": "talavera",
-          "reg-centro": "madrid-centro", "enc-madrid-centro": "madrid-centro",
-          "C-0009": "talavera", "C-0006": "talavera", "C-0003": "madrid-centro"}
-
-
-@pytest.fixture
-def ajustes(bd_url):
-    return ajustes_web(bd_url)
-
-
-@pytest.fixture
-def http(ajustes):
-    with TestClient(crear_app(ajustes), raise_server_exceptions=False) as cliente:
-        yield cliente
-
-
-@pytest.fixture
-def como(ajustes):
-    """Cabeceras con el token de ``sujeto`` (cliente o firmante de cualquier rol)."""
-    def _como(sujeto: str) -> dict[str, str]:
-        rol = "cliente" if sujeto.startswith("C-") else "encargado"
-        return cab(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=TIENDA[sujeto]))
-    return _como
-
-
-def _pausa(http, como, cliente: str, pedido: str) -> str:
-    r = http.post("/api/conversaciones", headers=como(cliente))
-    assert r.status_code == 201, r.text
-    hilo = r.json()["thread_id"]
-    r = http.post(f"/api/conversaciones/{hilo}/mensajes", headers=como(cliente),
-                  json={"texto": f"Quiero devolver el pedido {pedido} porque llegó roto"})
-    assert r.status_code == 200, r.text
-    assert r.json()["estado"] == "esperando_aprobacion", r.json()
-    return hilo
-
-
-def _decidir(http, como, hilo: str, quien: str, decisiones=None):
-    return http.post(f"/api/aprobaciones/{hilo}/decision", headers=como(quien),
-                     json={"decisiones": decisiones or [{"type": "approve"}]})
+from tests.apoyo.firmas import PEDIDO_350, PEDIDO_650, decidir_como, pausa_de_pedido
+from tests.apoyo.web_util import sql
 
 
 def _reembolsos(url: str) -> list[Decimal]:
@@ -62,19 +17,19 @@ def _reembolsos(url: str) -> list[Decimal]:
 
 
 def test_350_lo_rechaza_el_encargado_con_su_limite_y_lo_aplica_el_gerente(http, como, ajustes):
-    hilo = _pausa(http, como, "C-0009", PEDIDO_350)
+    hilo = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()
     assert tarjeta["requisito"] == {"firmas_necesarias": 1, "rol_minimo": "gerente", "importe": "350.00",
                                     "texto": "necesita gerente", "version_matriz": 1}
     assert tarjeta["firmas"] == []
-    r = _decidir(http, como, hilo, "enc-talavera")
+    r = decidir_como(http, como, hilo, "enc-talavera")
     assert r.status_code == 403, r.text
     assert "300,00 EUR" in r.json()["detalle"] and "350,00 EUR" in r.json()["detalle"]
     # Nada cambió: ni firma, ni decisión, ni reembolso.
     assert http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()["firmas"] == []
     assert sql(ajustes.database_url, "SELECT count(*) AS n FROM firmas_aprobacion")[0]["n"] == 0
     assert _reembolsos(ajustes.database_url) == []
-    r = _decidir(http, como, hilo, "ger-talavera")
+    r = decidir_como(http, como, hilo, "ger-talavera")
     assert r.status_code == 200, r.text
     assert r.json()["estado"] == "aplicada" and "350,00 EUR" in r.json()["mensaje_cliente"]
     assert set(r.json()) == {"estado", "mensaje_cliente"}
@@ -82,21 +37,21 @@ def test_350_lo_rechaza_el_encargado_con_su_limite_y_lo_aplica_el_gerente(http, 
 
 
 def test_650_necesita_encargado_y_gerente_y_la_misma_persona_no_firma_dos_veces(http, como, ajustes):
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()
     assert tarjeta["requisito"]["texto"] == "2 firmas, una de gerente o regional"
     assert (tarjeta["requisito"]["firmas_necesarias"], tarjeta["requisito"]["importe"]) == (2, "650.00")
-    r = _decidir(http, como, hilo, "enc-talavera")
+    r = decidir_como(http, como, hilo, "enc-talavera")
     assert r.status_code == 200, r.text
     assert r.json() == {"estado": "esperando_firmas", "firmas": 1, "firmas_necesarias": 2}
-    otra_vez = _decidir(http, como, hilo, "enc-talavera")
+    otra_vez = decidir_como(http, como, hilo, "enc-talavera")
     assert otra_vez.status_code == 409, otra_vez.text
     tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=como("ger-talavera")).json()
     assert [(f["encargado"], f["rol"], f["decision"]) for f in tarjeta["firmas"]] == [
         ("enc-talavera", "encargado", "approve")]
     assert tarjeta["firmas"][0]["nombre"] and tarjeta["firmas"][0]["fecha"]
     assert tarjeta["estado"] == "pendiente" and _reembolsos(ajustes.database_url) == []
-    r = _decidir(http, como, hilo, "ger-talavera")
+    r = decidir_como(http, como, hilo, "ger-talavera")
     assert r.status_code == 200, r.text
     assert r.json()["estado"] == "aplicada"
     assert _reembolsos(ajustes.database_url) == [Decimal("650.00")]
@@ -106,22 +61,22 @@ def test_650_necesita_encargado_y_gerente_y_la_misma_persona_no_firma_dos_veces(
 
 
 def test_650_dos_encargados_no_bastan_y_la_regional_puede_ser_la_segunda(http, como, ajustes):
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
-    assert _decidir(http, como, hilo, "enc-talavera").status_code == 200
-    r = _decidir(http, como, hilo, "enc-talavera-2")
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
+    assert decidir_como(http, como, hilo, "enc-talavera").status_code == 200
+    r = decidir_como(http, como, hilo, "enc-talavera-2")
     assert r.status_code == 403, r.text
     assert "300,00 EUR" in r.json()["detalle"]
     assert _reembolsos(ajustes.database_url) == []
-    r = _decidir(http, como, hilo, "reg-centro")
+    r = decidir_como(http, como, hilo, "reg-centro")
     assert r.status_code == 200, r.text
     assert r.json()["estado"] == "aplicada"
     assert _reembolsos(ajustes.database_url) == [Decimal("650.00")]
 
 
 def test_un_rechazo_del_segundo_firmante_termina_la_aprobacion(http, como, ajustes):
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
-    assert _decidir(http, como, hilo, "enc-talavera").json()["estado"] == "esperando_firmas"
-    r = _decidir(http, como, hilo, "ger-talavera", [{"type": "reject", "message": "Falta el ticket"}])
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
+    assert decidir_como(http, como, hilo, "enc-talavera").json()["estado"] == "esperando_firmas"
+    r = decidir_como(http, como, hilo, "ger-talavera", [{"type": "reject", "message": "Falta el ticket"}])
     assert r.status_code == 200, r.text
     assert r.json()["estado"] == "aplicada"
     assert http.get(f"/api/aprobaciones/{hilo}", headers=como("ger-talavera")).status_code == 404
@@ -129,9 +84,9 @@ def test_un_rechazo_del_segundo_firmante_termina_la_aprobacion(http, como, ajust
 
 
 def test_editar_650_a_280_lo_aplica_un_encargado_con_una_firma(http, como, ajustes):
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     args = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()["acciones"][0]["args"]
-    r = _decidir(http, como, hilo, "enc-talavera", [
+    r = decidir_como(http, como, hilo, "enc-talavera", [
         {"type": "edit", "edited_action": {"name": "reembolsar", "args": {**args, "importe": "280.00"}}}])
     assert r.status_code == 200, r.text
     assert r.json()["estado"] == "aplicada" and "280,00 EUR" in r.json()["mensaje_cliente"]
@@ -139,8 +94,8 @@ def test_editar_650_a_280_lo_aplica_un_encargado_con_una_firma(http, como, ajust
 
 
 def test_la_regional_ve_y_filtra_las_colas_de_sus_dos_tiendas(http, como):
-    talavera = _pausa(http, como, "C-0009", PEDIDO_350)
-    madrid = _pausa(http, como, "C-0003", "P-20260801-0007")
+    talavera = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
+    madrid = pausa_de_pedido(http, como, "C-0003", "P-20260801-0007")
     todas = http.get("/api/aprobaciones", headers=como("reg-centro")).json()
     assert {a["thread_id"] for a in todas} == {talavera, madrid}
     solo = http.get("/api/aprobaciones?tienda=talavera", headers=como("reg-centro")).json()
@@ -149,13 +104,13 @@ def test_la_regional_ve_y_filtra_las_colas_de_sus_dos_tiendas(http, como):
     # Los demás siguen viendo solo la suya.
     assert [a["thread_id"] for a in http.get("/api/aprobaciones", headers=como("enc-talavera")).json()] == [talavera]
     assert http.get("/api/aprobaciones?tienda=madrid-centro", headers=como("ger-talavera")).status_code == 403
-    assert _decidir(http, como, madrid, "ger-talavera").status_code == 403
+    assert decidir_como(http, como, madrid, "ger-talavera").status_code == 403
 
 
 def test_una_aprobacion_que_espera_bajo_la_version_1_se_decide_bajo_la_1(http, como, ajustes):
     from agente.autoridad import fijar_matriz
 
-    hilo = _pausa(http, como, "C-0009", PEDIDO_350)
+    hilo = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     with psycopg.connect(ajustes.database_url, **KWARGS_CONEXION) as c:
         nueva = fijar_matriz(
             c, tienda="talavera", autor="ger-talavera", motivo="temporada",
@@ -166,18 +121,18 @@ def test_una_aprobacion_que_espera_bajo_la_version_1_se_decide_bajo_la_1(http, c
     assert nueva.version == 1 and nueva.tienda == "talavera"  # la primera propia de la tienda
     tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()
     assert tarjeta["requisito"]["rol_minimo"] == "gerente"
-    assert _decidir(http, como, hilo, "enc-talavera").status_code == 403  # decide la versión de la pausa
+    assert decidir_como(http, como, hilo, "enc-talavera").status_code == 403  # decide la versión de la pausa
     # Una pausa nueva ya usa la versión nueva: la firma el encargado.
-    otra = _pausa(http, como, "C-0009", PEDIDO_350)
+    otra = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     assert http.get(f"/api/aprobaciones/{otra}", headers=como("enc-talavera")).json()["requisito"]["rol_minimo"] == "encargado"
 
 
 def test_la_auditoria_marca_una_firma_borrada_y_un_requisito_rebajado(http, como, ajustes):
     from agente.servicio.auditoria import hallazgos, informe
 
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
-    assert _decidir(http, como, hilo, "enc-talavera").status_code == 200
-    assert _decidir(http, como, hilo, "ger-talavera").json()["estado"] == "aplicada"
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
+    assert decidir_como(http, como, hilo, "enc-talavera").status_code == 200
+    assert decidir_como(http, como, hilo, "ger-talavera").json()["estado"] == "aplicada"
     with psycopg.connect(ajustes.database_url, **KWARGS_CONEXION) as c:
         limpio = informe(c)
         assert (limpio["firmas"], limpio["sin_firma"]) == ([], [])
@@ -269,7 +224,7 @@ def test_la_cli_recoge_firmas_y_la_regional_decide_en_talavera(http, como, ajust
     from agente.cli import app
     from agente.nucleo.ajustes import ajustes as leer_ajustes
 
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     monkeypatch.setenv("DATABASE_URL", ajustes.database_url)
     monkeypatch.setenv("AGENTE_MODELO", "offline")
     leer_ajustes.cache_clear()
@@ -291,7 +246,7 @@ def test_la_cli_recoge_firmas_y_la_regional_decide_en_talavera(http, como, ajust
 def test_dos_firmas_a_la_vez_se_recogen_las_dos_y_se_aplica_una_sola_vez(http, como, ajustes):
     import threading
 
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     servicio = http.app.state.servicio
     barrera, resultados = threading.Barrier(2), {}
 
@@ -320,10 +275,10 @@ def test_el_historial_el_csv_y_la_cli_ensenan_las_dos_firmas_de_650(http, como, 
     from agente.cli import app
     from agente.nucleo.ajustes import ajustes as leer_ajustes
 
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     args = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()["acciones"][0]["args"]
-    assert _decidir(http, como, hilo, "enc-talavera").json()["estado"] == "esperando_firmas"
-    r = _decidir(http, como, hilo, "ger-talavera", [
+    assert decidir_como(http, como, hilo, "enc-talavera").json()["estado"] == "esperando_firmas"
+    r = decidir_como(http, como, hilo, "ger-talavera", [
         {"type": "edit", "edited_action": {"name": "reembolsar", "args": {**args, "importe": "600.00"}}}])
     assert r.json()["estado"] == "aplicada", r.text
 

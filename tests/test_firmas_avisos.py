@@ -12,13 +12,7 @@ from agente.notificaciones import entregar_pendientes, verificar_firma
 from agente.notificaciones.canales import CABECERA_FECHA, CABECERA_FIRMA, CanalCorreo, CanalWebhook
 from agente.servicio.periodicas import una_pasada
 from tests.apoyo.fabricas_avisos import solo_contacto
-
-from . import test_firmas as firmas
-from . import test_notificaciones_canales as canales
-from .test_firmas import PEDIDO_350, PEDIDO_650, _decidir, _pausa
-
-ajustes, http, como = firmas.ajustes, firmas.http, firmas.como  # los mismos fixtures
-smtp, receptor = canales.smtp, canales.receptor  # SMTP (aiosmtpd) y receptor de webhooks reales
+from tests.apoyo.firmas import PEDIDO_350, PEDIDO_650, decidir_como, pausa_de_pedido
 
 BASE = "https://atencion.tienda.example"
 # Pasado cualquier horario de apertura: los avisos no urgentes esperan a que abra la tienda.
@@ -30,7 +24,7 @@ def _correo(url):
 
 
 def test_una_pausa_de_650_avisa_por_correo_una_vez_a_cada_firmante_posible(http, como, smtp):
-    hilo = _pausa(http, como, "C-0006", PEDIDO_650)
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     pool = http.app.state.servicio.pool
     pasada = entregar_pendientes(pool, {"email": _correo(smtp.url)}, base_url=BASE, ahora=DESPUES)
     assert pasada.enviados == 3
@@ -42,15 +36,15 @@ def test_una_pausa_de_650_avisa_por_correo_una_vez_a_cada_firmante_posible(http,
     assert len(smtp.correos) == 3
 
 
-def test_una_pausa_de_350_avisa_al_gerente_por_webhook_firmado(http, como, receptor, ajustes):
+def test_una_pausa_de_350_avisa_al_gerente_por_webhook_firmado(http, como, receptor_webhook, ajustes):
     with psycopg.connect(ajustes.database_url, **KWARGS_CONEXION) as c:
-        solo_contacto(c, "ger-talavera", "webhook", receptor.url)
+        solo_contacto(c, "ger-talavera", "webhook", receptor_webhook.url)
         secreto = c.execute("SELECT secreto_webhook FROM avisos_tienda WHERE tienda = 'talavera'").fetchone()
-    hilo = _pausa(http, como, "C-0009", PEDIDO_350)
+    hilo = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     pasada = entregar_pendientes(http.app.state.servicio.pool, {"webhook": CanalWebhook(timeout=5)},
                                  base_url=BASE, ahora=DESPUES)
-    assert pasada.enviados == 1 and len(receptor.recibidos) == 1
-    recibido = receptor.recibidos[0]
+    assert pasada.enviados == 1 and len(receptor_webhook.recibidos) == 1
+    recibido = receptor_webhook.recibidos[0]
     assert verificar_firma(secreto["secreto_webhook"], recibido.cabeceras[CABECERA_FECHA], recibido.cuerpo,
                            recibido.cabeceras[CABECERA_FIRMA])
     assert (recibido.json["rol_minimo"], recibido.json["importe"]) == ("gerente", "350.00")
@@ -60,7 +54,7 @@ def test_una_pausa_de_350_avisa_al_gerente_por_webhook_firmado(http, como, recep
 def test_la_pasada_periodica_escala_y_entrega_con_los_ajustes(http, como, smtp, ajustes):
     with psycopg.connect(ajustes.database_url, **KWARGS_CONEXION) as c:
         c.execute("UPDATE avisos_tienda SET urgente_desde = 100")  # urgente: sin esperar al horario
-    _pausa(http, como, "C-0009", PEDIDO_350)
+    pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     informe = una_pasada(http.app.state.servicio, ajustes=ajustes.model_copy(update={"smtp_url": smtp.url}))
     assert informe["avisos"]["entregados"] == 1
     assert [c.para[0] for c in smtp.correos] == ["ger-talavera@tienda.example"]
@@ -80,8 +74,8 @@ def test_un_fallo_al_encolar_avisos_no_bloquea_ni_pierde_la_aprobacion(http, com
         raise RuntimeError("avisos caídos (prueba)")
 
     monkeypatch.setattr(destinatarios, "_avisar", roto)
-    hilo = _pausa(http, como, "C-0009", PEDIDO_350)
+    hilo = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     assert http.get(f"/api/aprobaciones/{hilo}", headers=como("ger-talavera")).status_code == 200
     with psycopg.connect(ajustes.database_url, **KWARGS_CONEXION) as c:
         assert c.execute("SELECT count(*) AS n FROM avisos_salida").fetchone()["n"] == 0
-    assert _decidir(http, como, hilo, "ger-talavera").json()["estado"] == "aplicada"
+    assert decidir_como(http, como, hilo, "ger-talavera").json()["estado"] == "aplicada"

@@ -12,7 +12,6 @@ import threading
 from decimal import Decimal
 
 import pytest
-from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
@@ -42,6 +41,7 @@ from herramientas.pedidos import (
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
 from tests.apoyo.fabricas import capturar, crear_pedido, en_carrera
+from tests.apoyo.llamadas import invocar, runtime
 
 D = Decimal
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
@@ -113,24 +113,6 @@ def cambio(pool, *, contexto=ANA, tool_call_id="call-s1", thread_id="hilo-1", pe
         sku_original=sku_original, sku_nuevo=sku_nuevo, pasarela=pasarela or pasarela_ok(pool),
         **extra,
     )
-
-
-def runtime(contexto, *, tool_call_id: str | None, thread_id: str = "hilo-1", metadata=None):
-    return ToolRuntime(
-        state={"messages": []},
-        context=contexto,
-        config={"configurable": {"thread_id": thread_id}, "metadata": metadata or {}},
-        stream_writer=lambda _: None,
-        tool_call_id=tool_call_id,
-        store=None,
-    )
-
-
-def invocar(herramientas, nombre: str, args: dict, rt: ToolRuntime) -> ToolMessage:
-    herramienta = next(h for h in herramientas if h.name == nombre)
-    llamada = {"type": "tool_call", "id": rt.tool_call_id, "name": nombre,
-               "args": {**args, "runtime": rt}}
-    return herramienta.invoke(llamada)
 
 
 @pytest.fixture

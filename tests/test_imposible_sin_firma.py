@@ -7,7 +7,6 @@
   como «fallida» en el historial, el CSV, la respuesta de la decisión y la auditoría.
 """
 
-# ruff: noqa: F811 - las fixtures importadas de otro módulo de pruebas se piden por nombre
 from __future__ import annotations
 
 import csv
@@ -29,9 +28,7 @@ from tests.apoyo.fabricas import (
     uno,
 )
 from tests.apoyo.modelo_guion import guion, llamada
-from tests.apoyo.web_util import cab
-
-from .test_web_api import _pausa, ajustes, http, tok  # noqa: F401 - fixtures
+from tests.apoyo.web_util import cab, conversacion_en_pausa
 
 CANCELADO = "P-20260920-0031"  # C-0010, cancelado
 
@@ -43,7 +40,7 @@ def _sql(bd_url: str, sentencia: str, *params) -> None:
 
 def test_cambiar_lo_ya_reembolsado_no_pide_firma_y_el_cliente_lee_por_que(http, tok, bd_url):
     cliente, encargado = cab(tok("C-0001")), cab(tok("enc-talavera"))
-    hilo = _pausa(http, tok)  # el reembolso de la cafetera (120 EUR) espera a un encargado
+    hilo = conversacion_en_pausa(http, tok)  # el reembolso de la cafetera (120 EUR) espera a un encargado
     r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": [{"type": "approve"}]},
                   headers=encargado)
     assert r.status_code == 200 and r.json()["estado"] == "aplicada", r.text
@@ -120,7 +117,7 @@ def test_un_cambio_aprobado_que_falla_por_falta_de_stock_consta_como_fallido(htt
 
     pedido = crear_pedido(bd_url, "C-0001", [("CAF-001", 1)], dias_entrega=45)  # fuera de plazo: firma
     cliente, encargado = cab(tok("C-0001")), cab(tok("enc-talavera"))
-    hilo = _pausa(http, tok, texto=f"Quiero cambiar la cafetera del pedido {pedido} por la CAF-002")
+    hilo = conversacion_en_pausa(http, tok, texto=f"Quiero cambiar la cafetera del pedido {pedido} por la CAF-002")
     _sql(bd_url, "UPDATE stock SET unidades = 0 WHERE sku = 'CAF-002'")  # se agota mientras espera
 
     r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": [{"type": "approve"}]},

@@ -30,8 +30,6 @@ from tests.apoyo.fabricas_avisos import (
     MIERCOLES_10,
     PEDIDO_350,
     PEDIDO_650,
-    ReceptorWebhook,
-    ServidorSmtp,
     despues,
     pausar,
     salida,
@@ -41,20 +39,6 @@ from tests.apoyo.rutas import RAIZ
 
 BASE = "https://atencion.tienda.example"
 REMITENTE = "Avisos Tienda <avisos@tienda.example>"
-
-
-@pytest.fixture
-def smtp():
-    servidor = ServidorSmtp()
-    yield servidor
-    servidor.cerrar()
-
-
-@pytest.fixture
-def receptor():
-    servidor = ReceptorWebhook()
-    yield servidor
-    servidor.cerrar()
 
 
 def _correo(smtp_url):
@@ -158,14 +142,14 @@ def test_una_caida_entre_enviar_y_marcar_no_deja_duplicados_para_quien_deduplica
 
 # --- Webhooks ------------------------------------------------------------------------
 
-def test_el_webhook_va_firmado_con_el_secreto_de_la_tienda(conexion, pool, receptor):
-    solo_contacto(conexion, "ger-talavera", "webhook", receptor.url)
+def test_el_webhook_va_firmado_con_el_secreto_de_la_tienda(conexion, pool, receptor_webhook):
+    solo_contacto(conexion, "ger-talavera", "webhook", receptor_webhook.url)
     aviso = pausar(conexion, PEDIDO_350)
     avisar_aprobacion(conexion, aviso, ahora=MIERCOLES_10)
     pasada = entregar_pendientes(pool, {"webhook": CanalWebhook(timeout=5)}, base_url=BASE,
                                  ahora=MIERCOLES_10)
-    assert pasada.enviados == 1 and len(receptor.recibidos) == 1
-    recibido = receptor.recibidos[0]
+    assert pasada.enviados == 1 and len(receptor_webhook.recibidos) == 1
+    recibido = receptor_webhook.recibidos[0]
     fecha, firma = recibido.cabeceras[CABECERA_FECHA], recibido.cabeceras[CABECERA_FIRMA]
     # La firma es la del contrato, calculada aquí sin el código del producto.
     esperada = hmac.new(_secreto(conexion).encode(), f"{fecha}.".encode() + recibido.cuerpo, hashlib.sha256)
@@ -183,13 +167,13 @@ def test_el_webhook_va_firmado_con_el_secreto_de_la_tienda(conexion, pool, recep
     assert cuerpo["enlace"] == f"{BASE}/encargado#{aviso.thread_id}"
 
 
-def test_el_formato_slack_lleva_texto_y_boton_a_la_tarjeta(conexion, pool, receptor):
-    solo_contacto(conexion, "ger-talavera", "slack", receptor.url)
+def test_el_formato_slack_lleva_texto_y_boton_a_la_tarjeta(conexion, pool, receptor_webhook):
+    solo_contacto(conexion, "ger-talavera", "slack", receptor_webhook.url)
     aviso = pausar(conexion, PEDIDO_350)
     avisar_aprobacion(conexion, aviso, ahora=MIERCOLES_10)
     entregar_pendientes(pool, {"slack": CanalWebhook(formato="slack", timeout=5)}, base_url=BASE,
                         ahora=MIERCOLES_10)
-    recibido = receptor.recibidos[0]
+    recibido = receptor_webhook.recibidos[0]
     cuerpo = recibido.json
     assert cuerpo["text"].startswith("[Talavera de la Reina] Reembolso de 350,00 EUR")
     boton = cuerpo["blocks"][1]["elements"][0]
@@ -199,31 +183,31 @@ def test_el_formato_slack_lleva_texto_y_boton_a_la_tarjeta(conexion, pool, recep
                            recibido.cabeceras[CABECERA_FIRMA])
 
 
-def test_un_webhook_que_falla_se_reintenta_mas_tarde_y_luego_sale(conexion, pool, receptor):
-    solo_contacto(conexion, "ger-talavera", "webhook", receptor.url)
+def test_un_webhook_que_falla_se_reintenta_mas_tarde_y_luego_sale(conexion, pool, receptor_webhook):
+    solo_contacto(conexion, "ger-talavera", "webhook", receptor_webhook.url)
     aviso = pausar(conexion, PEDIDO_350)
     avisar_aprobacion(conexion, aviso, ahora=MIERCOLES_10)
     canales = {"webhook": CanalWebhook(timeout=5)}
-    receptor.estado = 500
+    receptor_webhook.estado = 500
     pasada = entregar_pendientes(pool, canales, base_url=BASE, ahora=MIERCOLES_10, espera_base=30)
     fila = salida(conexion, aviso.thread_id)[0]
     assert (pasada.reintentos, fila["estado"], fila["ultimo_error"]) == (1, "pendiente", "el webhook respondió HTTP 500")
     assert fila["proximo_intento"] == despues(MIERCOLES_10, seconds=30)
-    receptor.estado = 200
+    receptor_webhook.estado = 200
     assert entregar_pendientes(pool, canales, base_url=BASE, ahora=despues(MIERCOLES_10, seconds=10)).total == 0
     assert entregar_pendientes(pool, canales, base_url=BASE, ahora=despues(MIERCOLES_10, seconds=31)).enviados == 1
-    claves = {r.cabeceras[CABECERA_AVISO] for r in receptor.recibidos}
-    assert len(receptor.recibidos) == 2 and len(claves) == 1  # mismo aviso, misma clave
+    claves = {r.cabeceras[CABECERA_AVISO] for r in receptor_webhook.recibidos}
+    assert len(receptor_webhook.recibidos) == 2 and len(claves) == 1  # mismo aviso, misma clave
 
 
-def test_una_url_de_apprise_sirve_de_canal(conexion, pool, receptor):
-    url_apprise = receptor.url.replace("http://", "json://")
+def test_una_url_de_apprise_sirve_de_canal(conexion, pool, receptor_webhook):
+    url_apprise = receptor_webhook.url.replace("http://", "json://")
     solo_contacto(conexion, "ger-talavera", "apprise", url_apprise)
     aviso = pausar(conexion, PEDIDO_350)
     avisar_aprobacion(conexion, aviso, ahora=MIERCOLES_10)
     pasada = entregar_pendientes(pool, {"apprise": CanalApprise()}, base_url=BASE, ahora=MIERCOLES_10)
     assert pasada.enviados == 1
-    cuerpo = receptor.recibidos[0].json
+    cuerpo = receptor_webhook.recibidos[0].json
     assert cuerpo["title"].startswith("[Talavera de la Reina] Reembolso de 350,00 EUR")
     assert f"{BASE}/encargado#{aviso.thread_id}" in cuerpo["message"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 from decimal import Decimal
-from typing import Any
 
 import psycopg
 import pytest
@@ -15,8 +14,7 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.prebuilt.tool_node import ToolCallRequest, ToolRuntime
-from langgraph.runtime import ExecutionInfo, Runtime
+from langgraph.prebuilt.tool_node import ToolRuntime
 from langgraph.types import Command
 from psycopg_pool import ConnectionPool
 
@@ -25,47 +23,25 @@ from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ContextoAusente
 from bench.politica import trazar_pool
-from herramientas import REGISTRO
 from politicas import (
     DEFECTOS,
     DescripcionEncargado,
-    PoliticaAprobacion,
     leer_veredicto,
     veredictos_de_hilo,
 )
-
-ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
-BRUNO = ContextoCliente(cliente_id="C-0002", tienda="talavera", nombre="Bruno Díaz Martín")
-CARMEN = ContextoCliente(cliente_id="C-0003", tienda="madrid-centro", nombre="Carmen Ruiz Gómez")
-DAVID = ContextoCliente(cliente_id="C-0004", tienda="madrid-centro", nombre="David Fernández Gil")
-ELENA = ContextoCliente(cliente_id="C-0005", tienda="talavera", nombre="Elena Navarro Ramos")
-
-REEMBOLSO_120 = {"pedido": "P-20260917-0041", "importe": "120.00", "motivo": "La cafetera no calienta"}
-MOTIVO_120 = "importe 120,00 EUR supera el límite de 60,00 EUR de la tienda"
-
-
-def peticion(nombre: str, args: dict, contexto: Any, *, id: str = "call-1", hilo: str = "t1"):
-    """Un ToolCallRequest como el que arma el middleware en modo batched (tool=None)."""
-    llamada = {"name": nombre, "args": args, "id": id, "type": "tool_call"}
-    estado = {"messages": []}
-    return ToolCallRequest(
-        tool_call=llamada,
-        tool=None,
-        state=estado,
-        runtime=ToolRuntime(
-            state=estado,
-            context=contexto,
-            config={"configurable": {"thread_id": hilo}},
-            stream_writer=lambda _: None,
-            tool_call_id=id,
-            store=None,
-        ),
-    )
-
-
-def nueva_politica(pool) -> PoliticaAprobacion:
-    """La política como la ensambla agente.construir: reglas del registro."""
-    return PoliticaAprobacion(pool=pool, reglas=REGISTRO.reglas())
+from tests.apoyo.llamadas import peticion, runtime_grafo
+from tests.apoyo.politica import (
+    ANA,
+    BRUNO,
+    CARMEN,
+    DAVID,
+    ELENA,
+    MOTIVO_120,
+    REEMBOLSO_120,
+    ejecutar_sql,
+    nueva_politica,
+    veredicto,
+)
 
 
 def descripcion(pool, politica=None) -> DescripcionEncargado:
@@ -75,17 +51,6 @@ def descripcion(pool, politica=None) -> DescripcionEncargado:
 @pytest.fixture
 def politica(pool):
     return nueva_politica(pool)
-
-
-def veredicto(politica, nombre, args, contexto, *, id="call-1", hilo="t1"):
-    return politica.evaluar(
-        thread_id=hilo, tool_call_id=id, herramienta=nombre, args=args, contexto=contexto
-    )
-
-
-def ejecutar_sql(pool, sentencia: str, parametros: dict | None = None) -> None:
-    with pool.connection() as c:
-        c.execute(sentencia, parametros or {})
 
 
 # --- reembolsar: importe ------------------------------------------------------------
@@ -541,14 +506,6 @@ def test_leer_veredicto_devuelve_motivos_y_umbrales_o_none(pool, politica):
 
 
 # --- descripción para el encargado ---------------------------------------------------------
-
-
-def runtime_grafo(contexto, hilo="t1"):
-    """El Runtime del grafo que recibe la descripción (sin config; thread_id en execution_info)."""
-    return Runtime(
-        context=contexto,
-        execution_info=ExecutionInfo(checkpoint_id="c", checkpoint_ns="", task_id="x", thread_id=hilo),
-    )
 
 
 def test_descripcion_de_reembolso_para_el_encargado(pool, politica):

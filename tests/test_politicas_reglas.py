@@ -27,15 +27,13 @@ from politicas import (
 from politicas.defectos import parametros_defecto
 from politicas.hechos import consulta_de_hechos
 from politicas.reglas.base import Dictamen
-
-from .test_politicas import (
+from tests.apoyo.llamadas import invocar, peticion, runtime, runtime_grafo
+from tests.apoyo.politica import (
     ANA,
     MOTIVO_120,
     REEMBOLSO_120,
     ejecutar_sql,
     nueva_politica,
-    peticion,
-    runtime_grafo,
     veredicto,
 )
 
@@ -348,8 +346,6 @@ def test_la_politica_de_una_tienda_desconocida_usa_los_defectos(pool):
 
 
 def test_consultar_politica_lee_el_texto_del_puerto_y_sin_el_falla(pool):
-    from .test_herramientas import invocar, runtime
-
     assert isinstance(PoliticaTienda(pool=pool), FuentePolitica)
 
     class Fija:

@@ -24,57 +24,16 @@ from tests.apoyo.web_util import (
     DEVOLVER_CAFETERA,
     DEVOLVER_SABANAS,
     DONDE_ESTA,
+    EDITAR_A_90,
+    abrir_conversacion,
     ajustes_web,
     cab,
+    cliente_http,
+    conversacion_en_pausa,
     eventos_sse,
     sql,
     token,
 )
-
-EDITAR_A_90 = {
-    "decisiones": [{
-        "type": "edit",
-        "edited_action": {
-            "name": "reembolsar",
-            "args": {"pedido": "P-20260917-0041", "importe": "90.00", "motivo": "gotea"},
-        },
-    }]
-}
-
-
-@pytest.fixture
-def ajustes(bd_url):
-    return ajustes_web(bd_url)
-
-
-def _cliente_http(ajustes):
-    return TestClient(crear_app(ajustes), raise_server_exceptions=False)
-
-
-@pytest.fixture
-def http(ajustes):
-    with _cliente_http(ajustes) as cliente:
-        yield cliente
-
-
-@pytest.fixture
-def tok(ajustes):
-    return lambda sujeto, **extra: token(ajustes, sujeto, **extra)
-
-
-def _conversacion(http, tok, cliente_id: str) -> str:
-    r = http.post("/api/conversaciones", headers=cab(tok(cliente_id)))
-    assert r.status_code == 201, r.text
-    return r.json()["thread_id"]
-
-
-def _pausa(http, tok, cliente_id="C-0001", texto=DEVOLVER_CAFETERA) -> str:
-    """Una conversación que queda esperando a un encargado."""
-    hilo = _conversacion(http, tok, cliente_id)
-    r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": texto}, headers=cab(tok(cliente_id)))
-    assert r.status_code == 200, r.text
-    assert r.json()["estado"] == "esperando_aprobacion"
-    return hilo
 
 
 def _metrica(http, nombre: str, **etiquetas) -> float:
@@ -89,7 +48,7 @@ def _metrica(http, nombre: str, **etiquetas) -> float:
 
 
 def test_cliente_abre_conversacion_y_recibe_respuesta(http, tok):
-    hilo = _conversacion(http, tok, "C-0004")
+    hilo = abrir_conversacion(http, tok, "C-0004")
     r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA}, headers=cab(tok("C-0004")))
     assert r.status_code == 200, r.text
     cuerpo = r.json()
@@ -107,7 +66,7 @@ def test_cliente_abre_conversacion_y_recibe_respuesta(http, tok):
 
 
 def test_reembolso_grande_espera_al_encargado_y_el_mensaje_siguiente_da_409_y_se_guarda(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": "¿Hay novedades?"},
                   headers=cab(tok("C-0001")))
     assert r.status_code == 409
@@ -121,7 +80,7 @@ def test_reembolso_grande_espera_al_encargado_y_el_mensaje_siguiente_da_409_y_se
 
 
 def test_cliente_no_puede_leer_ni_escribir_en_hilo_ajeno(http, tok):
-    hilo = _conversacion(http, tok, "C-0001")
+    hilo = abrir_conversacion(http, tok, "C-0001")
     otro = cab(tok("C-0002"))
     assert http.get(f"/api/conversaciones/{hilo}", headers=otro).status_code == 403
     r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": "hola"}, headers=otro)
@@ -139,7 +98,7 @@ def test_hilo_inexistente_da_404(http, tok):
 
 
 def test_texto_vacio_o_demasiado_largo_da_422_en_espanol(http, tok):
-    hilo = _conversacion(http, tok, "C-0001")
+    hilo = abrir_conversacion(http, tok, "C-0001")
     casos = [({"texto": ""}, "texto: no puede estar vacío"), ({"texto": "x" * 2001}, "máximo 2000 caracteres"),
              ({}, "texto: es obligatorio"), ({"texto": "   "}, "vacío"), ({"texto": 5}, "texto: debe ser un texto")]
     for cuerpo, detalle in casos:
@@ -150,7 +109,7 @@ def test_texto_vacio_o_demasiado_largo_da_422_en_espanol(http, tok):
 
 
 def test_cuerpo_de_mas_de_16_kib_da_413(http, tok):
-    hilo = _conversacion(http, tok, "C-0001")
+    hilo = abrir_conversacion(http, tok, "C-0001")
     r = http.post(f"/api/conversaciones/{hilo}/mensajes", content=b'{"texto": "' + b"a" * 17000 + b'"}',
                   headers=cab(tok("C-0001"), **{"Content-Type": "application/json"}))
     assert r.status_code == 413
@@ -159,7 +118,7 @@ def test_cuerpo_de_mas_de_16_kib_da_413(http, tok):
 
 def test_mas_mensajes_por_minuto_de_los_permitidos_da_429(bd_url):
     ajustes = ajustes_web(bd_url, mensajes_por_minuto=2)
-    with _cliente_http(ajustes) as http:
+    with cliente_http(ajustes) as http:
         cabecera = cab(token(ajustes, "C-0004"))
         hilo = http.post("/api/conversaciones", headers=cabecera).json()["thread_id"]
         url = f"/api/conversaciones/{hilo}/mensajes"
@@ -175,7 +134,7 @@ def test_mas_mensajes_por_minuto_de_los_permitidos_da_429(bd_url):
 
 
 def test_respuesta_en_directo_llega_por_tokens_y_termina_con_estado(http, tok):
-    hilo = _conversacion(http, tok, "C-0004")
+    hilo = abrir_conversacion(http, tok, "C-0004")
     with http.stream("POST", f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA},
                      headers=cab(tok("C-0004"), Accept="text/event-stream")) as r:
         assert r.status_code == 200
@@ -196,7 +155,7 @@ def test_respuesta_en_directo_llega_por_tokens_y_termina_con_estado(http, tok):
 def test_los_tokens_en_directo_salen_del_modelo_no_del_texto_final(http, tok, monkeypatch):
     # Sin el troceado de respaldo, los tokens solo pueden venir del streaming del modelo.
     monkeypatch.setattr(directo, "_PALABRAS", re.compile(r"(?!)"))
-    hilo = _conversacion(http, tok, "C-0004")
+    hilo = abrir_conversacion(http, tok, "C-0004")
     with http.stream("POST", f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA},
                      headers=cab(tok("C-0004"), Accept="text/event-stream")) as r:
         eventos = list(eventos_sse(r.iter_lines()))
@@ -206,7 +165,7 @@ def test_los_tokens_en_directo_salen_del_modelo_no_del_texto_final(http, tok, mo
 
 
 def test_respuesta_en_directo_de_una_pausa_acaba_en_esperando_aprobacion(http, tok):
-    hilo = _conversacion(http, tok, "C-0001")
+    hilo = abrir_conversacion(http, tok, "C-0001")
     with http.stream("POST", f"/api/conversaciones/{hilo}/mensajes", json={"texto": DEVOLVER_CAFETERA},
                      headers=cab(tok("C-0001"), Accept="text/event-stream")) as r:
         eventos = list(eventos_sse(r.iter_lines()))
@@ -253,7 +212,7 @@ def test_sin_token_o_con_token_malo_o_caducado_da_401(http, ajustes):
 
 
 def test_token_en_la_url_solo_vale_para_eventos(http, tok):
-    hilo = _conversacion(http, tok, "C-0001")
+    hilo = abrir_conversacion(http, tok, "C-0001")
     assert http.get(f"/api/conversaciones/{hilo}?token={tok('C-0001')}").status_code == 401
 
 
@@ -282,9 +241,9 @@ def test_encargado_de_baja_rechazado_al_momento(http, tok, bd_url):
 
 
 def test_bandeja_muestra_solo_su_tienda_la_mas_antigua_primero(http, tok):
-    primero = _pausa(http, tok, "C-0001", DEVOLVER_CAFETERA)
-    segundo = _pausa(http, tok, "C-0005", DEVOLVER_BATIDORA)
-    madrid = _pausa(http, tok, "C-0003", DEVOLVER_SABANAS)
+    primero = conversacion_en_pausa(http, tok, "C-0001", DEVOLVER_CAFETERA)
+    segundo = conversacion_en_pausa(http, tok, "C-0005", DEVOLVER_BATIDORA)
+    madrid = conversacion_en_pausa(http, tok, "C-0003", DEVOLVER_SABANAS)
 
     talavera = http.get("/api/aprobaciones", headers=cab(tok("enc-talavera"))).json()
     assert [a["thread_id"] for a in talavera] == [primero, segundo]
@@ -306,7 +265,7 @@ def test_bandeja_muestra_solo_su_tienda_la_mas_antigua_primero(http, tok):
 
 
 def test_encargado_de_otra_tienda_recibe_403_al_listar_leer_y_decidir(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     ajeno = cab(tok("enc-madrid-centro"))
     assert http.get("/api/aprobaciones?tienda=talavera", headers=ajeno).status_code == 403
     assert http.get(f"/api/aprobaciones/{hilo}", headers=ajeno).status_code == 403
@@ -318,7 +277,7 @@ def test_encargado_de_otra_tienda_recibe_403_al_listar_leer_y_decidir(http, tok)
 
 
 def test_decision_editada_a_90_responde_al_cliente_y_vacia_la_cola(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     r = http.post(f"/api/aprobaciones/{hilo}/decision", json=EDITAR_A_90, headers=cab(tok("enc-talavera")))
     assert r.status_code == 200, r.text
     assert "90,00 EUR" in r.json()["mensaje_cliente"]
@@ -353,7 +312,7 @@ DECISIONES_NO_APLICABLES = [
 
 
 def test_decision_no_valida_da_422_la_que_no_encaja_409_y_no_cambia_nada(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     for estado, lista in ((422, DECISIONES_NO_VALIDAS), (409, DECISIONES_NO_APLICABLES)):
         for decisiones in lista:
             r = http.post(f"/api/aprobaciones/{hilo}/decision", json={"decisiones": decisiones},
@@ -365,7 +324,7 @@ def test_decision_no_valida_da_422_la_que_no_encaja_409_y_no_cambia_nada(http, t
 
 
 def test_edicion_a_10_009_da_422_y_la_aprobacion_sigue_pendiente(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     edicion = {"decisiones": [{"type": "edit", "edited_action": {
         "name": "reembolsar", "args": {"pedido": "P-20260917-0041", "importe": "10.009"}}}]}
     r = http.post(f"/api/aprobaciones/{hilo}/decision", json=edicion, headers=cab(tok("enc-talavera")))
@@ -378,7 +337,7 @@ def test_edicion_a_10_009_da_422_y_la_aprobacion_sigue_pendiente(http, tok):
 
 
 def test_decidir_pasado_el_plazo_da_409_y_la_aprobacion_sigue_pendiente(http, tok):
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     url = http.app.state.ajustes.database_url
     pendiente = http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-talavera"))).json()
     assert datetime.fromisoformat(pendiente["caduca"]) > datetime.now(UTC) + timedelta(hours=71)
@@ -402,7 +361,7 @@ def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pend
     try:
         with TestClient(crear_app(ajustes, servicio=servicio), raise_server_exceptions=False) as http:
             tok = lambda s: token(ajustes, s)  # noqa: E731
-            hilo = _conversacion(http, tok, "C-0004")
+            hilo = abrir_conversacion(http, tok, "C-0004")
             with psycopg.connect(bd_url, autocommit=True) as retenedor:
                 retenedor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
                 r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA},
@@ -438,7 +397,7 @@ def test_dos_decisiones_a_la_vez_una_gana_y_la_otra_recibe_409(bd_url):
     try:
         with TestClient(crear_app(ajustes, servicio=servicio), raise_server_exceptions=False) as http:
             tok = lambda s: token(ajustes, s)  # noqa: E731
-            hilo = _pausa(http, tok)
+            hilo = conversacion_en_pausa(http, tok)
             salida = threading.Barrier(2)
             codigos: list[int] = []
 
@@ -474,7 +433,7 @@ def test_mas_turnos_simultaneos_que_conexiones_no_agotan_el_pool(bd_url):
     # Pool de 3 (AGENTE_POOL_MAX=5 menos las dos conexiones propias) y cuatro turnos a la
     # vez: ninguno retiene una conexión del pool mientras corre, así que todos acaban.
     ajustes = ajustes_web(bd_url, pool_max=5)
-    with _cliente_http(ajustes) as http:
+    with cliente_http(ajustes) as http:
         clientes = ["C-0001", "C-0002", "C-0005", "C-0006"]
         hilos_conv = {c: http.post("/api/conversaciones", headers=cab(token(ajustes, c, tienda="talavera"))).json()["thread_id"]
                       for c in clientes}
@@ -502,7 +461,7 @@ def test_healthz_y_metricas(http, tok):
     assert http.get("/healthz").json() == {"estado": "ok"}
     antes = _metrica(http, "agente_decisiones_total", tipo="edit")
     turnos_antes = _metrica(http, "agente_latencia_turno_segundos_count", estado="esperando_aprobacion")
-    hilo = _pausa(http, tok)
+    hilo = conversacion_en_pausa(http, tok)
     assert _metrica(http, "agente_aprobaciones_pendientes", tienda="talavera") == 1
     assert _metrica(http, "agente_aprobaciones_pendientes", tienda="madrid-centro") == 0
     assert _metrica(http, "agente_latencia_turno_segundos_count", estado="esperando_aprobacion") == turnos_antes + 1
@@ -515,7 +474,7 @@ def test_healthz_y_metricas(http, tok):
 
 def test_error_de_herramienta_se_cuenta_en_metricas(http, tok):
     antes = _metrica(http, "agente_errores_herramienta_total", herramienta="consultar_pedido")
-    hilo = _conversacion(http, tok, "C-0001")
+    hilo = abrir_conversacion(http, tok, "C-0001")
     # Un pedido de otro cliente: la herramienta falla (PedidoNoEncontrado) y el agente lo explica.
     r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": DONDE_ESTA}, headers=cab(tok("C-0001")))
     assert r.status_code == 200
@@ -537,7 +496,7 @@ def test_login_de_demo_emite_tokens_que_funcionan(http):
 
 def test_fuera_de_demo_no_hay_login_de_demo(bd_url):
     ajustes = ajustes_web(bd_url, demo=False)
-    with _cliente_http(ajustes) as http:
+    with cliente_http(ajustes) as http:
         assert http.post("/api/demo/login", json={"rol": "cliente", "id": "C-0001"}).status_code == 404
         assert http.get("/api/demo/identidades").status_code == 404
         assert http.get("/demo").status_code == 404

@@ -9,12 +9,11 @@ el chat, la bandeja (pendientes e historial) y el login de demo, en escritorio y
 Capturas en ``artefactos/capturas/``.
 """
 
-# ruff: noqa: F811 - las fixtures importadas de otro módulo de pruebas se piden por nombre
 from __future__ import annotations
 
 import pytest
 
-from .test_web_navegador import CAPTURAS, ESCRITORIO, ESPERA_MS, MOVIL, Pagina, base, navegador  # noqa: F401 - fixtures
+from tests.apoyo.navegador import CAPTURAS, ESCRITORIO, ESPERA_MS, MOVIL, Pagina
 
 pytestmark = pytest.mark.navegador
 

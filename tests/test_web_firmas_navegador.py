@@ -5,7 +5,6 @@ suficiente ve su límite, sin cambiar nada.
 Capturas en ``artefactos/capturas/firmas-*.png``.
 """
 
-# ruff: noqa: F811 - las fixtures importadas de otro módulo de pruebas se piden por nombre
 from __future__ import annotations
 
 import httpx
@@ -13,14 +12,11 @@ import pytest
 
 from agente.web.auth import emitir_token
 from agente.web.rutas_demo import EJEMPLOS
+from tests.apoyo.firmas import PEDIDO_350, PEDIDO_650
+from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import ajustes_web, cab, sql
 
-from .test_web_navegador import ESPERA_MS, Pagina, base, navegador  # noqa: F401 - fixtures
-
 pytestmark = pytest.mark.navegador
-
-PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
-PEDIDO_350 = "P-20261005-0350"  # C-0009, talavera: necesita gerente
 
 
 def _como(bd_url: str, sujeto: str, tienda: str = "talavera") -> dict[str, str]:

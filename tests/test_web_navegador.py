@@ -7,87 +7,15 @@ las dos páginas (escritorio y móvil) en ``artefactos/capturas/``.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from agente.web.app import crear_app
-from tests.apoyo.rutas import RAIZ
-from tests.apoyo.web_util import DEVOLVER_BATIDORA, DEVOLVER_CAFETERA, ajustes_web, servidor_en_hilo
+from tests.apoyo.navegador import ESPERA_MS, Pagina
+from tests.apoyo.web_util import DEVOLVER_BATIDORA, DEVOLVER_CAFETERA
 
 pytestmark = pytest.mark.navegador
 
-CHROMIUM = Path("/usr/bin/chromium")
-CAPTURAS = RAIZ / "artefactos" / "capturas"
-ESCRITORIO = {"width": 1280, "height": 800}
-MOVIL = {"width": 390, "height": 844}
-ESPERA_MS = 15_000
 XSS_RETENIDO = '<img src=x onerror="window.__xss=1;alert(1)"><script>window.__xss=2</script> ¿Y mi reembolso?'
 XSS_MOTIVO = '<img src=x onerror="alert(2)"> fuera de plazo <b>sin garantía</b>'
-
-
-@pytest.fixture(scope="module")
-def navegador():
-    if not CHROMIUM.exists():
-        if os.environ.get("AGENTE_EXIGIR_NAVEGADOR") == "1":
-            pytest.fail("falta /usr/bin/chromium (apt-get install -y chromium) y AGENTE_EXIGIR_NAVEGADOR=1")
-        pytest.skip("sin /usr/bin/chromium: pruebas de navegador omitidas")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        navegador = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )
-        yield navegador
-        navegador.close()
-
-
-@pytest.fixture
-def base(bd_url):
-    with servidor_en_hilo(crear_app(ajustes_web(bd_url))) as url:
-        yield url
-
-
-class Pagina:
-    """Una pestaña en su propio contexto (sesión aparte), con los diálogos y peticiones externas anotados."""
-
-    def __init__(self, navegador, base: str):
-        from playwright.sync_api import expect
-
-        self.expect = expect
-        self.contexto = navegador.new_context(viewport=ESCRITORIO, locale="es-ES")
-        self.pagina = self.contexto.new_page()
-        self.dialogos: list[str] = []
-        self.externas: list[str] = []
-        self.errores_js: list[str] = []
-        self.pagina.on("dialog", lambda d: (self.dialogos.append(d.message), d.dismiss()))
-        self.pagina.on("pageerror", lambda e: self.errores_js.append(str(e)))
-        self.pagina.on("request", lambda r: None if r.url.startswith(base) else self.externas.append(r.url))
-        self.base = base
-
-    def entrar(self, nombre_boton: str, destino: str) -> None:
-        self.pagina.goto(f"{self.base}/demo")
-        self.pagina.get_by_role("button", name=nombre_boton).click()
-        self.pagina.wait_for_url(f"{self.base}{destino}")
-        self.pagina.locator("body[data-listo='1']").wait_for(timeout=ESPERA_MS)
-
-    def capturar(self, nombre: str) -> None:
-        CAPTURAS.mkdir(parents=True, exist_ok=True)
-        for etiqueta, tamano in (("escritorio", ESCRITORIO), ("movil", MOVIL)):
-            self.pagina.set_viewport_size(tamano)
-            # Usable a 390 px: nada se sale por la derecha.
-            assert self.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), etiqueta
-            self.pagina.screenshot(path=str(CAPTURAS / f"{nombre}-{etiqueta}.png"), full_page=True)
-        self.pagina.set_viewport_size(ESCRITORIO)
-
-    def limpia(self) -> None:
-        assert self.dialogos == []
-        assert self.externas == []
-        assert self.errores_js == []
-        assert self.pagina.evaluate("window.__xss") is None
 
 
 def _cliente_pide(cliente: Pagina, texto: str) -> None:

@@ -41,6 +41,14 @@ def cli(env: dict[str, str], *args: str, timeout: float = 120,
                           capture_output=True, text=True, timeout=timeout)
 
 
+def cli_con_base(bd_url: str, *args: str, entrada: str | None = None) -> subprocess.CompletedProcess:
+    """``agente ARGS`` en un subproceso contra la base del test (``DATABASE_URL``), con ``entrada`` por stdin."""
+    return subprocess.run(
+        [*PYTHON_M, *args], cwd=RAIZ, input=entrada, capture_output=True,
+        text=True, timeout=120, env={**os.environ, "DATABASE_URL": bd_url},
+    )
+
+
 def esperar(condicion: Callable[[], object], limite: float, que: str, cada: float = 0.1):
     fin = time.monotonic() + limite
     while time.monotonic() < fin:

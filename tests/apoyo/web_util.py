@@ -50,6 +50,43 @@ def cab(tok: str, **extra) -> dict[str, str]:
     return {"Authorization": f"Bearer {tok}", **extra}
 
 
+# El encargado edita el reembolso de la cafetera (120 EUR, DEVOLVER_CAFETERA) a 90 EUR.
+EDITAR_A_90 = {
+    "decisiones": [{
+        "type": "edit",
+        "edited_action": {
+            "name": "reembolsar",
+            "args": {"pedido": "P-20260917-0041", "importe": "90.00", "motivo": "gotea"},
+        },
+    }]
+}
+
+
+def cliente_http(ajustes: Ajustes):
+    """La app entera en proceso (TestClient): los errores salen como respuestas 500, no como excepciones."""
+    from fastapi.testclient import TestClient
+
+    from agente.web.app import crear_app
+
+    return TestClient(crear_app(ajustes), raise_server_exceptions=False)
+
+
+def abrir_conversacion(http, tok, cliente_id: str) -> str:
+    """``cliente_id`` abre una conversación por la API (``http``: un TestClient): da el hilo."""
+    r = http.post("/api/conversaciones", headers=cab(tok(cliente_id)))
+    assert r.status_code == 201, r.text
+    return r.json()["thread_id"]
+
+
+def conversacion_en_pausa(http, tok, cliente_id="C-0001", texto=DEVOLVER_CAFETERA) -> str:
+    """Una conversación que queda esperando a un encargado."""
+    hilo = abrir_conversacion(http, tok, cliente_id)
+    r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": texto}, headers=cab(tok(cliente_id)))
+    assert r.status_code == 200, r.text
+    assert r.json()["estado"] == "esperando_aprobacion"
+    return hilo
+
+
 def eventos_sse(lineas: Iterable[str]) -> Iterator[tuple[str, object]]:
     """(tipo, datos) de cada evento de un flujo text/event-stream (los pings se ignoran)."""
     tipo, datos = "message", []
