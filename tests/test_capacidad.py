@@ -2,7 +2,7 @@
 vive en el servicio (503 con ``Retry-After`` por encima, nunca un 500 ni un ``PoolTimeout``)
 y una ejecución que pierde el candado de su hilo se detiene antes de cualquier efecto.
 
-El modelo es el proveedor de benchmark (``bench/proveedor_latencia.py``) por el cliente
+El modelo es el proveedor con latencia (``tests/apoyo/proveedor_latencia.py``) por el cliente
 real ``langchain-openai``, con una latencia que deja ver la ejecución a medias.
 """
 
@@ -22,8 +22,8 @@ from agente.nucleo.errores import CandadoPerdido, Saturado
 from agente.servicio.candados import NOMBRE_APLICACION
 from agente.servicio.fabrica import crear_servicio
 from agente.web.app import crear_app
-from bench.proveedor_latencia import Latencia, ProveedorEnHilo
 from tests.apoyo.fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, uno
+from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnHilo
 from tests.apoyo.web_util import DEVOLVER_CAFETERA, ajustes_web, cab, token
 
 CONSULTA = f"¿Dónde está mi pedido {PEDIDO_PEQUENO}?"

@@ -226,7 +226,7 @@ def test_tras_un_streaming_la_conexion_vuelve_al_pool(monkeypatch):
     streaming abría una conexión nueva (con un proveedor real, un apretón TLS más)."""
     import socket
 
-    from bench.proveedor_latencia import Latencia, ProveedorEnHilo
+    from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnHilo
 
     abiertas = []
     crear = socket.create_connection

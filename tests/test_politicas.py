@@ -22,7 +22,6 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ContextoAusente
-from bench.politica import trazar_pool
 from politicas import (
     DEFECTOS,
     DescripcionEncargado,
@@ -42,6 +41,7 @@ from tests.apoyo.politica import (
     nueva_politica,
     veredicto,
 )
+from tests.apoyo.traza_protocolo import trazar_pool
 
 
 def descripcion(pool, politica=None) -> DescripcionEncargado:

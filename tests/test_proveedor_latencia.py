@@ -1,4 +1,4 @@
-"""El proveedor de benchmark (``bench/proveedor_latencia.py``): se comporta como un LLM.
+"""El proveedor con latencia (``tests/apoyo/proveedor_latencia.py``, también del bench): se comporta como un LLM.
 
 Con el cliente real ``langchain-openai``: decide con las reglas del producto, responde con
 ``tool_calls`` o texto, emite tokens espaciados en streaming, espera lo configurado y
@@ -17,8 +17,8 @@ from langchain_openai import ChatOpenAI
 
 from agente.modelos import crear_modelo
 from agente.servicio.fabrica import crear_servicio
-from bench.proveedor_latencia import Latencia, ProveedorEnHilo, trozos
 from tests.apoyo.fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, conversacion, uno
+from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnHilo, trozos
 
 RAPIDA = Latencia(primer_token=0.01, tokens_por_segundo=2000)
 

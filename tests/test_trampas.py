@@ -954,7 +954,7 @@ def test_openai_en_streaming_cada_llamada_abre_una_conexion_nueva(monkeypatch):
     from langchain_openai import ChatOpenAI
 
     from agente.modelos import crear_modelo
-    from bench.proveedor_latencia import Latencia, ProveedorEnHilo
+    from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnHilo
 
     abiertas = []
     crear = socket.create_connection

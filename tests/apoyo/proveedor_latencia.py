@@ -1,6 +1,7 @@
-"""Proveedor de benchmark compatible con OpenAI, con la latencia de un LLM de verdad.
+"""Proveedor compatible con OpenAI, con la latencia de un LLM de verdad (pruebas y bench).
 
-A diferencia de ``tests/servidor_openai.py`` (respuestas guionizadas petición a petición),
+Lo usan las pruebas y ``bench/`` (que lo importa de aquí: bench depende de
+``tests/apoyo``, nunca al revés). A diferencia de ``tests/apoyo/servidor_openai.py`` (respuestas guionizadas petición a petición),
 este *se comporta* como un LLM en los escenarios del producto: convierte los mensajes
 OpenAI de la petición en mensajes de LangChain y pide el siguiente paso al modelo de
 reglas del producto (:func:`agente.modelo_offline.decidir`, con los nombres de las
@@ -21,7 +22,7 @@ Tiempo de modelo por turno: si el último mensaje del cliente lleva una marca
 duración (desde que tiene el cuerpo hasta el último byte). ``GET /estadisticas`` las
 devuelve; el bench resta a cada turno el tiempo de modelo de su marca.
 
-Uso: ``python -m bench.proveedor_latencia [--puerto 0] [--primer-token 1.2]
+Uso: ``python -m tests.apoyo.proveedor_latencia [--puerto 0] [--primer-token 1.2]
 [--tokens-por-segundo 40]``; escribe ``PROVEEDOR_URL=http://127.0.0.1:PUERTO/v1`` en la
 salida estándar al estar listo. Desde Python: :class:`ProveedorEnProceso` (otro proceso,
 para no robar el GIL a quien se mide).
@@ -339,13 +340,13 @@ class ProveedorEnProceso:
         self.latencia = latencia or Latencia()
 
     def __enter__(self) -> ProveedorEnProceso:
-        from bench import util
+        from tests.apoyo.rutas import RAIZ
 
         self.proceso = subprocess.Popen(
-            [sys.executable, "-u", "-m", "bench.proveedor_latencia",
+            [sys.executable, "-u", "-m", "tests.apoyo.proveedor_latencia",
              "--primer-token", str(self.latencia.primer_token),
              "--tokens-por-segundo", str(self.latencia.tokens_por_segundo)],
-            cwd=util.RAIZ, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            cwd=RAIZ, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         linea = self.proceso.stdout.readline()
         if not linea.startswith("PROVEEDOR_URL="):
@@ -377,7 +378,7 @@ class ProveedorEnProceso:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.proveedor_latencia",
+    parser = argparse.ArgumentParser(prog="python -m tests.apoyo.proveedor_latencia",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--puerto", type=int, default=0)
     parser.add_argument("--primer-token", type=float, default=Latencia.primer_token)
