@@ -1,8 +1,12 @@
-"""Fixtures comunes: un PostgreSQL real por sesión y una base de datos nueva por test.
+"""Fixtures de todas las carpetas: un PostgreSQL real por sesión y una base de datos nueva por test.
 
 Sin ``DATABASE_URL`` se arranca el PostgreSQL embebido en una carpeta temporal. Cada
 test recibe una base clonada de una plantilla ya migrada (``CREATE DATABASE ...
-TEMPLATE``), así que los tests no se ven entre sí y no hay que limpiar nada.
+TEMPLATE``), así que los tests no se ven entre sí y no hay que limpiar nada. Aquí también
+el servicio completo (``servicio``) y los canales de aviso reales (``smtp``,
+``receptor_webhook``). Lo propio de un tipo de prueba está en el ``conftest.py`` de su
+carpeta (``api``: la app por HTTP; ``navegador``: Chromium; ``unidad``: ninguna base); lo
+que no es una fixture, en ``tests/apoyo/``. Ninguna prueba importa otra (ni este fichero).
 """
 
 from __future__ import annotations
@@ -110,47 +114,6 @@ def servicio(bd_url, pasarela):
     s.cerrar()
 
 
-# --- la app por HTTP en proceso -------------------------------------------------------------
-
-
-@pytest.fixture
-def ajustes(bd_url):
-    """Los ajustes de la app web sobre la base del test (demo, modelo offline, sin trazas)."""
-    from tests.apoyo.web_util import ajustes_web
-
-    return ajustes_web(bd_url)
-
-
-@pytest.fixture
-def http(ajustes):
-    """La app entera en proceso (TestClient) con esos ajustes."""
-    from tests.apoyo.web_util import cliente_http
-
-    with cliente_http(ajustes) as cliente:
-        yield cliente
-
-
-@pytest.fixture
-def tok(ajustes):
-    """``tok(sujeto)``: un token de cliente o de encargado (``enc-*``) de la tienda de la demo."""
-    from tests.apoyo.web_util import token
-
-    return lambda sujeto, **extra: token(ajustes, sujeto, **extra)
-
-
-@pytest.fixture
-def como(ajustes):
-    """``como(sujeto)``: cabeceras con el token de un cliente o de un firmante de cualquier rol."""
-    from agente.web.auth import emitir_token
-    from tests.apoyo.firmas import TIENDA_DE
-    from tests.apoyo.web_util import cab
-
-    def _como(sujeto: str) -> dict[str, str]:
-        rol = "cliente" if sujeto.startswith("C-") else "encargado"
-        return cab(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=TIENDA_DE[sujeto]))
-    return _como
-
-
 # --- canales de aviso reales en 127.0.0.1 ---------------------------------------------------
 
 
@@ -173,36 +136,3 @@ def receptor_webhook():
     yield servidor
     servidor.cerrar()
 
-
-# --- Chromium -------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def navegador():
-    """Chromium headless, uno por módulo; sin él se salta, salvo con ``AGENTE_EXIGIR_NAVEGADOR=1``."""
-    from tests.apoyo.navegador import CHROMIUM
-
-    if not CHROMIUM.exists():
-        if os.environ.get("AGENTE_EXIGIR_NAVEGADOR") == "1":
-            pytest.fail("falta /usr/bin/chromium (apt-get install -y chromium) y AGENTE_EXIGIR_NAVEGADOR=1")
-        pytest.skip("sin /usr/bin/chromium: pruebas de navegador omitidas")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        navegador = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )
-        yield navegador
-        navegador.close()
-
-
-@pytest.fixture
-def base(bd_url):
-    """La URL de la app servida por uvicorn en un hilo, sobre la base del test."""
-    from agente.web.app import crear_app
-    from tests.apoyo.web_util import ajustes_web, servidor_en_hilo
-
-    with servidor_en_hilo(crear_app(ajustes_web(bd_url))) as url:
-        yield url

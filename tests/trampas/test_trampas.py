@@ -1082,6 +1082,6 @@ def test_cada_prueba_citada_en_docs_trampas_existe():
             faltan.append(f"{fichero}::{prueba}")
     assert faltan == []
     # Y cada prueba de este fichero está citada: ninguna trampa sin su entrada.
-    propias = {p for f, p in citas if f == "tests/test_trampas.py"}
+    propias = {p for f, p in citas if f == "tests/trampas/test_trampas.py"}
     aqui = {n for n, v in globals().items() if n.startswith("test_") and callable(v)}
     assert aqui - propias - {"test_cada_prueba_citada_en_docs_trampas_existe"} == set()
