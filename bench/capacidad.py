@@ -1,7 +1,7 @@
 """Capacidad con la latencia de un modelo real: cuántas conversaciones aguanta un proceso.
 
 Un ``agente serve`` de verdad (uvicorn en otro proceso) con ``AGENTE_MODELO=openai:...``
-contra :mod:`bench.proveedor_latencia` (1,2 s hasta el primer token y 40 tokens/s por
+contra :mod:`tests.apoyo.proveedor_latencia` (1,2 s hasta el primer token y 40 tokens/s por
 defecto), conducido por el cliente real ``langchain-openai``. Por nivel (25, 50, 100 y 200
 clientes simultáneos) una base nueva y un servidor nuevo:
 
@@ -40,7 +40,7 @@ import httpx
 import psycopg
 
 from bench import carga, util
-from bench.proveedor_latencia import Latencia, ProveedorEnProceso
+from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnProceso
 
 NIVELES = (25, 50, 100, 200)
 CLIENTES_DOS_PROCESOS = 200
@@ -595,7 +595,7 @@ def markdown(c: dict[str, Any], tabla, invariantes_md) -> list[str]:
         "## 7. Capacidad con la latencia de un modelo real",
         "",
         f"Un `agente serve` (uvicorn, otro proceso) con `AGENTE_MODELO=openai:latencia` contra "
-        f"`bench/proveedor_latencia.py` ({_coma(lat['primer_token_s'])} s hasta el primer token, "
+        f"`tests/apoyo/proveedor_latencia.py` ({_coma(lat['primer_token_s'])} s hasta el primer token, "
         f"{lat['tokens_por_segundo']:g} tokens/s) por el cliente real `langchain-openai`. Cada cliente "
         "abre una conversación, consulta un pedido y devuelve uno (pequeño sin firma o grande con "
         "firma, alternando), en directo (SSE) y sin pausa entre mensajes; cuatro encargados deciden "

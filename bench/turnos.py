@@ -6,7 +6,7 @@ para que compartan el ruido de la máquina:
 - A: ``create_agent`` pelado con las mismas herramientas e ``InMemorySaver``;
 - B: lo mismo con ``PostgresSaver`` y ``durability="sync"``;
 - C: el agente y el servicio del producto (``crear_servicio``) sin trazas;
-- D: C con trazas hacia un Langfuse de mentira local (``tests/receptor_langfuse.py``).
+- D: C con trazas hacia un Langfuse de mentira local (``tests/apoyo/receptor_langfuse.py``).
 
 A y B llevan ``HumanInTheLoopMiddleware`` con un ``when`` en Python puro (importe >
 60 EUR), lo mínimo que escribiría quien use el framework para pausar el reembolso

@@ -489,7 +489,7 @@ class TrazaProtocolo:
 
 
 class ReceptorEnProceso:
-    """``tests/receptor_langfuse.py`` en su propio proceso: decodificar los spans no debe
+    """``tests/apoyo/receptor_langfuse.py`` en su propio proceso: decodificar los spans no debe
     gastar CPU ni GIL del proceso que se mide (un Langfuse de verdad tampoco lo haría)."""
 
     RUTA_SPANS = "/api/public/otel/v1/traces"
@@ -498,7 +498,7 @@ class ReceptorEnProceso:
         import subprocess
 
         self.proceso = subprocess.Popen(
-            [sys.executable, "-u", str(RAIZ / "tests" / "receptor_langfuse.py")], cwd=RAIZ,
+            [sys.executable, "-u", str(RAIZ / "tests" / "apoyo" / "receptor_langfuse.py")], cwd=RAIZ,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         linea = self.proceso.stdout.readline()

@@ -102,7 +102,7 @@ RETURNING id
 
 CADUCADA = libro.CADUCADA
 # El DEFAULT de politicas_tienda.diferencia_minima_liquidable (herramientas/ no importa
-# politicas/; tests/test_gobierno_politica.py comprueba que coinciden).
+# politicas/; tests/api/test_gobierno_politica.py comprueba que coinciden).
 MINIMO_POR_DEFECTO = Decimal("0.00")
 
 

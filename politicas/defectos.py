@@ -5,7 +5,7 @@ columnas con ``coalesce`` para leerlos.
 
 ``DEFECTOS`` tiene una entrada por cada columna de ``politicas_tienda`` (salvo la clave
 ``tienda``) con el mismo valor que su ``DEFAULT`` en SQL (lo comprueba
-tests/test_politicas.py). Una tienda sin fila usa estos valores; quien lea esa tabla con
+tests/integracion/test_politicas.py). Una tienda sin fila usa estos valores; quien lea esa tabla con
 ``coalesce`` toma de aquí el segundo argumento, nunca un número escrito a mano:
 
 - ``limite_reembolso``: un reembolso mayor pide firma.

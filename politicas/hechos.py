@@ -14,7 +14,7 @@ La consulta de una regla tiene siempre la misma forma (``consulta_de_hechos``):
   filtro de una sola vez: con veredicto guardado no se calcula ningún hecho. Trampa:
   sin ``MATERIALIZED`` el planificador funde ``hechos`` con el join final, el filtro pasa
   a ser un filtro del join y los hechos se calculan igual para descartarlos (EXPLAIN
-  ANALYZE; lo comprueba tests/test_politicas.py).
+  ANALYZE; lo comprueba tests/integracion/test_politicas.py).
 
 Añadir un hecho es añadir un ``Hecho`` a ``CATALOGO`` (p. ej. las unidades ya
 compensadas de un pedido) y nombrarlo en las reglas que lo usen. Sus parámetros

@@ -5,7 +5,7 @@ el valor por defecto (el mismo que su ``DEFAULT`` en SQL), hacia dónde **endure
 es dinero que sale sin firma, la regla de la matriz de autoridad con la que se compara.
 De esta declaración salen ``DEFECTOS``, la validación de la API y de la CLI
 (``validar``), el esquema OpenAPI y la comprobación de que los ``CHECK`` de
-``sql/012_gobierno_politica.sql`` dicen lo mismo (tests/test_gobierno_politica.py).
+``sql/012_gobierno_politica.sql`` dicen lo mismo (tests/api/test_gobierno_politica.py).
 
 Endurecer (``endurece="bajar"``: bajar el valor es más estricto) se aplica al momento;
 ampliar espera la firma de alguien por encima del autor (``politicas.gobierno``).

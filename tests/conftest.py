@@ -1,8 +1,12 @@
-"""Fixtures comunes: un PostgreSQL real por sesión y una base de datos nueva por test.
+"""Fixtures de todas las carpetas: un PostgreSQL real por sesión y una base de datos nueva por test.
 
 Sin ``DATABASE_URL`` se arranca el PostgreSQL embebido en una carpeta temporal. Cada
 test recibe una base clonada de una plantilla ya migrada (``CREATE DATABASE ...
-TEMPLATE``), así que los tests no se ven entre sí y no hay que limpiar nada.
+TEMPLATE``), así que los tests no se ven entre sí y no hay que limpiar nada. Aquí también
+el servicio completo (``servicio``) y los canales de aviso reales (``smtp``,
+``receptor_webhook``). Lo propio de un tipo de prueba está en el ``conftest.py`` de su
+carpeta (``api``: la app por HTTP; ``navegador``: Chromium; ``unidad``: ninguna base); lo
+que no es una fixture, en ``tests/apoyo/``. Ninguna prueba importa otra (ni este fichero).
 """
 
 from __future__ import annotations
@@ -15,21 +19,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agente.bd.migraciones import migrar
-from agente.bd.pool import KWARGS_CONEXION, abrir_pool, borrar_base
+from agente.bd.pool import KWARGS_CONEXION, abrir_pool
 from agente.bd.url import arrancar_embebido
 from agente.demo import cargar_demo
-
-RAIZ = Path(__file__).resolve().parent.parent
-
-
-def url_de(base: str, url_admin: str) -> str:
-    datos = conninfo_to_dict(url_admin)
-    datos["dbname"] = base
-    return make_conninfo(**datos)
+from tests.apoyo.bases import borrar_base, crear_base
 
 
 @pytest.fixture(scope="session")
@@ -44,64 +39,46 @@ def url_admin():
     shutil.rmtree(carpeta, ignore_errors=True)
 
 
-def _crear_base(url_admin: str, nombre: str, plantilla: str | None = None) -> str:
-    borrar_base(url_admin, nombre)
-    with psycopg.connect(url_admin, autocommit=True) as conexion:
-        if plantilla:
-            conexion.execute(
-                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-                    sql.Identifier(nombre), sql.Identifier(plantilla)
-                )
-            )
-        else:
-            conexion.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(nombre)))
-    return url_de(nombre, url_admin)
-
-
-def _borrar_base(url_admin: str, nombre: str) -> None:
-    borrar_base(url_admin, nombre)
-
-
 @pytest.fixture(scope="session")
 def plantillas(url_admin):
     """Dos plantillas por sesión: solo el esquema, y esquema + demo."""
     sufijo = uuid.uuid4().hex[:8]
     esquema = f"plantilla_esquema_{sufijo}"
     demo = f"plantilla_demo_{sufijo}"
-    url_esquema = _crear_base(url_admin, esquema)
+    url_esquema = crear_base(url_admin, esquema)
     migrar(url_esquema)
-    url_demo = _crear_base(url_admin, demo, plantilla=esquema)
+    url_demo = crear_base(url_admin, demo, plantilla=esquema)
     with psycopg.connect(url_demo, **KWARGS_CONEXION) as conexion:
         cargar_demo(conexion)
     yield {"esquema": esquema, "demo": demo}
-    _borrar_base(url_admin, demo)
-    _borrar_base(url_admin, esquema)
+    borrar_base(url_admin, demo)
+    borrar_base(url_admin, esquema)
 
 
 @pytest.fixture
 def bd_url(url_admin, plantillas):
     """URL de una base nueva con el esquema y el catálogo de demo."""
     nombre = f"t_{uuid.uuid4().hex[:12]}"
-    url = _crear_base(url_admin, nombre, plantilla=plantillas["demo"])
+    url = crear_base(url_admin, nombre, plantilla=plantillas["demo"])
     yield url
-    _borrar_base(url_admin, nombre)
+    borrar_base(url_admin, nombre)
 
 
 @pytest.fixture
 def bd_vacia_url(url_admin, plantillas):
     """URL de una base nueva con el esquema migrado y sin datos."""
     nombre = f"t_{uuid.uuid4().hex[:12]}"
-    url = _crear_base(url_admin, nombre, plantilla=plantillas["esquema"])
+    url = crear_base(url_admin, nombre, plantilla=plantillas["esquema"])
     yield url
-    _borrar_base(url_admin, nombre)
+    borrar_base(url_admin, nombre)
 
 
 @pytest.fixture
 def bd_sin_migrar_url(url_admin):
     nombre = f"t_{uuid.uuid4().hex[:12]}"
-    url = _crear_base(url_admin, nombre)
+    url = crear_base(url_admin, nombre)
     yield url
-    _borrar_base(url_admin, nombre)
+    borrar_base(url_admin, nombre)
 
 
 @pytest.fixture
@@ -121,8 +98,7 @@ def conexion(bd_url):
 def pasarela(pool):
     """La pasarela simulada, contando las llamadas: instrumenta si la herramienta se ejecutó."""
     from herramientas.pasarela import PasarelaSimulada
-
-    from .fabricas import PasarelaContada
+    from tests.apoyo.fabricas import PasarelaContada
 
     return PasarelaContada(PasarelaSimulada(pool=pool))
 
@@ -131,9 +107,32 @@ def pasarela(pool):
 def servicio(bd_url, pasarela):
     """El servicio completo con el modelo offline, sin trazas, sobre la base del test."""
     from agente.servicio.fabrica import crear_servicio
-
-    from .fabricas import ajustes_prueba
+    from tests.apoyo.fabricas import ajustes_prueba
 
     s = crear_servicio(ajustes_prueba(bd_url), url=bd_url, pasarela=pasarela, pausa_reintentos=0.01)
     yield s
     s.cerrar()
+
+
+# --- canales de aviso reales en 127.0.0.1 ---------------------------------------------------
+
+
+@pytest.fixture
+def smtp():
+    """Un servidor SMTP de verdad (aiosmtpd) que guarda los correos que recibe."""
+    from tests.apoyo.fabricas_avisos import ServidorSmtp
+
+    servidor = ServidorSmtp()
+    yield servidor
+    servidor.cerrar()
+
+
+@pytest.fixture
+def receptor_webhook():
+    """Un receptor HTTP de webhooks que guarda lo que recibe (y puede fallar a propósito)."""
+    from tests.apoyo.fabricas_avisos import ReceptorWebhook
+
+    servidor = ReceptorWebhook()
+    yield servidor
+    servidor.cerrar()
+

@@ -2,7 +2,7 @@
 
 Variables con prefijo ``AGENTE_``, más ``DATABASE_URL`` y las estándar de Langfuse.
 Cada campo está documentado en la tabla de ajustes de ``docs/operacion.md`` (lo comprueba
-``tests/test_ajustes.py``).
+``tests/unidad/test_ajustes.py``).
 """
 
 from __future__ import annotations

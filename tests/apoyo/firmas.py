@@ -1,0 +1,33 @@
+"""Firmas escalonadas por la API: los pedidos de la demo que piden más de una firma y los pasos.
+
+``como`` es la fixture de ``tests/api/conftest.py`` que da las cabeceras de cualquier
+sujeto (cliente o firmante de cualquier rol) con su tienda de :data:`TIENDA_DE`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PEDIDO_350", "PEDIDO_650", "TIENDA_DE", "decidir_como", "pausa_de_pedido"]
+
+PEDIDO_350 = "P-20261005-0350"  # C-0009, talavera: necesita gerente
+PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
+TIENDA_DE = {"enc-talavera": "talavera", "enc-talavera-2": "talavera", "ger-talavera": "talavera",
+             "reg-centro": "madrid-centro", "enc-madrid-centro": "madrid-centro",
+             "C-0009": "talavera", "C-0006": "talavera", "C-0003": "madrid-centro"}
+
+
+def pausa_de_pedido(http, como, cliente: str, pedido: str) -> str:
+    """El cliente pide devolver ``pedido`` y la conversación queda esperando firmas: da el hilo."""
+    r = http.post("/api/conversaciones", headers=como(cliente))
+    assert r.status_code == 201, r.text
+    hilo = r.json()["thread_id"]
+    r = http.post(f"/api/conversaciones/{hilo}/mensajes", headers=como(cliente),
+                  json={"texto": f"Quiero devolver el pedido {pedido} porque llegó roto"})
+    assert r.status_code == 200, r.text
+    assert r.json()["estado"] == "esperando_aprobacion", r.json()
+    return hilo
+
+
+def decidir_como(http, como, hilo: str, quien: str, decisiones=None):
+    """``quien`` decide la aprobación de ``hilo`` (aprobar, si no se dice otra cosa): da la respuesta."""
+    return http.post(f"/api/aprobaciones/{hilo}/decision", headers=como(quien),
+                     json={"decisiones": decisiones or [{"type": "approve"}]})

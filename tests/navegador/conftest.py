@@ -1,0 +1,41 @@
+"""Chromium de verdad (headless) y la app servida por uvicorn en un hilo, para ``tests/navegador/``.
+
+Chromium es el paquete de Debian (/usr/bin/chromium); nunca ``playwright install``. Sin él
+estas pruebas se saltan, salvo con ``AGENTE_EXIGIR_NAVEGADOR=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from agente.web.app import crear_app
+from tests.apoyo.navegador import CHROMIUM
+from tests.apoyo.web_util import ajustes_web, servidor_en_hilo
+
+
+@pytest.fixture(scope="module")
+def navegador():
+    """Chromium headless, uno por módulo."""
+    if not CHROMIUM.exists():
+        if os.environ.get("AGENTE_EXIGIR_NAVEGADOR") == "1":
+            pytest.fail("falta /usr/bin/chromium (apt-get install -y chromium) y AGENTE_EXIGIR_NAVEGADOR=1")
+        pytest.skip("sin /usr/bin/chromium: pruebas de navegador omitidas")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        navegador = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        yield navegador
+        navegador.close()
+
+
+@pytest.fixture
+def base(bd_url):
+    """La URL de la app servida por uvicorn en un hilo, sobre la base del test."""
+    with servidor_en_hilo(crear_app(ajustes_web(bd_url))) as url:
+        yield url

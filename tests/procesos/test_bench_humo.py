@@ -1,0 +1,39 @@
+"""El bench sigue corriendo sobre el producto de hoy.
+
+``make bench`` no entra en ``make test`` (tarda minutos) y por eso se rompió dos veces
+sin que nadie lo viera: el pool trazado dejó de aceptar la espera del pool y el EXPLAIN
+de la bandeja siguió usando el parámetro de una sola tienda. Aquí corren, en pequeño,
+las dos partes que tocan el interior del producto (fábrica del servicio y SQL de la cola),
+con ``python -m bench.humo`` en un subproceso: las pruebas no importan ``bench/``, lo
+ejecutan como un programa.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.apoyo.rutas import RAIZ
+
+
+def _humo(parte: str, bd_url: str):
+    r = subprocess.run([sys.executable, "-m", "bench.humo", parte, bd_url], cwd=RAIZ,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_el_recuento_de_sentencias_corre_con_la_fabrica_del_servicio(bd_url):
+    r = _humo("sentencias", bd_url)
+    assert set(r) == {"B", "C"} and r["B"] and set(r["B"]) == set(r["C"])
+    for caso in ("B", "C"):
+        for escenario, sentencias in r[caso].items():
+            assert sentencias > 0, (caso, escenario)
+    # El producto hace algo más que el framework pelado en cada turno (candado, cola...).
+    assert r["C"]["consulta"] > r["B"]["consulta"]
+
+
+def test_el_explain_de_la_bandeja_usa_la_sql_de_la_cola(bd_url):
+    plan = _humo("explain", bd_url)
+    assert "aprobaciones_pendientes" in plan

@@ -1,0 +1,128 @@
+"""La CLI de la bandeja: prefijos de hilo, pistas que funcionan tal cual, horas con su zona,
+el historial con filtros y ``agente chat`` enseñando la decisión que llega mientras está abierto."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shlex
+import subprocess
+import sys
+import threading
+import time
+
+from tests.apoyo.fabricas import PEDIDO_GRANDE, uno
+from tests.apoyo.procesos import cli_con_base
+from tests.apoyo.rutas import RAIZ
+
+DEVOLVER = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea\n"
+
+
+def _pausa(bd_url) -> tuple[str, str]:
+    r = cli_con_base(bd_url, "chat", "--cliente", "C-0001", entrada=DEVOLVER)
+    assert r.returncode == 0, r.stderr
+    return uno(bd_url, "SELECT thread_id FROM aprobaciones_pendientes"), r.stdout
+
+
+def test_la_pista_del_chat_es_una_orden_que_funciona_tal_cual(bd_url):
+    hilo, salida = _pausa(bd_url)
+    (linea,) = [x for x in salida.splitlines() if "agente decidir" in x]
+    orden = linea.split("agente decidir", 1)[1].split("  (o", 1)[0]
+    assert orden.strip().startswith(f"{hilo} aprobar --encargado enc-talavera")
+    r = cli_con_base(bd_url, "decidir", *shlex.split(orden))
+    assert r.returncode == 0, r.stderr
+    assert "Decisión registrada y aplicada" in r.stdout
+
+
+def test_un_prefijo_unico_del_hilo_vale_para_decidir_y_para_ver_el_hilo(bd_url):
+    hilo, _ = _pausa(bd_url)
+    assert cli_con_base(bd_url, "hilo", hilo[:8]).returncode == 0
+    r = cli_con_base(bd_url, "decidir", hilo[:10], "editar", "--importe", "90", "--encargado", "enc-talavera")
+    assert r.returncode == 0, r.stderr
+    assert "90,00 EUR" in r.stdout
+    assert uno(bd_url, "SELECT count(*) FROM aprobaciones_pendientes") == 0
+    corto = cli_con_base(bd_url, "decidir", "h-", "aprobar", "--encargado", "enc-talavera")
+    assert corto.returncode == 2 and "demasiado corto" in corto.stderr
+    nada = cli_con_base(bd_url, "decidir", "h-ffffffffff", "aprobar", "--encargado", "enc-talavera")
+    assert nada.returncode == 2 and "ningún hilo empieza por" in nada.stderr
+
+
+def test_un_prefijo_ambiguo_no_elige_ninguno(bd_url):
+    from tests.apoyo.web_util import sql
+
+    for hilo in ("h-abcd1", "h-abcd2"):
+        sql(bd_url, "INSERT INTO consultas_asistente (thread_id, cliente_id, tienda) "
+                    "VALUES (%(h)s, 'C-0001', 'talavera')", {"h": hilo})
+    r = cli_con_base(bd_url, "hilo", "h-abcd")
+    assert r.returncode == 2
+    assert "varios hilos empiezan por «h-abcd»: h-abcd1, h-abcd2" in r.stderr
+    assert cli_con_base(bd_url, "decidir", "h-abcd", "aprobar", "--encargado", "enc-talavera").returncode == 2
+
+
+def test_sin_accion_el_error_dice_la_orden_completa_en_espanol(bd_url):
+    hilo, _ = _pausa(bd_url)
+    r = cli_con_base(bd_url, "decidir", hilo)
+    assert r.returncode == 2
+    assert "Missing argument" not in r.stderr
+    assert f"falta la acción: agente decidir {hilo} ACCION --encargado ID" in r.stderr
+    assert "aprobar | rechazar --motivo TEXTO | editar --importe 90" in r.stderr
+    sin_quien = cli_con_base(bd_url, "decidir", hilo, "aprobar")
+    assert sin_quien.returncode == 2 and "Missing" not in sin_quien.stderr
+    assert f"falta --encargado: agente decidir {hilo} aprobar --encargado ID" in sin_quien.stderr
+
+
+def test_la_lista_ensena_el_id_entero_y_la_hora_con_su_zona(bd_url):
+    hilo, _ = _pausa(bd_url)
+    r = cli_con_base(bd_url, "aprobaciones")
+    assert r.returncode == 0, r.stderr
+    assert hilo in r.stdout  # entero: se puede copiar
+    assert "(hora de Madrid)" in r.stdout
+
+
+def test_el_historial_por_cli_con_los_filtros_de_la_api(bd_url):
+    hilo, _ = _pausa(bd_url)
+    cli_con_base(bd_url, "decidir", hilo, "editar", "--importe", "90", "--encargado", "enc-talavera")
+    r = cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "edit", "--tienda", "talavera")
+    assert r.returncode == 0, r.stderr
+    assert hilo in r.stdout and "90.00" in r.stdout and "enc-talavera" in r.stdout
+    assert "(hora de Madrid)" in r.stdout
+    vacio = cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "reject")
+    assert "No hay decisiones que cumplan los filtros." in vacio.stdout
+    futuro = cli_con_base(bd_url, "aprobaciones", "--historial", "--desde", "2999-01-01")
+    assert "No hay decisiones" in futuro.stdout
+    mala = cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "quizas")
+    assert mala.returncode == 2 and "desconocido" in mala.stderr
+
+
+def test_el_chat_abierto_ensena_la_decision_que_llega_despues(bd_url):
+    proceso = subprocess.Popen(
+        [sys.executable, "-m", "agente.cli", "chat", "--cliente", "C-0001"], cwd=RAIZ, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env={**os.environ, "DATABASE_URL": bd_url, "PYTHONUNBUFFERED": "1"},
+    )
+    lineas: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lineas.put(x) for x in proceso.stdout], daemon=True).start()
+
+    def esperar(texto: str, limite: float = 60) -> str:
+        fin = time.monotonic() + limite
+        while time.monotonic() < fin:
+            try:
+                linea = lineas.get(timeout=1)
+            except queue.Empty:
+                continue
+            if texto in linea:
+                return linea
+        raise AssertionError(f"no llegó «{texto}»")
+
+    try:
+        proceso.stdin.write(DEVOLVER)
+        proceso.stdin.flush()
+        esperar("agente decidir")
+        hilo = uno(bd_url, "SELECT thread_id FROM aprobaciones_pendientes")
+        r = cli_con_base(bd_url, "decidir", hilo, "editar", "--importe", "90", "--encargado", "enc-talavera")
+        assert r.returncode == 0, r.stderr
+        llegada = esperar("90,00 EUR")
+        assert "(hora de Madrid)" in llegada and llegada.lstrip().startswith("agente (")
+    finally:
+        proceso.stdin.close()
+        proceso.wait(timeout=30)

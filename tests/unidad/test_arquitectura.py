@@ -1,0 +1,89 @@
+"""Las dependencias van en un solo sentido y el registro es la única lista de herramientas."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.apoyo.rutas import RAIZ
+
+PAQUETES = ("agente", "politicas", "herramientas")
+
+
+def _lint_imports(raiz: Path) -> subprocess.CompletedProcess:
+    binario = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run(
+        [str(binario), "--config", str(raiz / "pyproject.toml"), "--no-cache"],
+        cwd=raiz, capture_output=True, text=True, timeout=120,
+        env={"PYTHONPATH": str(raiz), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def _copia(tmp_path: Path) -> Path:
+    for paquete in PAQUETES:
+        shutil.copytree(RAIZ / paquete, tmp_path / paquete, ignore=shutil.ignore_patterns("__pycache__", "estaticos"))
+    shutil.copy(RAIZ / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def test_los_contratos_de_capas_se_cumplen():
+    resultado = _lint_imports(RAIZ)
+    assert resultado.returncode == 0, resultado.stdout + resultado.stderr
+    assert "0 broken" in resultado.stdout
+
+
+@pytest.mark.parametrize(
+    ("modulo", "importacion"),
+    [
+        ("herramientas/_malo.py", "import agente.servicio\n"),
+        ("politicas/_malo.py", "from agente.construir import construir_agente\n"),
+        ("agente/nucleo/_malo.py", "import herramientas.registro\n"),
+        ("agente/servicio/_malo.py", "from agente.web import app\n"),
+    ],
+)
+def test_una_importacion_en_sentido_contrario_rompe_los_contratos(tmp_path, modulo, importacion):
+    raiz = _copia(tmp_path)
+    (raiz / modulo).write_text(importacion, encoding="utf-8")
+    resultado = _lint_imports(raiz)
+    assert resultado.returncode != 0
+    assert "BROKEN" in resultado.stdout or "broken" in resultado.stdout
+    assert "_malo" in resultado.stdout
+
+
+@pytest.mark.parametrize(
+    ("modulo", "importacion", "contrato"),
+    [
+        # Un ciclo entre hermanos de la misma capa («:»): las capas lo dejarían pasar.
+        ("agente/retencion.py", "from agente.servicio import candados\n",
+         "Sin ciclos entre hermanos"),
+        # Dentro de la CLI: lo compartido no puede depender de la aplicación.
+        ("agente/cli/comun.py", "from agente.cli import principal\n", "agente.cli.comun -> agente.cli.principal"),
+        # Dentro de la base: el pool no sabe de migraciones.
+        ("agente/bd/pool.py", "from agente.bd import migraciones\n", "agente.bd.pool -> agente.bd.migraciones"),
+    ],
+)
+def test_un_ciclo_rompe_los_contratos(tmp_path, modulo, importacion, contrato):
+    raiz = _copia(tmp_path)
+    with (raiz / modulo).open("a", encoding="utf-8") as fichero:
+        fichero.write(importacion)
+    resultado = _lint_imports(raiz)
+    assert resultado.returncode != 0
+    assert contrato in " ".join(resultado.stdout.split()), resultado.stdout
+
+
+def test_cada_modulo_de_agente_esta_en_una_capa():
+    config = tomllib.loads((RAIZ / "pyproject.toml").read_text(encoding="utf-8"))
+    capas = next(c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "capas")
+    en_capas = {
+        nombre.strip() for capa in capas["layers"] for nombre in capa.replace(":", "|").split("|")
+    }
+    hijos = {
+        f"agente.{p.stem}" for p in (RAIZ / "agente").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())
+    }
+    assert hijos - en_capas == set()
