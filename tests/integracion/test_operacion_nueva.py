@@ -47,8 +47,7 @@ from agente.web import esquemas
 from herramientas import REGISTRO, Herramienta
 from politicas import REGLAS, Dictamen, PoliticaAprobacion, Regla
 from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
-
-from .modelo_guion import guion, llamada
+from tests.apoyo.modelo_guion import guion, llamada
 
 PEDIDO = "P-20260917-0041"  # de C-0001, en talavera
 

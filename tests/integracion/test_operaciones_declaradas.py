@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -35,8 +34,8 @@ from agente.servicio.comprobar_operaciones import (
 from agente.servicio.textos import mensaje_espera
 from herramientas import REGISTRO, Dependencias
 from politicas.reglas import REGLAS
+from tests.apoyo.rutas import RAIZ  # noqa: E402
 
-RAIZ = Path(__file__).resolve().parent.parent
 PEDIDO = "P-20260917-0041"
 
 
@@ -254,8 +253,7 @@ def test_fijar_una_matriz_sin_las_filas_de_una_operacion_se_rechaza(conexion):
 
 def test_una_matriz_de_tienda_sin_una_regla_no_arranca_el_servicio(conexion, bd_url):
     from agente.servicio.fabrica import crear_servicio
-
-    from .fabricas import ajustes_prueba
+    from tests.apoyo.fabricas import ajustes_prueba
 
     assert faltas_en_base(conexion) == []
     _matriz_a_mano(conexion, "talavera", 1, "reembolso")
