@@ -58,10 +58,16 @@ def test_una_importacion_en_sentido_contrario_rompe_los_contratos(tmp_path, modu
     ("modulo", "importacion", "contrato"),
     [
         # Un ciclo entre hermanos de la misma capa («:»): las capas lo dejarían pasar.
-        ("agente/retencion.py", "from agente.servicio import candados\n",
+        ("agente/retencion.py", "from agente.servicio.conversaciones import candados\n",
          "Sin ciclos entre hermanos"),
         # Dentro de la CLI: lo compartido no puede depender de la aplicación.
         ("agente/cli/comun.py", "from agente.cli import principal\n", "agente.cli.comun -> agente.cli.principal"),
+        # Dentro del servicio: una aprobación pendiente no sabe de quien la decide.
+        ("agente/servicio/aprobaciones/cola.py", "from agente.servicio.decisiones import decidir\n",
+         "agente.servicio.aprobaciones.cola -> agente.servicio.decisiones.decidir"),
+        # La web no se salta la fachada: ni un módulo de dentro del servicio.
+        ("agente/web/rutas_historial.py", "from agente.servicio.decisiones import decididas\n",
+         "agente.web.rutas_historial -> agente.servicio.decisiones.decididas"),
         # Dentro de la base: el pool no sabe de migraciones.
         ("agente/bd/pool.py", "from agente.bd import migraciones\n", "agente.bd.pool -> agente.bd.migraciones"),
     ],

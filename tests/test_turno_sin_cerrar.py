@@ -14,7 +14,7 @@ from agente.bd import embebido
 from agente.bd.migraciones import migrar
 from agente.bd.pool import KWARGS_CONEXION
 from agente.demo import cargar_demo
-from agente.servicio.mensajes import CANAL_NOTIFY
+from agente.servicio.conversaciones.mensajes import CANAL_NOTIFY
 
 from .fabricas import ajustes_prueba, consultar, conversacion, uno
 

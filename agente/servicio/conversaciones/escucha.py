@@ -17,7 +17,7 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
-from agente.servicio.mensajes import CANAL_NOTIFY
+from agente.servicio.conversaciones.mensajes import CANAL_NOTIFY
 
 __all__ = ["Escucha"]
 
