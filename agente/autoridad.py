@@ -81,7 +81,7 @@ def fijar_matriz(
     if not autor:
         raise ValueError("cada versión de la matriz dice quién la creó")
     # Sin filas, una operación pediría el rol más alto para cualquier importe (y el servicio
-    # no arrancaría: agente.servicio.comprobar_operaciones).
+    # no arrancaría: agente.servicio.politica.comprobar_operaciones).
     sin_filas = [op.regla for op in OPERACIONES if op.regla not in limites]
     if sin_filas:
         raise ValueError(f"faltan las filas de {', '.join(sin_filas)}: cada operación con efecto necesita las suyas")

@@ -15,7 +15,7 @@ Qué conversación se limpia (``dias`` = N):
   (``decisiones_encargado.aplicada IS NULL``), ni una interrupción en su último
   checkpoint (por si la cola se perdió y el conciliador aún no la ha reencolado);
 - nadie la está ejecutando: se toma el candado de cada hilo
-  (``agente.servicio.candados``, sin esperar) y se vuelve a comprobar todo lo anterior
+  (``agente.servicio.conversaciones.candados``, sin esperar) y se vuelve a comprobar todo lo anterior
   con el candado tomado; un hilo ocupado se deja para la próxima vez.
 
 Nunca toca las tablas de negocio ni de auditoría: la transcripción que ve el cliente

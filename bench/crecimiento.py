@@ -192,7 +192,7 @@ def _insertar_pendientes(conexion, desde: int, hasta: int) -> float:
 
 
 def _medir_bandeja(url: str, repeticiones: int, azar: random.Random) -> dict[str, Any]:
-    from agente.servicio import cola
+    from agente.servicio.aprobaciones import cola
     from agente.servicio.fabrica import crear_servicio
     from bench.turnos import ajustes_de
 
@@ -237,7 +237,7 @@ def _modelo_nulo():
 
 
 def _explain(url: str) -> str:
-    from agente.servicio import cola
+    from agente.servicio.aprobaciones import cola
 
     with psycopg.connect(url, autocommit=True, cursor_factory=ClientCursor) as c:
         filas = c.execute(

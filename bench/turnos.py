@@ -267,26 +267,26 @@ def cronometrar(url: str, *, iteraciones: int, calentamiento: int = 3, semilla: 
 
 # Por qué C hace cada sentencia que B no hace (clave: prefijo del origen).
 MOTIVOS = [
-    ("agente/servicio/candados.py", "candado del hilo (advisory lock de sesión): una sola ejecución "
+    ("agente/servicio/conversaciones/candados.py", "candado del hilo (advisory lock de sesión): una sola ejecución "
      "por hilo entre procesos; toma y suelta"),
-    ("agente/servicio/conversaciones.py:consulta", "la conversación existe y es de este cliente"),
-    ("agente/servicio/conversaciones.py:conversar", "la conversación es del cliente y ¿hay aprobación "
+    ("agente/servicio/conversaciones/turnos.py:consulta", "la conversación existe y es de este cliente"),
+    ("agente/servicio/conversaciones/turnos.py:conversar", "la conversación es del cliente y ¿hay aprobación "
      "pendiente? (un mensaje nunca llega a un hilo en pausa)"),
-    ("agente/servicio/mensajes.py:cerrar_turno", "cierre del turno en una sentencia: respuesta en la "
+    ("agente/servicio/conversaciones/mensajes.py:cerrar_turno", "cierre del turno en una sentencia: respuesta en la "
      "transcripción, estado y actividad de la consulta (y desencolar si hacía falta)"),
-    ("agente/servicio/mensajes.py:avisar", "NOTIFY para los SSE de otros procesos"),
-    ("agente/servicio/mensajes.py", "transcripción que ve el cliente (mensajes_conversacion)"),
-    ("agente/servicio/cola.py:encolar", "encolar la aprobación (y marcar la consulta en espera)"),
-    ("agente/servicio/cola.py", "cola de aprobaciones"),
-    ("agente/servicio/desenlace.py:cerrar_ejecucion", "cierre del turno"),
-    ("agente/servicio/desenlace.py:encolar_pausa", "encolar la aprobación"),
-    ("agente/servicio/desenlace.py:_registrar_veredictos", "motivos de la política como evento de la "
+    ("agente/servicio/conversaciones/mensajes.py:avisar", "NOTIFY para los SSE de otros procesos"),
+    ("agente/servicio/conversaciones/mensajes.py", "transcripción que ve el cliente (mensajes_conversacion)"),
+    ("agente/servicio/aprobaciones/cola.py:encolar", "encolar la aprobación (y marcar la consulta en espera)"),
+    ("agente/servicio/aprobaciones/cola.py", "cola de aprobaciones"),
+    ("agente/servicio/conversaciones/desenlace.py:cerrar_ejecucion", "cierre del turno"),
+    ("agente/servicio/conversaciones/desenlace.py:encolar_pausa", "encolar la aprobación"),
+    ("agente/servicio/conversaciones/desenlace.py:_registrar_veredictos", "motivos de la política como evento de la "
      "traza (solo con trazas)"),
     ("agente/servicio/personas.py:encargado_activo", "el encargado existe y sigue activo"),
-    ("agente/servicio/decisiones.py:_registrar", "decisión write-ahead: encargado, fila de la cola FOR "
+    ("agente/servicio/decisiones/decidir.py:_registrar", "decisión write-ahead: encargado, fila de la cola FOR "
      "UPDATE, validación, marcar decidiendo, insertar decisión"),
-    ("agente/servicio/decisiones.py:marcar_aplicada", "marcar la decisión aplicada"),
-    ("agente/servicio/validacion.py", "validación de la decisión del encargado"),
+    ("agente/servicio/decisiones/decidir.py:marcar_aplicada", "marcar la decisión aplicada"),
+    ("agente/servicio/decisiones/validacion.py", "validación de la decisión del encargado"),
     ("politicas/aprobacion.py", "veredicto de la política (calcula y guarda o relee en "
      "evaluaciones_politica)"),
     ("politicas/descripcion.py", "texto de la tarjeta para el encargado"),

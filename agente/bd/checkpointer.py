@@ -7,7 +7,7 @@ cuello de botella (medido en docs/rendimiento.md). Sobre un pool y sin pipeline
 compartido, cada llamada toma su propia conexión del pool: el candado no protege nada.
 
 ``vigencia`` (opcional): ``thread_id -> None`` que lanza si la ejecución perdió el
-candado del hilo (*fencing*, ``agente.servicio.candados``); se llama antes de cada
+candado del hilo (*fencing*, ``agente.servicio.conversaciones.candados``); se llama antes de cada
 escritura, así una ejecución anulada no pisa los checkpoints de quien tomó el hilo.
 """
 

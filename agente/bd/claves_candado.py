@@ -7,7 +7,7 @@ bloquean entre sí: por eso se eligen aquí, juntas, y ningún otro módulo escr
 
 - De sesión, con ``pg_try_advisory_lock`` (se sueltan a mano o al cerrar la conexión):
   ``CANDADO_MIGRACIONES``, ``CANDADO_TAREAS``, ``CANDADO_RETENCION`` y el espacio de los
-  hilos ``ESPACIO_HILOS`` (el candado de cada conversación, ``agente.servicio.candados``).
+  hilos ``ESPACIO_HILOS`` (el candado de cada conversación, ``agente.servicio.conversaciones.candados``).
 - De transacción, con ``pg_advisory_xact_lock`` sobre ``hashtext`` de un texto con prefijo
   (se sueltan al terminar la transacción): las versiones de la matriz de autoridad de un
   ámbito y los cambios de la política de una tienda.

@@ -52,7 +52,7 @@ _VERBOS = {"approve": "aprobó", "edit": "editó", "reject": "rechazó", "respon
 def _firmas(firmas: list[dict[str, Any]], n: int) -> str:
     """Una línea por firmante: «Lucía Moreno (enc-talavera, encargado) aprobó · 01/12/2026 10:30
     (hora de Madrid)», con lo que decidió en la operación ``n``."""
-    from agente.servicio.decididas import lo_que_decidio
+    from agente.servicio import lo_que_decidio
 
     lineas = []
     for f in firmas:
@@ -129,10 +129,10 @@ def aprobaciones(
 
 
 def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido) -> None:
-    from agente.servicio.decididas import Filtros
+    from agente.servicio import FiltrosDecisiones
 
     try:
-        filtros = Filtros(desde=_con_zona(desde), hasta=_con_zona(hasta), tipo=decision, encargado=encargado,
+        filtros = FiltrosDecisiones(desde=_con_zona(desde), hasta=_con_zona(hasta), tipo=decision, encargado=encargado,
                           cliente=cliente, pedido=pedido, tienda=tienda, por_pagina=limite)
     except ValueError as exc:
         raise DecisionNoValida(str(exc)) from None

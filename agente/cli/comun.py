@@ -72,7 +72,7 @@ def conexion() -> Iterator:
 def servicio() -> Iterator:
     """El servicio completo sobre la base migrada; al salir se cierra."""
     from agente.nucleo.ajustes import ajustes
-    from agente.servicio.fabrica import crear_servicio
+    from agente.servicio import crear_servicio
 
     abierto = crear_servicio(ajustes(), url=url_migrada())
     try:

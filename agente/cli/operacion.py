@@ -60,7 +60,7 @@ def auditoria(
     ] = 60,
 ) -> None:
     """Comprueba firmas y libro (sale con código 1 si hay algún hallazgo)."""
-    from agente.servicio.auditoria import hallazgos
+    from agente.servicio import hallazgos_auditoria
 
     with servicio() as abierto:
         informe = abierto.auditoria(pendientes_mas_de_segundos=pendientes_minutos * 60)
@@ -89,7 +89,7 @@ def auditoria(
         tabla("Tiempo hasta la decisión (segundos)", ["Tienda", "Decisiones", "p50", "p90", "Máximo"],
               [[t["tienda"], t["decisiones"], f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['maximo']:.0f}"]
                for t in informe["tiempos"]])
-    if hallazgos(informe):
+    if hallazgos_auditoria(informe):
         raise typer.Exit(code=1)
 
 

@@ -84,7 +84,7 @@ def demo(
 ) -> None:
     """Demo sin claves: migra, carga el catálogo de demo y sirve con el modelo offline."""
     from agente.demo import CLIENTES, ENCARGADOS
-    from agente.servicio.arranque import cargar_demo
+    from agente.servicio import cargar_demo
     from agente.web.rutas_demo import EJEMPLOS
 
     os.environ["AGENTE_DEMO"] = "1"
@@ -105,7 +105,7 @@ def demo(
 
 
 def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
-    from agente.servicio.arranque import tienda_para_token
+    from agente.servicio import tienda_para_token
     from agente.web.auth import emitir_token
 
     ajustes = _ajustes()

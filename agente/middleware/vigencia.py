@@ -1,6 +1,6 @@
 """*Fencing* antes de las herramientas con efectos: la ejecución sigue teniendo su hilo.
 
-El candado del hilo (``agente.servicio.candados``) se puede perder a mitad de una
+El candado del hilo (``agente.servicio.conversaciones.candados``) se puede perder a mitad de una
 ejecución (la conexión que lo retiene se cae); otro proceso podría entonces tomar el
 hilo. Antes de mover dinero o stock se comprueba en memoria que la tenencia sigue
 valiendo; si no, :class:`agente.nucleo.errores.CandadoPerdido` detiene la ejecución (no

@@ -9,7 +9,7 @@ Añadir una operación: su declaración aquí; su herramienta en
 el registro (``Herramienta.de_operacion``); su regla en ``politicas/reglas``; una
 migración con su tabla, las filas de la matriz por defecto (``EnMatriz``) y la vista
 ``efectos`` de ``vista_efectos_sql``; una tarea de evaluación. Lo que falte lo nombran el
-arranque del servicio (``agente.servicio.comprobar_operaciones``) y
+arranque del servicio (``agente.servicio.politica.comprobar_operaciones``) y
 ``tests/test_operaciones_declaradas.py``.
 """
 

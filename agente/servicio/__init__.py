@@ -1,56 +1,50 @@
 """La capa de servicio: la única puerta al agente para la CLI y la API HTTP.
 
 Responsabilidades que el checkpointer no cubre (ver ``docs/trampas.md``), cada una en
-su módulo (``docs/arquitectura.md``, «Servicio y web»):
+su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (el contrato
+``servicio`` de import-linter lo comprueba):
 
-- ``conversaciones``: un mensaje nuevo nunca llega a un hilo en pausa (se guarda);
-- ``decisiones``: la bandeja y una sola decisión por pausa, registrada antes de actuar;
-- ``caducidad``, ``conciliacion``: lo vencido se decide solo y lo roto se repara;
-- ``pagos``: los reembolsos y cobros pendientes se completan solos y se avisa al cliente;
-- ``auditoria`` (+ ``auditoria_libro``), ``inspeccion``: qué salió sin firma, si el libro
-  cuadra con la pasarela y qué guarda un hilo;
-- ``ejecucion``, ``desenlace``, ``candados``: cómo se ejecuta el agente sobre un hilo
-  (contexto y traza de la historia en cada ejecución, un candado por hilo) y qué se
-  guarda al terminar;
-- ``personas``, ``ritmo``, ``operacion``, ``avisos``: lo que la web necesita de la base
-  (encargado activo, 429, salud, métricas, ``LISTEN``) sin escribir SQL.
+- ``resultados``, ``textos``, ``personas``: los tipos que devuelve el servicio, lo que la
+  aplicación escribe al cliente y quién es quién (cliente, encargado activo);
+- ``aprobaciones/``: una aprobación pendiente: su fila en la cola, la autoridad que exige
+  y las firmas que la cumplen, y los avisos a quien debe firmar;
+- ``conversaciones/``: el turno del cliente (un mensaje nunca llega a un hilo en pausa),
+  cómo se ejecuta el agente sobre un hilo (candado, límite, contexto) y qué se guarda al
+  terminar (``desenlace``: una pausa se encola, una respuesta cierra el turno), los
+  mensajes retenidos, el ``LISTEN`` de avisos, el ritmo (429) y lo que ve el portal;
+- ``decisiones/``: lo que cierra una pausa: la decisión del encargado (validada y
+  registrada antes de reanudar), «lo atiendo yo», la ficha, la caducidad, el conciliador
+  (lo roto se repara) y el historial de lo decidido;
+- ``politica/``: administrar umbrales y matriz de autoridad de una tienda (con separación
+  de funciones) y la comprobación al arrancar de las operaciones declaradas;
+- ``pagos/``: los reembolsos y cobros pendientes se completan solos; la pasarela con log;
+- ``auditoria/``: qué salió sin firma, si las firmas y la política cuadran, si el libro
+  cuadra con la pasarela;
+- ``operador/``: lo que pide quien opera (salud y métricas, qué guarda un hilo, ids por
+  prefijo, token y demo antes de que exista un servicio);
+- ``fachada``: ``Servicio``, que compone todo eso; ``fabrica``: lo construye desde los
+  ajustes; ``periodicas``: sus pasadas periódicas.
 
-``Servicio`` es la fachada que compone todo eso; la web y la CLI solo hablan con ella.
+La web y la CLI solo importan de aquí (contrato ``servicio-por-la-puerta``): de
+``Servicio`` y de lo que se re-exporta abajo. La CLI de política trabaja con una conexión
+corta, sin construir el agente: por eso ``politica_tienda`` y ``cambios_politica`` se
+re-exportan como módulos.
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
-
-from psycopg_pool import ConnectionPool
-
-from agente.autoridad import ambito_firmante
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorConfiguracion
-from agente.servicio import (
-    auditoria,
-    cambios_politica,
-    decididas,
-    historial,
-    inspeccion,
-    operacion,
-    politica_tienda,
-    portal_cliente,
-    prefijos,
-    reclamos,
-    ritmo,
-)
-from agente.servicio.avisos import Escucha
-from agente.servicio.caducidad import Caducidad
-from agente.servicio.candados import CandadosHilo
-from agente.servicio.conciliacion import Conciliador
-from agente.servicio.conversaciones import Conversaciones
-from agente.servicio.decisiones import SISTEMA, Decisiones
-from agente.servicio.ejecucion import Ejecutor
-from agente.servicio.firmas import FirmaParcial
-from agente.servicio.limite import LimiteEjecuciones
-from agente.servicio.pagos import InformePagos, Pagos
+from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
+from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
+from agente.servicio.decisiones.decididas import TIPOS as TIPOS_DECISION
+from agente.servicio.decisiones.decididas import Filtros as FiltrosDecisiones
+from agente.servicio.decisiones.decididas import como_csv as decisiones_como_csv
+from agente.servicio.decisiones.decididas import lo_que_decidio
+from agente.servicio.decisiones.decidir import SISTEMA
+from agente.servicio.decisiones.validacion import decisiones_permitidas
+from agente.servicio.fabrica import CONEXIONES_PROPIAS, crear_servicio
+from agente.servicio.fachada import Servicio
+from agente.servicio.operador.arranque import cargar_demo, tienda_para_token
+from agente.servicio.pagos.pendientes import InformePagos
+from agente.servicio.periodicas import arrancar as arrancar_periodicas
+from agente.servicio.politica import cambios_politica, politica_tienda
 from agente.servicio.resultados import (
     Arreglo,
     Ejecucion,
@@ -60,268 +54,31 @@ from agente.servicio.resultados import (
     RegistroDecision,
     Respuesta,
 )
-from herramientas import REGISTRO, Registro
-from herramientas.pasarela import Pasarela
 
 __all__ = [
+    "CONEXIONES_PROPIAS",
     "SISTEMA",
+    "TIPOS_DECISION",
     "Arreglo",
     "Ejecucion",
     "Encargado",
     "EstadoHilo",
+    "FiltrosDecisiones",
     "FirmaParcial",
     "InformeAuditoria",
+    "InformePagos",
     "RegistroDecision",
     "Respuesta",
     "Servicio",
+    "arrancar_periodicas",
+    "cambios_politica",
+    "cargar_demo",
+    "crear_servicio",
+    "decisiones_como_csv",
+    "decisiones_permitidas",
+    "hallazgos_auditoria",
+    "lo_que_decidio",
+    "politica_tienda",
+    "requisito_publico",
+    "tienda_para_token",
 ]
-
-
-class Servicio:
-    """Conversaciones, cola de aprobaciones, decisiones, caducidad, conciliación y auditoría.
-
-    Fachada fina: cada método delega en su módulo. ``registro`` es el de herramientas
-    con el que se construyó ``agente`` (textos de espera y decisiones permitidas salen de
-    ahí). ``espera_candado``: segundos que un turno o una decisión esperan a que otra
-    ejecución suelte el hilo antes de ``HiloOcupado``. ``candados``: los candados de hilo
-    del proceso (por defecto, una conexión propia a la base del pool); ``limite``: cuántas
-    ejecuciones a la vez (por defecto 100, con 10 s de espera antes de ``Saturado``).
-    """
-
-    def __init__(
-        self,
-        *,
-        pool: ConnectionPool,
-        agente: Any,
-        trazador: Any = None,
-        espera_candado: float = 30.0,
-        registro: Registro = REGISTRO,
-        pasarela: Pasarela | None = None,
-        candados: CandadosHilo | None = None,
-        limite: LimiteEjecuciones | None = None,
-    ) -> None:
-        from agente.trazas import Trazador
-
-        self.ejecutor = Ejecutor(
-            pool=pool,
-            agente=agente,
-            trazador=trazador or Trazador(),
-            registro=registro,
-            espera_candado=espera_candado,
-            candados=candados or CandadosHilo(conninfo=pool.conninfo),
-            limite=limite or LimiteEjecuciones(maximo=100, espera=10.0),
-        )
-        self.conversaciones = Conversaciones(ejecutor=self.ejecutor)
-        self.decisiones = Decisiones(ejecutor=self.ejecutor)
-        self.caducidad = Caducidad(ejecutor=self.ejecutor, decisiones=self.decisiones)
-        # Sin pasarela (algunas pruebas) no hay bandeja de salida que completar.
-        self.pagos = Pagos(ejecutor=self.ejecutor, pasarela=pasarela) if pasarela is not None else None
-        self.conciliador = Conciliador(
-            ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones
-        )
-
-    # Lo compartido vive en el ejecutor; aquí solo se lee (la web, la CLI y el bench lo usan).
-    pool = property(lambda self: self.ejecutor.pool, doc="El pool de conexiones (ConnectionPool).")
-    agente = property(lambda self: self.ejecutor.agente, doc="El grafo de create_agent.")
-    trazador = property(lambda self: self.ejecutor.trazador, doc="El Trazador de Langfuse.")
-    registro = property(lambda self: self.ejecutor.registro, doc="El registro de herramientas.")
-    espera_candado = property(lambda self: self.ejecutor.espera_candado, doc="Segundos de espera.")
-    limite = property(lambda self: self.ejecutor.limite, doc="Ejecuciones a la vez (LimiteEjecuciones).")
-    candados = property(lambda self: self.ejecutor.candados, doc="Los candados de hilo (CandadosHilo).")
-
-    # -- conversaciones ---------------------------------------------------------------------
-
-    def contexto_de_cliente(self, cliente_id: str, canal: str = "web") -> ContextoCliente:
-        return self.conversaciones.contexto_de_cliente(cliente_id, canal)
-
-    def iniciar_conversacion(self, ctx: ContextoCliente) -> str:
-        return self.conversaciones.iniciar(ctx)
-
-    def consulta(self, thread_id: str, ctx: ContextoCliente | None = None) -> dict[str, Any]:
-        return self.conversaciones.consulta(thread_id, ctx)
-
-    def historial(
-        self, thread_id: str, ctx: ContextoCliente | None = None, *, desde: int = 0
-    ) -> dict[str, Any]:
-        return self.conversaciones.historial(thread_id, ctx, desde=desde)
-
-    def conversar(self, thread_id: str, texto: str, ctx: ContextoCliente) -> Respuesta:
-        return self.conversaciones.conversar(thread_id, texto, ctx)
-
-    # -- cola y decisiones --------------------------------------------------------------------
-
-    def aprobaciones_pendientes(
-        self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50
-    ) -> list[dict[str, Any]]:
-        """La cola de una tienda, de varias (las de un regional) o de todas (None)."""
-        return self.decisiones.bandeja(tienda, limite)
-
-    def aprobacion(
-        self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None
-    ) -> dict[str, Any]:
-        return self.decisiones.aprobacion(thread_id, tienda=tienda, tiendas=tiendas)
-
-    def encargado_activo(self, encargado_id: str) -> Encargado:
-        return self.decisiones.encargado_activo(encargado_id)
-
-    def decidir(
-        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None
-    ) -> Respuesta | FirmaParcial:
-        """Una firma: ``FirmaParcial`` si aún faltan firmas; si no, la respuesta al cliente.
-        ``nota``: texto del encargado que se añade al mensaje final del cliente."""
-        return self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota)
-
-    # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
-
-    def ficha_aprobacion(self, thread_id: str, *, tiendas: tuple[str, ...] | None = None) -> dict[str, Any]:
-        """La aprobación con su transcripción, el historial del cliente y las líneas del libro."""
-        fila = self.decisiones.aprobacion(thread_id, tiendas=tiendas)
-        with self.pool.connection() as c:
-            return historial.ficha(c, fila)
-
-    def reclamar(self, thread_id: str, encargado_id: str) -> dict[str, Any]:
-        with self.pool.connection() as c:
-            return reclamos.reclamar(c, thread_id, encargado_id)
-
-    def soltar(self, thread_id: str, encargado_id: str) -> None:
-        with self.pool.connection() as c:
-            reclamos.soltar(c, thread_id, encargado_id)
-
-    def tiendas_de(self, encargado_id: str) -> list[str]:
-        with self.pool.connection() as c:
-            return reclamos.tiendas_de(c, encargado_id)
-
-    def decisiones_tomadas(
-        self, encargado_id: str, filtros: decididas.Filtros
-    ) -> tuple[list[dict[str, Any]], int]:
-        """El historial de decisiones de las tiendas del encargado, con el total filtrado."""
-        with self.pool.connection() as c:
-            return decididas.buscar(c, reclamos.tiendas_de(c, encargado_id), filtros)
-
-    def historial_decisiones(
-        self, tiendas: list[str] | None, filtros: decididas.Filtros
-    ) -> tuple[list[dict[str, Any]], int]:
-        """El historial para un operador (CLI): de esas tiendas, o de todas con None."""
-        with self.pool.connection() as c:
-            return decididas.buscar(c, tiendas, filtros)
-
-    # -- la CLI: ids por prefijo y a quién sugerir en las pistas ---------------------------------
-
-    def resolver_hilo(self, id_o_prefijo: str) -> str:
-        with self.pool.connection() as c:
-            return prefijos.resolver_hilo(c, id_o_prefijo)
-
-    def encargado_sugerido(self, tienda: str) -> str | None:
-        with self.pool.connection() as c:
-            return prefijos.encargado_sugerido(c, tienda)
-
-    # -- lo que el chat del cliente enseña al abrir ---------------------------------------------
-
-    def pedidos_de_cliente(self, cliente_id: str, limite: int = 10) -> list[dict[str, Any]]:
-        with self.pool.connection() as c:
-            return portal_cliente.pedidos_de(c, cliente_id, limite=limite)
-
-    def conversaciones_de_cliente(self, cliente_id: str, limite: int = 20) -> list[dict[str, Any]]:
-        with self.pool.connection() as c:
-            return portal_cliente.conversaciones_de(c, cliente_id, limite=limite)
-
-    def caducar(self) -> list[str]:
-        return self.caducidad.caducar()
-
-    def reconciliar(self) -> list[Arreglo]:
-        return self.conciliador.reconciliar()
-
-    def completar_movimientos(self, *, solo_vencidos: bool = True) -> InformePagos:
-        """Reembolsos y cobros pendientes: los completa y avisa a cada cliente en su chat."""
-        if self.pagos is None:
-            raise ErrorConfiguracion("este servicio se creó sin pasarela de pagos")
-        return self.pagos.completar(solo_vencidos=solo_vencidos)
-
-    # -- política de la tienda (umbrales y matriz de autoridad, versionados) -------------------
-
-    def politica(self, tienda: str, *, firmante: str | None = None) -> dict[str, Any]:
-        """Umbrales y matriz vigentes de ``tienda`` con sus historias. Con ``firmante``,
-        solo si es gerente de esa tienda o regional de su región (``Prohibido`` si no)."""
-        with self.pool.connection() as c:
-            if firmante is not None:
-                politica_tienda.comprobar_administrador(c, firmante, tienda)
-            return politica_tienda.ver(c, tienda)
-
-    def fijar_politica(self, tienda: str, *, autor: str, **cambios: Any) -> politica_tienda.ResultadoCambio:
-        """Propone un cambio (``cambios_politica.proponer``): si solo endurece se aplica;
-        si amplía, queda una solicitud que firma alguien por encima de ``autor``."""
-        with self.pool.connection() as c:
-            return cambios_politica.proponer(c, tienda=tienda, autor=autor, **cambios)
-
-    def solicitudes_politica(
-        self, *, firmante: str, tienda: str | None = None, estado: str | None = "pendiente"
-    ) -> list[dict[str, Any]]:
-        """Solicitudes de cambio de las tiendas que ``firmante`` administra (o de ``tienda``)."""
-        with self.pool.connection() as c:
-            if tienda:
-                politica_tienda.comprobar_tienda(c, tienda)
-            tiendas = [tienda] if tienda else list(ambito_firmante(c, firmante).tiendas)
-            for t in tiendas:
-                politica_tienda.comprobar_administrador(c, firmante, t)
-            return cambios_politica.listar(c, tiendas, estado=estado)
-
-    def solicitud_politica(self, solicitud_id: int, *, firmante: str | None = None) -> dict[str, Any]:
-        with self.pool.connection() as c:
-            solicitud = cambios_politica.detalle(c, solicitud_id)
-            if firmante is not None:
-                politica_tienda.comprobar_administrador(c, firmante, solicitud["tienda"])
-            return solicitud
-
-    def decidir_solicitud_politica(
-        self, solicitud_id: int, *, firmante: str, aprobar: bool, motivo: str | None = None
-    ) -> dict[str, Any]:
-        """Firma o rechaza un cambio que amplía (solo alguien por encima de su autor)."""
-        with self.pool.connection() as c:
-            return cambios_politica.decidir(
-                c, solicitud_id=solicitud_id, firmante=firmante, aprobar=aprobar, motivo=motivo)
-
-    def caducar_solicitudes_politica(self) -> list[int]:
-        with self.pool.connection() as c:
-            return cambios_politica.caducar(c)
-
-    # -- auditoría e inspección -----------------------------------------------------------------
-
-    def auditoria(self, *, pendientes_mas_de_segundos: float = 3600) -> InformeAuditoria:
-        """Firmas y libro: cada comprobación una consulta; vacío en todas = todo cuadra."""
-        with self.pool.connection() as c:
-            return auditoria.informe(c, pendientes_mas_de_segundos=pendientes_mas_de_segundos)
-
-    def estado_hilo(self, thread_id: str) -> EstadoHilo:
-        return inspeccion.estado_hilo(self.ejecutor, self.conversaciones, thread_id)
-
-    # -- operación: lo que la web pide sin tocar la base ----------------------------------------
-
-    @property
-    def conexiones_maximas(self) -> int:
-        return self.pool.max_size
-
-    def comprobar_ritmo(self, cliente_id: str, maximo: int) -> None:
-        """``DemasiadasPeticiones`` si el cliente superó ``maximo`` mensajes en un minuto."""
-        with self.pool.connection() as c:
-            ritmo.comprobar_ritmo(c, cliente_id, maximo)
-
-    def base_responde(self, *, espera: float = 3.0) -> bool:
-        return operacion.base_responde(self.pool, espera=espera)
-
-    def pendientes_por_tienda(self) -> list[tuple[str, int]]:
-        return operacion.pendientes_por_tienda(self.pool)
-
-    def escucha(self, al_avisar: Callable[[str | None], None]) -> Escucha:
-        """Un ``LISTEN`` de los avisos de mensajes nuevos (sin iniciar; ver ``avisos``)."""
-        return Escucha(url=self.pool.conninfo, al_avisar=al_avisar)
-
-    def limpiar_checkpoints(self, dias: int) -> Any:
-        """La retención (``agente.retencion.limpiar``) sobre el pool del servicio."""
-        from agente.retencion import limpiar
-
-        return limpiar(self.pool, dias=dias)
-
-    def cerrar(self) -> None:
-        self.trazador.cerrar()
-        self.ejecutor.candados.cerrar()
-        self.pool.close()

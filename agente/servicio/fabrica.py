@@ -6,11 +6,11 @@ from agente.bd.checkpointer import SaverDePool
 from agente.bd.pool import abrir_pool
 from agente.bd.url import url_basedatos
 from agente.nucleo.ajustes import Ajustes
-from agente.servicio import Servicio
-from agente.servicio.candados import CandadosHilo
-from agente.servicio.comprobar_operaciones import comprobar_operaciones
-from agente.servicio.limite import LimiteEjecuciones
-from agente.servicio.pasarela_registrada import PasarelaRegistrada
+from agente.servicio.conversaciones.candados import CandadosHilo
+from agente.servicio.conversaciones.limite import LimiteEjecuciones
+from agente.servicio.fachada import Servicio
+from agente.servicio.pagos.pasarela_registrada import PasarelaRegistrada
+from agente.servicio.politica.comprobar_operaciones import comprobar_operaciones
 
 __all__ = ["CONEXIONES_PROPIAS", "crear_servicio"]
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from agente.bd.claves_candado import CANDADO_TAREAS
-from agente.servicio import Servicio
-from agente.servicio.avisos_firma import escalar_y_entregar
+from agente.servicio.aprobaciones.avisos_firma import escalar_y_entregar
+from agente.servicio.fachada import Servicio
 
 __all__ = ["arrancar", "una_pasada"]
 

@@ -103,7 +103,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         if propio:
             from agente.bd import embebido
             from agente.bd.url import url_basedatos
-            from agente.servicio.fabrica import crear_servicio
+            from agente.servicio import crear_servicio
 
             previos = embebido.abiertos()
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
@@ -121,10 +121,10 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         parar_tareas, hilos = None, []
         if propio and ajustes.intervalo_tareas > 0:
             # Caducidad y conciliación en cada servidor; un candado global evita el trabajo doble.
-            from agente.servicio import periodicas
+            from agente.servicio import arrancar_periodicas
 
             # La primera pasada al arrancar: termina lo que una parada dejó a medias.
-            hilo_tareas, parar_tareas = periodicas.arrancar(
+            hilo_tareas, parar_tareas = arrancar_periodicas(
                 app.state.servicio, cada=ajustes.intervalo_tareas,
                 retencion_dias=ajustes.retencion_dias, al_arrancar=True, ajustes=ajustes,
             )

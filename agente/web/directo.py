@@ -24,7 +24,7 @@ encargado: ese texto lo redacta la aplicación), se descarta y se envía el defi
 palabras antes de ``estado``.
 
 Cada ejecución del agente (turno o decisión) corre en un hilo. El límite de ejecuciones
-a la vez lo pone el servicio (``agente.servicio.limite``, ``AGENTE_EJECUCIONES_MAX``); la
+a la vez lo pone el servicio (``agente.servicio.conversaciones.limite``, ``AGENTE_EJECUCIONES_MAX``); la
 web solo necesita hilos de sobra para llegar a él (``agente.web.hilos``).
 """
 

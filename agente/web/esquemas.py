@@ -14,9 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from agente.nucleo import dinero
 from agente.nucleo.errores import ImporteNoValido
-from agente.servicio import FirmaParcial
-from agente.servicio.firmas import requisito_publico
-from agente.servicio.validacion import decisiones_permitidas
+from agente.servicio import FirmaParcial, decisiones_permitidas, requisito_publico
 from herramientas import Registro
 from politicas.valores import VALORES
 

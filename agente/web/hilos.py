@@ -1,6 +1,6 @@
 """Los hilos de las ejecuciones del agente de un proceso web.
 
-El límite de ejecuciones a la vez lo pone el servicio (``agente.servicio.limite``,
+El límite de ejecuciones a la vez lo pone el servicio (``agente.servicio.conversaciones.limite``,
 ``AGENTE_EJECUCIONES_MAX``); la web solo necesita hilos de sobra para llegar a él:
 :class:`HilosDelAgente` da el doble del máximo (los que ejecutan y los que esperan sitio en
 el servicio), fuera del limitador por defecto de anyio (40 hilos). Conseguir un hilo también

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from pydantic import BeforeValidator, WithJsonSchema
 
 from agente.nucleo.errores import Prohibido
-from agente.servicio.decididas import TIPOS, Filtros, como_csv
+from agente.servicio import TIPOS_DECISION, FiltrosDecisiones, decisiones_como_csv
 from agente.web import esquemas
 from agente.web.auth import EncargadoActual
 from agente.web.dependencias import ServicioWeb
@@ -43,22 +43,22 @@ FechaHora = Annotated[datetime, BeforeValidator(_rfc3339),
 def _filtros(
     desde: Annotated[FechaHora | None, Query(description="Decididas desde (incluido), ISO 8601 con zona.")] = None,
     hasta: Annotated[FechaHora | None, Query(description="Decididas antes de (excluido), ISO 8601 con zona.")] = None,
-    decision: Annotated[Literal[TIPOS] | None, Query(description="La decisión que manda.")] = None,  # type: ignore[valid-type]
+    decision: Annotated[Literal[TIPOS_DECISION] | None, Query(description="La decisión que manda.")] = None,  # type: ignore[valid-type]
     encargado: Annotated[str | None, Query(max_length=100)] = None,
     cliente: Annotated[str | None, Query(max_length=100)] = None,
     pedido: Annotated[str | None, Query(max_length=100)] = None,
     tienda: Annotated[str | None, Query(max_length=100, description="Una de tus tiendas.")] = None,
     pagina: Annotated[int, Query(ge=1, le=100_000)] = 1,
     por_pagina: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> Filtros:
-    return Filtros(desde=desde, hasta=hasta, tipo=decision, encargado=encargado, cliente=cliente,
+) -> FiltrosDecisiones:
+    return FiltrosDecisiones(desde=desde, hasta=hasta, tipo=decision, encargado=encargado, cliente=cliente,
                    pedido=pedido, tienda=tienda, pagina=pagina, por_pagina=por_pagina)
 
 
-FiltrosHistorial = Annotated[Filtros, Depends(_filtros)]
+FiltrosHistorial = Annotated[FiltrosDecisiones, Depends(_filtros)]
 
 
-def _comprobar_tienda(servicio, encargado, filtros: Filtros) -> None:
+def _comprobar_tienda(servicio, encargado, filtros: FiltrosDecisiones) -> None:
     if filtros.tienda is not None and filtros.tienda not in servicio.tiendas_de(encargado.encargado_id):
         raise Prohibido("solo puedes ver el historial de tus tiendas")
 
@@ -78,7 +78,7 @@ def historial_csv(servicio: ServicioWeb, encargado: EncargadoActual, filtros: Fi
     """Los mismos filtros que el historial, sin paginar (hasta 10.000 decisiones): una fila por
     operación decidida, importes con punto decimal (``"90.00"``), fechas ISO 8601."""
     _comprobar_tienda(servicio, encargado, filtros)
-    todos = Filtros(**{**filtros.__dict__, "pagina": 1, "por_pagina": MAX_CSV})
+    todos = FiltrosDecisiones(**{**filtros.__dict__, "pagina": 1, "por_pagina": MAX_CSV})
     decisiones, _ = servicio.decisiones_tomadas(encargado.encargado_id, todos)
-    return Response(como_csv(decisiones), media_type="text/csv; charset=utf-8",
+    return Response(decisiones_como_csv(decisiones), media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="decisiones.csv"'})

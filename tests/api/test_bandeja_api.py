@@ -76,7 +76,7 @@ def test_la_ficha_ensena_lo_que_el_cliente_ya_recibio(http, tok):
 
 
 def test_el_estado_de_cada_linea_sale_del_libro():
-    from agente.servicio.historial import estado_linea
+    from agente.servicio.decisiones.ficha import estado_linea
 
     def linea(reembolsadas, cambiadas, libres):
         return {"unidades_reembolsadas": reembolsadas, "unidades_cambiadas": cambiadas, "unidades_libres": libres}

@@ -128,7 +128,7 @@ def test_una_aprobacion_que_espera_bajo_la_version_1_se_decide_bajo_la_1(http, c
 
 
 def test_la_auditoria_marca_una_firma_borrada_y_un_requisito_rebajado(http, como, ajustes):
-    from agente.servicio.auditoria import hallazgos, informe
+    from agente.servicio.auditoria.informe import hallazgos, informe
 
     hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     assert decidir_como(http, como, hilo, "enc-talavera").status_code == 200

@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.servicio.auditoria import hallazgos, informe
+from agente.servicio.auditoria.informe import hallazgos, informe
 from agente.web.app import crear_app
 from agente.web.auth import emitir_token
 from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz

@@ -113,7 +113,8 @@ def test_lo_que_era_imposible_al_evaluarlo_no_sale_sin_firma_si_despues_es_posib
 
 
 def test_un_cambio_aprobado_que_falla_por_falta_de_stock_consta_como_fallido(http, tok, bd_url):
-    from agente.servicio import auditoria
+    from agente.servicio.auditoria.informe import hallazgos
+    from agente.servicio.auditoria.informe import informe as informe_auditoria
 
     pedido = crear_pedido(bd_url, "C-0001", [("CAF-001", 1)], dias_entrega=45)  # fuera de plazo: firma
     cliente, encargado = cab(tok("C-0001")), cab(tok("enc-talavera"))
@@ -138,8 +139,8 @@ def test_un_cambio_aprobado_que_falla_por_falta_de_stock_consta_como_fallido(htt
     assert "ya no queda stock" in filas[0]["fallo"]
 
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        informe = auditoria.informe(c)
+        informe = informe_auditoria(c)
     assert [f["thread_id"] for f in informe["fallidas"]] == [hilo]
-    assert auditoria.hallazgos(informe) == 0  # nada salió sin firma
+    assert hallazgos(informe) == 0  # nada salió sin firma
     conversacion_cliente = http.get(f"/api/conversaciones/{hilo}", headers=cliente).json()
     assert "no he podido" in conversacion_cliente["mensajes"][-1]["texto"]

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.modelos import crear_modelo
 from agente.nucleo.errores import CandadoPerdido, Saturado
-from agente.servicio.candados import NOMBRE_APLICACION
+from agente.servicio.conversaciones.candados import NOMBRE_APLICACION
 from agente.servicio.fabrica import crear_servicio
 from agente.web.app import crear_app
 from tests.apoyo.fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, uno

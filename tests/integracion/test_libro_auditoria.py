@@ -16,7 +16,7 @@ import pytest
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorPasarela
-from agente.servicio.auditoria_libro import COMPROBACIONES, auditar_libro, total_hallazgos
+from agente.servicio.auditoria.auditoria_libro import COMPROBACIONES, auditar_libro, total_hallazgos
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir

@@ -40,7 +40,7 @@ from hypothesis.stateful import (
 from agente.bd.pool import KWARGS_CONEXION, abrir_pool
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio, ErrorPasarela
-from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos
+from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar

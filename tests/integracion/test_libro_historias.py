@@ -30,7 +30,7 @@ def servicio_averiable(bd_url, averiable):
 
 
 def _sin_hallazgos(servicio):
-    from agente.servicio.auditoria import hallazgos
+    from agente.servicio.auditoria.informe import hallazgos
 
     informe = servicio.auditoria(pendientes_mas_de_segundos=0)
     assert hallazgos(informe) == 0, informe

@@ -14,7 +14,7 @@ import pytest
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio, ErrorPasarela, ImporteNoValido
-from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos
+from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
 from herramientas import REGISTRO, crear_herramientas
 from herramientas.avisos import avisos_pendientes
 from herramientas.movimientos import completar_pendientes

@@ -14,7 +14,7 @@ import pytest
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorPasarela
-from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos
+from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
 from herramientas.avisos import avisos_pendientes, marcar_avisado
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada

@@ -36,13 +36,13 @@ from agente.nucleo.operacion import (
 )
 from agente.nucleo.operaciones import OPERACIONES, vista_efectos_sql
 from agente.servicio import Servicio
-from agente.servicio.auditoria import informe
-from agente.servicio.comprobar_operaciones import (
+from agente.servicio.auditoria.informe import informe
+from agente.servicio.decisiones.ficha import historial_cliente
+from agente.servicio.politica.comprobar_operaciones import (
     completar_matrices,
     comprobar_operaciones,
     faltas_en_base,
 )
-from agente.servicio.historial import historial_cliente
 from agente.web import esquemas
 from herramientas import REGISTRO, Herramienta
 from politicas import REGLAS, Dictamen, PoliticaAprobacion, Regla

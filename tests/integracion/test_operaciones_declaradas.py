@@ -25,7 +25,7 @@ from agente.modelo_offline.plan import PASOS
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.nucleo.operacion import Campo, OperacionConEfecto
 from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO, vista_efectos_sql
-from agente.servicio.comprobar_operaciones import (
+from agente.servicio.politica.comprobar_operaciones import (
     completar_matrices,
     comprobar_operaciones,
     faltas_en_base,

@@ -1,4 +1,4 @@
-"""Candados de hilo sobre una conexión propia por proceso (``agente.servicio.candados``).
+"""Candados de hilo sobre una conexión propia por proceso (``agente.servicio.conversaciones.candados``).
 
 Una ejecución por hilo a la vez entre hilos y entre procesos, sin ocupar conexiones del
 pool; el hilo de un proceso muerto se puede tomar enseguida; y una conexión perdida anula
@@ -18,7 +18,7 @@ import pytest
 
 from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import CandadoPerdido, HiloOcupado
-from agente.servicio.candados import NOMBRE_APLICACION, CandadosHilo
+from agente.servicio.conversaciones.candados import NOMBRE_APLICACION, CandadosHilo
 from tests.apoyo.rutas import RAIZ
 
 BLOQUEAR_SQL = "SELECT pg_advisory_lock(%s, hashtext(%s))"
@@ -98,7 +98,7 @@ def test_otro_proceso_con_el_hilo_hace_esperar_con_limite(candados, bd_url):
 
 RETENEDOR = """
 import sys, time
-from agente.servicio.candados import CandadosHilo
+from agente.servicio.conversaciones.candados import CandadosHilo
 c = CandadosHilo(conninfo=sys.argv[1])
 assert c.tomar(sys.argv[2], esperar=5)
 print("tengo", flush=True)
@@ -128,7 +128,7 @@ def test_el_hilo_de_un_proceso_muerto_se_toma_enseguida(candados, bd_url):
 # anotan en la base el principio y el fin de su «ejecución» (reloj de la base).
 EJECUTOR = """
 import sys, threading, time, random, psycopg
-from agente.servicio.candados import CandadosHilo
+from agente.servicio.conversaciones.candados import CandadosHilo
 url, nombre = sys.argv[1], sys.argv[2]
 c = CandadosHilo(conninfo=url)
 def bucle(n):

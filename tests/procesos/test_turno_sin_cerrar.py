@@ -14,7 +14,7 @@ from agente.bd import embebido
 from agente.bd.migraciones import migrar
 from agente.bd.pool import KWARGS_CONEXION
 from agente.demo import cargar_demo
-from agente.servicio.mensajes import CANAL_NOTIFY
+from agente.servicio.conversaciones.mensajes import CANAL_NOTIFY
 from tests.apoyo.fabricas import ajustes_prueba, consultar, conversacion, uno
 
 DEVOLVER_SARTEN = "Quiero devolver la sartén del pedido P-20260920-0102 porque se pega"  # C-0002, sin firma

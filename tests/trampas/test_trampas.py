@@ -138,7 +138,7 @@ class AgenteEspia:
 
 
 def _ejecutor(agente):
-    from agente.servicio.ejecucion import Ejecutor
+    from agente.servicio.conversaciones.ejecucion import Ejecutor
     from agente.trazas import Trazador
 
     return Ejecutor(pool=None, agente=agente, trazador=Trazador(), registro=None,
@@ -229,7 +229,7 @@ def test_hitl_una_edicion_se_ejecuta_con_el_mismo_id_y_el_aviso_del_producto_va_
 
 
 def test_hitl_por_lotes_no_valida_los_argumentos_editados_y_el_servicio_si():
-    from agente.servicio.validacion import validar_decisiones
+    from agente.servicio.decisiones.validacion import validar_decisiones
     from herramientas import REGISTRO
 
     caja = Caja()
@@ -248,7 +248,7 @@ def test_hitl_por_lotes_no_valida_los_argumentos_editados_y_el_servicio_si():
 
 
 def test_hitl_una_edicion_puede_cambiar_de_herramienta_y_el_servicio_lo_rechaza():
-    from agente.servicio.validacion import validar_decisiones
+    from agente.servicio.decisiones.validacion import validar_decisiones
     from herramientas import REGISTRO
 
     caja = Caja()

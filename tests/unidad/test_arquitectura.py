@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -59,10 +60,16 @@ def test_una_importacion_en_sentido_contrario_rompe_los_contratos(tmp_path, modu
     ("modulo", "importacion", "contrato"),
     [
         # Un ciclo entre hermanos de la misma capa («:»): las capas lo dejarían pasar.
-        ("agente/retencion.py", "from agente.servicio import candados\n",
+        ("agente/retencion.py", "from agente.servicio.conversaciones import candados\n",
          "Sin ciclos entre hermanos"),
         # Dentro de la CLI: lo compartido no puede depender de la aplicación.
         ("agente/cli/comun.py", "from agente.cli import principal\n", "agente.cli.comun -> agente.cli.principal"),
+        # Dentro del servicio: una aprobación pendiente no sabe de quien la decide.
+        ("agente/servicio/aprobaciones/cola.py", "from agente.servicio.decisiones import decidir\n",
+         "agente.servicio.aprobaciones.cola -> agente.servicio.decisiones.decidir"),
+        # La web no se salta la fachada: ni un módulo de dentro del servicio.
+        ("agente/web/rutas_historial.py", "from agente.servicio.decisiones import decididas\n",
+         "agente.web.rutas_historial -> agente.servicio.decisiones.decididas"),
         # Dentro de la base: el pool no sabe de migraciones.
         ("agente/bd/pool.py", "from agente.bd import migraciones\n", "agente.bd.pool -> agente.bd.migraciones"),
     ],
@@ -87,3 +94,38 @@ def test_cada_modulo_de_agente_esta_en_una_capa():
         if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())
     }
     assert hijos - en_capas == set()
+
+
+def _sentencias_con_logica(fichero: Path, raiz: Path = RAIZ) -> list[str]:
+    """Lo que en un ``__init__.py`` no es docstring, import ni ``__all__``."""
+    arbol = ast.parse(fichero.read_text(encoding="utf-8"))
+    fuera = []
+    for n, nodo in enumerate(arbol.body):
+        if n == 0 and isinstance(nodo, ast.Expr) and isinstance(nodo.value, ast.Constant):
+            continue
+        if isinstance(nodo, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(nodo, ast.Assign) and [getattr(t, "id", None) for t in nodo.targets] == ["__all__"]:
+            continue
+        fuera.append(f"{fichero.relative_to(raiz)}:{nodo.lineno} {type(nodo).__name__}")
+    return fuera
+
+
+# Pendiente: la tabla REGLAS sale de politicas/reglas/__init__.py cuando terminen las
+# ayudas que hoy le añaden reglas (moverla ahora chocaría con su trabajo).
+INIT_PENDIENTES = {"politicas/reglas/__init__.py"}
+
+
+def test_ningun_init_tiene_logica():
+    fuera = [
+        s for paquete in PAQUETES for init in sorted((RAIZ / paquete).rglob("__init__.py"))
+        if str(init.relative_to(RAIZ)) not in INIT_PENDIENTES
+        for s in _sentencias_con_logica(init)
+    ]
+    assert fuera == []
+
+
+def test_un_init_con_logica_se_detecta(tmp_path):
+    init = tmp_path / "__init__.py"
+    init.write_text('"""Doc."""\n\nfrom a import b\n\n__all__ = ["b"]\n\n\ndef c():\n    return b\n', encoding="utf-8")
+    assert _sentencias_con_logica(init, tmp_path) == ["__init__.py:8 FunctionDef"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agente.nucleo.errores import DecisionNoValida
+from agente.servicio.decisiones.validacion import decisiones_permitidas, validar_decisiones
 from agente.servicio.textos import mensaje_espera
-from agente.servicio.validacion import decisiones_permitidas, validar_decisiones
 from herramientas import REGISTRO, Herramienta
 
 

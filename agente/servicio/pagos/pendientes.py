@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from agente.servicio import mensajes
-from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.conversaciones import mensajes
+from agente.servicio.conversaciones.ejecucion import Ejecutor
 from herramientas.avisos import avisos_pendientes, marcar_avisado
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import Pasarela

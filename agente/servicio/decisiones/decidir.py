@@ -34,12 +34,14 @@ from agente.nucleo.errores import (
 )
 from agente.nucleo.fechas import fecha_hora
 from agente.nucleo.registro_log import evento
-from agente.servicio import cola, desenlace, firmas, personas
-from agente.servicio.conversaciones import leer_consulta
-from agente.servicio.ejecucion import Ejecutor
+from agente.servicio import personas
+from agente.servicio.aprobaciones import cola, firmas
+from agente.servicio.conversaciones import desenlace
+from agente.servicio.conversaciones.ejecucion import Ejecutor
+from agente.servicio.conversaciones.retenidos import responder_retenidos
+from agente.servicio.conversaciones.turnos import leer_consulta
+from agente.servicio.decisiones.validacion import validar_decisiones, validar_nota
 from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, Respuesta
-from agente.servicio.retenidos import responder_retenidos
-from agente.servicio.validacion import validar_decisiones, validar_nota
 
 __all__ = ["FALLIDA", "SISTEMA", "Decisiones"]
 

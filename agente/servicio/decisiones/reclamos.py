@@ -1,7 +1,7 @@
 """«Lo atiendo yo»: un encargado reclama una aprobación para que los demás lo sepan.
 
 Reclamar no impide decidir a otro (la decisión sigue siendo una por pausa, en
-``decisiones``): solo avisa. La reclamación caduca sola a los ``MINUTOS_RECLAMO`` y
+``decidir``): solo avisa. La reclamación caduca sola a los ``MINUTOS_RECLAMO`` y
 desaparece con la decisión (la fila de la cola se borra o se rehace al encolar). Cada
 cambio avisa a las bandejas abiertas (``mensajes.avisar_bandeja``).
 """
@@ -13,7 +13,8 @@ from typing import Any
 import psycopg
 
 from agente.nucleo.errores import NadaPendiente, Prohibido, ReclamadaPorOtro
-from agente.servicio import mensajes, personas
+from agente.servicio import personas
+from agente.servicio.conversaciones import mensajes
 
 __all__ = ["MINUTOS_RECLAMO", "reclamar", "soltar", "tiendas_de"]
 

@@ -26,10 +26,11 @@ from langchain_core.messages import HumanMessage
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import Saturado
-from agente.servicio import cola, desenlace
-from agente.servicio.conversaciones import Conversaciones
-from agente.servicio.decisiones import Decisiones
-from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.aprobaciones import cola
+from agente.servicio.conversaciones import desenlace
+from agente.servicio.conversaciones.ejecucion import Ejecutor
+from agente.servicio.conversaciones.turnos import Conversaciones
+from agente.servicio.decisiones.decidir import Decisiones
 from agente.servicio.resultados import Arreglo, Ejecucion, RegistroDecision
 
 __all__ = ["Conciliador"]

@@ -16,8 +16,8 @@ from langchain_core.messages import HumanMessage
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import CandadoPerdido
-from agente.servicio import desenlace, mensajes
-from agente.servicio.ejecucion import Ejecutor
+from agente.servicio.conversaciones import desenlace, mensajes
+from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.resultados import Respuesta
 
 __all__ = ["TIPO_EJECUCION", "responder_retenidos"]

@@ -38,7 +38,7 @@ from agente.nucleo.errores import (
     Prohibido,
     YaDecidida,
 )
-from agente.servicio.politica_tienda import (
+from agente.servicio.politica.politica_tienda import (
     ResultadoCambio,
     aplicar,
     comprobar_administrador,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agente.servicio.conversaciones import Conversaciones
-from agente.servicio.ejecucion import Ejecutor, config_lectura
+from agente.servicio.conversaciones.ejecucion import Ejecutor, config_lectura
+from agente.servicio.conversaciones.turnos import Conversaciones
 from agente.servicio.resultados import EstadoHilo, PasoHistoria
 
 __all__ = ["HISTORIA_MAXIMA", "estado_hilo"]

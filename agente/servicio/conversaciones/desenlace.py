@@ -13,9 +13,11 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from agente.middleware.limites import limite_alcanzado
 from agente.nucleo.contexto import ContextoCliente
-from agente.servicio import avisos_firma as avisos
-from agente.servicio import cola, firmas, mensajes, textos
-from agente.servicio.ejecucion import Ejecutor
+from agente.servicio import textos
+from agente.servicio.aprobaciones import avisos_firma as avisos
+from agente.servicio.aprobaciones import cola, firmas
+from agente.servicio.conversaciones import mensajes
+from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.resultados import Ejecucion, Respuesta
 
 __all__ = ["cerrar_ejecucion", "disculpa", "encolar_pausa", "mensaje_final"]

@@ -24,7 +24,7 @@ import psycopg
 
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import por_herramienta
-from agente.servicio.decisiones import SISTEMA
+from agente.servicio.decisiones.decidir import SISTEMA
 
 __all__ = ["CADUCADA", "TIPOS", "Filtros", "buscar", "como_csv", "lo_que_decidio", "tipo_principal"]
 

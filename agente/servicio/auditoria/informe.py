@@ -15,9 +15,9 @@ from __future__ import annotations
 import psycopg
 
 from agente.nucleo.puertos import CLAVE_IMPOSIBLE
-from agente.servicio.auditoria_firmas import firmas_que_no_cumplen
-from agente.servicio.auditoria_libro import auditar_libro, total_hallazgos
-from agente.servicio.auditoria_politica import auditar_politica
+from agente.servicio.auditoria.auditoria_firmas import firmas_que_no_cumplen
+from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
+from agente.servicio.auditoria.auditoria_politica import auditar_politica
 from agente.servicio.resultados import InformeAuditoria
 
 __all__ = ["decisiones_fallidas", "efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]

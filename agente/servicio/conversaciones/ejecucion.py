@@ -19,8 +19,8 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import ContextoCliente
-from agente.servicio.candados import CandadosHilo
-from agente.servicio.limite import LimiteEjecuciones
+from agente.servicio.conversaciones.candados import CandadosHilo
+from agente.servicio.conversaciones.limite import LimiteEjecuciones
 from agente.servicio.resultados import Ejecucion
 from herramientas import Registro
 

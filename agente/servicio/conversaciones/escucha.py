@@ -18,7 +18,7 @@ import psycopg
 from psycopg import sql
 
 from agente.nucleo.esperas import espera_tras
-from agente.servicio.mensajes import CANAL_NOTIFY
+from agente.servicio.conversaciones.mensajes import CANAL_NOTIFY
 
 __all__ = ["Escucha"]
 

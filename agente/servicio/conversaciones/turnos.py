@@ -25,8 +25,9 @@ from agente.nucleo.errores import (
     HiloNoEncontrado,
     Prohibido,
 )
-from agente.servicio import desenlace, mensajes, personas, textos
-from agente.servicio.ejecucion import Ejecutor
+from agente.servicio import personas, textos
+from agente.servicio.conversaciones import desenlace, mensajes
+from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.resultados import Respuesta
 
 __all__ = ["Conversaciones", "leer_consulta"]

@@ -1,0 +1,306 @@
+"""La fachada ``Servicio``: la única puerta al agente para la web y la CLI.
+
+Compone los subpaquetes de ``agente.servicio`` (ver su ``__init__``) y cada método delega
+en su módulo; aquí no hay SQL ni reglas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from psycopg_pool import ConnectionPool
+
+from agente.autoridad import ambito_firmante
+from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.errores import ErrorConfiguracion
+from agente.servicio.aprobaciones.firmas import FirmaParcial
+from agente.servicio.auditoria.informe import informe as informe_auditoria
+from agente.servicio.conversaciones import portal_cliente, ritmo
+from agente.servicio.conversaciones.candados import CandadosHilo
+from agente.servicio.conversaciones.ejecucion import Ejecutor
+from agente.servicio.conversaciones.escucha import Escucha
+from agente.servicio.conversaciones.limite import LimiteEjecuciones
+from agente.servicio.conversaciones.turnos import Conversaciones
+from agente.servicio.decisiones import decididas, reclamos
+from agente.servicio.decisiones.caducidad import Caducidad
+from agente.servicio.decisiones.conciliacion import Conciliador
+from agente.servicio.decisiones.decidir import SISTEMA, Decisiones
+from agente.servicio.decisiones.ficha import ficha
+from agente.servicio.operador import hilo, prefijos, salud
+from agente.servicio.pagos.pendientes import InformePagos, Pagos
+from agente.servicio.politica import cambios_politica, politica_tienda
+from agente.servicio.resultados import (
+    Arreglo,
+    Ejecucion,
+    Encargado,
+    EstadoHilo,
+    InformeAuditoria,
+    RegistroDecision,
+    Respuesta,
+)
+from herramientas import REGISTRO, Registro
+from herramientas.pasarela import Pasarela
+
+__all__ = [
+    "SISTEMA",
+    "Arreglo",
+    "Ejecucion",
+    "Encargado",
+    "EstadoHilo",
+    "FirmaParcial",
+    "InformeAuditoria",
+    "RegistroDecision",
+    "Respuesta",
+    "Servicio",
+]
+
+
+class Servicio:
+    """Conversaciones, cola de aprobaciones, decisiones, caducidad, conciliación y auditoría.
+
+    Fachada fina: cada método delega en su módulo. ``registro`` es el de herramientas
+    con el que se construyó ``agente`` (textos de espera y decisiones permitidas salen de
+    ahí). ``espera_candado``: segundos que un turno o una decisión esperan a que otra
+    ejecución suelte el hilo antes de ``HiloOcupado``. ``candados``: los candados de hilo
+    del proceso (por defecto, una conexión propia a la base del pool); ``limite``: cuántas
+    ejecuciones a la vez (por defecto 100, con 10 s de espera antes de ``Saturado``).
+    """
+
+    def __init__(
+        self,
+        *,
+        pool: ConnectionPool,
+        agente: Any,
+        trazador: Any = None,
+        espera_candado: float = 30.0,
+        registro: Registro = REGISTRO,
+        pasarela: Pasarela | None = None,
+        candados: CandadosHilo | None = None,
+        limite: LimiteEjecuciones | None = None,
+    ) -> None:
+        from agente.trazas import Trazador
+
+        self.ejecutor = Ejecutor(
+            pool=pool,
+            agente=agente,
+            trazador=trazador or Trazador(),
+            registro=registro,
+            espera_candado=espera_candado,
+            candados=candados or CandadosHilo(conninfo=pool.conninfo),
+            limite=limite or LimiteEjecuciones(maximo=100, espera=10.0),
+        )
+        self.conversaciones = Conversaciones(ejecutor=self.ejecutor)
+        self.decisiones = Decisiones(ejecutor=self.ejecutor)
+        self.caducidad = Caducidad(ejecutor=self.ejecutor, decisiones=self.decisiones)
+        # Sin pasarela (algunas pruebas) no hay bandeja de salida que completar.
+        self.pagos = Pagos(ejecutor=self.ejecutor, pasarela=pasarela) if pasarela is not None else None
+        self.conciliador = Conciliador(
+            ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones
+        )
+
+    # Lo compartido vive en el ejecutor; aquí solo se lee (la web, la CLI y el bench lo usan).
+    pool = property(lambda self: self.ejecutor.pool, doc="El pool de conexiones (ConnectionPool).")
+    agente = property(lambda self: self.ejecutor.agente, doc="El grafo de create_agent.")
+    trazador = property(lambda self: self.ejecutor.trazador, doc="El Trazador de Langfuse.")
+    registro = property(lambda self: self.ejecutor.registro, doc="El registro de herramientas.")
+    espera_candado = property(lambda self: self.ejecutor.espera_candado, doc="Segundos de espera.")
+    limite = property(lambda self: self.ejecutor.limite, doc="Ejecuciones a la vez (LimiteEjecuciones).")
+    candados = property(lambda self: self.ejecutor.candados, doc="Los candados de hilo (CandadosHilo).")
+
+    # -- conversaciones ---------------------------------------------------------------------
+
+    def contexto_de_cliente(self, cliente_id: str, canal: str = "web") -> ContextoCliente:
+        return self.conversaciones.contexto_de_cliente(cliente_id, canal)
+
+    def iniciar_conversacion(self, ctx: ContextoCliente) -> str:
+        return self.conversaciones.iniciar(ctx)
+
+    def consulta(self, thread_id: str, ctx: ContextoCliente | None = None) -> dict[str, Any]:
+        return self.conversaciones.consulta(thread_id, ctx)
+
+    def historial(
+        self, thread_id: str, ctx: ContextoCliente | None = None, *, desde: int = 0
+    ) -> dict[str, Any]:
+        return self.conversaciones.historial(thread_id, ctx, desde=desde)
+
+    def conversar(self, thread_id: str, texto: str, ctx: ContextoCliente) -> Respuesta:
+        return self.conversaciones.conversar(thread_id, texto, ctx)
+
+    # -- cola y decisiones --------------------------------------------------------------------
+
+    def aprobaciones_pendientes(
+        self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50
+    ) -> list[dict[str, Any]]:
+        """La cola de una tienda, de varias (las de un regional) o de todas (None)."""
+        return self.decisiones.bandeja(tienda, limite)
+
+    def aprobacion(
+        self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        return self.decisiones.aprobacion(thread_id, tienda=tienda, tiendas=tiendas)
+
+    def encargado_activo(self, encargado_id: str) -> Encargado:
+        return self.decisiones.encargado_activo(encargado_id)
+
+    def decidir(
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None
+    ) -> Respuesta | FirmaParcial:
+        """Una firma: ``FirmaParcial`` si aún faltan firmas; si no, la respuesta al cliente.
+        ``nota``: texto del encargado que se añade al mensaje final del cliente."""
+        return self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota)
+
+    # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
+
+    def ficha_aprobacion(self, thread_id: str, *, tiendas: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """La aprobación con su transcripción, el historial del cliente y las líneas del libro."""
+        fila = self.decisiones.aprobacion(thread_id, tiendas=tiendas)
+        with self.pool.connection() as c:
+            return ficha(c, fila)
+
+    def reclamar(self, thread_id: str, encargado_id: str) -> dict[str, Any]:
+        with self.pool.connection() as c:
+            return reclamos.reclamar(c, thread_id, encargado_id)
+
+    def soltar(self, thread_id: str, encargado_id: str) -> None:
+        with self.pool.connection() as c:
+            reclamos.soltar(c, thread_id, encargado_id)
+
+    def tiendas_de(self, encargado_id: str) -> list[str]:
+        with self.pool.connection() as c:
+            return reclamos.tiendas_de(c, encargado_id)
+
+    def decisiones_tomadas(
+        self, encargado_id: str, filtros: decididas.Filtros
+    ) -> tuple[list[dict[str, Any]], int]:
+        """El historial de decisiones de las tiendas del encargado, con el total filtrado."""
+        with self.pool.connection() as c:
+            return decididas.buscar(c, reclamos.tiendas_de(c, encargado_id), filtros)
+
+    def historial_decisiones(
+        self, tiendas: list[str] | None, filtros: decididas.Filtros
+    ) -> tuple[list[dict[str, Any]], int]:
+        """El historial para un operador (CLI): de esas tiendas, o de todas con None."""
+        with self.pool.connection() as c:
+            return decididas.buscar(c, tiendas, filtros)
+
+    # -- la CLI: ids por prefijo y a quién sugerir en las pistas ---------------------------------
+
+    def resolver_hilo(self, id_o_prefijo: str) -> str:
+        with self.pool.connection() as c:
+            return prefijos.resolver_hilo(c, id_o_prefijo)
+
+    def encargado_sugerido(self, tienda: str) -> str | None:
+        with self.pool.connection() as c:
+            return prefijos.encargado_sugerido(c, tienda)
+
+    # -- lo que el chat del cliente enseña al abrir ---------------------------------------------
+
+    def pedidos_de_cliente(self, cliente_id: str, limite: int = 10) -> list[dict[str, Any]]:
+        with self.pool.connection() as c:
+            return portal_cliente.pedidos_de(c, cliente_id, limite=limite)
+
+    def conversaciones_de_cliente(self, cliente_id: str, limite: int = 20) -> list[dict[str, Any]]:
+        with self.pool.connection() as c:
+            return portal_cliente.conversaciones_de(c, cliente_id, limite=limite)
+
+    def caducar(self) -> list[str]:
+        return self.caducidad.caducar()
+
+    def reconciliar(self) -> list[Arreglo]:
+        return self.conciliador.reconciliar()
+
+    def completar_movimientos(self, *, solo_vencidos: bool = True) -> InformePagos:
+        """Reembolsos y cobros pendientes: los completa y avisa a cada cliente en su chat."""
+        if self.pagos is None:
+            raise ErrorConfiguracion("este servicio se creó sin pasarela de pagos")
+        return self.pagos.completar(solo_vencidos=solo_vencidos)
+
+    # -- política de la tienda (umbrales y matriz de autoridad, versionados) -------------------
+
+    def politica(self, tienda: str, *, firmante: str | None = None) -> dict[str, Any]:
+        """Umbrales y matriz vigentes de ``tienda`` con sus historias. Con ``firmante``,
+        solo si es gerente de esa tienda o regional de su región (``Prohibido`` si no)."""
+        with self.pool.connection() as c:
+            if firmante is not None:
+                politica_tienda.comprobar_administrador(c, firmante, tienda)
+            return politica_tienda.ver(c, tienda)
+
+    def fijar_politica(self, tienda: str, *, autor: str, **cambios: Any) -> politica_tienda.ResultadoCambio:
+        """Propone un cambio (``cambios_politica.proponer``): si solo endurece se aplica;
+        si amplía, queda una solicitud que firma alguien por encima de ``autor``."""
+        with self.pool.connection() as c:
+            return cambios_politica.proponer(c, tienda=tienda, autor=autor, **cambios)
+
+    def solicitudes_politica(
+        self, *, firmante: str, tienda: str | None = None, estado: str | None = "pendiente"
+    ) -> list[dict[str, Any]]:
+        """Solicitudes de cambio de las tiendas que ``firmante`` administra (o de ``tienda``)."""
+        with self.pool.connection() as c:
+            if tienda:
+                politica_tienda.comprobar_tienda(c, tienda)
+            tiendas = [tienda] if tienda else list(ambito_firmante(c, firmante).tiendas)
+            for t in tiendas:
+                politica_tienda.comprobar_administrador(c, firmante, t)
+            return cambios_politica.listar(c, tiendas, estado=estado)
+
+    def solicitud_politica(self, solicitud_id: int, *, firmante: str | None = None) -> dict[str, Any]:
+        with self.pool.connection() as c:
+            solicitud = cambios_politica.detalle(c, solicitud_id)
+            if firmante is not None:
+                politica_tienda.comprobar_administrador(c, firmante, solicitud["tienda"])
+            return solicitud
+
+    def decidir_solicitud_politica(
+        self, solicitud_id: int, *, firmante: str, aprobar: bool, motivo: str | None = None
+    ) -> dict[str, Any]:
+        """Firma o rechaza un cambio que amplía (solo alguien por encima de su autor)."""
+        with self.pool.connection() as c:
+            return cambios_politica.decidir(
+                c, solicitud_id=solicitud_id, firmante=firmante, aprobar=aprobar, motivo=motivo)
+
+    def caducar_solicitudes_politica(self) -> list[int]:
+        with self.pool.connection() as c:
+            return cambios_politica.caducar(c)
+
+    # -- auditoría e inspección -----------------------------------------------------------------
+
+    def auditoria(self, *, pendientes_mas_de_segundos: float = 3600) -> InformeAuditoria:
+        """Firmas y libro: cada comprobación una consulta; vacío en todas = todo cuadra."""
+        with self.pool.connection() as c:
+            return informe_auditoria(c, pendientes_mas_de_segundos=pendientes_mas_de_segundos)
+
+    def estado_hilo(self, thread_id: str) -> EstadoHilo:
+        return hilo.estado_hilo(self.ejecutor, self.conversaciones, thread_id)
+
+    # -- operación: lo que la web pide sin tocar la base ----------------------------------------
+
+    @property
+    def conexiones_maximas(self) -> int:
+        return self.pool.max_size
+
+    def comprobar_ritmo(self, cliente_id: str, maximo: int) -> None:
+        """``DemasiadasPeticiones`` si el cliente superó ``maximo`` mensajes en un minuto."""
+        with self.pool.connection() as c:
+            ritmo.comprobar_ritmo(c, cliente_id, maximo)
+
+    def base_responde(self, *, espera: float = 3.0) -> bool:
+        return salud.base_responde(self.pool, espera=espera)
+
+    def pendientes_por_tienda(self) -> list[tuple[str, int]]:
+        return salud.pendientes_por_tienda(self.pool)
+
+    def escucha(self, al_avisar: Callable[[str | None], None]) -> Escucha:
+        """Un ``LISTEN`` de los avisos de mensajes nuevos (sin iniciar; ver ``conversaciones.escucha``)."""
+        return Escucha(url=self.pool.conninfo, al_avisar=al_avisar)
+
+    def limpiar_checkpoints(self, dias: int) -> Any:
+        """La retención (``agente.retencion.limpiar``) sobre el pool del servicio."""
+        from agente.retencion import limpiar
+
+        return limpiar(self.pool, dias=dias)
+
+    def cerrar(self) -> None:
+        self.trazador.cerrar()
+        self.ejecutor.candados.cerrar()
+        self.pool.close()

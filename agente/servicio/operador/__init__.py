@@ -1,0 +1,4 @@
+"""Lo que pide quien opera: ``salud`` (``/healthz``, ``/metrics``), ``hilo`` (qué guarda el
+checkpointer, ``agente hilo``), ``prefijos`` (ids por prefijo en la CLI) y ``arranque``
+(token y demo antes de que exista un servicio).
+"""

@@ -1,0 +1,4 @@
+"""La política de una tienda, administrada: umbrales y matriz versionados
+(``politica_tienda``), cambios con separación de funciones (``cambios_politica``) y, al
+arrancar, que cada operación declarada tenga su autoridad (``comprobar_operaciones``).
+"""
