@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 from starlette.concurrency import run_in_threadpool
 
 from agente.bd.pool import ERRORES_BD_CAIDA
-from agente.web import esquemas
+from agente.web import esquemas_bandeja
 from agente.web.eventos import RELECTURA_SEGUNDOS, TODOS, Oyente
 from agente.web.vigencia import Fin, Vigencia
 
@@ -41,7 +41,7 @@ def lista_bandeja(servicio, tiendas: list[str], limite: int = 200) -> list[dict]
     """La bandeja en JSON (fechas como texto), como ``GET /api/aprobaciones``."""
     filas = servicio.aprobaciones_pendientes(tiendas, limite)
     return [
-        esquemas.Aprobacion.model_validate(esquemas.aprobacion(f, servicio.registro)).model_dump(mode="json")
+        esquemas_bandeja.Aprobacion.model_validate(esquemas_bandeja.aprobacion(f, servicio.registro)).model_dump(mode="json")
         for f in filas
     ]
 

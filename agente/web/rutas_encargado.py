@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Response
 from sse_starlette import EventSourceResponse
 
 from agente.nucleo.errores import Prohibido
-from agente.web import esquemas
+from agente.web import esquemas, esquemas_bandeja
 from agente.web.auth import EncargadoActual, EncargadoDeEventos
 from agente.web.dependencias import Limitador, OyenteWeb, ServicioWeb
 from agente.web.directo import ejecutar_decision, en_hilo_del_agente
@@ -22,7 +22,7 @@ _ERRORES = {
 }
 
 
-@router.get("", summary="Bandeja de sus tiendas", response_model=list[esquemas.Aprobacion], responses=_ERRORES)
+@router.get("", summary="Bandeja de sus tiendas", response_model=list[esquemas_bandeja.Aprobacion], responses=_ERRORES)
 def bandeja(
     servicio: ServicioWeb,
     encargado: EncargadoActual,
@@ -36,7 +36,7 @@ def bandeja(
         raise Prohibido("solo puedes ver la bandeja de tu tienda" if len(encargado.tiendas) == 1
                         else "solo puedes ver la bandeja de las tiendas de tu región")
     filas = servicio.aprobaciones_pendientes([tienda] if tienda else list(encargado.tiendas), limite)
-    return [esquemas.aprobacion(f, servicio.registro) for f in filas]
+    return [esquemas_bandeja.aprobacion(f, servicio.registro) for f in filas]
 
 
 @router.get(
@@ -60,14 +60,14 @@ async def eventos_bandeja(servicio: ServicioWeb, oyente: OyenteWeb, acceso: Enca
 @router.get(
     "/{thread_id}",
     summary="Una aprobación pendiente, con su ficha",
-    response_model=esquemas.Aprobacion,
+    response_model=esquemas_bandeja.Aprobacion,
     responses={**_ERRORES, 404: {"model": esquemas.Error, "description": "Nada pendiente en ese hilo."}},
 )
 def una_aprobacion(thread_id: str, servicio: ServicioWeb, encargado: EncargadoActual):
     """La aprobación pendiente de un hilo de la tienda del encargado, con la transcripción
     (``conversacion``), los últimos 90 días del cliente (``historial_cliente``) y las líneas de
     cada pedido con su estado en el libro de compensaciones (``pedidos``)."""
-    return esquemas.aprobacion(servicio.ficha_aprobacion(thread_id, tiendas=encargado.tiendas), servicio.registro)
+    return esquemas_bandeja.aprobacion(servicio.ficha_aprobacion(thread_id, tiendas=encargado.tiendas), servicio.registro)
 
 
 _ERRORES_RECLAMO = {
@@ -77,7 +77,7 @@ _ERRORES_RECLAMO = {
 }
 
 
-@router.post("/{thread_id}/reclamar", summary="Lo atiendo yo", response_model=esquemas.Reclamo,
+@router.post("/{thread_id}/reclamar", summary="Lo atiendo yo", response_model=esquemas_bandeja.Reclamo,
              responses=_ERRORES_RECLAMO)
 def reclamar(thread_id: str, servicio: ServicioWeb, encargado: EncargadoActual):
     """Reclama la aprobación (los demás encargados lo ven en su bandeja). Caduca sola a los 15
@@ -96,7 +96,7 @@ def soltar(thread_id: str, servicio: ServicioWeb, encargado: EncargadoActual):
 @router.post(
     "/{thread_id}/decision",
     summary="Decidir (firmar)",
-    response_model=esquemas.RespuestaDecision,
+    response_model=esquemas_bandeja.RespuestaDecision,
     response_model_exclude_none=True,
     responses={
         **_ERRORES,
@@ -129,4 +129,4 @@ async def decidir(
         limitador, ejecutar_decision, servicio, thread_id,
         encargado.encargado_id, encargado.tiendas, cuerpo.como_lista(), cuerpo.nota,
     )
-    return esquemas.respuesta_decision(respuesta)
+    return esquemas_bandeja.respuesta_decision(respuesta)

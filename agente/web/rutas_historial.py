@@ -12,7 +12,7 @@ from pydantic import BeforeValidator, WithJsonSchema
 
 from agente.nucleo.errores import Prohibido
 from agente.servicio import TIPOS_DECISION, FiltrosDecisiones, decisiones_como_csv
-from agente.web import esquemas
+from agente.web import esquemas, esquemas_bandeja
 from agente.web.auth import EncargadoActual
 from agente.web.dependencias import ServicioWeb
 
@@ -63,7 +63,7 @@ def _comprobar_tienda(servicio, encargado, filtros: FiltrosDecisiones) -> None:
         raise Prohibido("solo puedes ver el historial de tus tiendas")
 
 
-@router.get("", summary="Historial de decisiones", response_model=esquemas.PaginaDecisiones, responses=_ERRORES)
+@router.get("", summary="Historial de decisiones", response_model=esquemas_bandeja.PaginaDecisiones, responses=_ERRORES)
 def historial(servicio: ServicioWeb, encargado: EncargadoActual, filtros: FiltrosHistorial):
     """Decisiones de las tiendas del encargado, la más reciente primero, por páginas."""
     _comprobar_tienda(servicio, encargado, filtros)

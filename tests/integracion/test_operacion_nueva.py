@@ -43,7 +43,7 @@ from agente.servicio.politica.comprobar_operaciones import (
     comprobar_operaciones,
     faltas_en_base,
 )
-from agente.web import esquemas
+from agente.web import esquemas_bandeja
 from herramientas import REGISTRO, Herramienta
 from politicas import REGLAS, Dictamen, PoliticaAprobacion, Regla
 from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
@@ -186,7 +186,7 @@ def test_el_agente_la_pausa_el_encargado_la_ve_y_la_firma_y_la_auditoria_la_cuen
     assert f"He preparado la cancelación del pedido {PEDIDO}; queda pendiente" in respuesta.mensaje_cliente
 
     # La tarjeta: título, etiquetas y requisito (de sus filas de la matriz: un encargado).
-    tarjeta = esquemas.aprobacion(servicio.aprobacion(hilo, tienda="talavera"), registro)
+    tarjeta = esquemas_bandeja.aprobacion(servicio.aprobacion(hilo, tienda="talavera"), registro)
     (accion,) = tarjeta["acciones"]
     assert accion["titulo"] == "Cancelación de pedido"
     assert accion["descripcion"].splitlines()[0] == "Cancelación de pedido para Ana García López (cliente C-0001)."
