@@ -16,11 +16,25 @@ from agente.nucleo.errores import ImporteNoValido
 from politicas.valores import VALORES
 
 MAX_TEXTO = 2000
-# Lo que el esquema dice de un texto que no puede estar vacío: algún carácter que no sea un
-# espacio (``\s`` de Python = ``str.isspace``, el mismo ``strip()`` que aplica el servicio)
-# ni el nulo. Solo en el esquema: pydantic usa otro motor de expresiones (Rust, otro ``\s``),
-# así que la comprobación de verdad sigue siendo el ``strip()`` del servicio.
-NO_VACIO = r"^[^\x00]*[^\s\x00][^\x00]*$"
+# Lo que el esquema dice de un texto que no puede estar vacío: algún carácter que no sea el
+# nulo ni un espacio de ``str.isspace`` (el ``strip()`` que aplica el servicio). La clase se
+# escribe carácter a carácter con ``\uXXXX``: el ``\s`` de Python, el de ECMA y el de Rust
+# no son el mismo (``\x1c``-``\x1f`` y ``\x85`` son espacio solo para Python).
+def _clase_de_espacios() -> str:
+    tramos, inicio, anterior = [], None, None
+    for codigo in [c for c in range(0x3001) if chr(c).isspace()]:
+        if inicio is None:
+            inicio = anterior = codigo
+        elif codigo == anterior + 1:
+            anterior = codigo
+        else:
+            tramos.append((inicio, anterior))
+            inicio = anterior = codigo
+    tramos.append((inicio, anterior))
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in tramos)
+
+
+NO_VACIO = rf"^[^\u0000]*[^\u0000{_clase_de_espacios()}][^\u0000]*$"
 # Un importe editado: texto, mayor que cero, como mucho dos decimales y dentro de numeric(12,2)
 # (lo que acepta ``dinero.importe`` escrito de la forma normal): lo aplica ``_importe_editado``.
 IMPORTE_EDITADO = r"^(?=[0-9.]*[1-9])[0-9]{1,10}(\.[0-9]{1,2})?$"
