@@ -160,8 +160,10 @@ def test_las_operaciones_no_comparten_nombre_regla_herramienta_ni_tabla():
 
 
 def test_la_vista_efectos_de_la_migracion_es_la_de_las_declaraciones():
-    migracion = (RAIZ / "sql" / "015_efectos.sql").read_text(encoding="utf-8")
-    assert vista_efectos_sql(OPERACIONES) in migracion
+    # La última migración que vuelve a crear la vista (cada operación nueva la recrea).
+    migraciones = [r.read_text(encoding="utf-8") for r in sorted((RAIZ / "sql").glob("*.sql"))]
+    ultima = [m for m in migraciones if "CREATE OR REPLACE VIEW efectos" in m][-1]
+    assert vista_efectos_sql(OPERACIONES) in ultima
 
 
 # -- y la comprobación falla nombrando lo que falta ----------------------------------------------
