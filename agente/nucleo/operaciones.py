@@ -206,9 +206,9 @@ DIRECCION = OperacionConEfecto(
         intencion="direccion",
         # «cambia la dirección de envío», «cambio de dirección», «nueva dirección de entrega»:
         # empieza donde el verbo para que la cláusula no se lea también como cambio de producto.
-        patron=(r"(?:(?:cambi\w*|modific\w*|actualiz\w*|corrig\w*|correg\w*|pon\w*)\s+"
-                r"(?:\w+\s+){0,3}?direccion\w*|(?:nueva\s+)?direccion\s+de\s+(?:envio|entrega)|"
-                r"nueva\s+direccion|envi\w*\s+(?:\w+\s+){0,3}?a\s+otra\s+direccion)"),
+        patron=(r"\b(?:(?:cambi\w*|modific\w*|actualiz\w*|corrig\w*|correg\w*|pon\w*)\s+"
+                r"(?:[\w-]+\s+){0,5}?direccion\w*|(?:nueva\s+)?direccion\s+de\s+(?:envio|entrega)|"
+                r"(?:nueva|otra)\s+direccion)"),
         palabra="cambio de dirección", clave_numero="cambio_direccion"),
     instantanea=EnInstantanea(
         tablas={"cambios_direccion": INSTANTANEA_DIRECCIONES_SQL},
