@@ -63,9 +63,7 @@ def leer_direccion(fragmento: str) -> DireccionLeida:
     if cp is None:
         return DireccionLeida(calle="", codigo_postal="", localidad="")
     antes = texto[: cp.start()]
-    via = None
-    for via in RE_VIA.finditer(normal[: cp.start()]):
-        pass
+    via = next(reversed(list(RE_VIA.finditer(normal[: cp.start()]))), None)  # la última vía nombrada
     if via is not None:
         calle = antes[via.start():]
     else:
