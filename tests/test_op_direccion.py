@@ -239,3 +239,19 @@ def test_la_auditoria_ve_un_cambio_que_necesitaba_firma_y_salio_sin_ella(http, t
         hallados = informe(c)["sin_firma"]
     assert [(h["tipo"], h["numero"], h["tienda"]) for h in hallados] == [("direccion", "CD-000001", "madrid-centro")]
     assert hallados[0]["requiere_encargado"] is True
+
+
+def test_la_ficha_del_cliente_ensena_sus_cambios_de_direccion(http, tok, bd_url):
+    _hilo, r = _hablar(http, tok, "C-0007", MADRID)
+    assert r["estado"] == "respondida"
+    hilo, r = _hablar(http, tok, "C-0007", BARCELONA)
+    assert r["estado"] == "esperando_aprobacion"
+    tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=cab(tok("enc-madrid-centro"))).json()
+    (cambio,) = tarjeta["historial_cliente"]["direcciones"]
+    assert (cambio["numero"], cambio["pedido"]) == ("CD-000001", PEDIDO)
+    assert (cambio["anterior"], cambio["nueva"]) == ("Calle de Fuencarral 101, 2º B, 28004 Madrid",
+                                                     "Calle Mayor 5, 28013 Madrid")
+    # Y la tarjeta parte de la dirección que tiene ahora el pedido.
+    (accion,) = tarjeta["acciones"]
+    assert accion["motivos"] == ["cambia de provincia: de Calle Mayor 5, 28013 Madrid (Madrid) "
+                                 "a Carrer de Balmes 10, 08001 Barcelona (Barcelona)"]
