@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 import psycopg
+from psycopg.rows import tuple_row
 
 from agente.nucleo.direcciones import provincia_de
 
@@ -195,6 +196,11 @@ UPDATE pedidos p SET calle = c.calle, codigo_postal = c.codigo_postal, localidad
 FROM clientes c WHERE c.id = p.cliente_id AND p.id = ANY(%(pedidos)s)
 """
 
+HAY_DIRECCIONES_SQL = """
+SELECT EXISTS (SELECT 1 FROM information_schema.columns
+               WHERE table_name = 'pedidos' AND column_name = 'codigo_postal')
+"""
+
 UPSERT_TIENDA_SQL = """
 INSERT INTO tiendas (id, nombre) VALUES (%(id)s, %(nombre)s)
 ON CONFLICT (id) DO UPDATE SET nombre = EXCLUDED.nombre
@@ -259,6 +265,15 @@ VALUES (%(pedido_id)s, %(cliente_id)s, %(tienda)s, %(importe)s, %(motivo)s,
 """
 
 
+def _cargar_direcciones(cur: psycopg.Cursor) -> None:
+    cur.executemany(
+        UPDATE_DIRECCION_CLIENTE_SQL,
+        [{"id": i, "calle": calle, "codigo_postal": cp, "localidad": loc, "provincia": provincia_de(cp)}
+         for i, (calle, cp, loc) in DIRECCIONES_CLIENTES.items()],
+    )
+    cur.execute(UPDATE_DIRECCION_PEDIDOS_SQL, {"pedidos": [p.id for p in PEDIDOS]})
+
+
 def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
     """Carga (o refresca) el catálogo de demo en una transacción. Devuelve recuentos."""
     pvp = {sku: precio for sku, _, _, precio in PRODUCTOS}
@@ -321,12 +336,11 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
                     for n, (sku, u) in enumerate(pedido.lineas, start=1)
                 ],
             )
-        cur.executemany(
-            UPDATE_DIRECCION_CLIENTE_SQL,
-            [{"id": i, "calle": calle, "codigo_postal": cp, "localidad": loc, "provincia": provincia_de(cp)}
-             for i, (calle, cp, loc) in DIRECCIONES_CLIENTES.items()],
-        )
-        cur.execute(UPDATE_DIRECCION_PEDIDOS_SQL, {"pedidos": [p.id for p in PEDIDOS]})
+        # Una base de antes de sql/019 (las pruebas de migraciones) aún no tiene direcciones.
+        with conexion.cursor(row_factory=tuple_row) as pregunta:
+            hay_direcciones = pregunta.execute(HAY_DIRECCIONES_SQL).fetchone()[0]
+        if hay_direcciones:
+            _cargar_direcciones(cur)
         cur.execute(BORRAR_DEVOLUCIONES_DEMO_SQL, {"pedidos": [p for p, *_ in DEVOLUCIONES]})
         cur.executemany(
             INSERT_DEVOLUCION_SQL,
