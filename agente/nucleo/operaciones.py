@@ -1,4 +1,5 @@
-"""Las operaciones con efecto de la tienda: reembolso y cambio de producto, declaradas una vez.
+"""Las operaciones con efecto de la tienda: reembolso, cambio de producto y cambio de dirección
+de envío, declaradas una vez.
 
 ``OPERACIONES`` es la única lista de clases de efecto; el registro de herramientas es la
 única lista de herramientas. Quien necesite saber algo de una operación (su regla, sus
