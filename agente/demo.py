@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 import psycopg
+from psycopg.rows import tuple_row
+
+from agente.nucleo.direcciones import provincia_de
 
 D = Decimal
 
@@ -164,6 +167,40 @@ DEVOLUCIONES = [
     ("P-20260910-0021", "C-0002", D("25.00"), "No la usaba", 34),
 ]
 
+# -- direcciones de envío (issue 27, cambio de dirección) ---------------------------------------
+# Cada cliente vive cerca de su tienda (Talavera: 45600, provincia de Toledo; Madrid-Centro:
+# 280xx, Madrid); sus pedidos se envían a su dirección. La provincia sale del código postal.
+DIRECCIONES_CLIENTES = {
+    "C-0001": ("Calle del Prado 12, 3º A", "45600", "Talavera de la Reina"),
+    "C-0002": ("Avenida de Portugal 41", "45600", "Talavera de la Reina"),
+    "C-0003": ("Calle de Atocha 23, 1º", "28012", "Madrid"),
+    "C-0004": ("Calle de Toledo 68, 4º D", "28005", "Madrid"),
+    "C-0005": ("Calle San Francisco 7", "45600", "Talavera de la Reina"),
+    "C-0006": ("Plaza del Pan 3", "45600", "Talavera de la Reina"),
+    "C-0007": ("Calle de Fuencarral 101, 2º B", "28004", "Madrid"),
+    "C-0008": ("Calle del Arenal 9", "28013", "Madrid"),
+    "C-0009": ("Calle Carnicerías 15", "45600", "Talavera de la Reina"),
+    "C-0010": ("Calle de Hortaleza 55, bajo", "28004", "Madrid"),
+    "C-0011": ("Avenida de Extremadura 20", "45600", "Talavera de la Reina"),
+    "C-0012": ("Calle de Alcalá 120, 5º", "28009", "Madrid"),
+}
+UPDATE_DIRECCION_CLIENTE_SQL = """
+UPDATE clientes SET calle = %(calle)s, codigo_postal = %(codigo_postal)s, localidad = %(localidad)s,
+                    provincia = %(provincia)s
+WHERE id = %(id)s
+"""
+# Cargar de nuevo la demo devuelve cada pedido de la demo a la dirección de su cliente.
+UPDATE_DIRECCION_PEDIDOS_SQL = """
+UPDATE pedidos p SET calle = c.calle, codigo_postal = c.codigo_postal, localidad = c.localidad,
+                     provincia = c.provincia
+FROM clientes c WHERE c.id = p.cliente_id AND p.id = ANY(%(pedidos)s)
+"""
+
+HAY_DIRECCIONES_SQL = """
+SELECT EXISTS (SELECT 1 FROM information_schema.columns
+               WHERE table_name = 'pedidos' AND column_name = 'codigo_postal')
+"""
+
 UPSERT_TIENDA_SQL = """
 INSERT INTO tiendas (id, nombre) VALUES (%(id)s, %(nombre)s)
 ON CONFLICT (id) DO UPDATE SET nombre = EXCLUDED.nombre
@@ -228,6 +265,15 @@ VALUES (%(pedido_id)s, %(cliente_id)s, %(tienda)s, %(importe)s, %(motivo)s,
 """
 
 
+def _cargar_direcciones(cur: psycopg.Cursor) -> None:
+    cur.executemany(
+        UPDATE_DIRECCION_CLIENTE_SQL,
+        [{"id": i, "calle": calle, "codigo_postal": cp, "localidad": loc, "provincia": provincia_de(cp)}
+         for i, (calle, cp, loc) in DIRECCIONES_CLIENTES.items()],
+    )
+    cur.execute(UPDATE_DIRECCION_PEDIDOS_SQL, {"pedidos": [p.id for p in PEDIDOS]})
+
+
 def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
     """Carga (o refresca) el catálogo de demo en una transacción. Devuelve recuentos."""
     pvp = {sku: precio for sku, _, _, precio in PRODUCTOS}
@@ -290,6 +336,11 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
                     for n, (sku, u) in enumerate(pedido.lineas, start=1)
                 ],
             )
+        # Una base de antes de sql/019 (las pruebas de migraciones) aún no tiene direcciones.
+        with conexion.cursor(row_factory=tuple_row) as pregunta:
+            hay_direcciones = pregunta.execute(HAY_DIRECCIONES_SQL).fetchone()[0]
+        if hay_direcciones:
+            _cargar_direcciones(cur)
         cur.execute(BORRAR_DEVOLUCIONES_DEMO_SQL, {"pedidos": [p for p, *_ in DEVOLUCIONES]})
         cur.executemany(
             INSERT_DEVOLUCION_SQL,

@@ -16,6 +16,8 @@ tests/integracion/test_politicas.py). Una tienda sin fila usa estos valores; qui
   original pide firma.
 - ``diferencia_minima_liquidable``: una diferencia de precio de un cambio menor que esto
   (en valor absoluto) no se cobra ni se devuelve (sql/007); 0 = siempre se liquida.
+- ``limite_cambio_direccion``: cambiar la dirección de envío de un pedido de más importe
+  pide firma (sql/019); a otra provincia la pide siempre.
 - ``horas_caducidad``: **el plazo de caducidad** de una operación que espera a un
   encargado (la tarea periódica del servicio la caduca pasado este plazo).
 - ``version``: versión de la política de la tienda; sube sola al cambiar un umbral

@@ -102,6 +102,13 @@ CATALOGO: Mapping[str, Hecho] = {
             " WHERE ll.pedido_id = p.id AND ll.sku = %(sku_original)s::text)",
             frozenset({"sku_original"}),
         ),
+        # El cambio de dirección: lo que vale el pedido y adónde va ahora (sql/019).
+        Hecho("importe_pedido", "p.importe"),
+        Hecho(
+            "direccion_envio",
+            "CASE WHEN p.codigo_postal IS NOT NULL THEN jsonb_build_object('calle', p.calle,"
+            " 'codigo_postal', p.codigo_postal, 'localidad', p.localidad, 'provincia', p.provincia) END",
+        ),
         Hecho(
             "pvp_nuevo",
             "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_nuevo)s::text)",

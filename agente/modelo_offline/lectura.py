@@ -220,7 +220,13 @@ class Tarea:
 def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
     """Trocea el mensaje en cláusulas de cada operación: (intención, inicio, fin)."""
     normal = normalizar(original)
-    marcas = sorted((m.start(), intencion) for intencion, patron in PATRONES for m in patron.finditer(normal))
+    tramos = [(m.start(), m.end(), intencion) for intencion, patron in PATRONES for m in patron.finditer(normal)]
+    # Una marca dentro de otra más larga de otra operación no cuenta: «cambia la dirección
+    # de envío» es un cambio de dirección, no un cambio de producto.
+    marcas = sorted(
+        (inicio, intencion) for inicio, fin, intencion in tramos
+        if not any(o != intencion and a <= inicio < b and b - a > fin - inicio for a, b, o in tramos)
+    )
     if not marcas:
         return []
     trozos = []

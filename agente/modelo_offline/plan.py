@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import redaccion
+from agente.modelo_offline import direccion, redaccion
 from agente.modelo_offline.lectura import (
     Deseo,
     Tarea,
@@ -36,8 +36,9 @@ from agente.modelo_offline.lectura import (
 )
 from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, DIRECCION, REEMBOLSO
 from herramientas.registro import (
+    CAMBIAR_DIRECCION,
     CONSULTAR_ENCARGADO,
     CONSULTAR_PEDIDO,
     CONSULTAR_POLITICA,
@@ -229,6 +230,21 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     )
 
 
+def _paso_direccion(tarea: Tarea, ctx: Contexto) -> Paso:
+    pedido = _hecha_o_pedido(tarea, ctx, CAMBIAR_DIRECCION, direccion.cambiada, "cambiar la dirección de envío")
+    if isinstance(pedido, Paso):
+        return pedido
+    if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice antes
+        return _fin(direccion.no_pendiente(tarea.pedido, pedido.get("estado")))
+    nueva = direccion.leer_direccion(tarea.texto)
+    if not nueva.completa:
+        return _fin(direccion.pedir_direccion(tarea.pedido))
+    if not direccion.valido(nueva.codigo_postal):
+        return _fin(direccion.codigo_postal_no_valido(nueva.codigo_postal))
+    return ctx.pedir(CAMBIAR_DIRECCION, {"pedido": tarea.pedido, "calle": nueva.calle,
+                                         "codigo_postal": nueva.codigo_postal, "localidad": nueva.localidad})
+
+
 def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_ENCARGADO)
     if llamada is None:
@@ -249,6 +265,7 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
     "estado": _paso_estado,
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
+    DIRECCION.offline.intencion: _paso_direccion,
     "encargado": _paso_encargado,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),

@@ -63,7 +63,7 @@ def fila_evaluacion(pool, tool_call_id: str) -> dict:
 
 def test_cada_regla_del_registro_existe_en_politicas():
     nombradas = {r for r in REGISTRO.reglas().values() if r is not None}
-    assert nombradas == {"reembolso", "sustitucion", "consulta"}
+    assert nombradas == {"reembolso", "sustitucion", "consulta", "direccion"}
     assert nombradas <= set(REGLAS)
     # Las herramientas sin decisiones figuran con None: la política no les pide firma.
     assert REGISTRO.reglas()["consultar_pedido"] is None

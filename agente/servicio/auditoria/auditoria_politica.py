@@ -30,6 +30,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agente.nucleo.operaciones import por_regla
 from politicas.defectos import DEFECTOS, instantanea
 from politicas.gobierno import (
     Cambio,
@@ -157,6 +158,14 @@ class _Matrices:
         return _matriz(defecto[-1]["datos"]) if defecto else None
 
 
+def _filas_de_alta(anterior: Matriz, nueva: Matriz, regla: str) -> bool:
+    """La regla no estaba y trae justo las filas por defecto de su operación declarada."""
+    operacion = por_regla(regla)
+    return (regla not in anterior.limites and operacion is not None
+            and dict(nueva.limites[regla]) == dict(operacion.matriz.limites)
+            and nueva.dos_firmas_por_encima.get(regla) == operacion.matriz.dos_firmas_por_encima)
+
+
 def auditar_politica(conexion: psycopg.Connection) -> dict[str, list[dict[str, Any]]]:
     """Los hallazgos del plano de control, por comprobación (``COMPROBACIONES``)."""
     hallazgos: dict[str, list[dict[str, Any]]] = {c: [] for c in COMPROBACIONES}
@@ -168,7 +177,10 @@ def auditar_politica(conexion: psycopg.Connection) -> dict[str, list[dict[str, A
             if anterior is None:
                 continue  # la primera: la de alta
             nueva = _matriz(fila["datos"])
-            cambio = Cambio(umbrales={}, limites=nueva.limites, dos_firmas=nueva.dos_firmas_por_encima)
+            # Las filas por defecto de una operación nueva (las de su migración) no amplían nada.
+            altas = {r for r in nueva.limites if _filas_de_alta(anterior, nueva, r)}
+            cambio = Cambio(umbrales={}, limites={r: v for r, v in nueva.limites.items() if r not in altas},
+                            dos_firmas={r: v for r, v in nueva.dos_firmas_por_encima.items() if r not in altas})
             difs = diferencias({}, anterior, cambio)
             _comprobar_version(fila, anterior, difs, fila["solicitud_matriz"] == fila["id"], hallazgos)
     previa: dict[str, Any] | None = None
@@ -176,7 +188,9 @@ def auditar_politica(conexion: psycopg.Connection) -> dict[str, list[dict[str, A
         if previa is not None and previa["tienda"] == fila["tienda"]:
             matriz = matrices.vigente(fila["tienda"], fila["creada"])
             cambio = Cambio.de_json({"umbrales": {k: v for k, v in fila["umbrales"].items() if k in VALORES}})
-            difs = diferencias(previa["umbrales"], matriz, cambio) if matriz else ()
+            # Un valor que la versión anterior no tenía llegó con una migración, con su defecto.
+            antes = {**instantanea(DEFECTOS), **previa["umbrales"]}
+            difs = diferencias(antes, matriz, cambio) if matriz else ()
             _comprobar_version(fila, matriz, difs, fila["solicitud_version"] == fila["version"], hallazgos)
         previa = fila
     hallazgos["efecto_fuera_de_instantanea"] = conexion.execute(EFECTOS_FUERA_DE_INSTANTANEA_SQL).fetchall()
