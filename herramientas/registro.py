@@ -36,11 +36,12 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
-from herramientas import envoltorios
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, REEMBOLSO
+from herramientas import cancelaciones, envoltorios
 from herramientas.envoltorios import Dependencias
 
 __all__ = [
+    "CANCELAR_PEDIDO",
     "CONSULTAR_ENCARGADO",
     "CONSULTAR_PEDIDO",
     "CONSULTAR_POLITICA",
@@ -59,6 +60,7 @@ CONSULTAR_POLITICA = "consultar_politica"
 STOCK_ALTERNATIVAS = "stock_alternativas"
 REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
+CANCELAR_PEDIDO = CANCELACION.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
 
 
@@ -256,6 +258,13 @@ REGISTRO = Registro(
             titulo_encargado="Consulta al encargado",
             texto_espera=_texto_fijo("tu consulta"),
             campos_tarjeta=(Campo(nombre="pregunta", etiqueta="Pregunta"),),
+        ),
+        Herramienta.de_operacion(
+            CANCELACION,
+            nombre=CANCELAR_PEDIDO,
+            crear=cancelaciones.crear_cancelar_pedido,
+            reintento_seguro=True,
+            max_por_turno=2,
         ),
     )
 )

@@ -26,6 +26,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from agente.modelo_offline import redaccion
 from agente.modelo_offline.lectura import (
+    MOTIVO_POR_DEFECTO,
     Deseo,
     Tarea,
     leer_deseo,
@@ -36,8 +37,9 @@ from agente.modelo_offline.lectura import (
 )
 from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, REEMBOLSO
 from herramientas.registro import (
+    CANCELAR_PEDIDO,
     CONSULTAR_ENCARGADO,
     CONSULTAR_PEDIDO,
     CONSULTAR_POLITICA,
@@ -229,6 +231,16 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     )
 
 
+def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
+    pedido = _hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, redaccion.cancelacion, "cancelar tu pedido")
+    if isinstance(pedido, Paso):
+        return pedido
+    if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice qué hacer
+        return _fin(redaccion.cancelacion_no_posible(tarea.pedido, pedido.get("estado")))
+    motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else "cancelación solicitada por el cliente"
+    return ctx.pedir(CANCELAR_PEDIDO, {"pedido": tarea.pedido, "motivo": motivo})
+
+
 def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_ENCARGADO)
     if llamada is None:
@@ -249,6 +261,7 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
     "estado": _paso_estado,
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
+    CANCELACION.offline.intencion: _paso_cancelacion,
     "encargado": _paso_encargado,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),
