@@ -341,6 +341,14 @@ def cancelacion(pedido: str | None, llamada: Llamada) -> str:
             f"Motivo: {resultado.motivo_rechazo}. Tu pedido sigue en marcha: no he cancelado nada."
         )
     if resultado.tipo == "error":
+        numero = re.search(r"\bCA-\d{6}\b", resultado.texto)
+        if numero and "queda pendiente" in resultado.texto:
+            # Cancelado, pero la pasarela no confirmó la devolución: nunca «devuelto».
+            return (
+                f"He cancelado tu pedido {pedido} (cancelación {numero.group(0)}), pero la devolución "
+                "del importe queda pendiente de confirmar por la pasarela de pagos; te avisaremos "
+                "por aquí cuando se complete."
+            )
         return error(f"cancelar el pedido {pedido}", resultado)
     datos = resultado.datos
     if not isinstance(datos, dict) or not datos.get("cancelacion"):
