@@ -19,6 +19,7 @@ cancelación parcial (quitar una línea de un pedido sin enviar no se hace aquí
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from langchain.tools import BaseTool, ToolRuntime, tool
@@ -27,7 +28,12 @@ from pydantic import BaseModel, Field
 
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio, ErrorPasarela
+from agente.nucleo.errores import (
+    ConflictoIdempotencia,
+    ErrorDominio,
+    ErrorPasarela,
+    ImporteNoValido,
+)
 from agente.nucleo.operaciones import CANCELACION
 from herramientas import libro, movimientos
 from herramientas.envoltorios import Dependencias, _ejecucion, _sin_sangria
@@ -107,6 +113,7 @@ def cancelar_pedido(
     thread_id: str,
     tool_call_id: str,
     pedido: str,
+    importe: Decimal | str | int | float,
     motivo: str,
     aprobado_por: str | None = None,
     trace_id: str | None = None,
@@ -116,6 +123,7 @@ def cancelar_pedido(
 
     Raises:
         PedidoNoEncontrado: no es un pedido de este cliente.
+        ImporteNoValido: ``importe`` no es lo pagado por el pedido (el mensaje dice lo pagado).
         NoCancelable: enviado, entregado o ya cancelado (con las alternativas).
         ConflictoIdempotencia: la misma llamada ya canceló otro pedido.
         ErrorPasarela: el pedido queda cancelado y la devolución pendiente (texto para el cliente).
@@ -123,15 +131,16 @@ def cancelar_pedido(
     llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
                             aprobado_por=aprobado_por, trace_id=trace_id)
     pedido = normalizar_id(pedido)
+    importe = dinero.importe(importe)
     clave = {"clave": llamada.clave}
     with pool.connection() as conexion:
         fila = conexion.execute(SELECT_CANCELACION_POR_CLAVE_SQL, clave).fetchone()
     nueva = False
     if fila is None:
-        fila, nueva = _apuntar(pool, llamada, pedido=pedido, motivo=motivo)
-    if fila["pedido_id"] != pedido or fila["cliente_id"] != contexto.cliente_id:
+        fila, nueva = _apuntar(pool, llamada, pedido=pedido, importe=importe, motivo=motivo)
+    if fila["pedido_id"] != pedido or fila["cliente_id"] != contexto.cliente_id or fila["importe"] != importe:
         raise ConflictoIdempotencia(
-            f"esta llamada ya canceló otro pedido (cancelación {fila['numero']}); no se ha hecho nada nuevo",
+            f"esta llamada ya se ejecutó con otros datos (cancelación {fila['numero']}); no se ha hecho nada nuevo",
             cancelacion=fila["numero"])
     if fila["estado_reembolso"] == "pendiente":
         _emitir(pool, fila, pasarela)
@@ -147,7 +156,9 @@ def cancelar_pedido(
     }
 
 
-def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, *, pedido: str, motivo: str) -> tuple[dict, bool]:
+def _apuntar(
+    pool: ConnectionPool, llamada: libro.Llamada, *, pedido: str, importe: Decimal, motivo: str
+) -> tuple[dict, bool]:
     """Paso 1: cancelación, libro, stock, estado y reembolso pendiente. (fila, es_nueva)."""
     clave = {"clave": llamada.clave}
     with pool.connection() as conexion, conexion.transaction():
@@ -158,6 +169,12 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, *, pedido: str, motiv
         estado = conexion.execute(SELECT_ESTADO_PEDIDO_SQL, {"pedido": pedido}).fetchone()["estado"]
         if estado != "pendiente":
             raise NoCancelable(f"el pedido {pedido} {alternativas(estado)}", estado=estado, pedido=pedido)
+        if importe != fila_pedido["importe"]:
+            # Se devuelve lo pagado, ni más ni menos: lo que autorizó la política o la firma.
+            raise ImporteNoValido(
+                f"el importe de una cancelación es lo pagado por el pedido entero, "
+                f"{dinero.eur(fila_pedido['importe'])}, no {dinero.eur(importe)}; no se ha cancelado nada",
+                pagado=dinero.texto(fila_pedido["importe"]))
         libro.exigir_no_evaluada_imposible(conexion, llamada)
         comunes = {**llamada.parametros(), "pedido": pedido, "tienda": fila_pedido["tienda"],
                    "importe": fila_pedido["importe"], "motivo": motivo}
@@ -196,6 +213,10 @@ class CancelarPedidoArgs(BaseModel):
     pedido: str = Field(
         description="El número del pedido del cliente que se cancela entero, como «P-20261008-0201». "
                     "Solo un pedido por llamada.")
+    importe: str = Field(
+        description="Lo que se devuelve, en euros como texto («25.00»): siempre lo pagado por el pedido "
+                    "entero, el `importe` que da `consultar_pedido`. No lo cambies aunque el cliente pida otra "
+                    "cantidad: con otro importe no se cancela nada.")
     motivo: str = Field(
         description="Por qué lo cancela el cliente, con sus palabras y en una frase "
                     "(«ya no lo necesito»). Si no lo ha dicho, «cancelación solicitada por el cliente».")
@@ -206,13 +227,13 @@ def crear_cancelar_pedido(dependencias: Dependencias) -> BaseTool:
     pasarela = dependencias.pasarela
 
     @tool(CANCELACION.herramienta, args_schema=CancelarPedidoArgs)
-    def cancelar_pedido_(pedido: str, motivo: str, runtime: ToolRuntime) -> str:
+    def cancelar_pedido_(pedido: str, importe: str, motivo: str, runtime: ToolRuntime) -> str:
         """Cancela ENTERO un pedido del cliente que aún no ha salido (estado "pendiente"): el pedido pasa a "cancelado", sus productos vuelven al stock de la tienda y se le devuelve todo lo pagado a su medio de pago original. Mueve dinero de verdad.
 
-        Úsala solo cuando el cliente pida cancelar o anular su pedido, después de `consultar_pedido` y solo si su estado es "pendiente". No hay cancelación parcial: se cancela el pedido completo; si el cliente quiere quitar solo un producto, díselo y pregúntale si cancela el pedido entero. Un pedido "enviado" o "entregado" no se puede cancelar: no la llames y explícale lo que puede hacer (rechazar la entrega cuando llegue, devolverlo cuando lo reciba, o avisarnos si no le llega y lo revisamos como perdido). Según la política de la tienda, un pedido de importe alto queda a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de la cancelación (CA-...), el pedido, `importe_devuelto`, el número del reembolso (RE-...) y su estado ("emitido"); `repetido: true` quiere decir que ya estaba cancelado por esta misma operación y no se ha devuelto dinero dos veces. Si falla la pasarela de pagos, el pedido sí está cancelado pero la devolución queda pendiente: dile al cliente que le avisaremos por aquí, nunca que ya está devuelta. Al cliente no le des números internos de producto.
+        Úsala solo cuando el cliente pida cancelar o anular su pedido, después de `consultar_pedido` y solo si su estado es "pendiente", con el `importe` del pedido que te da esa consulta. No hay cancelación parcial: se cancela el pedido completo; si el cliente quiere quitar solo un producto, díselo y pregúntale si cancela el pedido entero. Un pedido "enviado" o "entregado" no se puede cancelar: no la llames y explícale lo que puede hacer (rechazar la entrega cuando llegue, devolverlo cuando lo reciba, o avisarnos si no le llega y lo revisamos como perdido). Según la política de la tienda, un pedido de importe alto queda a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de la cancelación (CA-...), el pedido, `importe_devuelto`, el número del reembolso (RE-...) y su estado ("emitido"); `repetido: true` quiere decir que ya estaba cancelado por esta misma operación y no se ha devuelto dinero dos veces. Si falla la pasarela de pagos, el pedido sí está cancelado pero la devolución queda pendiente: dile al cliente que le avisaremos por aquí, nunca que ya está devuelta. Al cliente no le des números internos de producto.
         """
         return json.dumps(
-            cancelar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido, motivo=motivo,
+            cancelar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido, importe=importe, motivo=motivo,
                             pasarela=pasarela, **_ejecucion(runtime)),
             ensure_ascii=False,
         )

@@ -238,7 +238,9 @@ def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
     if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice qué hacer
         return _fin(redaccion.cancelacion_no_posible(tarea.pedido, pedido.get("estado")))
     motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else "cancelación solicitada por el cliente"
-    return ctx.pedir(CANCELAR_PEDIDO, {"pedido": tarea.pedido, "motivo": motivo})
+    # Se devuelve lo pagado, lo que dice el pedido: nunca una cantidad que pida el cliente.
+    importe = cantidad(pedido.get("importe")) or dinero.CERO
+    return ctx.pedir(CANCELAR_PEDIDO, {"pedido": tarea.pedido, "importe": dinero.texto(importe), "motivo": motivo})
 
 
 def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:

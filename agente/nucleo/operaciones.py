@@ -162,7 +162,11 @@ CAMBIO = OperacionConEfecto(
 
 
 def _espera_cancelacion(args: Mapping[str, Any]) -> str:
-    return f"la cancelación del pedido {args.get('pedido')}"
+    try:
+        importe = dinero.eur(dinero.importe(args.get("importe")))
+    except Exception:  # un importe ilegible no debe romper el aviso al cliente
+        return f"la cancelación del pedido {args.get('pedido')}"
+    return f"la cancelación del pedido {args.get('pedido')} y la devolución de {importe}"
 
 
 HISTORIAL_CANCELACIONES_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
@@ -192,6 +196,7 @@ CANCELACION = OperacionConEfecto(
     decisiones=("approve", "reject"),
     campos=(
         Campo(nombre="pedido", etiqueta="Pedido"),
+        Campo(nombre="importe", etiqueta="Importe a devolver", dinero=True),
         Campo(nombre="motivo", etiqueta="Motivo del cliente"),
     ),
     historial=EnHistorial(clave="cancelaciones", etiqueta="Cancelación", plural="cancelaciones",

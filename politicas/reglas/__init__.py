@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from politicas.reglas.cancelacion import CANCELACION
 from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla
+from politicas.reglas.cancelacion import CANCELACION
 from politicas.reglas.consulta import CONSULTA, MOTIVO_CONSULTA
 from politicas.reglas.reembolso import MOTIVO_IMPORTE_NO_VALIDO, REEMBOLSO
 from politicas.reglas.sustitucion import SUSTITUCION

@@ -3,7 +3,8 @@
 Pide firma si el pedido no es del cliente o si lo que se devuelve (el importe del pedido)
 supera ``limite_cancelacion`` de la tienda; la matriz de autoridad decide quién firma por
 ese importe. Un pedido enviado, entregado o ya cancelado no pide firma: ``cancelar_pedido``
-lo rechaza sin escribir nada (``imposible``) y el cliente lee qué puede hacer en su lugar.
+lo rechaza sin escribir nada (``imposible``) y el cliente lee qué puede hacer en su lugar;
+tampoco un importe que no sea lo pagado por el pedido (la cancelación devuelve lo pagado).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ _NO_CANCELABLE = {
 }
 
 
-def decidir(h: Mapping[str, Any], _args: Mapping[str, Any]) -> Dictamen:
+def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     limite = h["limite_cancelacion"]
     umbrales = {"limite_cancelacion": dinero.texto(limite)}
     if not h["pedido_existe"]:
@@ -33,6 +34,10 @@ def decidir(h: Mapping[str, Any], _args: Mapping[str, Any]) -> Dictamen:
     if h["estado_pedido"] != "pendiente":
         razon = _NO_CANCELABLE.get(h["estado_pedido"], f"pedido en estado {h['estado_pedido']}")
         return imposible(razon, umbrales, importe)
+    if dinero.importe_o_none(args.get("importe")) != importe:
+        # Se devuelve lo pagado, ni más ni menos: la herramienta rechaza otro importe.
+        return imposible(f"el importe indicado no es lo pagado por el pedido ({dinero.eur(importe)})",
+                         umbrales, importe)
     motivos = []
     if importe > limite:
         motivos.append(
