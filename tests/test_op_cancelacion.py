@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria import informe
+from agente.servicio.historial import historial_cliente, lineas_de
 from agente.web.app import crear_app
 from agente.web.auth import emitir_token
 from politicas.valores import VALORES, FueraDeDominio, validar
@@ -180,7 +181,14 @@ def test_420_eur_espera_al_gerente_el_encargado_recibe_403_y_el_gerente_la_aplic
 
     with psycopg.connect(url, **KWARGS_CONEXION) as c:
         auditoria = informe(c)
+        # La ficha del cliente: su cancelación en el historial y cada línea «cancelada».
+        historial = historial_cliente(c, "C-0011")
+        lineas = lineas_de(c, [GRANDE], "C-0011")[GRANDE]["lineas"]
     assert auditoria["sin_firma"] == [] and auditoria["firmas"] == []
+    assert [(x["numero"], x["pedido"], x["importe"]) for x in historial["cancelaciones"]] == [
+        ("CA-000001", GRANDE, "420.00")]
+    assert [(x["linea"], x["estado"], x["unidades_libres"]) for x in lineas] == [
+        (1, "cancelada", 0), (2, "cancelada", 0)]
 
 
 def test_un_pedido_enviado_no_se_cancela_y_el_cliente_lee_que_puede_hacer(http, como, ajustes):
