@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agente.bd.pool import KWARGS_CONEXION
+from agente.nucleo.operaciones import OPERACIONES
 from agente.web.app import crear_app
 from agente.web.auth import emitir_token
 
@@ -161,8 +162,8 @@ def test_una_aprobacion_que_espera_bajo_la_version_1_se_decide_bajo_la_1(http, c
         nueva = fijar_matriz(
             c, tienda="talavera", autor="ger-talavera", motivo="temporada",
             limites={r: {"encargado": Decimal("400"), "gerente": Decimal("1000"), "regional": None}
-                     for r in ("reembolso", "sustitucion")},
-            dos_firmas_por_encima={"reembolso": Decimal("500"), "sustitucion": Decimal("500")},
+                     for r in (op.regla for op in OPERACIONES)},
+            dos_firmas_por_encima={op.regla: Decimal("500") for op in OPERACIONES},
         )
     assert nueva.version == 1 and nueva.tienda == "talavera"  # la primera propia de la tienda
     tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()

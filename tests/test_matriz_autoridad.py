@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from agente.autoridad import ambito_firmante, darse_de_baja, fijar_matriz, historial_matriz
 from agente.demo import cargar_demo
 from agente.nucleo.errores import Prohibido
+from agente.nucleo.operaciones import OPERACIONES
 from politicas.matriz_autoridad import (
     Matriz,
     Requisito,
@@ -202,7 +203,7 @@ def test_la_migracion_trae_la_matriz_por_defecto_del_enunciado(conexion):
 
 def _limites(encargado: str) -> dict:
     por_rol = {"encargado": D(encargado), "gerente": D("1000"), "regional": None}
-    return {"reembolso": por_rol, "sustitucion": por_rol}
+    return {op.regla: por_rol for op in OPERACIONES}  # una matriz guardada las lleva todas
 
 
 def test_cada_cambio_de_la_matriz_es_una_version_nueva_y_las_viejas_se_leen_igual(conexion):
