@@ -226,6 +226,22 @@ def test_la_auditoria_ve_una_cancelacion_que_necesitaba_firma_y_salio_sin_ella(h
     assert hallazgo["motivos"] == ["cancelación de 420,00 EUR supera el límite de 200,00 EUR de la tienda"]
 
 
+def test_la_auditoria_del_libro_ve_una_cancelacion_manipulada(http, como, ajustes):
+    url = ajustes.database_url
+    _, r = _decir(http, como, "C-0002", f"Cancela mi pedido {SOLO}")
+    assert r["estado"] == "respondida"
+    with psycopg.connect(url, **KWARGS_CONEXION) as c:
+        assert informe(c)["libro"]["cancelaciones"] == []
+        # Alguien devuelve el pedido a «pendiente» y rebaja la unidad del libro: se ve.
+        c.execute("UPDATE pedidos SET estado = 'pendiente' WHERE id = %(p)s", {"p": SOLO})
+        assert [h["hallazgo"] for h in informe(c)["libro"]["cancelaciones"]] == ["cancelacion_de_pedido_no_cancelado"]
+        c.execute("DELETE FROM compensaciones_unidad WHERE pedido_id = %(p)s", {"p": SOLO})
+        assert [h["hallazgo"] for h in informe(c)["libro"]["cancelaciones"]] == ["cancelacion_sin_sus_unidades"]
+        c.execute("UPDATE reembolsos SET importe = 250.00 WHERE pedido_id = %(p)s", {"p": SOLO})
+        (hallazgo,) = informe(c)["libro"]["cancelaciones"]
+    assert (hallazgo["hallazgo"], hallazgo["referencia"]) == ("reembolso_de_cancelacion_con_otro_importe", "CA-000001")
+
+
 def test_limite_cancelacion_tiene_dominio_y_defecto_de_200():
     valor = VALORES["limite_cancelacion"]
     assert (valor.defecto, valor.regla, valor.endurece) == (Decimal("200.00"), "cancelacion", "bajar")
