@@ -248,3 +248,28 @@ def test_limite_cancelacion_tiene_dominio_y_defecto_de_200():
     assert validar("limite_cancelacion", "150.00") == Decimal("150.00")
     with pytest.raises(FueraDeDominio, match="entre 0,00 EUR y 1.000.000,00 EUR"):
         validar("limite_cancelacion", "1000000.01")
+
+
+@pytest.mark.parametrize(("texto", "esperado"), [
+    (f"cancela mi pedido {SOLO}", [("cancelacion", SOLO)]),
+    (f"Ya no lo quiero, anuladlo: {GRANDE}", [("cancelacion", GRANDE)]),
+    (f"¿Podéis cancelar el {ENVIADO}? Lo pedí por error", [("cancelacion", ENVIADO)]),
+    # Describir un pedido cancelado no es pedir una cancelación.
+    ("Quiero devolver el exprimidor del pedido P-20260920-0031, que está cancelado", [("reembolso", "P-20260920-0031")]),
+    (f"Quiero cambiar la tostadora del pedido {SOLO} por otra", [("cambio", SOLO)]),
+])
+def test_el_modelo_offline_entiende_la_cancelacion_y_no_la_confunde(texto, esperado):
+    from agente.modelo_offline.lectura import tareas
+
+    assert [(t.tipo, t.pedido) for t in tareas(texto, [])] == esperado
+
+
+def test_cancela_ante_una_propuesta_de_cambio_es_no_hacer_el_cambio():
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from agente.modelo_offline.lectura import tareas
+
+    antes = [HumanMessage("Quiero cambiar la cafetera del pedido P-20260917-0041 por una más barata"),
+             AIMessage("¿Confirmas el cambio de CAF-001 del pedido P-20260917-0041 por la CAF-002?")]
+    assert [t.tipo for t in tareas("No, cancélalo", antes)] == ["anulada"]
+    assert [(t.tipo, t.pedido) for t in tareas(f"Cancela el pedido {SOLO}", antes)] == [("cancelacion", SOLO)]
