@@ -158,7 +158,15 @@ PEDIDOS_RELLENO = [
     PedidoDemo("P-20261004-0046", "C-0011", 22, "entregado", 18, (("ELE-004", 1),)),
 ]
 
-PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO
+# Cancelar un pedido sin enviar (issue 27): 25 EUR sale solo; 420 EUR pide firma y, por la
+# matriz por defecto (encargado hasta 300 EUR), un gerente. P-20260925-0150 (enviado) no se
+# cancela: el cliente lee qué puede hacer.
+PEDIDOS_CANCELACION = [
+    PedidoDemo("P-20261008-0201", "C-0002", 1, "pendiente", None, (("ELE-002", 1),)),
+    PedidoDemo("P-20261009-0420", "C-0011", 1, "pendiente", None, (("CAF-001", 3), ("ILU-002", 2))),
+]
+
+PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO + PEDIDOS_CANCELACION
 
 # Devoluciones históricas (ya resueltas fuera del agente): C-0005 tiene dos recientes.
 DEVOLUCIONES = [

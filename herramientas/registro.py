@@ -36,12 +36,13 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, DIRECCION, REEMBOLSO
-from herramientas import direcciones, envoltorios
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO
+from herramientas import cancelaciones, direcciones, envoltorios
 from herramientas.envoltorios import Dependencias
 
 __all__ = [
     "CAMBIAR_DIRECCION",
+    "CANCELAR_PEDIDO",
     "CONSULTAR_ENCARGADO",
     "CONSULTAR_PEDIDO",
     "CONSULTAR_POLITICA",
@@ -61,6 +62,7 @@ STOCK_ALTERNATIVAS = "stock_alternativas"
 REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
 CAMBIAR_DIRECCION = DIRECCION.herramienta
+CANCELAR_PEDIDO = CANCELACION.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
 
 
@@ -258,6 +260,13 @@ REGISTRO = Registro(
             titulo_encargado="Consulta al encargado",
             texto_espera=_texto_fijo("tu consulta"),
             campos_tarjeta=(Campo(nombre="pregunta", etiqueta="Pregunta"),),
+        ),
+        Herramienta.de_operacion(
+            CANCELACION,
+            nombre=CANCELAR_PEDIDO,
+            crear=cancelaciones.crear_cancelar_pedido,
+            reintento_seguro=True,
+            max_por_turno=2,
         ),
         Herramienta.de_operacion(
             DIRECCION,

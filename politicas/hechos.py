@@ -65,6 +65,7 @@ CATALOGO: Mapping[str, Hecho] = {
         Hecho("pedido_existe", "p.id IS NOT NULL"),
         Hecho("estado_pedido", "p.estado"),
         Hecho("entregado_en", "p.entregado_en"),
+        Hecho("importe_pedido", "p.importe"),
         Hecho("dias_entregado", "floor(extract(epoch FROM now() - p.entregado_en) / 86400)::int"),
         Hecho(
             "devoluciones_recientes",

@@ -112,6 +112,10 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             endurece="bajar", regla="sustitucion",
             descripcion="Una diferencia de un cambio menor que esto no se cobra ni se devuelve."),
         ValorPolitica(
+            nombre="limite_cancelacion", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
+            maximo=DINERO_MAXIMO, defecto=Decimal("200.00"), endurece="bajar", regla="cancelacion",
+            descripcion="Cancelar un pedido sin enviar de más importe pide firma."),
+        ValorPolitica(
             nombre="limite_cambio_direccion", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
             maximo=DINERO_MAXIMO, defecto=Decimal("150.00"), endurece="bajar", regla="direccion",
             descripcion="Cambiar la dirección de envío de un pedido de más importe pide firma."),

@@ -29,6 +29,7 @@ TITULOS_LIBRO = {
     "pendientes": "reembolsos o cobros pendientes demasiado tiempo",
     "diferencias": "cambios con la diferencia sin liquidar",
     "marcados": "movimientos marcados para una persona",
+    "cancelaciones": "cancelaciones sin su reembolso, sin sus unidades o de un pedido no cancelado",
 }
 
 

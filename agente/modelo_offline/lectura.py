@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES
 
 __all__ = [
     "MOTIVO_POR_DEFECTO",
@@ -52,6 +52,7 @@ PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (op.offline.intencion, re.compile(op.offline.patron)) for op in OPERACIONES
 )
 CAMBIAR = CAMBIO.offline.intencion
+CANCELAR = CANCELACION.offline.intencion
 RE_CAMBIO = re.compile(CAMBIO.offline.patron)
 RE_POR = re.compile(r"\bpor\b")
 RE_MOTIVO = re.compile(r"\b(?:porque|ya que|debido a que|pues|motivo:?)\s+(.+)", re.IGNORECASE | re.DOTALL)
@@ -317,11 +318,13 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
     pedidos = [p.upper() for p in RE_PEDIDO.findall(texto)]
     pedido_previo = _pedido_en_historial(anteriores)
     propuesta = _propuesta_pendiente(anteriores)
-    if propuesta and not any(patron.search(normal) for _, patron in PATRONES):
+    if propuesta:
         sku, pedido, sku_nuevo = propuesta
-        if RE_SI.search(normal):
+        otras = {intencion for intencion, patron in PATRONES if patron.search(normal)}
+        if not otras and RE_SI.search(normal):
             return [Tarea(tipo=CAMBIAR, pedido=pedido, texto=texto, origen=sku, deseo=sku_nuevo)]
-        if RE_NO.search(normal):
+        # «Cancela» sin nombrar un pedido responde a la propuesta: no cancela el pedido.
+        if RE_NO.search(normal) and (not otras or (otras == {CANCELAR} and not pedidos)):
             return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
 
     if RE_ENCARGADO.search(normal):

@@ -26,6 +26,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from agente.modelo_offline import direccion, redaccion
 from agente.modelo_offline.lectura import (
+    MOTIVO_POR_DEFECTO,
     Deseo,
     Tarea,
     leer_deseo,
@@ -36,9 +37,10 @@ from agente.modelo_offline.lectura import (
 )
 from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, DIRECCION, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO
 from herramientas.registro import (
     CAMBIAR_DIRECCION,
+    CANCELAR_PEDIDO,
     CONSULTAR_ENCARGADO,
     CONSULTAR_PEDIDO,
     CONSULTAR_POLITICA,
@@ -245,6 +247,18 @@ def _paso_direccion(tarea: Tarea, ctx: Contexto) -> Paso:
                                          "codigo_postal": nueva.codigo_postal, "localidad": nueva.localidad})
 
 
+def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
+    pedido = _hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, redaccion.cancelacion, "cancelar tu pedido")
+    if isinstance(pedido, Paso):
+        return pedido
+    if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice qué hacer
+        return _fin(redaccion.cancelacion_no_posible(tarea.pedido, pedido.get("estado")))
+    motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else "cancelación solicitada por el cliente"
+    # Se devuelve lo pagado, lo que dice el pedido: nunca una cantidad que pida el cliente.
+    importe = cantidad(pedido.get("importe")) or dinero.CERO
+    return ctx.pedir(CANCELAR_PEDIDO, {"pedido": tarea.pedido, "importe": dinero.texto(importe), "motivo": motivo})
+
+
 def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_ENCARGADO)
     if llamada is None:
@@ -266,6 +280,7 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
     DIRECCION.offline.intencion: _paso_direccion,
+    CANCELACION.offline.intencion: _paso_cancelacion,
     "encargado": _paso_encargado,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),

@@ -112,7 +112,7 @@ class LineaLibro(BaseModel):
     unidades_cambiadas: int
     unidades_libres: int
     reembolsable: str
-    estado: str = Field(description="sin compensar | en parte | reembolsada | cambiada (del libro).")
+    estado: str = Field(description="sin compensar | en parte | reembolsada | cambiada | cancelada (del libro).")
 
 
 class PedidoDetalle(BaseModel):

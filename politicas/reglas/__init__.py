@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla
+from politicas.reglas.cancelacion import CANCELACION
 from politicas.reglas.consulta import CONSULTA, MOTIVO_CONSULTA
 from politicas.reglas.direccion import DIRECCION
 from politicas.reglas.reembolso import MOTIVO_IMPORTE_NO_VALIDO, REEMBOLSO
@@ -27,4 +28,4 @@ __all__ = [
     "Regla",
 ]
 
-REGLAS: Mapping[str, Regla] = MappingProxyType({r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, DIRECCION)})
+REGLAS: Mapping[str, Regla] = MappingProxyType({r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, DIRECCION)})

@@ -1,6 +1,7 @@
 """Una operación con efecto de usar y tirar, añadida solo con su declaración, y todo la ve.
 
-«Cancelar un pedido con reembolso; por encima de 200 EUR firma un gerente»: una tabla (la
+«Cancelación exprés con reembolso; por encima de 200 EUR firma un gerente» (distinta de la
+cancelación de verdad, ``agente.nucleo.operaciones.CANCELACION``): una tabla (la
 migración que traería), su ``OperacionConEfecto``, su herramienta
 (``Herramienta.de_operacion``) y su regla. Sin tocar ningún módulo del producto, la ven
 el arranque (le faltan filas de matriz y su rama en la vista ``efectos``), la política,
@@ -53,9 +54,9 @@ PEDIDO = "P-20260917-0041"  # de C-0001, en talavera
 
 # La migración que traería la operación: su tabla, con la forma de la vista efectos.
 TABLA_SQL = """
-CREATE TABLE cancelaciones (
+CREATE TABLE cancelaciones_expres (
     id            bigserial PRIMARY KEY,
-    numero        text GENERATED ALWAYS AS ('CA-' || lpad(id::text, 6, '0')) STORED,
+    numero        text GENERATED ALWAYS AS ('CX-' || lpad(id::text, 6, '0')) STORED,
     thread_id     text NOT NULL,
     tool_call_id  text NOT NULL,
     pedido_id     text NOT NULL REFERENCES pedidos(id),
@@ -69,7 +70,7 @@ CREATE TABLE cancelaciones (
 )
 """
 INSERT_CANCELACION_SQL = """
-INSERT INTO cancelaciones (thread_id, tool_call_id, pedido_id, cliente_id, tienda, importe, motivo, aprobado_por)
+INSERT INTO cancelaciones_expres (thread_id, tool_call_id, pedido_id, cliente_id, tienda, importe, motivo, aprobado_por)
 VALUES (%(thread_id)s, %(tool_call_id)s, %(pedido)s, %(cliente_id)s, %(tienda)s, %(importe)s, %(motivo)s,
         %(aprobado_por)s)
 ON CONFLICT (thread_id, tool_call_id) DO UPDATE SET motivo = EXCLUDED.motivo
@@ -77,13 +78,13 @@ RETURNING numero
 """
 
 CANCELACION = OperacionConEfecto(
-    nombre="cancelacion",
-    herramientas=("cancelar_pedido",),
-    regla="cancelacion",
+    nombre="cancelacion_expres",
+    herramientas=("cancelar_expres",),
+    regla="cancelacion_expres",
     hechos=("pedido_existe", "estado_pedido"),
-    matriz=EnMatriz(singular="esta cancelación", plural="cancelaciones",
+    matriz=EnMatriz(singular="esta cancelación", plural="cancelaciones_expres",
                     limites={"encargado": Decimal("200.00"), "gerente": None, "regional": None}),
-    libro=EnLibro(tabla="cancelaciones", prefijo="CA", importe="importe", creado="creada",
+    libro=EnLibro(tabla="cancelaciones_expres", prefijo="CX", importe="importe", creado="creada",
                   movimientos=("reembolso",)),
     titulo="Cancelación de pedido",
     decisiones=("approve", "reject"),
@@ -91,17 +92,17 @@ CANCELACION = OperacionConEfecto(
             Campo(nombre="importe", etiqueta="Importe a devolver", dinero=True),
             Campo(nombre="motivo", etiqueta="Motivo del cliente")),
     historial=EnHistorial(
-        clave="cancelaciones", etiqueta="Cancelación", plural="cancelaciones", detalle="{pedido} · {importe:euros}",
+        clave="cancelaciones_expres", etiqueta="Cancelación", plural="cancelaciones_expres", detalle="{pedido} · {importe:euros}",
         sql="""coalesce((SELECT jsonb_agg(jsonb_build_object('numero', c.numero, 'pedido', c.pedido_id,
                    'importe', c.importe::text, 'fecha', c.creada) ORDER BY c.creada DESC)
-               FROM cancelaciones c WHERE c.cliente_id = %(cliente)s
+               FROM cancelaciones_expres c WHERE c.cliente_id = %(cliente)s
                 AND c.creada >= now() - make_interval(days => %(dias)s)), '[]')"""),
     texto_espera=lambda args: f"la cancelación del pedido {args.get('pedido')}",
-    offline=Offline(intencion="cancelacion", patron=r"\bcancel\w*", palabra="cancelación",
-                    clave_numero="cancelacion"),
+    offline=Offline(intencion="cancelacion_expres", patron=r"\bcancel\w*", palabra="cancelación",
+                    clave_numero="cancelacion_expres"),
     instantanea=EnInstantanea(
-        tablas={"cancelaciones": "SELECT pedido_id AS pedido, importe FROM cancelaciones ORDER BY pedido_id, importe"},
-        numeros=(Numeracion(marcador="cancelacion", prefijo="CA", sql="SELECT numero, id FROM cancelaciones"),),
+        tablas={"cancelaciones_expres": "SELECT pedido_id AS pedido, importe FROM cancelaciones_expres ORDER BY pedido_id, importe"},
+        numeros=(Numeracion(marcador="cancelacion_expres", prefijo="CX", sql="SELECT numero, id FROM cancelaciones_expres"),),
     ),
 )
 TODAS = (*OPERACIONES, CANCELACION)
@@ -123,8 +124,8 @@ class CancelarArgs(BaseModel):
 def crear_cancelar_pedido(dependencias):
     pool = dependencias.pool
 
-    @tool("cancelar_pedido", args_schema=CancelarArgs)
-    def cancelar_pedido(pedido: str, importe: str, motivo: str, runtime: ToolRuntime) -> str:
+    @tool("cancelar_expres", args_schema=CancelarArgs)
+    def cancelar_expres(pedido: str, importe: str, motivo: str, runtime: ToolRuntime) -> str:
         """Cancela un pedido aún no entregado y devuelve lo pagado."""
         ctx = contexto_de(runtime)
         with pool.connection() as c:
@@ -134,12 +135,12 @@ def crear_cancelar_pedido(dependencias):
                 "importe": dinero.importe(importe), "motivo": motivo,
                 "aprobado_por": (runtime.config.get("metadata") or {}).get("aprobado_por"),
             }).fetchone()["numero"]
-        return json.dumps({"cancelacion": numero, "pedido": pedido, "importe": importe})
+        return json.dumps({"cancelacion_expres": numero, "pedido": pedido, "importe": importe})
 
-    return cancelar_pedido
+    return cancelar_expres
 
 
-HERRAMIENTA = Herramienta.de_operacion(CANCELACION, nombre="cancelar_pedido", crear=crear_cancelar_pedido)
+HERRAMIENTA = Herramienta.de_operacion(CANCELACION, nombre="cancelar_expres", crear=crear_cancelar_pedido)
 
 
 @pytest.fixture
@@ -149,20 +150,20 @@ def con_cancelaciones(conexion):
     # Antes de sus filas de matriz y de su rama en la vista, el arranque la rechaza.
     faltas = faltas_en_base(conexion, TODAS)
     assert [f.split(" (")[0] for f in faltas] == [
-        "la matriz de autoridad por defecto", "la vista efectos no incluye la operación cancelacion"]
-    with pytest.raises(ErrorConfiguracion, match="regla «cancelacion».*un regional para cualquier importe"):
+        "la matriz de autoridad por defecto", "la vista efectos no incluye la operación cancelacion_expres"]
+    with pytest.raises(ErrorConfiguracion, match="regla «cancelacion_expres».*un regional para cualquier importe"):
         comprobar_operaciones(conexion, TODAS)
     conexion.execute(vista_efectos_sql(TODAS))
     (nueva,) = completar_matrices(conexion, TODAS)
-    assert nueva.tienda is None and nueva.limites["cancelacion"]["encargado"] == Decimal("200.00")
+    assert nueva.tienda is None and nueva.limites["cancelacion_expres"]["encargado"] == Decimal("200.00")
     comprobar_operaciones(conexion, TODAS)
     return conexion
 
 
 def test_la_matriz_de_autoridad_firma_la_operacion_nueva_con_sus_filas(con_cancelaciones):
     matriz = leer_matriz(con_cancelaciones, tienda="talavera")
-    assert autoridad_necesaria(matriz, "cancelacion", "150.00").rol_minimo == "encargado"
-    assert autoridad_necesaria(matriz, "cancelacion", "250.00").rol_minimo == "gerente"
+    assert autoridad_necesaria(matriz, "cancelacion_expres", "150.00").rol_minimo == "encargado"
+    assert autoridad_necesaria(matriz, "cancelacion_expres", "250.00").rol_minimo == "gerente"
     # Las de siempre, igual que antes.
     assert autoridad_necesaria(matriz, "reembolso", "350.00").rol_minimo == "gerente"
 
@@ -172,7 +173,7 @@ def test_el_agente_la_pausa_el_encargado_la_ve_y_la_firma_y_la_auditoria_la_cuen
     conexion = con_cancelaciones
     registro = REGISTRO.con(HERRAMIENTA)
     politica = PoliticaAprobacion(pool=pool, reglas=registro.reglas(), catalogo={**REGLAS, REGLA.nombre: REGLA})
-    cancelar = llamada("cancelar_pedido", pedido=PEDIDO, importe="150.00", motivo="ya no lo necesito")
+    cancelar = llamada("cancelar_expres", pedido=PEDIDO, importe="150.00", motivo="ya no lo necesito")
     modelo = guion(AIMessage("", tool_calls=[cancelar]), "Pedido cancelado.")
     agente = construir_agente(modelo, PostgresSaver(pool), pool=pool, pasarela=pasarela, registro=registro,
                               politica=politica, operaciones=TODAS)
@@ -198,8 +199,8 @@ def test_el_agente_la_pausa_el_encargado_la_ve_y_la_firma_y_la_auditoria_la_cuen
 
     final = servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
     assert final.estado == "respondida" and final.mensaje_cliente == "Pedido cancelado."
-    assert conexion.execute("SELECT numero, aprobado_por FROM cancelaciones").fetchall() == [
-        {"numero": "CA-000001", "aprobado_por": "enc-talavera"}]
+    assert conexion.execute("SELECT numero, aprobado_por FROM cancelaciones_expres").fetchall() == [
+        {"numero": "CX-000001", "aprobado_por": "enc-talavera"}]
 
     # La auditoría: la firmada cuadra; una que alguien escribe a mano sin firma, no.
     limpio = informe(conexion)
@@ -208,15 +209,15 @@ def test_el_agente_la_pausa_el_encargado_la_ve_y_la_firma_y_la_auditoria_la_cuen
         "thread_id": hilo, "tool_call_id": "a-mano", "pedido": PEDIDO, "cliente_id": "C-0001",
         "tienda": "talavera", "importe": Decimal("90.00"), "motivo": "a mano", "aprobado_por": None})
     assert [(e["tipo"], e["numero"], e["importe"]) for e in informe(conexion)["sin_firma"]] == [
-        ("cancelacion", "CA-000002", Decimal("90.00"))]
+        ("cancelacion_expres", "CX-000002", Decimal("90.00"))]
 
     # El historial del cliente en la ficha y la instantánea de la evaluación.
     historial = historial_cliente(conexion, "C-0001", operaciones=TODAS)
-    assert [(c["numero"], c["importe"]) for c in historial["cancelaciones"]] == [
-        ("CA-000002", "90.00"), ("CA-000001", "150.00")]
-    assert historial["tipos"][-1] == {"clave": "cancelaciones", "etiqueta": "Cancelación",
-                                      "plural": "cancelaciones", "detalle": "{pedido} · {importe:euros}"}
-    assert instantanea.instantanea(conexion, TODAS)["cancelaciones"] == [
+    assert [(c["numero"], c["importe"]) for c in historial["cancelaciones_expres"]] == [
+        ("CX-000002", "90.00"), ("CX-000001", "150.00")]
+    assert historial["tipos"][-1] == {"clave": "cancelaciones_expres", "etiqueta": "Cancelación",
+                                      "plural": "cancelaciones_expres", "detalle": "{pedido} · {importe:euros}"}
+    assert instantanea.instantanea(conexion, TODAS)["cancelaciones_expres"] == [
         {"pedido": PEDIDO, "importe": "90.00"}, {"pedido": PEDIDO, "importe": "150.00"}]
-    assert instantanea.numeros(conexion, TODAS)["cancelacion"] == ["CA-000001", "CA-000002"]
+    assert instantanea.numeros(conexion, TODAS)["cancelacion_expres"] == ["CX-000001", "CX-000002"]
     assert instantanea.efectos(conexion, TODAS) == instantanea.efectos(conexion) + 2

@@ -1,6 +1,6 @@
 """Auditoría del libro de compensaciones: cada euro y cada unidad cuadran.
 
-Cinco comprobaciones, cada una UNA sentencia SQL (constantes ``*_SQL``) que devuelve
+Seis comprobaciones, cada una UNA sentencia SQL (constantes ``*_SQL``) que devuelve
 una fila por hallazgo con la misma forma (``hallazgo``, ``referencia``, ``pedido_id``,
 ``linea``, ``unidad``, ``detalle``). Cero filas = todo cuadra. Las restricciones de la
 base (clave primaria del libro, disparador de precio) impiden la mayoría de estos
@@ -20,6 +20,9 @@ otro sitio, tocada a mano o anterior al libro.
   ``liquidacion`` (sin reembolso o cobro, con otro importe, hecho sin cobro confirmado,
   anulado sin devolver el cobro, o anterior al libro con diferencia).
 - ``marcados``: movimientos pendientes marcados para una persona tras N fallos.
+- ``cancelaciones``: una cancelación (sql/016) sin su reembolso o con otro importe que
+  el suyo, sin todas las unidades de su pedido en el libro, o de un pedido que no
+  consta como cancelado.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import psycopg
 
 __all__ = [
     "COMPROBACIONES",
+    "SELECT_CANCELACIONES_SQL",
     "SELECT_DIFERENCIAS_SQL",
     "SELECT_MARCADOS_SQL",
     "SELECT_PASARELA_SQL",
@@ -196,7 +200,32 @@ WHERE requiere_persona AND NOT completado
 ORDER BY marcado_en, referencia
 """
 
-COMPROBACIONES = ("unidades", "pasarela", "pendientes", "diferencias", "marcados")
+SELECT_CANCELACIONES_SQL = """
+WITH c AS (
+    SELECT c.id, c.numero, c.pedido_id, c.importe, p.estado,
+           r.importe AS devuelto,
+           (SELECT count(*) FROM compensaciones_unidad u WHERE u.cancelacion_id = c.id) AS unidades,
+           (SELECT coalesce(sum(l.unidades), 0) FROM lineas_pedido l WHERE l.pedido_id = c.pedido_id)
+               AS unidades_pedido
+    FROM cancelaciones c
+    JOIN pedidos p ON p.id = c.pedido_id
+    LEFT JOIN reembolsos r ON r.cancelacion_id = c.id
+)
+SELECT CASE WHEN importe > 0 AND devuelto IS NULL THEN 'cancelacion_sin_reembolso'
+            WHEN devuelto IS NOT NULL AND devuelto <> importe THEN 'reembolso_de_cancelacion_con_otro_importe'
+            WHEN unidades <> unidades_pedido THEN 'cancelacion_sin_sus_unidades'
+            ELSE 'cancelacion_de_pedido_no_cancelado' END AS hallazgo,
+       numero AS referencia, pedido_id, NULL::int AS linea, NULL::int AS unidad,
+       'importe ' || importe::text || ', devuelto ' || coalesce(devuelto::text, '-')
+       || ', unidades ' || unidades::text || ' de ' || unidades_pedido::text
+       || ', pedido ' || estado AS detalle
+FROM c
+WHERE (importe > 0 AND devuelto IS NULL) OR devuelto <> importe OR unidades <> unidades_pedido
+   OR estado <> 'cancelado'
+ORDER BY numero
+"""
+
+COMPROBACIONES = ("unidades", "pasarela", "pendientes", "diferencias", "marcados", "cancelaciones")
 
 
 def auditar_libro(
@@ -214,6 +243,7 @@ def auditar_libro(
         ).fetchall(),
         "diferencias": conexion.execute(SELECT_DIFERENCIAS_SQL).fetchall(),
         "marcados": conexion.execute(SELECT_MARCADOS_SQL).fetchall(),
+        "cancelaciones": conexion.execute(SELECT_CANCELACIONES_SQL).fetchall(),
     }
 
 

@@ -88,10 +88,12 @@ def historial_cliente(
 
 
 def estado_linea(linea: dict[str, Any]) -> str:
-    """«sin compensar», «reembolsada», «cambiada», «en parte» (quedan unidades libres)."""
+    """«sin compensar», «reembolsada», «cambiada», «en parte» (quedan unidades libres) o
+    «cancelada» (la cancelación del pedido compensó todas sus unidades)."""
     reembolsadas, cambiadas = linea["unidades_reembolsadas"], linea["unidades_cambiadas"]
     if not reembolsadas and not cambiadas:
-        return "sin compensar"
+        # Sin libres y sin reembolso ni cambio: solo una cancelación las ocupa (sql/016).
+        return "cancelada" if linea["unidades_libres"] == 0 else "sin compensar"
     if linea["unidades_libres"] > 0 or (reembolsadas and cambiadas):
         return "en parte"
     return "reembolsada" if reembolsadas else "cambiada"
