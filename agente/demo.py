@@ -1,4 +1,4 @@
-"""Catálogo de demostración: dos tiendas, 24 productos, 12 clientes, 30+ pedidos, y las
+"""Catálogo de demostración: dos tiendas, 25 productos, 12 clientes, 30+ pedidos, y las
 personas que firman (encargados, un gerente y una regional) con sus contactos de aviso.
 
 Los identificadores son fijos (README, docs y tests los nombran); las fechas son
@@ -62,6 +62,8 @@ PRODUCTOS = [
     ("ELE-003", "Exprimidor eléctrico", "electrodomesticos", D("30.00")),
     ("ELE-004", "Hervidor de agua 1,7 l", "electrodomesticos", D("35.00")),
     ("REP-001", "Jarra de repuesto para cafetera Aroma", "repuestos", D("14.90")),
+    # Vale de compensación (issue 27): una línea de 99,00 EUR, sola en su categoría.
+    ("VAJ-001", "Vajilla de porcelana 18 piezas", "vajilla", D("99.00")),
 ]
 
 # Stock por tienda; REP-001 está agotado en las dos (sin alternativa posible).
@@ -155,7 +157,13 @@ PEDIDOS_RELLENO = [
     PedidoDemo("P-20261004-0046", "C-0011", 22, "entregado", 18, (("ELE-004", 1),)),
 ]
 
-PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO
+# Vale de compensación (issue 27): entregado hace 2 días, una línea de 99,00 EUR. «Llegó con
+# un arañazo, no quiero devolverlo» -> un vale de 9,90 EUR sin firma; 30 EUR -> un encargado.
+PEDIDOS_VALE = [
+    PedidoDemo("P-20261012-0099", "C-0003", 4, "entregado", 2, (("VAJ-001", 1),)),
+]
+
+PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO + PEDIDOS_VALE
 
 # Devoluciones históricas (ya resueltas fuera del agente): C-0005 tiene dos recientes.
 DEVOLUCIONES = [

@@ -36,8 +36,8 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
-from herramientas import envoltorios
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO, VALE
+from herramientas import envoltorios, vales
 from herramientas.envoltorios import Dependencias
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
     "SUSTITUIR",
+    "COMPENSAR_CON_VALE",
     "Dependencias",
     "Herramienta",
     "Registro",
@@ -60,6 +61,7 @@ STOCK_ALTERNATIVAS = "stock_alternativas"
 REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
+COMPENSAR_CON_VALE = VALE.herramienta
 
 
 def _texto_fijo(texto: str) -> Callable[[Mapping[str, Any]], str]:
@@ -247,6 +249,13 @@ REGISTRO = Registro(
             crear=envoltorios.crear_sustituir,
             reintento_seguro=True,
             max_por_turno=2,
+        ),
+        Herramienta.de_operacion(
+            VALE,
+            nombre=COMPENSAR_CON_VALE,
+            crear=vales.crear_compensar_con_vale,
+            reintento_seguro=True,
+            max_por_turno=1,
         ),
         Herramienta(
             nombre=CONSULTAR_ENCARGADO,

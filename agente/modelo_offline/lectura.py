@@ -220,7 +220,18 @@ class Tarea:
 def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
     """Trocea el mensaje en cláusulas de cada operación: (intención, inicio, fin)."""
     normal = normalizar(original)
-    marcas = sorted((m.start(), intencion) for intencion, patron in PATRONES for m in patron.finditer(normal))
+    encontradas = sorted(
+        (m.start(), -m.end(), intencion) for intencion, patron in PATRONES for m in patron.finditer(normal)
+    )
+    # Una marca dentro de la de otra intención es parte de ella: «no quiero devolverlo» es
+    # un vale, no una devolución.
+    marcas: list[tuple[int, str]] = []
+    hasta_marca = -1
+    for inicio, menos_fin, intencion in encontradas:
+        if inicio < hasta_marca and marcas and marcas[-1][1] != intencion:
+            continue
+        marcas.append((inicio, intencion))
+        hasta_marca = max(hasta_marca, -menos_fin)
     if not marcas:
         return []
     trozos = []
