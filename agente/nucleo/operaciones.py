@@ -100,7 +100,7 @@ REEMBOLSO = OperacionConEfecto(
     herramientas=("reembolsar",),
     regla="reembolso",
     hechos=("pedido_existe", "estado_pedido", "entregado_en", "dias_entregado",
-            "devoluciones_recientes", "elegibilidad"),
+            "devoluciones_recientes", "elegibilidad", "vales_pedido"),
     matriz=EnMatriz(singular="este reembolso", plural="reembolsos",
                     limites=_LIMITES_POR_DEFECTO, dos_firmas_por_encima=_DOS_FIRMAS_POR_DEFECTO),
     libro=EnLibro(tabla="reembolsos", prefijo="RE", importe="importe", creado="creado",
@@ -131,7 +131,7 @@ CAMBIO = OperacionConEfecto(
     herramientas=("sustituir",),
     regla="sustitucion",
     hechos=("pedido_existe", "sku_original_en_pedido", "pvp_original", "pvp_nuevo", "elegibilidad",
-            "libres_sku_original"),
+            "libres_sku_original", "vales_pedido"),
     matriz=EnMatriz(singular="este cambio", plural="cambios de producto",
                     limites=_LIMITES_POR_DEFECTO, dos_firmas_por_encima=_DOS_FIRMAS_POR_DEFECTO),
     # La diferencia se liquida por la pasarela: a favor, un reembolso; a cargo, un cobro.
