@@ -159,8 +159,9 @@ class CompensarConValeArgs(BaseModel):
     importe: Importe = Field(
         description=(
             "Importe del vale en euros, número con punto decimal y como mucho dos decimales (por "
-            "ejemplo 9.90). Si el cliente no pide una cantidad concreta, propón el 10 % de lo "
-            "pagado por la línea sin pasar de 10.00 (lo que la tienda da sin firma por defecto). "
+            "ejemplo 9.90). Si el cliente no pide una cantidad concreta, propón lo que la tienda "
+            "da sin firma según `consultar_politica` (un porcentaje de lo pagado por la línea con "
+            "un tope en euros; por defecto el 10 % hasta 10.00). "
             "Si pide más, pon lo que pide: un encargado decidirá y puede bajarlo. Nunca más de lo "
             "pagado por la línea."
         ),
