@@ -250,13 +250,6 @@ REGISTRO = Registro(
             reintento_seguro=True,
             max_por_turno=2,
         ),
-        Herramienta.de_operacion(
-            VALE,
-            nombre=COMPENSAR_CON_VALE,
-            crear=vales.crear_compensar_con_vale,
-            reintento_seguro=True,
-            max_por_turno=1,
-        ),
         Herramienta(
             nombre=CONSULTAR_ENCARGADO,
             crear=envoltorios.crear_consultar_encargado,
@@ -265,6 +258,13 @@ REGISTRO = Registro(
             titulo_encargado="Consulta al encargado",
             texto_espera=_texto_fijo("tu consulta"),
             campos_tarjeta=(Campo(nombre="pregunta", etiqueta="Pregunta"),),
+        ),
+        Herramienta.de_operacion(
+            VALE,
+            nombre=COMPENSAR_CON_VALE,
+            crear=vales.crear_compensar_con_vale,
+            reintento_seguro=True,
+            max_por_turno=1,
         ),
     )
 )

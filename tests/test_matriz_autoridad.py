@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from agente.autoridad import ambito_firmante, darse_de_baja, fijar_matriz, historial_matriz
 from agente.demo import cargar_demo
 from agente.nucleo.errores import Prohibido
+from agente.nucleo.operaciones import OPERACIONES
 from politicas.matriz_autoridad import (
     Matriz,
     Requisito,
@@ -191,18 +192,22 @@ def test_recoger_firmas_aceptadas_de_una_en_una_acaba_completo(matriz, importe, 
 
 def test_la_migracion_trae_la_matriz_por_defecto_del_enunciado(conexion):
     matriz = leer_matriz(conexion, tienda="talavera")
-    assert matriz.tienda is None and matriz.version == 1 and matriz.creada_por == "sistema"
+    # La versión la suben las migraciones de cada operación nueva (sus filas por defecto).
+    assert matriz.tienda is None and matriz.creada_por == "sistema"
     assert matriz.roles == ROLES
     for regla in ("reembolso", "sustitucion"):
         assert dict(matriz.limites[regla]) == {
             "encargado": D("300.00"), "gerente": D("1000.00"), "regional": None,
         }
         assert matriz.dos_firmas_por_encima[regla] == D("500.00")
+    for op in OPERACIONES:  # y las de cada operación, las que declara
+        assert dict(matriz.limites[op.regla]) == dict(op.matriz.limites)
 
 
 def _limites(encargado: str) -> dict:
     por_rol = {"encargado": D(encargado), "gerente": D("1000"), "regional": None}
-    return {"reembolso": por_rol, "sustitucion": por_rol}
+    # Las demás operaciones, con sus filas por defecto (fijar_matriz las exige todas).
+    return {**{op.regla: dict(op.matriz.limites) for op in OPERACIONES}, "reembolso": por_rol, "sustitucion": por_rol}
 
 
 def test_cada_cambio_de_la_matriz_es_una_version_nueva_y_las_viejas_se_leen_igual(conexion):

@@ -30,6 +30,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agente.nucleo.operaciones import OPERACIONES
 from politicas.defectos import DEFECTOS, instantanea
 from politicas.gobierno import (
     Cambio,
@@ -138,6 +139,18 @@ def _comprobar_version(fila, matriz: Matriz, difs, propia: Any, hallazgos: dict[
             [f"sube el límite de su propio rol ({rol}): {t}" for t in propios] + fuera)))
 
 
+def _sin_filas_por_defecto(difs, anterior: Matriz, nueva: Matriz) -> tuple:
+    """Sin las filas de una operación que la versión anterior no tenía y que llegan tal cual
+    las declara (``EnMatriz``): las escribe su migración o ``completar_matrices`` para que
+    la operación no pida el rol más alto para todo. No amplían lo que nadie firmó antes;
+    cualquier otro valor sí cuenta."""
+    por_defecto = {op.regla for op in OPERACIONES
+                   if op.regla not in anterior.limites and op.regla in nueva.limites
+                   and dict(nueva.limites[op.regla]) == dict(op.matriz.limites)
+                   and nueva.dos_firmas_por_encima.get(op.regla) == op.matriz.dos_firmas_por_encima}
+    return tuple(d for d in difs if d.regla not in por_defecto)
+
+
 class _Matrices:
     """Las versiones de la matriz, para saber cuál estaba vigente en cada tienda y momento."""
 
@@ -169,7 +182,7 @@ def auditar_politica(conexion: psycopg.Connection) -> dict[str, list[dict[str, A
                 continue  # la primera: la de alta
             nueva = _matriz(fila["datos"])
             cambio = Cambio(umbrales={}, limites=nueva.limites, dos_firmas=nueva.dos_firmas_por_encima)
-            difs = diferencias({}, anterior, cambio)
+            difs = _sin_filas_por_defecto(diferencias({}, anterior, cambio), anterior, nueva)
             _comprobar_version(fila, anterior, difs, fila["solicitud_matriz"] == fila["id"], hallazgos)
     previa: dict[str, Any] | None = None
     for fila in conexion.execute(SELECT_VERSIONES_UMBRALES_SQL).fetchall():
