@@ -25,7 +25,9 @@ MAX_TEXTO = 2000
 # espacio (``\s`` de Python = ``str.isspace``, el mismo ``strip()`` que aplica el servicio)
 # ni el nulo. Solo en el esquema: pydantic usa otro motor de expresiones (Rust, otro ``\s``),
 # así que la comprobación de verdad sigue siendo el ``strip()`` del servicio.
-NO_VACIO = r"^[^\x00]*[^\s\x00][^\x00]*$"
+# \s de JSON Schema (ECMA) no incluye \x1c-\x1f ni \x85, que str.strip() sí quita: sin ellos,
+# «\x85\x1d» cumpliría el esquema y el servicio lo leería como vacío.
+NO_VACIO = r"^[^\x00]*[^\s\x00\x1c-\x1f\x85][^\x00]*$"
 # Un importe editado: texto, mayor que cero, como mucho dos decimales y dentro de numeric(12,2)
 # (lo que acepta ``dinero.importe`` escrito de la forma normal): lo aplica ``_importe_editado``.
 IMPORTE_EDITADO = r"^(?=[0-9.]*[1-9])[0-9]{1,10}(\.[0-9]{1,2})?$"
