@@ -1,4 +1,4 @@
-"""Catálogo de demostración: dos tiendas, 24 productos, 12 clientes, 30+ pedidos, y las
+"""Catálogo de demostración: dos tiendas, 25 productos, 12 clientes, 30+ pedidos, y las
 personas que firman (encargados, un gerente y una regional) con sus contactos de aviso.
 
 Los identificadores son fijos (README, docs y tests los nombran); las fechas son
@@ -65,6 +65,8 @@ PRODUCTOS = [
     ("ELE-003", "Exprimidor eléctrico", "electrodomesticos", D("30.00")),
     ("ELE-004", "Hervidor de agua 1,7 l", "electrodomesticos", D("35.00")),
     ("REP-001", "Jarra de repuesto para cafetera Aroma", "repuestos", D("14.90")),
+    # Vale de compensación (issue 27): una línea de 99,00 EUR, sola en su categoría.
+    ("VAJ-001", "Vajilla de porcelana 18 piezas", "vajilla", D("99.00")),
 ]
 
 # Stock por tienda; REP-001 está agotado en las dos (sin alternativa posible).
@@ -166,7 +168,13 @@ PEDIDOS_CANCELACION = [
     PedidoDemo("P-20261009-0420", "C-0011", 1, "pendiente", None, (("CAF-001", 3), ("ILU-002", 2))),
 ]
 
-PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO + PEDIDOS_CANCELACION
+# Vale de compensación (issue 27): entregado hace 2 días, una línea de 99,00 EUR. «Llegó con
+# un arañazo, no quiero devolverlo» -> un vale de 9,90 EUR sin firma; 30 EUR -> un encargado.
+PEDIDOS_VALE = [
+    PedidoDemo("P-20261012-0099", "C-0003", 4, "entregado", 2, (("VAJ-001", 1),)),
+]
+
+PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO + PEDIDOS_CANCELACION + PEDIDOS_VALE
 
 # Devoluciones históricas (ya resueltas fuera del agente): C-0005 tiene dos recientes.
 DEVOLUCIONES = [

@@ -36,8 +36,8 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO
-from herramientas import cancelaciones, direcciones, envoltorios
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO, VALE
+from herramientas import cancelaciones, direcciones, envoltorios, vales
 from herramientas.envoltorios import Dependencias
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
     "SUSTITUIR",
+    "COMPENSAR_CON_VALE",
     "Dependencias",
     "Herramienta",
     "Registro",
@@ -64,6 +65,7 @@ SUSTITUIR = CAMBIO.herramienta
 CAMBIAR_DIRECCION = DIRECCION.herramienta
 CANCELAR_PEDIDO = CANCELACION.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
+COMPENSAR_CON_VALE = VALE.herramienta
 
 
 def _texto_fijo(texto: str) -> Callable[[Mapping[str, Any]], str]:
@@ -272,6 +274,13 @@ REGISTRO = Registro(
             DIRECCION,
             nombre=CAMBIAR_DIRECCION,
             crear=direcciones.crear_cambiar_direccion,
+            reintento_seguro=True,
+            max_por_turno=1,
+        ),
+        Herramienta.de_operacion(
+            VALE,
+            nombre=COMPENSAR_CON_VALE,
+            crear=vales.crear_compensar_con_vale,
             reintento_seguro=True,
             max_por_turno=1,
         ),

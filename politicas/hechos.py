@@ -110,6 +110,30 @@ CATALOGO: Mapping[str, Hecho] = {
             "CASE WHEN p.codigo_postal IS NOT NULL THEN jsonb_build_object('calle', p.calle,"
             " 'codigo_postal', p.codigo_postal, 'localidad', p.localidad, 'provincia', p.provincia) END",
         ),
+        # Vale de compensación (sql/018_vale.sql): lo pagado por la línea que compensa, los
+        # vales del cliente en la ventana de «uno por cliente» y las unidades de la línea
+        # ya reembolsadas o cambiadas (un vale encima es compensar dos veces).
+        Hecho(
+            "importe_linea_vale",
+            "(SELECT l.unidades * l.precio_unitario FROM lineas_pedido l"
+            " WHERE l.pedido_id = p.id AND l.linea = %(linea)s::int)",
+            frozenset({"linea"}),
+        ),
+        Hecho(
+            "vales_cliente_recientes",
+            "(SELECT count(*)::int FROM vales v WHERE v.cliente_id = %(cliente_id)s::text"
+            " AND v.estado <> 'anulado'"
+            " AND v.creado > now() - make_interval(days => %(ventana_vales)s::int))",
+            frozenset({"ventana_vales"}),
+        ),
+        Hecho(
+            "compensaciones_linea_vale",
+            "(SELECT (ll.unidades - ll.unidades_libres)::int FROM libro_lineas ll"
+            " WHERE ll.pedido_id = p.id AND ll.linea = %(linea)s::int)",
+            frozenset({"linea"}),
+        ),
+        # Los vales ya dados por un pedido: un reembolso o un cambio después lo mira una persona.
+        Hecho("vales_pedido", "(SELECT count(*)::int FROM vales v WHERE v.pedido_id = p.id AND v.estado <> 'anulado')"),
         Hecho(
             "pvp_nuevo",
             "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_nuevo)s::text)",

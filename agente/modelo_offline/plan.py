@@ -17,9 +17,10 @@ operación con efectos, cuando una regla lo exija.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -27,9 +28,11 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from agente.modelo_offline import direccion, redaccion
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
+    RE_PEDIDO,
     Deseo,
     Tarea,
     leer_deseo,
+    limpiar_cola,
     lineas_mencionadas,
     puntuacion,
     tareas,
@@ -37,10 +40,19 @@ from agente.modelo_offline.lectura import (
 )
 from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO
+from agente.nucleo.operaciones import (
+    CAMBIO,
+    CANCELACION,
+    DIRECCION,
+    REEMBOLSO,
+    VALE,
+    VALE_IMPORTE_MAX_DEFECTO,
+    VALE_PORCENTAJE_MAX_DEFECTO,
+)
 from herramientas.registro import (
     CAMBIAR_DIRECCION,
     CANCELAR_PEDIDO,
+    COMPENSAR_CON_VALE,
     CONSULTAR_ENCARGADO,
     CONSULTAR_PEDIDO,
     CONSULTAR_POLITICA,
@@ -275,7 +287,47 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
     return _fin(redaccion.condiciones(llamada.resultado))
 
 
+# «un vale de 30 euros», «15,50 €»: lo que pide el cliente, si lo dice.
+RE_IMPORTE_PEDIDO = re.compile(r"(\d{1,7}(?:[.,]\d{1,2})?)\s*(?:€|eur\b|euros?\b)", re.IGNORECASE)
+
+
+def _importe_pedido(texto: str) -> Decimal | None:
+    encontrado = RE_IMPORTE_PEDIDO.search(texto)
+    return cantidad(encontrado.group(1).replace(",", ".")) if encontrado else None
+
+
+def _paso_vale(tarea: Tarea, ctx: Contexto) -> Paso:
+    pedido = _hecha_o_pedido(tarea, ctx, COMPENSAR_CON_VALE, redaccion.vale, "darte un vale de compensación")
+    if isinstance(pedido, Paso):
+        return pedido
+    if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
+        return _fin(redaccion.vale_no_posible(tarea.pedido, pedido.get("estado")))
+    todas = _lineas(pedido)
+    elegidas = lineas_mencionadas(todas, tarea.texto)
+    if not elegidas and len(todas) == 1:
+        elegidas = todas
+    if len(elegidas) != 1:
+        return _fin(redaccion.vale_elegir_producto(tarea.pedido, todas))
+    linea = elegidas[0]
+    pagado = cantidad(linea.get("importe")) or dinero.CERO
+    # Sin cantidad pedida, lo que la tienda da sin firma por defecto; la regla de la tienda
+    # decide de verdad (y un encargado, si pasa de su máximo).
+    automatico = min((pagado * VALE_PORCENTAJE_MAX_DEFECTO / 100).quantize(Decimal("0.01"), rounding=ROUND_DOWN),
+                     VALE_IMPORTE_MAX_DEFECTO)
+    importe = _importe_pedido(tarea.texto) or automatico
+    if importe <= 0:
+        return _fin(redaccion.vale_no_posible(tarea.pedido, pedido.get("estado")))
+    motivo = tarea.motivo
+    if motivo == MOTIVO_POR_DEFECTO:
+        sin_pedido = re.sub(r"\b(?:del|el|en el)\s+pedido\b", " ", RE_PEDIDO.sub(" ", tarea.texto), flags=re.IGNORECASE)
+        motivo = limpiar_cola(re.sub(r"^[\s,.;:]+|\s+(?=[\s,.;:])", "", sin_pedido))[:500]
+        motivo = motivo or "compensación por una incidencia con el pedido"
+    return ctx.pedir(COMPENSAR_CON_VALE, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
+                                          "importe": dinero.texto(importe), "motivo": motivo})
+
+
 PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
+    VALE.offline.intencion: _paso_vale,
     "estado": _paso_estado,
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,

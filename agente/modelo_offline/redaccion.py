@@ -15,7 +15,7 @@ from typing import Any
 from agente.modelo_offline.lectura import limpiar_cola
 from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO, VALE
 
 __all__ = [
     "AYUDA",
@@ -40,6 +40,9 @@ __all__ = [
     "sin_herramienta",
     "sin_reembolsable",
     "sustitucion",
+    "vale",
+    "vale_elegir_producto",
+    "vale_no_posible",
 ]
 
 AYUDA = (
@@ -361,3 +364,39 @@ def cancelacion(pedido: str | None, llamada: Llamada) -> str:
         texto += (f" Te devolvemos {_eur(datos.get('importe_devuelto'))} a tu medio de pago original "
                   f"(reembolso {datos['reembolso']}).")
     return texto
+
+
+# ---------------------------------------------------------------- vale de compensación
+
+
+def vale_no_posible(pedido: str | None, estado: Any) -> str:
+    if estado == "cancelado":
+        return f"El pedido {pedido} está cancelado: no puedo darte un vale de compensación por él."
+    return (
+        f"El pedido {pedido} aún no se ha entregado (estado: {estado}), así que todavía no puedo "
+        "compensarte con un vale. Cuando lo recibas, si algo no está bien, escríbeme y lo vemos."
+    )
+
+
+def vale_elegir_producto(pedido: str | None, lineas_pedido: Sequence[dict]) -> str:
+    nombres = "; ".join(str(linea.get("nombre")) for linea in lineas_pedido)
+    return f"¿Qué producto del pedido {pedido} tiene el problema? Contiene: {nombres}."
+
+
+def vale(pedido: str | None, llamada: Llamada) -> str:
+    datos = _ejecutada(VALE.offline.palabra, VALE.offline.clave_numero, pedido, llamada)
+    if isinstance(datos, str):
+        return datos
+    codigo = datos[VALE.offline.clave_numero]
+    importe = _eur(datos.get("importe"))
+    pedido_final = datos.get("pedido", pedido)
+    caduca = _fecha(datos.get("caduca"))
+    detalle = (
+        f"un vale de compensación de {importe} por el pedido {pedido_final}. Tu código es {codigo}: "
+        f"puedes usarlo en la tienda hasta el {caduca}. Te quedas el producto; no tienes que devolver nada."
+    )
+    if llamada.resultado.editado:
+        return f"Un encargado ha revisado y ajustado la compensación. Te he dado {detalle}"
+    if datos.get("repetido"):
+        return f"Ese vale ya estaba emitido: {detalle[0].upper()}{detalle[1:]}"
+    return f"Te he dado {detalle}"

@@ -18,6 +18,7 @@ from politicas.reglas.consulta import CONSULTA, MOTIVO_CONSULTA
 from politicas.reglas.direccion import DIRECCION
 from politicas.reglas.reembolso import MOTIVO_IMPORTE_NO_VALIDO, REEMBOLSO
 from politicas.reglas.sustitucion import SUSTITUCION
+from politicas.reglas.vale import VALE
 
 __all__ = [
     "MOTIVO_CONSULTA",
@@ -28,4 +29,4 @@ __all__ = [
     "Regla",
 ]
 
-REGLAS: Mapping[str, Regla] = MappingProxyType({r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, DIRECCION)})
+REGLAS: Mapping[str, Regla] = MappingProxyType({r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, VALE, DIRECCION)})

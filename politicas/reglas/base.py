@@ -31,6 +31,7 @@ __all__ = [
     "Regla",
     "imposible",
     "motivo_compensaciones",
+    "motivo_vales",
     "motivos_de_elegibilidad",
     "razon_imposible",
     "texto_de",
@@ -102,6 +103,13 @@ def motivo_compensaciones(reembolsos: int, cambios: int) -> str | None:
     ]
     partes = [p for p in partes if p]
     return f"el pedido ya tuvo {' y '.join(partes)}" if partes else None
+
+
+def motivo_vales(vales: int | None) -> str | None:
+    """«el pedido ya tuvo 1 vale de compensación»: compensar otra vez lo mira una persona."""
+    if not vales:
+        return None
+    return f"el pedido ya tuvo {_veces(vales, 'vale de compensación', 'vales de compensación')}"
 
 
 def motivos_de_elegibilidad(eleg: Mapping[str, Any]) -> list[str]:

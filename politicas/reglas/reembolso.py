@@ -21,6 +21,7 @@ from politicas.reglas.base import (
     Regla,
     imposible,
     motivo_compensaciones,
+    motivo_vales,
     razon_imposible,
 )
 
@@ -77,6 +78,8 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     if eleg is not None and eleg["sustituciones"]:
         # Un reembolso tras un cambio en el mismo pedido: lo mira una persona.
         motivos.append(motivo_compensaciones(0, eleg["sustituciones"]))
+    # Un vale no ocupa la unidad (el cliente se la quedó): reembolsarla después lo ve alguien.
+    motivos.append(motivo_vales(h.get("vales_pedido")))
     return Dictamen(motivos=tuple(m for m in motivos if m), umbrales=_umbrales(h), importe=importe)
 
 

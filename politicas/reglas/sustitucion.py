@@ -23,6 +23,7 @@ from politicas.reglas.base import (
     Dictamen,
     Regla,
     imposible,
+    motivo_vales,
     motivos_de_elegibilidad,
     razon_imposible,
     texto_de,
@@ -75,6 +76,9 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
         return imposible(razon, umbrales, diferencia)  # lo rechaza la herramienta, sin efecto
     if eleg is not None:
         motivos.extend(motivos_de_elegibilidad(eleg))
+    vales = motivo_vales(h.get("vales_pedido"))  # el vale no ocupa la unidad: lo ve una persona
+    if vales:
+        motivos.append(vales)
     return Dictamen(
         motivos=tuple(motivos),
         umbrales=umbrales,

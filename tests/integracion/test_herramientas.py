@@ -547,7 +547,7 @@ def test_dos_sustituciones_a_la_vez_por_la_ultima_unidad_solo_gana_una(pool, bd_
 def test_las_herramientas_tienen_los_nombres_del_contrato_y_ningun_runtime_en_el_esquema(herramientas):
     assert tuple(h.name for h in herramientas) == REGISTRO.nombres == (
         "consultar_pedido", "consultar_politica", "stock_alternativas", "reembolsar",
-        "sustituir", "consultar_encargado", "cancelar_pedido", "cambiar_direccion")
+        "sustituir", "consultar_encargado", "cancelar_pedido", "cambiar_direccion", "compensar_con_vale")
     for h in herramientas:
         esquema = h.tool_call_schema.model_json_schema()
         assert "runtime" not in esquema.get("properties", {}), h.name

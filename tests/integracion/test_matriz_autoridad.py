@@ -201,6 +201,8 @@ def test_la_migracion_trae_la_matriz_por_defecto_del_enunciado(conexion):
             "encargado": D("300.00"), "gerente": D("1000.00"), "regional": None,
         }
         assert matriz.dos_firmas_por_encima[regla] == D("500.00")
+    for op in OPERACIONES:  # y las de cada operación, las que declara
+        assert dict(matriz.limites[op.regla]) == dict(op.matriz.limites)
 
 
 def _limites(encargado: str) -> dict:

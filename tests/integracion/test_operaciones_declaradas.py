@@ -159,7 +159,7 @@ def test_las_operaciones_no_comparten_nombre_regla_herramienta_ni_tabla():
 
 
 def test_la_vista_efectos_de_la_migracion_es_la_de_las_declaraciones():
-    # La última migración que vuelve a crear la vista (cada operación nueva la recrea).
+    # La última migración que (re)crea la vista es la que vale: cada operación nueva la copia.
     migraciones = [r.read_text(encoding="utf-8") for r in sorted((RAIZ / "sql").glob("*.sql"))]
     ultima = [m for m in migraciones if "CREATE OR REPLACE VIEW efectos" in m][-1]
     assert vista_efectos_sql(OPERACIONES) in ultima
@@ -231,16 +231,22 @@ def test_la_declaracion_rechaza_al_construirse_lo_que_no_puede_faltar(cambios, m
 # -- una fila de matriz que falte no arranca el servicio ----------------------------------------
 
 
-def _matriz_a_mano(conexion, tienda: str | None, version: int, regla: str) -> None:
-    """Una versión con una sola regla, escrita en SQL (``fijar_matriz`` ya no la admite):
-    la de una base de antes de la operación o tocada a mano."""
+def _matriz_a_mano(conexion, tienda: str | None, sin: str) -> int:
+    """Una versión nueva con todas las reglas declaradas menos ``sin``, escrita en SQL
+    (``fijar_matriz`` ya no la admite): la de una base de antes de la operación o tocada a
+    mano. Devuelve su versión."""
+    version = conexion.execute(
+        "SELECT coalesce(max(version), 0) + 1 AS v FROM matrices_autoridad WHERE tienda IS NOT DISTINCT FROM %s",
+        (tienda,)).fetchone()["v"]
     matriz_id = conexion.execute(
         "INSERT INTO matrices_autoridad (tienda, version, creada_por) VALUES (%s, %s, 'a-mano') RETURNING id",
         (tienda, version)).fetchone()["id"]
-    conexion.execute("INSERT INTO reglas_autoridad (matriz_id, regla) VALUES (%s, %s)", (matriz_id, regla))
-    conexion.execute("INSERT INTO limites_autoridad (matriz_id, regla, rol, limite) "
-                     "VALUES (%s, %s, 'encargado', 300), (%s, %s, 'regional', NULL)",
-                     (matriz_id, regla, matriz_id, regla))
+    for regla in (op.regla for op in OPERACIONES if op.regla != sin):
+        conexion.execute("INSERT INTO reglas_autoridad (matriz_id, regla) VALUES (%s, %s)", (matriz_id, regla))
+        conexion.execute("INSERT INTO limites_autoridad (matriz_id, regla, rol, limite) "
+                         "VALUES (%s, %s, 'encargado', 300), (%s, %s, 'regional', NULL)",
+                         (matriz_id, regla, matriz_id, regla))
+    return version
 
 
 def test_fijar_una_matriz_sin_las_filas_de_una_operacion_se_rechaza(conexion):
@@ -258,14 +264,10 @@ def test_una_matriz_de_tienda_sin_una_regla_no_arranca_el_servicio(conexion, bd_
     from tests.apoyo.fabricas import ajustes_prueba
 
     assert faltas_en_base(conexion) == []
-    _matriz_a_mano(conexion, "talavera", 1, "reembolso")
-    # Una falta por cada operación sin filas (sustitucion y las que llegaron después).
-    faltas_tienda = faltas_en_base(conexion)
-    assert faltas_tienda[0] == (
+    _matriz_a_mano(conexion, "talavera", sin="sustitucion")
+    assert faltas_en_base(conexion) == [
         "la matriz de autoridad de la tienda talavera (versión 1) no tiene filas para la regla «sustitucion» "
-        "de la operación sustitucion: sin ellas pediría un regional para cualquier importe")
-    assert [f.split(" «")[0] for f in faltas_tienda] == [
-        "la matriz de autoridad de la tienda talavera (versión 1) no tiene filas para la regla"] * (len(OPERACIONES) - 1)
+        "de la operación sustitucion: sin ellas pediría un regional para cualquier importe"]
     with pytest.raises(ErrorConfiguracion, match="tienda talavera .* «sustitucion»"):
         comprobar_operaciones(conexion)
     with pytest.raises(ErrorConfiguracion, match="Añade una migración"):
@@ -280,12 +282,9 @@ def test_una_matriz_de_tienda_sin_una_regla_no_arranca_el_servicio(conexion, bd_
 
 
 def test_la_matriz_por_defecto_sin_una_regla_no_arranca(conexion):
-    # Las migraciones de operaciones nuevas añaden versiones: la siguiente a la vigente.
-    version = matrices_vigentes(conexion)[0].version + 1
-    _matriz_a_mano(conexion, None, version, "sustitucion")
-    falta = faltas_en_base(conexion)[0]
-    assert falta.startswith(
-        f"la matriz de autoridad por defecto (versión {version}) no tiene filas para la regla «reembolso»")
-    # La de antes no se mira: la relee solo quien decidió con ella.
+    version = _matriz_a_mano(conexion, None, sin="reembolso")
+    (falta,) = faltas_en_base(conexion)
+    assert falta.startswith(f"la matriz de autoridad por defecto (versión {version}) no tiene filas para la regla «reembolso»")
+    # Las de antes no se miran: las relee solo quien decidió con ellas.
     with pytest.raises(ErrorConfiguracion, match="por defecto"):
         comprobar_operaciones(conexion)
