@@ -36,9 +36,10 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO, REENVIO
 from herramientas import envoltorios
 from herramientas.envoltorios import Dependencias
+from herramientas.reenvios import crear_reenviar
 
 __all__ = [
     "CONSULTAR_ENCARGADO",
@@ -46,6 +47,7 @@ __all__ = [
     "CONSULTAR_POLITICA",
     "DECISIONES_VALIDAS",
     "REEMBOLSAR",
+    "REENVIAR",
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
     "SUSTITUIR",
@@ -59,6 +61,7 @@ CONSULTAR_POLITICA = "consultar_politica"
 STOCK_ALTERNATIVAS = "stock_alternativas"
 REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
+REENVIAR = REENVIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
 
 
@@ -245,6 +248,13 @@ REGISTRO = Registro(
             CAMBIO,
             nombre=SUSTITUIR,
             crear=envoltorios.crear_sustituir,
+            reintento_seguro=True,
+            max_por_turno=2,
+        ),
+        Herramienta.de_operacion(
+            REENVIO,
+            nombre=REENVIAR,
+            crear=crear_reenviar,
             reintento_seguro=True,
             max_por_turno=2,
         ),

@@ -27,7 +27,7 @@ from .fabricas import crear_pedido
 
 D = Decimal
 # Lo que una base anterior al libro no puede tener todavía: el libro y lo que lo lee.
-DESPUES_DEL_LIBRO = ("007_libro.sql", "015_efectos.sql")
+DESPUES_DEL_LIBRO = ("007_libro.sql", "015_efectos.sql", "017_reenvio.sql")
 
 REEMBOLSO_ANTIGUO_SQL = """
 INSERT INTO reembolsos (clave_idempotencia, thread_id, tool_call_id, pedido_id, cliente_id, tienda,

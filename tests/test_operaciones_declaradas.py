@@ -160,7 +160,9 @@ def test_las_operaciones_no_comparten_nombre_regla_herramienta_ni_tabla():
 
 
 def test_la_vista_efectos_de_la_migracion_es_la_de_las_declaraciones():
-    migracion = (RAIZ / "sql" / "015_efectos.sql").read_text(encoding="utf-8")
+    # La última migración que (re)crea la vista: cada operación nueva la vuelve a crear.
+    ultima = [r for r in sorted((RAIZ / "sql").glob("*.sql")) if "VIEW efectos" in r.read_text(encoding="utf-8")][-1]
+    migracion = ultima.read_text(encoding="utf-8")
     assert vista_efectos_sql(OPERACIONES) in migracion
 
 

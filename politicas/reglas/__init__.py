@@ -15,6 +15,7 @@ from types import MappingProxyType
 from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla
 from politicas.reglas.consulta import CONSULTA, MOTIVO_CONSULTA
 from politicas.reglas.reembolso import MOTIVO_IMPORTE_NO_VALIDO, REEMBOLSO
+from politicas.reglas.reenvio import REENVIO
 from politicas.reglas.sustitucion import SUSTITUCION
 
 __all__ = [
@@ -26,4 +27,4 @@ __all__ = [
     "Regla",
 ]
 
-REGLAS: Mapping[str, Regla] = MappingProxyType({r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA)})
+REGLAS: Mapping[str, Regla] = MappingProxyType({r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, REENVIO)})
