@@ -26,7 +26,9 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from agente.modelo_offline import redaccion
 from agente.modelo_offline.lectura import (
+    RE_ROTO,
     Deseo,
+    normalizar,
     Tarea,
     leer_deseo,
     lineas_mencionadas,
@@ -36,12 +38,13 @@ from agente.modelo_offline.lectura import (
 )
 from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO, REENVIO
 from herramientas.registro import (
     CONSULTAR_ENCARGADO,
     CONSULTAR_PEDIDO,
     CONSULTAR_POLITICA,
     REEMBOLSAR,
+    REENVIAR,
     REGISTRO,
     STOCK_ALTERNATIVAS,
     SUSTITUIR,
@@ -229,6 +232,35 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     )
 
 
+def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
+    """«No me ha llegado»: todo lo que no llegó (o lo que nombre); «llegó roto, mandadme
+    otro»: una unidad de lo que nombre. Sin enviar o cancelado se dice sin llamar a nada."""
+    hechas = [ll for ll in ctx.llamadas if ll.nombre == REENVIAR
+              and str(ll.args.get("pedido", "")).upper() == str(tarea.pedido or "").upper()]
+    if tarea.pedido and hechas:
+        return _fin("\n".join(redaccion.reenvio(tarea.pedido, llamada) for llamada in hechas))
+    pedido = _pedido_consultado(tarea, ctx, "tramitar el reenvío")
+    if isinstance(pedido, Paso):
+        return pedido
+    if pedido.get("estado") in ("pendiente", "cancelado"):  # la herramienta lo rechazaría
+        return _fin(redaccion.reenvio_no_posible(tarea.pedido, pedido.get("estado")))
+    roto = bool(RE_ROTO.search(normalizar(tarea.texto)))
+    todas = _lineas(pedido)
+    elegidas = lineas_mencionadas(todas, tarea.texto)
+    if not elegidas and (len(todas) == 1 or not roto):
+        elegidas = todas  # un solo producto, o no ha llegado nada del pedido
+    if not elegidas or (roto and len(elegidas) != 1):
+        return _fin(redaccion.elegir_producto_reenvio(tarea.pedido, todas))
+    motivo = "llego_roto" if roto else "no_llego"
+    llamadas = [
+        ctx.pedir(REENVIAR, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
+                             "unidades": 1 if roto else int(linea.get("unidades") or 1),
+                             "motivo": motivo, "descripcion": tarea.texto.strip()[:500]})
+        for linea in elegidas
+    ]
+    return llamadas  # una por línea: van juntas en un mensaje (una sola revisión)
+
+
 def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_ENCARGADO)
     if llamada is None:
@@ -245,10 +277,12 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
     return _fin(redaccion.condiciones(llamada.resultado))
 
 
-PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
+# Una tarea da un paso o, si toca varias líneas a la vez (un reenvío), una lista.
+PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
     "estado": _paso_estado,
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
+    REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),
@@ -283,4 +317,8 @@ def planificar(mensajes: Sequence[BaseMessage], herramientas: set[str] | None = 
         return Plan(texto=redaccion.AYUDA)
     ctx = Contexto(llamadas=llamadas_desde(mensajes[ultimo + 1:]), disponibles=herramientas)
     pendientes = tareas(texto_de(mensajes[ultimo]), mensajes[:ultimo])
-    return _agrupar([PASOS[tarea.tipo](tarea, ctx) for tarea in pendientes])
+    pasos: list[Paso] = []
+    for tarea in pendientes:
+        paso = PASOS[tarea.tipo](tarea, ctx)
+        pasos.extend(paso if isinstance(paso, list) else [paso])
+    return _agrupar(pasos)
