@@ -181,7 +181,7 @@ HISTORIAL_REENVIOS_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
              AND v.creado >= now() - make_interval(days => %(dias)s)), '[]')"""
 
 INSTANTANEA_REENVIOS_SQL = """
-SELECT pedido_id AS pedido, linea, sku, unidades, motivo, valor, vez
+SELECT pedido_id AS pedido, linea, sku, unidades, motivo, valor::text AS valor, vez
 FROM reenvios ORDER BY pedido_id, linea, vez
 """
 
