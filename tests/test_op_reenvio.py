@@ -59,7 +59,8 @@ def _texto(respuesta: dict) -> str:
 
 
 def _stock(bd_url: str, tienda: str, sku: str) -> int:
-    return uno(bd_url, f"SELECT unidades FROM stock WHERE tienda = '{tienda}' AND sku = '{sku}'")
+    return sql(bd_url, "SELECT unidades FROM stock WHERE tienda = %(t)s AND sku = %(s)s",
+               {"t": tienda, "s": sku})[0]["unidades"]
 
 
 def _reenvios(bd_url: str) -> list[dict]:
@@ -101,7 +102,8 @@ def test_no_me_ha_llegado_se_reenvia_solo_sin_cargo_y_la_unidad_queda_compensada
     # La unidad reenviada ya no se reembolsa: no queda nada reembolsable en el pedido.
     pedido = http.get("/api/pedidos", headers=cab(tok("C-0012"))).json()
     assert any(p.get("id", p.get("pedido")) == PERDIDO for p in pedido)
-    assert uno(bd_url, f"SELECT reembolsable FROM elegibilidad_pedidos WHERE pedido_id = '{PERDIDO}'") == 0
+    assert sql(bd_url, "SELECT reembolsable FROM elegibilidad_pedidos WHERE pedido_id = %(p)s",
+               {"p": PERDIDO})[0]["reembolsable"] == 0
 
 
 def test_enviado_ayer_no_llega_tarde_y_el_cliente_lee_cuando_esperarlo(http, tok, bd_url):
@@ -214,6 +216,13 @@ def test_llego_roto_y_quiere_otro_se_reenvia_una_unidad(http, tok, bd_url):
     (fila,) = _reenvios(bd_url)
     assert (fila["linea"], fila["motivo"], fila["valor"]) == (1, "llego_roto", Decimal("25.00"))
     assert _libro(bd_url, ENTREGADO) == [(1, 1, Decimal("25.00"), True)]
+    # La unidad reenviada cuenta como compensada: ya no se reembolsa ni se cambia.
+    _, r = _hablar(http, tok, "C-0012", f"Quiero devolver la tostadora del pedido {ENTREGADO} porque no me gusta")
+    assert "supera lo reembolsable de las líneas indicadas (0,00 EUR)" in _texto(r)
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 0
+    _, r = _hablar(http, tok, "C-0012", f"Quiero cambiar la tostadora del pedido {ENTREGADO} por otra más barata")
+    assert "cada unidad se compensa una sola vez" in _texto(r)
+    assert uno(bd_url, "SELECT count(*) FROM sustituciones") == 0
 
 
 def test_un_pedido_sin_enviar_no_se_reenvia(http, tok, bd_url):

@@ -28,10 +28,10 @@ from agente.modelo_offline import redaccion
 from agente.modelo_offline.lectura import (
     RE_ROTO,
     Deseo,
-    normalizar,
     Tarea,
     leer_deseo,
     lineas_mencionadas,
+    normalizar,
     puntuacion,
     tareas,
     texto_de,
