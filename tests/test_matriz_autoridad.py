@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from agente.autoridad import ambito_firmante, darse_de_baja, fijar_matriz, historial_matriz
 from agente.demo import cargar_demo
 from agente.nucleo.errores import Prohibido
+from agente.nucleo.operaciones import OPERACIONES
 from politicas.matriz_autoridad import (
     Matriz,
     Requisito,
@@ -190,19 +191,24 @@ def test_recoger_firmas_aceptadas_de_una_en_una_acaba_completo(matriz, importe, 
 # --- En la base: la matriz por defecto, versiones por tienda -------------------------
 
 def test_la_migracion_trae_la_matriz_por_defecto_del_enunciado(conexion):
+    # La versión 1 es la del enunciado; cada operación nueva sube una versión con sus filas.
+    primera = leer_matriz(conexion, tienda=None, version=1)
     matriz = leer_matriz(conexion, tienda="talavera")
-    assert matriz.tienda is None and matriz.version == 1 and matriz.creada_por == "sistema"
+    assert matriz.tienda is None and primera.version == 1 and matriz.creada_por == "sistema"
     assert matriz.roles == ROLES
     for regla in ("reembolso", "sustitucion"):
-        assert dict(matriz.limites[regla]) == {
-            "encargado": D("300.00"), "gerente": D("1000.00"), "regional": None,
-        }
-        assert matriz.dos_firmas_por_encima[regla] == D("500.00")
+        for version in (primera, matriz):
+            assert dict(version.limites[regla]) == {
+                "encargado": D("300.00"), "gerente": D("1000.00"), "regional": None,
+            }
+            assert version.dos_firmas_por_encima[regla] == D("500.00")
+    for op in OPERACIONES:
+        assert dict(matriz.limites[op.regla]) == dict(op.matriz.limites)
 
 
 def _limites(encargado: str) -> dict:
     por_rol = {"encargado": D(encargado), "gerente": D("1000"), "regional": None}
-    return {"reembolso": por_rol, "sustitucion": por_rol}
+    return {op.regla: por_rol for op in OPERACIONES}  # cada operación declarada, sus filas
 
 
 def test_cada_cambio_de_la_matriz_es_una_version_nueva_y_las_viejas_se_leen_igual(conexion):

@@ -11,6 +11,7 @@ from psycopg_pool import ConnectionPool
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.operaciones import OPERACIONES
 from agente.nucleo.puertos import FuentePolitica
 from herramientas import REGISTRO, Herramienta, crear_herramientas
 from herramientas.pasarela import PasarelaSimulada
@@ -65,7 +66,7 @@ def fila_evaluacion(pool, tool_call_id: str) -> dict:
 
 def test_cada_regla_del_registro_existe_en_politicas():
     nombradas = {r for r in REGISTRO.reglas().values() if r is not None}
-    assert nombradas == {"reembolso", "sustitucion", "consulta"}
+    assert nombradas == {"consulta"} | {op.regla for op in OPERACIONES}
     assert nombradas <= set(REGLAS)
     # Las herramientas sin decisiones figuran con None: la política no les pide firma.
     assert REGISTRO.reglas()["consultar_pedido"] is None

@@ -30,6 +30,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from agente.nucleo.operaciones import por_regla
 from politicas.defectos import DEFECTOS, instantanea
 from politicas.gobierno import (
     Cambio,
@@ -138,6 +139,17 @@ def _comprobar_version(fila, matriz: Matriz, difs, propia: Any, hallazgos: dict[
             [f"sube el límite de su propio rol ({rol}): {t}" for t in propios] + fuera)))
 
 
+def _llegada_de_operacion(dif, anterior: Matriz, nueva: Matriz) -> bool:
+    """Las filas de una regla que la versión anterior no tenía, con los límites por defecto
+    que declara su operación (``EnMatriz``): las trae la migración de una operación nueva
+    (o ``completar_matrices``), no amplía nada que existiera. Con otros valores, sí cuenta."""
+    operacion = por_regla(dif.regla)
+    if operacion is None or dif.regla in anterior.limites:
+        return False
+    return (dict(nueva.limites.get(dif.regla, {})) == dict(operacion.matriz.limites)
+            and nueva.dos_firmas_por_encima.get(dif.regla) == operacion.matriz.dos_firmas_por_encima)
+
+
 class _Matrices:
     """Las versiones de la matriz, para saber cuál estaba vigente en cada tienda y momento."""
 
@@ -169,7 +181,7 @@ def auditar_politica(conexion: psycopg.Connection) -> dict[str, list[dict[str, A
                 continue  # la primera: la de alta
             nueva = _matriz(fila["datos"])
             cambio = Cambio(umbrales={}, limites=nueva.limites, dos_firmas=nueva.dos_firmas_por_encima)
-            difs = diferencias({}, anterior, cambio)
+            difs = [d for d in diferencias({}, anterior, cambio) if not _llegada_de_operacion(d, anterior, nueva)]
             _comprobar_version(fila, anterior, difs, fila["solicitud_matriz"] == fila["id"], hallazgos)
     previa: dict[str, Any] | None = None
     for fila in conexion.execute(SELECT_VERSIONES_UMBRALES_SQL).fetchall():
