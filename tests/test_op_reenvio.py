@@ -21,6 +21,7 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.operaciones import REENVIO
 from agente.servicio.auditoria import informe
 from agente.web.auth import emitir_token
+from herramientas.envoltorios import Dependencias
 
 from .fabricas import uno
 from .test_web_api import ajustes, http  # noqa: F401 - fixtures
@@ -257,3 +258,21 @@ INSERT INTO reenvios (clave_idempotencia, thread_id, tool_call_id, pedido_id, cl
 VALUES (%(clave)s, %(thread_id)s, %(tool_call_id)s, %(pedido)s, %(cliente)s, 'madrid-centro', 1, %(sku)s, 1,
         'no_llego', %(valor)s, 1)
 """
+
+
+def test_el_esquema_de_reenviar_que_ve_el_modelo():
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from herramientas.reenvios import crear_reenviar
+
+    funcion = convert_to_openai_tool(crear_reenviar(Dependencias(pool=None, pasarela=None)))["function"]
+    parametros = funcion["parameters"]
+    assert set(parametros["properties"]) == {"pedido", "linea", "unidades", "motivo", "descripcion"}
+    assert set(parametros["required"]) == {"pedido", "linea", "motivo"}
+    assert parametros["properties"]["motivo"]["enum"] == ["no_llego", "llego_roto"]
+    assert "runtime" not in str(parametros)
+    # Lo que el modelo necesita saber: sin cargo, sin pasarela, compensa, plazo de reparto, sin stock.
+    for frase in ("sin ningún cargo", "No cobra ni devuelve dinero", "ya no se podrán reembolsar ni cambiar",
+                  "aún no llega tarde", "ofrece al cliente el reembolso", "Nunca le digas al cliente códigos"):
+        assert frase in funcion["description"], frase
+    assert "\n    " not in funcion["description"]
