@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agente.bd.pool import KWARGS_CONEXION
+from agente.nucleo.operaciones import OPERACIONES
 from agente.web.app import crear_app
 from agente.web.auth import emitir_token
 
@@ -65,8 +66,10 @@ def _reembolsos(url: str) -> list[Decimal]:
 def test_350_lo_rechaza_el_encargado_con_su_limite_y_lo_aplica_el_gerente(http, como, ajustes):
     hilo = _pausa(http, como, "C-0009", PEDIDO_350)
     tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()
+    # La versión vigente de la matriz por defecto (cada operación nueva trae la suya).
+    (vigente,) = sql(ajustes.database_url, "SELECT max(version) AS v FROM matrices_autoridad WHERE tienda IS NULL")
     assert tarjeta["requisito"] == {"firmas_necesarias": 1, "rol_minimo": "gerente", "importe": "350.00",
-                                    "texto": "necesita gerente", "version_matriz": 1}
+                                    "texto": "necesita gerente", "version_matriz": vigente["v"]}
     assert tarjeta["firmas"] == []
     r = _decidir(http, como, hilo, "enc-talavera")
     assert r.status_code == 403, r.text
@@ -161,7 +164,7 @@ def test_una_aprobacion_que_espera_bajo_la_version_1_se_decide_bajo_la_1(http, c
         nueva = fijar_matriz(
             c, tienda="talavera", autor="ger-talavera", motivo="temporada",
             limites={r: {"encargado": Decimal("400"), "gerente": Decimal("1000"), "regional": None}
-                     for r in ("reembolso", "sustitucion")},
+                     for r in ("reembolso", "sustitucion", *(op.regla for op in OPERACIONES))},
             dos_firmas_por_encima={"reembolso": Decimal("500"), "sustitucion": Decimal("500")},
         )
     assert nueva.version == 1 and nueva.tienda == "talavera"  # la primera propia de la tienda
