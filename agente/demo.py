@@ -174,7 +174,21 @@ PEDIDOS_VALE = [
     PedidoDemo("P-20261012-0099", "C-0003", 4, "entregado", 2, (("VAJ-001", 1),)),
 ]
 
-PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO + PEDIDOS_CANCELACION + PEDIDOS_VALE
+# -- Reenvíos (issue 27, sql/017): pedidos enviados y cuándo salieron ----------------------
+PEDIDOS_REENVIO = [
+    # Lámpara de 40 EUR enviada hace 6 días (más de los 3 de reparto): «no me ha llegado» ->
+    # se reenvía sola (Madrid-Centro tiene stock).
+    PedidoDemo("P-20261010-0300", "C-0012", 7, "enviado", None, (("ILU-001", 1),)),
+    # Cuchillos enviados ayer: aún no llegan tarde; no se reenvía nada.
+    PedidoDemo("P-20261011-0310", "C-0008", 2, "enviado", None, (("MEN-005", 1),)),
+    # Cafetera de 120 EUR enviada hace 8 días: el reenvío pasa del límite (50 EUR): encargado.
+    PedidoDemo("P-20261009-0120", "C-0010", 9, "enviado", None, (("CAF-001", 1),)),
+]
+# Días desde el envío de los pedidos enviados que lo necesitan fijo; el resto de pedidos
+# enviados o entregados salió el día después de la compra (nunca después de la entrega).
+DIAS_DESDE_ENVIO = {"P-20261010-0300": 6, "P-20261011-0310": 1, "P-20261009-0120": 8}
+
+PEDIDOS = PEDIDOS_CLAVE + PEDIDOS_RELLENO + PEDIDOS_CANCELACION + PEDIDOS_VALE + PEDIDOS_REENVIO
 
 # Devoluciones históricas (ya resueltas fuera del agente): C-0005 tiene dos recientes.
 DEVOLUCIONES = [
@@ -271,6 +285,17 @@ VALUES (%(pedido_id)s, %(linea)s, %(sku)s, %(unidades)s, %(precio)s)
 ON CONFLICT (pedido_id, linea) DO UPDATE
 SET sku = EXCLUDED.sku, unidades = EXCLUDED.unidades, precio_unitario = EXCLUDED.precio_unitario
 """
+HAY_ENVIADO_EN_SQL = """
+SELECT EXISTS (SELECT 1 FROM information_schema.columns
+               WHERE table_name = 'pedidos' AND column_name = 'enviado_en') AS hay
+"""
+FIJAR_ENVIO_SQL = """
+UPDATE pedidos SET enviado_en = CASE
+    WHEN estado NOT IN ('enviado', 'entregado') THEN NULL
+    WHEN %(dias)s::int IS NOT NULL THEN now() - make_interval(days => %(dias)s::int)
+    ELSE least(fecha + interval '1 day', coalesce(entregado_en, now())) END
+WHERE id = %(id)s
+"""
 BORRAR_DEVOLUCIONES_DEMO_SQL = """
 DELETE FROM devoluciones WHERE reembolso_id IS NULL AND pedido_id = ANY(%(pedidos)s)
 """
@@ -357,6 +382,11 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
             hay_direcciones = pregunta.execute(HAY_DIRECCIONES_SQL).fetchone()[0]
         if hay_direcciones:
             _cargar_direcciones(cur)
+        # Reenvíos: la fecha de envío, coherente con el estado y la entrega (una base anterior
+        # a sql/017, la de las pruebas de migración, aún no tiene la columna).
+        hay = cur.execute(HAY_ENVIADO_EN_SQL).fetchone()
+        if (hay["hay"] if isinstance(hay, dict) else hay[0]):
+            cur.executemany(FIJAR_ENVIO_SQL, [{"id": p.id, "dias": DIAS_DESDE_ENVIO.get(p.id)} for p in PEDIDOS])
         cur.execute(BORRAR_DEVOLUCIONES_DEMO_SQL, {"pedidos": [p for p, *_ in DEVOLUCIONES]})
         cur.executemany(
             INSERT_DEVOLUCION_SQL,

@@ -36,9 +36,10 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO, VALE
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO, REENVIO, VALE
 from herramientas import cancelaciones, direcciones, envoltorios, vales
 from herramientas.envoltorios import Dependencias
+from herramientas.reenvios import crear_reenviar
 
 __all__ = [
     "CAMBIAR_DIRECCION",
@@ -48,6 +49,7 @@ __all__ = [
     "CONSULTAR_POLITICA",
     "DECISIONES_VALIDAS",
     "REEMBOLSAR",
+    "REENVIAR",
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
     "SUSTITUIR",
@@ -64,6 +66,7 @@ REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
 CAMBIAR_DIRECCION = DIRECCION.herramienta
 CANCELAR_PEDIDO = CANCELACION.herramienta
+REENVIAR = REENVIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
 COMPENSAR_CON_VALE = VALE.herramienta
 
@@ -251,6 +254,13 @@ REGISTRO = Registro(
             CAMBIO,
             nombre=SUSTITUIR,
             crear=envoltorios.crear_sustituir,
+            reintento_seguro=True,
+            max_por_turno=2,
+        ),
+        Herramienta.de_operacion(
+            REENVIO,
+            nombre=REENVIAR,
+            crear=crear_reenviar,
             reintento_seguro=True,
             max_por_turno=2,
         ),

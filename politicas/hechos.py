@@ -139,6 +139,24 @@ CATALOGO: Mapping[str, Hecho] = {
             "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_nuevo)s::text)",
             frozenset({"sku_nuevo"}),
         ),
+        # Reenvío (sql/017): días desde que salió el pedido y la línea que se reenvía, con
+        # sus unidades libres y ya reenviadas en el libro, los reenvíos previos de la línea
+        # y el stock del producto en la tienda del pedido.
+        Hecho("enviado_en", "p.enviado_en"),
+        Hecho("dias_enviado", "floor(extract(epoch FROM now() - p.enviado_en) / 86400)::int"),
+        Hecho(
+            "linea_reenvio",
+            "(SELECT jsonb_build_object('sku', l.sku, 'nombre', pr.nombre,"
+            " 'precio', l.precio_unitario::text, 'unidades', l.unidades, 'libres', ll.unidades_libres,"
+            " 'reenviadas', (SELECT count(*) FROM compensaciones_unidad c WHERE c.pedido_id = l.pedido_id"
+            " AND c.linea = l.linea AND c.reenvio_id IS NOT NULL),"
+            " 'reenvios', (SELECT count(*) FROM reenvios r WHERE r.pedido_id = l.pedido_id AND r.linea = l.linea),"
+            " 'stock', coalesce((SELECT s.unidades FROM stock s WHERE s.tienda = p.tienda AND s.sku = l.sku), 0))"
+            " FROM lineas_pedido l JOIN productos pr ON pr.sku = l.sku"
+            " JOIN libro_lineas ll ON ll.pedido_id = l.pedido_id AND ll.linea = l.linea"
+            " WHERE l.pedido_id = p.id AND l.linea = %(linea)s::int)",
+            frozenset({"linea"}),
+        ),
     )
 }
 

@@ -141,6 +141,16 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             nombre="vale_dias_caducidad", tipo="entero", unidad="días", minimo=30, maximo=1095,
             defecto=VALE_DIAS_CADUCIDAD_DEFECTO, endurece="bajar",
             descripcion="Días que vale un vale de compensación desde que se emite."),
+        # Reenvío (sql/017): el valor de cada unidad que sale sin firma, y desde cuándo un
+        # pedido enviado cuenta como perdido (menos días = se reenvía antes: endurece al subir).
+        ValorPolitica(
+            nombre="limite_reenvio", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
+            maximo=DINERO_MAXIMO, defecto=Decimal("50.00"), endurece="bajar", regla="reenvio",
+            descripcion="Un reenvío de una unidad que vale más pide firma."),
+        ValorPolitica(
+            nombre="dias_reparto_maximos", tipo="entero", unidad="días", minimo=1, maximo=60,
+            defecto=3, endurece="subir",
+            descripcion="Días de reparto tras el envío; pasados, un pedido sin entregar cuenta como perdido."),
     )
 })
 

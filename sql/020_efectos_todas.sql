@@ -20,6 +20,11 @@ SELECT 'cancelacion'::text AS tipo, id::bigint, numero::text, thread_id::text, t
        aprobado_por::text, creada::timestamptz AS creado
 FROM cancelaciones
 UNION ALL
+SELECT 'reenvio'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
+       pedido_id::text, cliente_id::text, tienda::text, valor::numeric(12,2) AS importe,
+       aprobado_por::text, creado::timestamptz AS creado
+FROM reenvios
+UNION ALL
 SELECT 'vale'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
        pedido_id::text, cliente_id::text, tienda::text, importe::numeric(12,2) AS importe,
        aprobado_por::text, creado::timestamptz AS creado

@@ -28,6 +28,7 @@ __all__ = [
     "PATRONES",
     "RE_PEDIDO",
     "RE_PROPUESTA",
+    "RE_ROTO",
     "RE_SKU",
     "INTENCIONES",
     "Deseo",
@@ -76,6 +77,11 @@ RE_PROPUESTA = re.compile(
 )
 RE_SI = re.compile(r"^\W*(?:si|vale|de acuerdo|confirmo|adelante|hazlo|perfecto|ok|claro)\b")
 RE_NO = re.compile(r"^\W*(?:no|mejor no|dejalo|olvidalo|cancela\w*|nada)\b")
+# «Llegó roto» frente a «no llegó» en un reenvío (sobre texto normalizado).
+RE_ROTO = re.compile(
+    r"\b(?:rot[oa]s?|romp\w*|destroz\w*|inservible\w*|aplastad\w*|mal estado|hech[oa]s? pedazos|"
+    r"no funciona\w*|no va\b|defectuos\w*|estropead\w*)"
+)
 RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]s?)\b")
 
 # Palabras de los nombres de producto que no sirven para distinguir una línea de otra.

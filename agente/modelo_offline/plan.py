@@ -29,11 +29,13 @@ from agente.modelo_offline import direccion, redaccion
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
     RE_PEDIDO,
+    RE_ROTO,
     Deseo,
     Tarea,
     leer_deseo,
     limpiar_cola,
     lineas_mencionadas,
+    normalizar,
     puntuacion,
     tareas,
     texto_de,
@@ -45,6 +47,7 @@ from agente.nucleo.operaciones import (
     CANCELACION,
     DIRECCION,
     REEMBOLSO,
+    REENVIO,
     VALE,
     VALE_IMPORTE_MAX_DEFECTO,
     VALE_PORCENTAJE_MAX_DEFECTO,
@@ -57,6 +60,7 @@ from herramientas.registro import (
     CONSULTAR_PEDIDO,
     CONSULTAR_POLITICA,
     REEMBOLSAR,
+    REENVIAR,
     REGISTRO,
     STOCK_ALTERNATIVAS,
     SUSTITUIR,
@@ -271,6 +275,35 @@ def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
     return ctx.pedir(CANCELAR_PEDIDO, {"pedido": tarea.pedido, "importe": dinero.texto(importe), "motivo": motivo})
 
 
+def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
+    """«No me ha llegado»: todo lo que no llegó (o lo que nombre); «llegó roto, mandadme
+    otro»: una unidad de lo que nombre. Sin enviar o cancelado se dice sin llamar a nada."""
+    hechas = [ll for ll in ctx.llamadas if ll.nombre == REENVIAR
+              and str(ll.args.get("pedido", "")).upper() == str(tarea.pedido or "").upper()]
+    if tarea.pedido and hechas:
+        return _fin("\n".join(redaccion.reenvio(tarea.pedido, llamada) for llamada in hechas))
+    pedido = _pedido_consultado(tarea, ctx, "tramitar el reenvío")
+    if isinstance(pedido, Paso):
+        return pedido
+    if pedido.get("estado") in ("pendiente", "cancelado"):  # la herramienta lo rechazaría
+        return _fin(redaccion.reenvio_no_posible(tarea.pedido, pedido.get("estado")))
+    roto = bool(RE_ROTO.search(normalizar(tarea.texto)))
+    todas = _lineas(pedido)
+    elegidas = lineas_mencionadas(todas, tarea.texto)
+    if not elegidas and (len(todas) == 1 or not roto):
+        elegidas = todas  # un solo producto, o no ha llegado nada del pedido
+    if not elegidas or (roto and len(elegidas) != 1):
+        return _fin(redaccion.elegir_producto_reenvio(tarea.pedido, todas))
+    motivo = "llego_roto" if roto else "no_llego"
+    llamadas = [
+        ctx.pedir(REENVIAR, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
+                             "unidades": 1 if roto else int(linea.get("unidades") or 1),
+                             "motivo": motivo, "descripcion": tarea.texto.strip()[:500]})
+        for linea in elegidas
+    ]
+    return llamadas  # una por línea: van juntas en un mensaje (una sola revisión)
+
+
 def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_ENCARGADO)
     if llamada is None:
@@ -326,13 +359,15 @@ def _paso_vale(tarea: Tarea, ctx: Contexto) -> Paso:
                                           "importe": dinero.texto(importe), "motivo": motivo})
 
 
-PASOS: dict[str, Callable[[Tarea, Contexto], Paso]] = {
+# Una tarea da un paso o, si toca varias líneas a la vez (un reenvío), una lista.
+PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
     VALE.offline.intencion: _paso_vale,
     "estado": _paso_estado,
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
     DIRECCION.offline.intencion: _paso_direccion,
     CANCELACION.offline.intencion: _paso_cancelacion,
+    REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),
@@ -367,4 +402,8 @@ def planificar(mensajes: Sequence[BaseMessage], herramientas: set[str] | None = 
         return Plan(texto=redaccion.AYUDA)
     ctx = Contexto(llamadas=llamadas_desde(mensajes[ultimo + 1:]), disponibles=herramientas)
     pendientes = tareas(texto_de(mensajes[ultimo]), mensajes[:ultimo])
-    return _agrupar([PASOS[tarea.tipo](tarea, ctx) for tarea in pendientes])
+    pasos: list[Paso] = []
+    for tarea in pendientes:
+        paso = PASOS[tarea.tipo](tarea, ctx)
+        pasos.extend(paso if isinstance(paso, list) else [paso])
+    return _agrupar(pasos)

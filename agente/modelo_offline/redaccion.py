@@ -15,7 +15,7 @@ from typing import Any
 from agente.modelo_offline.lectura import limpiar_cola
 from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO, VALE
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO, REENVIO, VALE
 
 __all__ = [
     "AYUDA",
@@ -33,7 +33,10 @@ __all__ = [
     "opciones_de_cambio",
     "pedir_pedido",
     "pedido_no_consultado",
+    "elegir_producto_reenvio",
     "reembolso",
+    "reenvio",
+    "reenvio_no_posible",
     "respuesta_encargado",
     "sin_alternativas",
     "sin_encaje",
@@ -400,3 +403,36 @@ def vale(pedido: str | None, llamada: Llamada) -> str:
     if datos.get("repetido"):
         return f"Ese vale ya estaba emitido: {detalle[0].upper()}{detalle[1:]}"
     return f"Te he dado {detalle}"
+
+
+# ---------------------------------------------------------------- reenvío
+
+
+def reenvio_no_posible(pedido: str | None, estado: Any) -> str:
+    if estado == "cancelado":
+        return f"El pedido {pedido} está cancelado, así que no hay nada que reenviar."
+    return (
+        f"El pedido {pedido} aún no ha salido de la tienda, así que no hay nada que reenviar: "
+        "te avisaremos cuando se envíe."
+    )
+
+
+def elegir_producto_reenvio(pedido: str | None, lineas_pedido: Sequence[dict]) -> str:
+    # Sin códigos de producto: el cliente reconoce los nombres.
+    nombres = "; ".join(f"{linea.get('unidades', 1)} × {linea.get('nombre')}" for linea in lineas_pedido)
+    return f"¿Qué producto del pedido {pedido} hay que reenviarte? Contiene: {nombres}."
+
+
+def reenvio(pedido: str | None, llamada: Llamada) -> str:
+    palabra, clave = REENVIO.offline.palabra, REENVIO.offline.clave_numero
+    datos = _ejecutada(palabra, clave, pedido, llamada)
+    if isinstance(datos, str):
+        return datos
+    unidades = datos.get("unidades")
+    cuantas = "1 unidad" if unidades == 1 else f"{unidades} unidades"
+    que = (f"te enviamos otra vez «{datos.get('producto')}» ({cuantas}) desde nuestra tienda de "
+           f"{datos.get('tienda')}, sin ningún cargo: no se te cobra nada")
+    pedido_final = datos.get("pedido", pedido)
+    if datos.get("repetido"):
+        return f"Ese reenvío ya estaba tramitado: {datos[clave]} del pedido {pedido_final}; {que}."
+    return f"He tramitado el reenvío {datos[clave]} del pedido {pedido_final}: {que}."

@@ -17,6 +17,7 @@ from politicas.reglas.cancelacion import CANCELACION
 from politicas.reglas.consulta import CONSULTA, MOTIVO_CONSULTA
 from politicas.reglas.direccion import DIRECCION
 from politicas.reglas.reembolso import MOTIVO_IMPORTE_NO_VALIDO, REEMBOLSO
+from politicas.reglas.reenvio import REENVIO
 from politicas.reglas.sustitucion import SUSTITUCION
 from politicas.reglas.vale import VALE
 
@@ -29,4 +30,4 @@ __all__ = [
     "Regla",
 ]
 
-REGLAS: Mapping[str, Regla] = MappingProxyType({r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, VALE, DIRECCION)})
+REGLAS: Mapping[str, Regla] = MappingProxyType({r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, REENVIO, VALE, DIRECCION)})

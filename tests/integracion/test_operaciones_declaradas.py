@@ -265,6 +265,7 @@ def test_una_matriz_de_tienda_sin_una_regla_no_arranca_el_servicio(conexion, bd_
 
     assert faltas_en_base(conexion) == []
     _matriz_a_mano(conexion, "talavera", sin="sustitucion")
+    # Todas las reglas declaradas menos la sustitución: una sola falta, la suya.
     assert faltas_en_base(conexion) == [
         "la matriz de autoridad de la tienda talavera (versión 1) no tiene filas para la regla «sustitucion» "
         "de la operación sustitucion: sin ellas pediría un regional para cualquier importe"]
