@@ -174,11 +174,16 @@ def test_error_transitorio_de_base_de_datos_se_reintenta_sin_pagar_dos_veces(bd_
 def test_cada_herramienta_firmable_lista_sus_decisiones_y_las_de_lectura_no_se_firman():
     from herramientas import REGISTRO
 
-    # «respond» finge un resultado sin ejecutar: solo para la consulta al encargado.
+    # «respond» finge un resultado sin ejecutar: solo para la consulta al encargado. Editar,
+    # solo donde hay un importe que tenga sentido rebajar (reembolso y vale).
     assert REGISTRO.decisiones_permitidas() == {
         "reembolsar": ["approve", "edit", "reject"],
         "sustituir": ["approve", "reject"],
+        "reenviar": ["approve", "reject"],
         "consultar_encargado": ["respond"],
+        "cancelar_pedido": ["approve", "reject"],
+        "cambiar_direccion": ["approve", "reject"],
+        "compensar_con_vale": ["approve", "edit", "reject"],
     }
 
 

@@ -168,8 +168,10 @@ def test_los_hilos_del_agente_no_dejan_empezar_lo_que_esperaba_al_empezar_la_par
         return resultados, hilos.borrowed_tokens
 
     resultados, prestados = anyio.run(principal)
-    assert sorted(resultados[:2]) == ["en curso 1", "en curso 2"]
-    assert resultados[2:] == ["en cola: rechazada", "después: rechazada"]
+    # El orden entre las que acaban y la que se rechaza depende del planificador (con la
+    # máquina cargada la de la cola puede no haber llegado a esperar): se mira qué pasó a cada una.
+    assert sorted(resultados) == ["después: rechazada", "en cola: rechazada", "en curso 1", "en curso 2"]
+    assert resultados[-1] == "después: rechazada"
     assert prestados == 0
 
 
