@@ -296,6 +296,12 @@ UPDATE pedidos SET enviado_en = CASE
     ELSE least(fecha + interval '1 day', coalesce(entregado_en, now())) END
 WHERE id = %(id)s
 """
+# Una referencia de pago de Stripe por pedido (sql/024): con AGENTE_PASARELA=stripe en modo de
+# prueba, los reembolsos de la demo van contra ella. No pisa una que ya tenga el pedido.
+FIJAR_REFERENCIA_PAGO_SQL = """
+UPDATE pedidos SET referencia_pago = 'pi_demo_' || lower(replace(id, '-', '_'))
+WHERE id = ANY(%(pedidos)s) AND referencia_pago IS NULL
+"""
 BORRAR_DEVOLUCIONES_DEMO_SQL = """
 DELETE FROM devoluciones WHERE reembolso_id IS NULL AND pedido_id = ANY(%(pedidos)s)
 """
@@ -387,6 +393,7 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
         hay = cur.execute(HAY_ENVIADO_EN_SQL).fetchone()
         if (hay["hay"] if isinstance(hay, dict) else hay[0]):
             cur.executemany(FIJAR_ENVIO_SQL, [{"id": p.id, "dias": DIAS_DESDE_ENVIO.get(p.id)} for p in PEDIDOS])
+        cur.execute(FIJAR_REFERENCIA_PAGO_SQL, {"pedidos": [p.id for p in PEDIDOS]})
         cur.execute(BORRAR_DEVOLUCIONES_DEMO_SQL, {"pedidos": [p for p, *_ in DEVOLUCIONES]})
         cur.executemany(
             INSERT_DEVOLUCION_SQL,

@@ -13,8 +13,8 @@ from herramientas.pasarela import (
     MovimientoPasarela,
     Pasarela,
     PasarelaSimulada,
-    pasarela_desde_ajustes,
 )
+from herramientas.pasarelas import pasarela_desde_ajustes
 from herramientas.registro import REGISTRO, Dependencias, Herramienta, Registro
 
 __all__ = [

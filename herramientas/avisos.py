@@ -23,12 +23,13 @@ __all__ = ["Aviso", "avisos_pendientes", "marcar_avisado"]
 
 SELECT_AVISOS_SQL = """
 SELECT m.tipo, m.id, m.referencia, m.importe, m.concepto, m.thread_id, m.pedido_id,
-       s.numero AS sustitucion, s.estado AS estado_sustitucion,
+       m.completado, m.estado, m.ultimo_error, s.numero AS sustitucion, s.estado AS estado_sustitucion,
        (SELECT r.numero FROM reembolsos r
          WHERE r.sustitucion_id = m.sustitucion_id AND r.concepto = 'anulacion') AS anulacion
 FROM libro_movimientos m
 LEFT JOIN sustituciones s ON s.id = m.sustitucion_id
-WHERE m.completado AND m.avisar AND m.avisado_en IS NULL
+WHERE (m.completado OR m.estado = 'caducado' OR m.requiere_persona)
+  AND m.avisar AND m.avisado_en IS NULL
 ORDER BY m.completado_en, m.tipo, m.id
 LIMIT %(limite)s
 """
@@ -50,6 +51,8 @@ class Aviso:
 def _texto_aviso(fila: dict) -> str:
     importe = dinero.eur(fila["importe"])
     ref, pedido, cambio = fila["referencia"], fila["pedido_id"], fila["sustitucion"]
+    if not fila.get("completado", True):
+        return _texto_no_completado(fila, importe)
     if fila["tipo"] == COBRO:
         if fila["estado_sustitucion"] == "anulada":
             return (
@@ -74,6 +77,29 @@ def _texto_aviso(fila: dict) -> str:
     return (
         f"Ya está hecho el reembolso {ref} de {importe} del pedido {pedido}: lo verás en tu "
         "medio de pago original en unos días."
+    )
+
+
+def _texto_no_completado(fila: dict, importe: str) -> str:
+    """Un enlace de pago caducado o un movimiento que el proveedor rechazó: la verdad."""
+    ref, pedido, cambio = fila["referencia"], fila["pedido_id"], fila["sustitucion"]
+    if fila["estado"] == "caducado":
+        return (
+            f"El enlace para pagar la diferencia de {importe} del cambio {cambio} del pedido "
+            f"{pedido} ha caducado sin pagarse: el cambio queda anulado y no se te ha cobrado "
+            "nada. Si aún lo quieres, pídenos el cambio otra vez."
+        )
+    motivo = f" ({fila['ultimo_error']})" if fila.get("ultimo_error") else ""
+    if fila["tipo"] == COBRO:
+        return (
+            f"No se ha podido cobrar la diferencia de {importe} del cambio {cambio} del pedido "
+            f"{pedido}{motivo}: el cambio sigue sin hacer. Una persona del equipo lo revisa y te "
+            "escribirá por aquí."
+        )
+    return (
+        f"El reembolso {ref} de {importe} del pedido {pedido} no se ha podido completar"
+        f"{motivo}: todavía no te hemos devuelto ese dinero. Una persona del equipo lo revisa "
+        "y te escribirá por aquí."
     )
 
 

@@ -29,13 +29,14 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo.errores import AprobacionCaducada, ErrorPasarela
-from herramientas import libro
-from herramientas.pasarela import COBRO, REEMBOLSO, Pasarela
+from herramientas import estados_proveedor, libro
+from herramientas.pasarela import CADUCADO, COBRO, COMPLETADO, EN_CURSO, REEMBOLSO, Pasarela
 
 __all__ = [
     "Confirmacion",
     "Movimiento",
     "ResultadoPendientes",
+    "aplicar",
     "apuntar_cobro",
     "apuntar_reembolso_de_sustitucion",
     "completar_pendientes",
@@ -96,14 +97,16 @@ RETURNING intentos, requiere_persona, marcado_en = now() AS recien_marcado
 
 MARCAR_EMITIDO_SQL = """
 UPDATE reembolsos SET estado = 'emitido', emitido_en = now(), ultimo_error = NULL,
-                      avisar = %(avisar)s
+                      avisar = %(avisar)s, avisado_en = NULL,
+                      id_proveedor = coalesce(%(id_proveedor)s, id_proveedor)
 WHERE id = %(id)s AND estado = 'pendiente'
 RETURNING id
 """
 
 CONFIRMAR_COBRO_SQL = """
 UPDATE cobros SET estado = 'confirmado', confirmado_en = now(), ultimo_error = NULL,
-                  avisar = %(avisar)s
+                  avisar = %(avisar)s, avisado_en = NULL,
+                  id_proveedor = coalesce(%(id_proveedor)s, id_proveedor)
 WHERE id = %(id)s AND estado = 'pendiente'
 RETURNING id
 """
@@ -194,6 +197,8 @@ class ResultadoPendientes:
     completados: list[Confirmacion] = field(default_factory=list)
     fallidos: list[Fallo] = field(default_factory=list)
     marcados: list[Fallo] = field(default_factory=list)  # marcados para una persona en esta pasada
+    en_curso: list[str] = field(default_factory=list)  # el proveedor aún no los termina
+    caducados: list[str] = field(default_factory=list)  # cobros por enlace sin pagar a tiempo
 
 
 def movimiento(conexion: psycopg.Connection, tipo: str, id_: int) -> Movimiento:
@@ -269,6 +274,8 @@ def ejecutar(
         if not isinstance(exc, ErrorPasarela):
             logger.exception("fallo inesperado de la pasarela con %s", mov.referencia)
         motivo = exc.mensaje if isinstance(exc, ErrorPasarela) else type(exc).__name__
+        if isinstance(exc, ErrorPasarela) and exc.datos.get("definitivo"):
+            raise estados_proveedor.marcar_fallido(pool, mov, motivo, avisar=por_sistema) from exc
         with pool.connection() as conexion:
             fila = conexion.execute(
                 REGISTRAR_FALLO_SQL.format(tabla=sql.Identifier(TABLAS[mov.tipo])),
@@ -287,18 +294,33 @@ def ejecutar(
             marcado=bool(fila and fila["requiere_persona"]),
             recien_marcado=bool(fila and fila["recien_marcado"]),
         ) from exc
+    return aplicar(pool, mov, respuesta, por_sistema=por_sistema)
+
+
+def aplicar(pool: ConnectionPool, mov: Movimiento, respuesta, *, por_sistema: bool = True) -> Confirmacion:
+    """Paso 3: lo que respondió la pasarela (o trajo un webhook), al libro.
+
+    Completado: 'emitido' o 'confirmado' (y el cambio). En curso, fallido o caducado:
+    ``estados_proveedor`` lo apunta y lanza ``ErrorPasarela`` con ``estado``.
+    """
+    if getattr(respuesta, "estado", COMPLETADO) != COMPLETADO:
+        estados_proveedor.aplicar_no_completado(pool, mov, respuesta, avisar=por_sistema)
+    id_proveedor = getattr(respuesta, "id_proveedor", None)
     if mov.tipo == REEMBOLSO:
         with pool.connection() as conexion:
-            hecho = conexion.execute(MARCAR_EMITIDO_SQL, {"id": mov.id, "avisar": por_sistema}).fetchone()
+            hecho = conexion.execute(MARCAR_EMITIDO_SQL, {
+                "id": mov.id, "avisar": por_sistema, "id_proveedor": id_proveedor}).fetchone()
             return Confirmacion(movimiento(conexion, REEMBOLSO, mov.id), ahora=hecho is not None)
-    return _confirmar_cobro(pool, mov, avisar=por_sistema)
+    return _confirmar_cobro(pool, mov, avisar=por_sistema, id_proveedor=id_proveedor)
 
 
-def _confirmar_cobro(pool: ConnectionPool, mov: Movimiento, *, avisar: bool) -> Confirmacion:
+def _confirmar_cobro(pool: ConnectionPool, mov: Movimiento, *, avisar: bool,
+                     id_proveedor: str | None = None) -> Confirmacion:
     """Cobro confirmado y cambio completado en una transacción: o todo o nada."""
     with pool.connection() as conexion, conexion.transaction():
         sustitucion = conexion.execute(BLOQUEAR_SUSTITUCION_SQL, {"id": mov.sustitucion_id}).fetchone()
-        confirmado = conexion.execute(CONFIRMAR_COBRO_SQL, {"id": mov.id, "avisar": avisar}).fetchone()
+        confirmado = conexion.execute(CONFIRMAR_COBRO_SQL, {
+            "id": mov.id, "avisar": avisar, "id_proveedor": id_proveedor}).fetchone()
         anulacion = None
         if confirmado is not None and sustitucion["estado"] == "pendiente_cobro":
             try:
@@ -360,6 +382,10 @@ def completar_pendientes(
                 espera_base=espera_base, espera_maxima=espera_maxima,
             )
         except ErrorPasarela as exc:
+            if exc.datos.get("estado") in (EN_CURSO, CADUCADO):
+                lista = resultado.en_curso if exc.datos["estado"] == EN_CURSO else resultado.caducados
+                lista.append(mov.referencia)
+                continue
             fallo = Fallo(mov, exc.mensaje, exc.datos.get("intentos") or 0, exc.datos.get("marcado", False))
             resultado.fallidos.append(fallo)
             if exc.datos.get("recien_marcado"):

@@ -7,7 +7,13 @@ repetir una operación con la misma referencia devuelve el movimiento ya creado 
 mueve dinero otra vez; la misma referencia con otro importe u otro tipo se rechaza. Por
 eso la bandeja de salida (``herramientas.movimientos``) puede repetir la llamada sin
 miedo tras una caída. Un proveedor real se enchufa implementando ``Pasarela``; sus
-errores deben llegar como ``ErrorPasarela``.
+errores deben llegar como ``ErrorPasarela`` (con ``definitivo=True`` en los datos si
+repetir no servirá: tarjeta rechazada, petición no válida).
+
+Un proveedor real puede no terminar en la llamada: el movimiento vuelve con ``estado``
+``en_curso`` (un reembolso que el banco aún procesa, un cobro que espera a que el cliente
+pague el ``enlace``), ``fallido`` o ``caducado``, y se termina después por un evento
+(``PasarelaConEventos.leer_evento``: webhook firmado) o al repetir la llamada.
 """
 
 from __future__ import annotations
@@ -20,11 +26,16 @@ from typing import Protocol, runtime_checkable
 
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import ErrorPasarela
 
 REEMBOLSO = "reembolso"
 COBRO = "cobro"
+
+# Estados de un movimiento en el proveedor.
+COMPLETADO = "completado"
+EN_CURSO = "en_curso"  # aceptado, sin terminar: lo termina un evento o una repetición
+FALLIDO = "fallido"  # no se movió dinero y repetir no servirá: una persona decide
+CADUCADO = "caducado"  # un cobro por enlace que no se pagó a tiempo
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,34 @@ class MovimientoPasarela:
     creado: datetime
     nuevo: bool  # False si la referencia ya existía (llamada repetida)
     tipo: str = REEMBOLSO
+    estado: str = COMPLETADO
+    id_proveedor: str | None = None  # el id del proveedor (re_..., cs_...)
+    enlace: str | None = None  # un cobro en curso: la página de pago para el cliente
+    caduca: datetime | None = None  # hasta cuándo se puede pagar ese enlace
+    detalle: str | None = None  # por qué falló o sigue en curso, en español
+
+
+@dataclass(frozen=True)
+class EventoPasarela:
+    """Un evento del proveedor (webhook) ya verificado, traducido al libro.
+
+    ``movimiento`` es None si el evento no toca a un movimiento nuestro (otro tipo de
+    evento, otra aplicación en la misma cuenta): se apunta y no se hace nada.
+    """
+
+    id: str
+    tipo: str
+    movimiento: MovimientoPasarela | None
+
+
+@dataclass(frozen=True)
+class RegistroPasarela:
+    """Un movimiento tal como lo tiene el proveedor (para la auditoría pasarela ↔ libro)."""
+
+    referencia: str
+    tipo: str
+    importe: Decimal
+    estado: str
 
 
 @runtime_checkable
@@ -45,6 +84,19 @@ class Pasarela(Protocol):
 
     def cobrar(self, referencia: str, importe: Decimal) -> MovimientoPasarela:
         """Cobra ``importe`` al cliente. Idempotente por ``referencia``."""
+        ...
+
+
+@runtime_checkable
+class PasarelaConEventos(Protocol):
+    """Lo que añade un proveedor que termina movimientos por webhook y tiene sus registros."""
+
+    def leer_evento(self, cuerpo: bytes, firma: str | None) -> EventoPasarela:
+        """Verifica la firma y traduce el evento; si no vale, ``EventoNoValido``."""
+        ...
+
+    def registros(self) -> list[RegistroPasarela]:
+        """Los movimientos con dinero movido (o en curso) del proveedor, con su referencia."""
         ...
 
 
@@ -109,8 +161,3 @@ class PasarelaSimulada:
             nuevo=nuevo,
             tipo=fila["tipo"],
         )
-
-
-def pasarela_desde_ajustes(pool: ConnectionPool, ajustes: Ajustes) -> Pasarela:
-    """La pasarela configurada: hoy solo existe la simulada."""
-    return PasarelaSimulada(pool=pool, retardo=ajustes.pasarela_retardo, falla=ajustes.pasarela_fallo)

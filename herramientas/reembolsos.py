@@ -179,6 +179,15 @@ def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
     try:
         movimientos.ejecutar(pool, pasarela, mov)
     except ErrorPasarela as exc:
+        if exc.datos.get("definitivo"):
+            raise ErrorPasarela(
+                f"el proveedor de pagos ha rechazado el reembolso {fila['numero']} de "
+                f"{dinero.eur(fila['importe'])} ({exc.mensaje}). No se ha devuelto el dinero y "
+                "queda marcado para que una persona del equipo lo revise. Dile al cliente "
+                "exactamente eso: que aún no tiene el dinero y que le escribiremos por aquí; "
+                "no le digas que está hecho ni propongas otro reembolso por lo mismo",
+                reembolso=fila["numero"], estado="pendiente", marcado=True,
+            ) from exc
         raise ErrorPasarela(
             f"la pasarela de pagos no ha confirmado todavía el reembolso {fila['numero']} de "
             f"{dinero.eur(fila['importe'])} ({exc.mensaje}). El reembolso queda registrado como "

@@ -40,8 +40,8 @@ from agente.nucleo.errores import (
     ErrorPasarela,
     ProductoNoEncontrado,
 )
-from herramientas import libro, movimientos
-from herramientas.pasarela import COBRO, Pasarela
+from herramientas import estados_proveedor, libro, movimientos
+from herramientas.pasarela import CADUCADO, COBRO, EN_CURSO, Pasarela
 from herramientas.pedidos import normalizar_id
 
 __all__ = ["sustituir"]
@@ -281,6 +281,14 @@ def _liquidar(pool: ConnectionPool, fila: dict, pasarela: Pasarela, *, repetido:
         try:
             movimientos.ejecutar(pool, pasarela, principal)
         except ErrorPasarela as exc:
+            if principal.tipo == COBRO and exc.datos.get("estado") == EN_CURSO and exc.datos.get("enlace"):
+                return _resultado(pool, fila, aviso=estados_proveedor.aviso_enlace(
+                    fila['numero'], principal, exc), repetido=repetido,
+                                  enlace=exc.datos["enlace"])
+            if principal.tipo == COBRO and exc.datos.get("estado") == CADUCADO:
+                return _resultado(pool, fila, aviso=(
+                    "el enlace de pago de la diferencia caducó sin pagarse: el cambio queda anulado "
+                    "y no se ha cobrado nada"), repetido=repetido)
             if principal.tipo == COBRO:
                 raise ErrorPasarela(
                     f"la pasarela de pagos no ha podido cobrar todavía la diferencia de "
@@ -315,7 +323,8 @@ def _movimiento_de(pool: ConnectionPool, sustitucion_id: int, concepto: str):
     return movimientos.Movimiento.de_fila(fila) if fila else None
 
 
-def _resultado(pool: ConnectionPool, fila: dict, *, aviso: str | None, repetido: bool) -> dict:
+def _resultado(pool: ConnectionPool, fila: dict, *, aviso: str | None, repetido: bool,
+               enlace: str | None = None) -> dict:
     with pool.connection() as conexion:
         estado = conexion.execute(SELECT_ESTADO_SQL, {"id": fila["id"]}).fetchone()["estado"]
     principal = _movimiento_de(pool, fila["id"], "diferencia")
@@ -337,6 +346,8 @@ def _resultado(pool: ConnectionPool, fila: dict, *, aviso: str | None, repetido:
             importe=dinero.texto(principal.importe),
             estado="completado" if principal.completado else "pendiente",
         )
+        if enlace:
+            resultado["liquidacion"]["enlace_pago"] = enlace
     if estado == "anulada":
         devolucion = _movimiento_de(pool, fila["id"], "anulacion")
         resultado["aviso"] = (

@@ -49,6 +49,10 @@ def reconciliar() -> None:
             typer.echo(f"{arreglo['thread_id']}: {arreglo['accion']}")
         for referencia in pagos.completados:
             typer.echo(f"{referencia}: completado en la pasarela")
+        for referencia in pagos.en_curso:
+            typer.echo(f"{referencia}: en curso en el proveedor (lo termina su webhook)")
+        for referencia in pagos.caducados:
+            typer.echo(f"{referencia}: el enlace de pago caducó; el cambio queda anulado")
         for referencia in pagos.fallidos:
             marca = " (marcado para una persona)" if referencia in pagos.marcados else ""
             typer.echo(f"{referencia}: sigue pendiente, la pasarela falla{marca}")

@@ -62,6 +62,38 @@ class Ajustes(BaseSettings):
     pasarela_fallo: bool = Field(
         default=False, description="La pasarela simulada falla (pruebas y demos)."
     )
+    pasarela: Literal["simulada", "stripe"] = Field(
+        default="simulada",
+        description="Pasarela de pagos: 'simulada' (demo y pruebas) o 'stripe' (docs/pasarelas.md).",
+    )
+    stripe_clave: SecretStr | None = Field(
+        default=None, description="Clave secreta de la API de Stripe (sk_live_... o sk_test_...)."
+    )
+    stripe_secreto_webhook: SecretStr | None = Field(
+        default=None, description="Secreto de firma del endpoint del webhook de Stripe (whsec_...)."
+    )
+    stripe_api_base: str | None = Field(
+        default=None, description="URL base de la API de Stripe (vacío = la de Stripe; pruebas: la local)."
+    )
+    stripe_prefijo_claves: str = Field(
+        default="agente", min_length=1, max_length=40,
+        description="Prefijo de las claves de idempotencia y metadatos: uno por entorno sobre la misma cuenta.",
+    )
+    stripe_url_retorno: str = Field(
+        default="http://localhost:8000/",
+        description="Adónde vuelve el cliente tras pagar o cancelar un enlace de pago.",
+    )
+    stripe_minutos_pago: int = Field(
+        default=60, ge=40, le=1440,
+        description="Minutos que vale un enlace de pago de una diferencia antes de caducar.",
+    )
+    stripe_tolerancia_webhook: int = Field(
+        default=300, ge=1, description="Segundos de antigüedad máxima de un webhook firmado de Stripe."
+    )
+    stripe_reintentos_red: int = Field(
+        default=2, ge=0, le=5,
+        description="Reintentos del SDK de Stripe donde Stripe dice que es seguro (red, 409, 5xx).",
+    )
     ejecuciones_max: int = Field(
         default=100, ge=1,
         description="Ejecuciones del agente a la vez por proceso (turnos, decisiones, tareas).",

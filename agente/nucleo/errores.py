@@ -10,6 +10,7 @@
     ├── AprobacionCaducada            stock o precio cambiaron desde la propuesta (409)
     ├── SinStock                      (409)
     ├── ErrorPasarela                 el proveedor de pagos falló (502)
+    ├── EventoNoValido                un webhook del proveedor sin firma válida o viejo (400)
     ├── HiloNoEncontrado              (404)
     ├── TiendaNoEncontrada            (404)
     ├── NadaPendiente                 no hay aprobación pendiente en el hilo (404)
@@ -86,6 +87,10 @@ class SinStock(ErrorDominio):
 
 class ErrorPasarela(ErrorDominio):
     estado_http = 502
+
+
+class EventoNoValido(ErrorDominio):
+    estado_http = 400
 
 
 class HiloNoEncontrado(ErrorDominio):

@@ -32,7 +32,7 @@ def crear_servicio(
     from agente.middleware.prompt_gestionado import fuente_desde_ajustes
     from agente.modelos import crear_modelo
     from agente.trazas import Trazador
-    from herramientas.pasarela import pasarela_desde_ajustes
+    from herramientas.pasarelas import pasarela_desde_ajustes
 
     # AGENTE_POOL_MAX es el presupuesto del proceso: las dos conexiones propias cuentan.
     pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max - CONEXIONES_PROPIAS,

@@ -210,6 +210,13 @@ class Servicio:
     def reconciliar(self) -> list[Arreglo]:
         return self.conciliador.reconciliar()
 
+    def recibir_evento_pasarela(self, cuerpo: bytes, firma: str | None) -> dict[str, Any]:
+        """Un webhook del proveedor de pagos (``EventoNoValido`` si la firma no vale)."""
+        if self.pagos is None:
+            raise ErrorConfiguracion("este servicio se creó sin pasarela de pagos")
+        r = self.pagos.recibir_evento(cuerpo, firma)
+        return {"evento": r.id, "tipo": r.tipo, "referencia": r.referencia, "resultado": r.resultado}
+
     def completar_movimientos(self, *, solo_vencidos: bool = True) -> InformePagos:
         """Reembolsos y cobros pendientes: los completa y avisa a cada cliente en su chat."""
         if self.pagos is None:
@@ -267,8 +274,10 @@ class Servicio:
 
     def auditoria(self, *, pendientes_mas_de_segundos: float = 3600) -> InformeAuditoria:
         """Firmas y libro: cada comprobación una consulta; vacío en todas = todo cuadra."""
+        registros = self.pagos.registros_pasarela() if self.pagos is not None else None
         with self.pool.connection() as c:
-            return informe_auditoria(c, pendientes_mas_de_segundos=pendientes_mas_de_segundos)
+            return informe_auditoria(c, pendientes_mas_de_segundos=pendientes_mas_de_segundos,
+                                     registros_pasarela=registros)
 
     def estado_hilo(self, thread_id: str) -> EstadoHilo:
         return hilo.estado_hilo(self.ejecutor, self.conversaciones, thread_id)

@@ -29,6 +29,7 @@ from agente.web import (
     rutas_demo,
     rutas_encargado,
     rutas_historial,
+    rutas_pagos,
     rutas_politica,
     rutas_portal,
 )
@@ -172,6 +173,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_encargado.router)
     app.include_router(rutas_politica.router)
     app.include_router(rutas_demo.router)
+    app.include_router(rutas_pagos.router)  # webhook del proveedor de pagos (firma, sin token)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
 
     def pagina(nombre: str) -> FileResponse:

@@ -33,7 +33,8 @@ from agente.nucleo.errores import (
 from agente.nucleo.operaciones import OPERACIONES as DECLARADAS
 from herramientas import REGISTRO, crear_herramientas
 from herramientas.movimientos import completar_pendientes
-from herramientas.pasarela import PasarelaSimulada, pasarela_desde_ajustes
+from herramientas.pasarela import PasarelaSimulada
+from herramientas.pasarelas import pasarela_desde_ajustes
 from herramientas.pedidos import (
     RESPUESTA_ENCARGADO_EN_ESPERA,
     consultar_pedido,

@@ -27,6 +27,8 @@ otro sitio, tocada a mano o anterior al libro.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import psycopg
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "SELECT_CANCELACIONES_SQL",
     "SELECT_DIFERENCIAS_SQL",
     "SELECT_MARCADOS_SQL",
+    "SELECT_PASARELA_PROVEEDOR_SQL",
     "SELECT_PASARELA_SQL",
     "SELECT_PENDIENTES_SQL",
     "SELECT_UNIDADES_SQL",
@@ -139,6 +142,21 @@ FROM libro GROUP BY referencia HAVING count(*) > 1
 ORDER BY 2, 1
 """
 
+# Con un proveedor real (Stripe), los movimientos son los suyos (``PasarelaConEventos.registros``),
+# no la tabla de la simulada: la misma comprobación sobre sus registros, y una referencia
+# repetida en el proveedor (dos reembolsos por un asiento) es un hallazgo.
+REGISTROS_PROVEEDOR = (
+    "(SELECT * FROM unnest(%(referencias)s::text[], %(tipos)s::text[], %(importes)s::numeric[])"
+    " AS x(referencia, tipo, importe))"
+)
+SELECT_PASARELA_PROVEEDOR_SQL = SELECT_PASARELA_SQL.replace(
+    "pasarela_movimientos", REGISTROS_PROVEEDOR
+).replace("ORDER BY 2, 1", """UNION ALL
+SELECT 'referencia_repetida_en_el_proveedor', referencia, NULL, NULL, NULL,
+       count(*)::text || ' movimientos'
+FROM """ + REGISTROS_PROVEEDOR + """ p GROUP BY referencia HAVING count(*) > 1
+ORDER BY 2, 1""")
+
 SELECT_PENDIENTES_SQL = """
 SELECT 'pendiente_demasiado_tiempo' AS hallazgo, referencia, pedido_id, NULL::int AS linea,
        NULL::int AS unidad,
@@ -146,7 +164,8 @@ SELECT 'pendiente_demasiado_tiempo' AS hallazgo, referencia, pedido_id, NULL::in
        || ', ' || intentos::text || ' intentos'
        || coalesce(', último error: ' || ultimo_error, '') AS detalle
 FROM libro_movimientos
-WHERE NOT completado AND creado < now() - make_interval(secs => %(segundos)s)
+WHERE NOT completado AND estado = 'pendiente'
+  AND creado < now() - make_interval(secs => %(segundos)s)
 ORDER BY creado, referencia
 """
 
@@ -229,15 +248,26 @@ COMPROBACIONES = ("unidades", "pasarela", "pendientes", "diferencias", "marcados
 
 
 def auditar_libro(
-    conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float = 3600
+    conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float = 3600,
+    registros_pasarela: Sequence | None = None,
 ) -> dict[str, list[dict]]:
     """Los hallazgos de cada comprobación (``COMPROBACIONES``), en listas vacías si cuadra.
 
     ``pendientes_mas_de_segundos``: a partir de cuánto un movimiento pendiente es hallazgo.
+    ``registros_pasarela``: los movimientos de un proveedor real (``RegistroPasarela``);
+    sin ellos, la comprobación ``pasarela`` lee la tabla de la simulada.
     """
+    if registros_pasarela is None:
+        pasarela = conexion.execute(SELECT_PASARELA_SQL).fetchall()
+    else:
+        pasarela = conexion.execute(SELECT_PASARELA_PROVEEDOR_SQL, {
+            "referencias": [r.referencia for r in registros_pasarela],
+            "tipos": [r.tipo for r in registros_pasarela],
+            "importes": [r.importe for r in registros_pasarela],
+        }).fetchall()
     return {
         "unidades": conexion.execute(SELECT_UNIDADES_SQL).fetchall(),
-        "pasarela": conexion.execute(SELECT_PASARELA_SQL).fetchall(),
+        "pasarela": pasarela,
         "pendientes": conexion.execute(
             SELECT_PENDIENTES_SQL, {"segundos": pendientes_mas_de_segundos}
         ).fetchall(),

@@ -80,7 +80,8 @@ def tiempos_de_decision(conexion: psycopg.Connection) -> list[dict]:
     return conexion.execute(SELECT_TIEMPOS_DECISION_SQL).fetchall()
 
 
-def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float = 3600) -> InformeAuditoria:
+def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float = 3600,
+            registros_pasarela=None) -> InformeAuditoria:
     """Efectos sin la firma requerida, hallazgos del libro (todo debería ser vacío),
     decisiones cuyo efecto aprobado falló (se cuentan; no son un hallazgo: nada salió sin
     firma) y tiempos de decisión por tienda."""
@@ -89,7 +90,8 @@ def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float =
         firmas=firmas_que_no_cumplen(conexion),
         fallidas=decisiones_fallidas(conexion),
         tiempos=tiempos_de_decision(conexion),
-        libro=auditar_libro(conexion, pendientes_mas_de_segundos=pendientes_mas_de_segundos),
+        libro=auditar_libro(conexion, pendientes_mas_de_segundos=pendientes_mas_de_segundos,
+                            registros_pasarela=registros_pasarela),
         politica=auditar_politica(conexion),
     )
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 
 from agente.servicio.conversaciones import mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
+from agente.servicio.pagos.eventos import ResultadoEvento, recibir_evento
 from herramientas.avisos import avisos_pendientes, marcar_avisado
 from herramientas.movimientos import completar_pendientes
-from herramientas.pasarela import Pasarela
+from herramientas.pasarela import Pasarela, PasarelaConEventos
 
 __all__ = ["InformePagos", "Pagos"]
 
@@ -35,9 +36,11 @@ class InformePagos:
     fallidos: tuple[str, ...] = ()
     marcados: tuple[str, ...] = ()
     avisados: tuple[str, ...] = field(default=())
+    en_curso: tuple[str, ...] = ()
+    caducados: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.completados or self.fallidos or self.avisados)
+        return bool(self.completados or self.fallidos or self.avisados or self.caducados)
 
 
 class Pagos:
@@ -54,6 +57,22 @@ class Pagos:
         """
         pool = self._ejecutor.pool
         resultado = completar_pendientes(pool, self._pasarela, solo_vencidos=solo_vencidos)
+        avisados = self.enviar_avisos()
+        informe = InformePagos(
+            completados=tuple(c.movimiento.referencia for c in resultado.completados),
+            fallidos=tuple(f.movimiento.referencia for f in resultado.fallidos),
+            marcados=tuple(f.movimiento.referencia for f in resultado.marcados),
+            avisados=tuple(avisados),
+            en_curso=tuple(resultado.en_curso),
+            caducados=tuple(resultado.caducados),
+        )
+        if informe.marcados:
+            logger.error("movimientos marcados para una persona: %s", ", ".join(informe.marcados))
+        return informe
+
+    def enviar_avisos(self) -> list[str]:
+        """Escribe en el chat de cada cliente lo que el sistema completó (o no pudo) por él."""
+        pool = self._ejecutor.pool
         avisados = []
         for aviso in avisos_pendientes(pool):
             with pool.connection() as c, c.transaction():
@@ -61,12 +80,17 @@ class Pagos:
                 mensajes.avisar(c, aviso.thread_id)
             marcar_avisado(pool, aviso)
             avisados.append(aviso.referencia)
-        informe = InformePagos(
-            completados=tuple(c.movimiento.referencia for c in resultado.completados),
-            fallidos=tuple(f.movimiento.referencia for f in resultado.fallidos),
-            marcados=tuple(f.movimiento.referencia for f in resultado.marcados),
-            avisados=tuple(avisados),
-        )
-        if informe.marcados:
-            logger.error("movimientos marcados para una persona: %s", ", ".join(informe.marcados))
-        return informe
+        return avisados
+
+    def recibir_evento(self, cuerpo: bytes, firma: str | None) -> ResultadoEvento:
+        """Un webhook del proveedor: se aplica una vez y el cliente se entera en su chat."""
+        resultado = recibir_evento(self._ejecutor.pool, self._pasarela, cuerpo, firma)
+        if resultado.resultado not in ("repetido", "ajeno", "desconocido"):
+            self.enviar_avisos()
+        return resultado
+
+    def registros_pasarela(self):
+        """Los movimientos del proveedor real, o None con la simulada (su tabla está en la base)."""
+        if isinstance(self._pasarela, PasarelaConEventos):
+            return self._pasarela.registros()
+        return None

@@ -1,0 +1,18 @@
+"""La pasarela que piden los ajustes: la simulada (por defecto) o la de Stripe."""
+
+from __future__ import annotations
+
+from psycopg_pool import ConnectionPool
+
+from agente.nucleo.ajustes import Ajustes
+from herramientas.pasarela import Pasarela, PasarelaSimulada
+from herramientas.pasarela_stripe import PasarelaStripe
+
+__all__ = ["pasarela_desde_ajustes"]
+
+
+def pasarela_desde_ajustes(pool: ConnectionPool, ajustes: Ajustes) -> Pasarela:
+    """``AGENTE_PASARELA``: ``simulada`` (demo y pruebas) o ``stripe`` (docs/pasarelas.md)."""
+    if ajustes.pasarela == "stripe":
+        return PasarelaStripe.desde_ajustes(pool, ajustes)
+    return PasarelaSimulada(pool=pool, retardo=ajustes.pasarela_retardo, falla=ajustes.pasarela_fallo)
