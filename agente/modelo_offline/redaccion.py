@@ -287,6 +287,10 @@ def _liquidacion(datos: dict) -> str:
                     "pendiente: se completará sola y te avisaremos por aquí.")
         return f"Te hemos devuelto la diferencia, {importe}, a tu medio de pago original (reembolso {numero})."
     if liq.get("tipo") == "cobro":
+        if pendiente and liq.get("enlace_pago"):
+            return (f"Para completar el cambio, paga la diferencia ({importe}, cobro {numero}) en "
+                    f"este enlace: {liq['enlace_pago']} . El cambio se hará en cuanto se confirme "
+                    "el pago; si el enlace caduca sin pagarse, el cambio se anula.")
         if pendiente:
             return (f"El cobro de la diferencia ({importe}, cobro {numero}) queda pendiente: el "
                     "cambio se hará en cuanto se confirme y te avisaremos por aquí.")
