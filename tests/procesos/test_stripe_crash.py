@@ -1,0 +1,99 @@
+"""SIGKILL entre la respuesta de Stripe y la escritura del libro: tras reiniciar, un reembolso.
+
+El hijo reembolsa por la pasarela Stripe (SDK real contra el servidor local de este
+proceso) y se queda colgado justo después de que Stripe responda, antes de marcar el
+libro; se le mata ahí. Después, lo que haría el proceso reiniciado (repetir la llamada
+con la misma clave, o la pasada de la bandeja de salida) deja el libro completo y
+Stripe con un solo reembolso.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from decimal import Decimal
+
+import pytest
+
+from agente.nucleo.contexto import ContextoCliente
+from herramientas.movimientos import completar_pendientes
+from herramientas.pasarela_stripe import PasarelaStripe
+from herramientas.reembolsos import reembolsar
+from tests.apoyo.fabricas import consultar
+from tests.apoyo.rutas import RAIZ
+from tests.apoyo.servidor_stripe import CLAVE, SECRETO_WEBHOOK, servidor_stripe
+
+pytestmark = [pytest.mark.lento, pytest.mark.temporal]
+
+PEDIDO, PAGO = "P-20260917-0041", "pi_demo_p_20260917_0041"  # C-0001, cafetera de 120
+HILO, LLAMADA = "hilo-caida-stripe", "call-caida-stripe"
+
+HIJO = f"""
+import os, time
+from decimal import Decimal
+from agente.bd.pool import abrir_pool
+from agente.nucleo.contexto import ContextoCliente
+from herramientas.pasarela_stripe import PasarelaStripe
+from herramientas.reembolsos import reembolsar
+
+pool = abrir_pool(os.environ["DATABASE_URL"], max_size=2)
+
+class StripeQueSeCuelga(PasarelaStripe):
+    def emitir_reembolso(self, referencia, importe):
+        movimiento = super().emitir_reembolso(referencia, importe)
+        time.sleep(60)  # Stripe ya respondió; el libro aún no lo sabe
+        return movimiento
+
+pasarela = StripeQueSeCuelga(pool=pool, clave={CLAVE!r}, secreto_webhook={SECRETO_WEBHOOK!r},
+                             api_base=os.environ["STRIPE_BASE"])
+reembolsar(pool, contexto=ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana"),
+           thread_id={HILO!r}, tool_call_id={LLAMADA!r}, pedido={PEDIDO!r},
+           importe=Decimal("120.00"), motivo="llegó rota", pasarela=pasarela)
+print("el hijo terminó sin que lo mataran", flush=True)
+"""
+
+
+@pytest.mark.parametrize("reinicio", ["repite-la-llamada", "pasada-de-la-bandeja"])
+def test_sigkill_tras_la_respuesta_de_stripe_deja_un_reembolso_y_el_libro_completo(pool, bd_url, reinicio):
+    with servidor_stripe() as stripe_local:
+        stripe_local.pagos[PAGO] = 12000
+        proceso = subprocess.Popen(
+            [sys.executable, "-c", HIJO],
+            env={**os.environ, "DATABASE_URL": bd_url, "STRIPE_BASE": stripe_local.base},
+            cwd=RAIZ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            fin = time.monotonic() + 30
+            while not stripe_local.reembolsos:
+                assert proceso.poll() is None, proceso.communicate()
+                assert time.monotonic() < fin, "el hijo no llegó a Stripe"
+                time.sleep(0.05)
+            time.sleep(0.2)  # la respuesta ya salió hacia el hijo, que duerme antes del libro
+            os.kill(proceso.pid, signal.SIGKILL)
+            proceso.wait(timeout=30)
+        finally:
+            if proceso.poll() is None:
+                proceso.kill()
+                proceso.wait(timeout=30)
+        assert proceso.returncode == -signal.SIGKILL
+        assert consultar(bd_url, "SELECT estado FROM reembolsos")[0]["estado"] == "pendiente"
+        assert len(stripe_local.reembolsos) == 1
+
+        pasarela = PasarelaStripe(pool=pool, clave=CLAVE, secreto_webhook=SECRETO_WEBHOOK,
+                                  api_base=stripe_local.base)
+        if reinicio == "repite-la-llamada":
+            resultado = reembolsar(
+                pool, contexto=ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana"),
+                thread_id=HILO, tool_call_id=LLAMADA, pedido=PEDIDO, importe=Decimal("120.00"),
+                motivo="llegó rota", pasarela=pasarela)
+            assert resultado["estado"] == "emitido" and resultado["repetido"] is True
+        else:
+            hecho = completar_pendientes(pool, pasarela, solo_vencidos=False)
+            assert len(hecho.completados) == 1
+        fila = consultar(bd_url, "SELECT estado, id_proveedor FROM reembolsos")[0]
+        assert fila == {"estado": "emitido", "id_proveedor": next(iter(stripe_local.reembolsos))}
+        assert len(stripe_local.reembolsos) == 1
+        assert len(stripe_local.creaciones("/v1/refunds")) == 1
