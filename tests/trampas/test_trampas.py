@@ -1066,6 +1066,40 @@ def test_decimal_quantize_redondea_sin_avisar_y_dinero_rechaza():
 CITA = re.compile(r"`(tests/[\w/]+\.py)::(test_\w+)`")
 
 
+def test_stripe_un_stripeobject_no_es_un_dict_y_el_adaptador_lo_convierte():
+    import stripe
+
+    from herramientas.pasarela import COMPLETADO
+    from herramientas.pasarela_stripe import PasarelaStripe
+
+    datos = {"id": "re_1", "object": "refund", "amount": 1250, "status": "succeeded",
+             "metadata": {"referencia": "RE-000001"}}
+    objeto = stripe.StripeObject.construct_from(datos, "sk_test_x")
+    assert not isinstance(objeto, dict)
+    with pytest.raises(AttributeError):
+        objeto.get("metadata")
+    assert objeto.to_dict() == datos
+    movimiento = PasarelaStripe._de_reembolso(objeto, "RE-000001", nuevo=True)
+    assert (movimiento.importe, movimiento.estado) == (Decimal("12.50"), COMPLETADO)
+
+
+def test_stripe_no_reintenta_un_429_sin_stripe_should_retry():
+    import stripe
+
+    from tests.apoyo.servidor_stripe import CLAVE, servidor_stripe
+
+    with servidor_stripe() as servidor:
+        servidor.pagos["pi_1"] = 1000
+        cliente = stripe.StripeClient(CLAVE, base_addresses={"api": servidor.base}, max_network_retries=2)
+        servidor.fallar(1, estado=429, tipo="rate_limit_error", codigo="rate_limit")
+        with pytest.raises(stripe.RateLimitError):
+            cliente.v1.refunds.create({"payment_intent": "pi_1", "amount": 100}, {"idempotency_key": "k"})
+        assert len(servidor.peticiones) == 1
+        servidor.fallar(1, estado=429, tipo="rate_limit_error", codigo="lock_timeout", reintentar="true")
+        cliente.v1.refunds.create({"payment_intent": "pi_1", "amount": 100}, {"idempotency_key": "k2"})
+        assert len(servidor.peticiones) == 3 and len(servidor.reembolsos) == 1
+
+
 def test_cada_prueba_citada_en_docs_trampas_existe():
     texto = DOCUMENTO.read_text(encoding="utf-8")
     citas = CITA.findall(texto)
