@@ -302,6 +302,10 @@ FIJAR_REFERENCIA_PAGO_SQL = """
 UPDATE pedidos SET referencia_pago = 'pi_demo_' || lower(replace(id, '-', '_'))
 WHERE id = ANY(%(pedidos)s) AND referencia_pago IS NULL
 """
+HAY_REFERENCIA_PAGO_SQL = """
+SELECT EXISTS (SELECT 1 FROM information_schema.columns
+               WHERE table_name = 'pedidos' AND column_name = 'referencia_pago') AS hay
+"""
 BORRAR_DEVOLUCIONES_DEMO_SQL = """
 DELETE FROM devoluciones WHERE reembolso_id IS NULL AND pedido_id = ANY(%(pedidos)s)
 """
@@ -393,7 +397,9 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
         hay = cur.execute(HAY_ENVIADO_EN_SQL).fetchone()
         if (hay["hay"] if isinstance(hay, dict) else hay[0]):
             cur.executemany(FIJAR_ENVIO_SQL, [{"id": p.id, "dias": DIAS_DESDE_ENVIO.get(p.id)} for p in PEDIDOS])
-        cur.execute(FIJAR_REFERENCIA_PAGO_SQL, {"pedidos": [p.id for p in PEDIDOS]})
+        hay = cur.execute(HAY_REFERENCIA_PAGO_SQL).fetchone()  # una base anterior a sql/024 no la tiene
+        if (hay["hay"] if isinstance(hay, dict) else hay[0]):
+            cur.execute(FIJAR_REFERENCIA_PAGO_SQL, {"pedidos": [p.id for p in PEDIDOS]})
         cur.execute(BORRAR_DEVOLUCIONES_DEMO_SQL, {"pedidos": [p for p, *_ in DEVOLUCIONES]})
         cur.executemany(
             INSERT_DEVOLUCION_SQL,
