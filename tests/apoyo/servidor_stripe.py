@@ -88,7 +88,7 @@ class ServidorStripe:
     sesiones: dict[str, dict] = field(default_factory=dict)
     peticiones: list[dict] = field(default_factory=list)
     estado_reembolsos: str = "succeeded"
-    retraso: float = 0.0
+    retraso: float = 0.0  # segundos antes de atender cada escritura
     secreto_webhook: str = SECRETO_WEBHOOK
     _claves: dict[str, tuple[str, int, dict]] = field(default_factory=dict)
     _fallos: list[_Fallo] = field(default_factory=list)
@@ -268,8 +268,8 @@ def _manejador(stripe: ServidorStripe):
             largo = int(self.headers.get("Content-Length") or 0)
             cuerpo = self.rfile.read(largo) if largo else b""
             cabeceras = {k.lower(): v for k, v in self.headers.items()}
-            if stripe.retraso:
-                time.sleep(stripe.retraso)
+            if stripe.retraso and metodo == "POST":
+                time.sleep(stripe.retraso)  # Stripe tarda en hacerlo, pero lo hace
             estado, extra, respuesta = stripe.atender(
                 metodo, partes.path, dict(parse_qsl(partes.query)), cuerpo, cabeceras)
             if metodo == "POST" and stripe._perder > 0:

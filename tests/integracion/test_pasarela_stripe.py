@@ -7,14 +7,17 @@ y el chat del cliente ante cada respuesta del proveedor.
 
 from __future__ import annotations
 
+import time
 from decimal import Decimal
 
 import httpx
 import pytest
+import stripe
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorPasarela, EventoNoValido
 from agente.servicio.fabrica import crear_servicio
+from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela_stripe import PasarelaStripe
 from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
@@ -197,7 +200,7 @@ def test_webhook_falsificado_o_viejo_no_cambia_nada(servicio, stripe_local, bd_u
     falsos.append(stripe_local.terminar_reembolso(id_)[0])  # firmado con otro secreto
     stripe_local.secreto_webhook = SECRETO_WEBHOOK
     falsos.append(stripe_local.evento("refund.updated", stripe_local.reembolsos[id_],
-                                      marca=int(__import__("time").time()) - 3600))  # viejo
+                                      marca=int(time.time()) - 3600))  # viejo
     for cuerpo_falso, firma_falsa in falsos:
         with pytest.raises(EventoNoValido):
             servicio.recibir_evento_pasarela(cuerpo_falso, firma_falsa)
@@ -205,21 +208,22 @@ def test_webhook_falsificado_o_viejo_no_cambia_nada(servicio, stripe_local, bd_u
     assert uno(bd_url, "SELECT count(*) FROM pasarela_eventos") == 0
 
 
-def test_cambio_mas_caro_manda_un_enlace_de_pago_y_se_completa_solo_con_el_webhook_de_pagado(
-    servicio, pool, pasarela, stripe_local, bd_url
+def test_cambio_mas_caro_manda_un_enlace_de_pago_al_chat_y_se_completa_solo_con_el_webhook_de_pagado(
+    servicio, stripe_local, bd_url
 ):
-    hilo, _ = conversacion(servicio, "C-0002", "Hola")
     stock = "SELECT unidades FROM stock WHERE tienda = 'talavera' AND sku = 'MEN-004'"
     antes = uno(bd_url, stock)
-    r = sustituir(pool, contexto=ANA, thread_id=hilo, tool_call_id="call-c", pedido=SARTEN,
-                  sku_original="MEN-001", sku_nuevo="MEN-004", pasarela=pasarela)
-    enlace = r["liquidacion"]["enlace_pago"]
-    assert r["estado"] == "pendiente_cobro" and enlace.startswith(f"{stripe_local.base}/pagar/cs_")
-    assert enlace in r["aviso"]
+    hilo, r = conversacion(servicio, "C-0002", f"Quiero cambiar la sartén del pedido {SARTEN} por la MEN-004")
+    if r.estado == "esperando_aprobacion":  # +10,00 EUR: lo firma un encargado
+        r = servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
     sesion = next(iter(stripe_local.sesiones.values()))
-    assert sesion["amount_total"] == 1000 and sesion["metadata"]["referencia"] == r["liquidacion"]["numero"]
+    assert sesion["amount_total"] == 1000 and sesion["metadata"]["referencia"] == "CO-000001"
+    assert sesion["url"] in r.mensaje_cliente and "en cuanto se confirme el pago" in r.mensaje_cliente
+    assert _ultimo_mensaje(bd_url, hilo)["texto"] == r.mensaje_cliente
+    assert uno(bd_url, "SELECT estado FROM sustituciones") == "pendiente_cobro"
     assert uno(bd_url, stock) == antes
-    # Un webhook de otra cosa (la sesión aún abierta) no completa nada.
+    assert _hallazgos_libro(servicio) == {}
+    # Un evento de la sesión aún sin pagar no completa nada.
     cuerpo, firma = stripe_local.evento("checkout.session.completed", {**sesion, "payment_status": "unpaid"})
     assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "en_curso"
     assert uno(bd_url, "SELECT estado FROM sustituciones") == "pendiente_cobro"
@@ -231,6 +235,27 @@ def test_cambio_mas_caro_manda_un_enlace_de_pago_y_se_completa_solo_con_el_webho
     assert uno(bd_url, stock) == antes - 1
     assert "Ya está hecho el cambio" in _ultimo_mensaje(bd_url, hilo)["texto"]
     assert _hallazgos_libro(servicio) == {}
+
+
+def test_stripe_lento_agota_la_espera_y_la_bandeja_lo_completa_sin_un_segundo_reembolso(
+    pool, pasarela, stripe_local, bd_url
+):
+    stripe_local.retraso = 1.0  # más que la espera del cliente: cada intento se corta
+    pasarela.cliente = stripe.StripeClient(
+        CLAVE, base_addresses={"api": stripe_local.base}, max_network_retries=1,
+        http_client=stripe.RequestsClient(timeout=0.3))
+    with pytest.raises(ErrorPasarela, match="pendiente"):
+        _reembolso(pool, pasarela)
+    assert uno(bd_url, "SELECT estado FROM reembolsos") == "pendiente"
+    time.sleep(2.5)  # Stripe termina lo que recibió, con la misma clave
+    creados = stripe_local.creaciones("/v1/refunds")
+    assert len(creados) == 2 and creados[0]["clave"] == creados[1]["clave"]
+    assert len(stripe_local.reembolsos) == 1
+    stripe_local.retraso = 0
+    hecho = completar_pendientes(pool, pasarela, solo_vencidos=False)
+    assert len(hecho.completados) == 1
+    assert uno(bd_url, "SELECT estado FROM reembolsos") == "emitido"
+    assert len(stripe_local.reembolsos) == 1
 
 
 def test_enlace_sin_pagar_caduca_y_el_cambio_se_anula_con_su_unidad_libre(
