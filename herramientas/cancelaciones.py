@@ -199,8 +199,10 @@ def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
         raise ErrorPasarela(
             f"el pedido {fila['pedido_id']} está cancelado (cancelación {fila['numero']}), pero la "
             f"pasarela de pagos no ha confirmado todavía la devolución de {dinero.eur(fila['importe'])} "
-            f"({exc.mensaje}). La devolución queda pendiente y el sistema la completará sola, sin pagar "
-            "dos veces. Dile al cliente que el pedido está cancelado y que la devolución queda pendiente "
+            f"({exc.mensaje}). La devolución queda pendiente y "
+            + ("una persona del equipo la revisará: el proveedor la ha rechazado"
+               if exc.datos.get("definitivo") else "el sistema la completará sola, sin pagar dos veces")
+            + ". Dile al cliente que el pedido está cancelado y que la devolución queda pendiente "
             "y le avisaremos por aquí; no le digas que ya está devuelto",
             cancelacion=fila["numero"], estado="pendiente",
         ) from exc

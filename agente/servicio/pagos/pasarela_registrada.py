@@ -2,7 +2,8 @@
 
 Envuelve cualquier ``Pasarela`` (la simulada o la de un proveedor real) sin cambiarla:
 cada ``emitir_reembolso`` y cada ``cobrar`` deja ``tipo``, ``referencia``, ``importe``, ``movimiento_id``, ``nuevo``
-(False si era una repetición idempotente) y ``duracion_ms``; un fallo deja
+(False si era una repetición idempotente), ``estado`` (``en_curso`` en un proveedor que
+termina después) y ``duracion_ms``; un fallo deja
 ``movimiento_pasarela_fallido`` con el tipo de error (el texto del proveedor no: puede
 llevar datos del cliente) y se relanza tal cual.
 """
@@ -46,6 +47,7 @@ class PasarelaRegistrada:
             raise
         evento(logger, "movimiento_pasarela", tipo=tipo, referencia=referencia,
                importe=str(movimiento.importe), movimiento_id=movimiento.id, nuevo=movimiento.nuevo,
+               estado=getattr(movimiento, "estado", "completado"),
                duracion_ms=round((time.perf_counter() - inicio) * 1000, 1))
         return movimiento
 
