@@ -4,7 +4,8 @@ El hijo reembolsa por la pasarela Stripe (SDK real contra el servidor local de e
 proceso) y se queda colgado justo después de que Stripe responda, antes de marcar el
 libro; se le mata ahí. Después, lo que haría el proceso reiniciado (repetir la llamada
 con la misma clave, o la pasada de la bandeja de salida) deja el libro completo y
-Stripe con un solo reembolso.
+Stripe con un solo reembolso. Y ``agente auditoria`` (otro proceso, configurado con
+``AGENTE_PASARELA=stripe``) compara el libro con los registros de Stripe.
 """
 
 from __future__ import annotations
@@ -97,3 +98,34 @@ def test_sigkill_tras_la_respuesta_de_stripe_deja_un_reembolso_y_el_libro_comple
         assert fila == {"estado": "emitido", "id_proveedor": next(iter(stripe_local.reembolsos))}
         assert len(stripe_local.reembolsos) == 1
         assert len(stripe_local.creaciones("/v1/refunds")) == 1
+
+
+def test_agente_auditoria_con_stripe_compara_el_libro_con_los_registros_de_stripe(pool, bd_url):
+    import httpx
+
+    with servidor_stripe() as stripe_local:
+        stripe_local.pagos[PAGO] = 12000
+        entorno = {**os.environ, "DATABASE_URL": bd_url, "AGENTE_PASARELA": "stripe",
+                   "AGENTE_STRIPE_CLAVE": CLAVE, "AGENTE_STRIPE_SECRETO_WEBHOOK": SECRETO_WEBHOOK,
+                   "AGENTE_STRIPE_API_BASE": stripe_local.base}
+
+        def auditoria() -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "agente.cli", "auditoria"], cwd=RAIZ,
+                                  env=entorno, capture_output=True, text=True, timeout=120)
+
+        pasarela = PasarelaStripe(pool=pool, clave=CLAVE, secreto_webhook=SECRETO_WEBHOOK,
+                                  api_base=stripe_local.base)
+        reembolsar(pool, contexto=ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana"),
+                   thread_id=HILO, tool_call_id=LLAMADA, pedido=PEDIDO, importe=Decimal("30.00"),
+                   motivo="llegó rota", pasarela=pasarela)
+        # Un reembolso directo (sin veredicto) es además un efecto «sin firma»: aquí solo cuenta la pasarela.
+        linea = "Libro, movimientos de la pasarela sin su asiento (o al revés, o con otro importe o tipo): "
+        ok = auditoria()
+        assert f"{linea}0" in ok.stdout, ok.stdout + ok.stderr
+        # Dinero movido en Stripe que el libro no tiene (lo hizo alguien a mano en el panel).
+        httpx.post(f"{stripe_local.base}/v1/refunds", headers={"Authorization": f"Bearer {CLAVE}"},
+                   data={"payment_intent": PAGO, "amount": "500", "metadata[referencia]": "RE-999999",
+                         "metadata[origen]": "agente"})
+        mal = auditoria()
+        assert mal.returncode == 1 and f"{linea}1" in mal.stdout
+        assert "RE-999999" in mal.stdout and "movimiento_sin_asiento" in mal.stdout
