@@ -259,6 +259,7 @@ def _lista(ruta: str, filas: list[dict], consulta: dict) -> dict:
 def _manejador(stripe: ServidorStripe):
     class Manejador(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # cabeceras y cuerpo van en dos envíos: sin esto, +40 ms
 
         def log_message(self, *args: Any) -> None:
             pass
