@@ -1,7 +1,7 @@
 """Reembolsos de una devolución: por unidades del libro, idempotentes y por la bandeja de salida.
 
 Orden: 1) en una transacción, con el pedido bloqueado y entregado (uno cancelado o sin
-entregar se rechaza), se asignan las unidades (``libro.asignar``), se apuntan el
+entregar se rechaza), se asignan las unidades (``asignacion.asignar``), se apuntan el
 reembolso 'pendiente', sus unidades en ``compensaciones_unidad`` y la devolución;
 COMMIT. 2) y 3) los hace ``movimientos.ejecutar``: la pasarela con el número del
 reembolso como referencia y, después, 'emitido'. Si la pasarela falla, el reembolso
@@ -23,6 +23,7 @@ from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ConflictoIdempotencia, ErrorPasarela
 from herramientas import libro, movimientos
+from herramientas.asignacion import LineaPedida, asignar, normalizar_lineas
 from herramientas.pasarela import REEMBOLSO, Pasarela
 from herramientas.pedidos import normalizar_id
 
@@ -81,7 +82,7 @@ def reembolsar(
                             aprobado_por=aprobado_por, trace_id=trace_id)
     pedido = normalizar_id(pedido)
     importe = dinero.importe(importe)
-    pedidas = libro.normalizar_lineas(lineas)
+    pedidas = normalizar_lineas(lineas)
 
     with pool.connection() as conexion:
         fila = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": llamada.clave}).fetchone()
@@ -111,7 +112,7 @@ def _apuntar(
     pedido: str,
     importe: Decimal,
     motivo: str,
-    pedidas: list[libro.LineaPedida] | None,
+    pedidas: list[LineaPedida] | None,
 ) -> tuple[dict, bool]:
     """Paso 1: asigna unidades y apunta 'pendiente' + libro + devolución. (fila, es_nueva)."""
     clave = {"clave": llamada.clave}
@@ -125,7 +126,7 @@ def _apuntar(
             return ya, False
         hechos = libro.elegibilidad(conexion, pedido, llamada=llamada)
         libro.exigir_entregado(hechos, accion="reembolsar un producto")
-        asignacion = libro.asignar(
+        asignacion = asignar(
             libro.unidades_libres(conexion, pedido),
             importe,
             pedidas,
