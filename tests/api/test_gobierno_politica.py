@@ -309,7 +309,7 @@ def test_la_auditoria_encuentra_cada_manipulacion_del_plano_de_control(http, com
             assert [h["que"] for h in encontrados["ampliacion_sin_firma"]] == ["umbrales"]
         # 2. Una versión de la matriz en la que el gerente sube su propio límite.
         with c.transaction(force_rollback=True):
-            from agente.autoridad import fijar_matriz
+            from agente.servicio.politica.gestion_autoridad import fijar_matriz
 
             vigente = leer_matriz(c, tienda="talavera")
             limites = {r: dict(v) for r, v in vigente.limites.items()}
