@@ -21,10 +21,10 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ConflictoIdempotencia, ErrorPasarela
+from agente.nucleo.errores import ConflictoIdempotencia
 from herramientas import libro, movimientos
 from herramientas.asignacion import LineaPedida, asignar, normalizar_lineas
-from herramientas.pasarela import REEMBOLSO, Pasarela
+from herramientas.pasarela import Pasarela
 from herramientas.pedidos import normalizar_id
 
 __all__ = ["reembolsar"]
@@ -175,17 +175,12 @@ def _comprobar_misma_operacion(
 
 def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
     """Pasos 2 y 3 por la bandeja de salida; si la pasarela falla, el texto para el cliente."""
-    with pool.connection() as conexion:
-        mov = movimientos.movimiento(conexion, REEMBOLSO, fila["id"])
-    try:
-        movimientos.ejecutar(pool, pasarela, mov)
-    except ErrorPasarela as exc:
-        raise ErrorPasarela(
+    movimientos.emitir_reembolso(
+        pool, pasarela, fila["id"], reembolso=fila["numero"], estado="pendiente",
+        texto_si_falla=lambda motivo: (
             f"la pasarela de pagos no ha confirmado todavía el reembolso {fila['numero']} de "
-            f"{dinero.eur(fila['importe'])} ({exc.mensaje}). El reembolso queda registrado como "
+            f"{dinero.eur(fila['importe'])} ({motivo}). El reembolso queda registrado como "
             "pendiente y el sistema lo completará solo, sin pagar dos veces. Dile al cliente que "
             "queda pendiente y que le avisaremos por aquí cuando se complete; no le digas que ya "
-            "está hecho ni propongas otro reembolso por lo mismo",
-            reembolso=fila["numero"],
-            estado="pendiente",
-        ) from exc
+            "está hecho ni propongas otro reembolso por lo mismo"),
+    )

@@ -19,12 +19,12 @@ from agente.nucleo.operaciones.defectos import DOS_FIRMAS_POR_DEFECTO, LIMITES_P
 
 __all__ = ["CAMBIO", "HISTORIAL_CAMBIOS_SQL", "INSTANTANEA_COBROS_SQL", "INSTANTANEA_SUSTITUCIONES_SQL"]
 
+
 def _espera_cambio(args: Mapping[str, Any]) -> str:
     return (
         f"el cambio de {args.get('sku_original')} por {args.get('sku_nuevo')} "
         f"del pedido {args.get('pedido')}"
     )
-
 
 
 HISTORIAL_CAMBIOS_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(

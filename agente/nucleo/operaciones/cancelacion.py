@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agente.nucleo import dinero
 from agente.nucleo.operacion import (
     Campo,
     EnHistorial,
@@ -16,14 +15,18 @@ from agente.nucleo.operacion import (
     Offline,
     OperacionConEfecto,
 )
-from agente.nucleo.operaciones.defectos import DOS_FIRMAS_POR_DEFECTO, LIMITES_POR_DEFECTO
+from agente.nucleo.operaciones.defectos import (
+    DOS_FIRMAS_POR_DEFECTO,
+    LIMITES_POR_DEFECTO,
+    importe_legible,
+)
 
 __all__ = ["CANCELACION", "HISTORIAL_CANCELACIONES_SQL", "INSTANTANEA_CANCELACIONES_SQL"]
 
+
 def _espera_cancelacion(args: Mapping[str, Any]) -> str:
-    try:
-        importe = dinero.eur(dinero.importe(args.get("importe")))
-    except Exception:  # un importe ilegible no debe romper el aviso al cliente
+    importe = importe_legible(args)
+    if importe is None:
         return f"la cancelación del pedido {args.get('pedido')}"
     return f"la cancelación del pedido {args.get('pedido')} y la devolución de {importe}"
 

@@ -19,6 +19,7 @@ from agente.nucleo.operacion import (
 
 __all__ = ["DIRECCION", "HISTORIAL_DIRECCIONES_SQL", "INSTANTANEA_DIRECCIONES_SQL"]
 
+
 def _espera_direccion(args: Mapping[str, Any]) -> str:
     destino = " ".join(str(args.get(c) or "").strip() for c in ("codigo_postal", "localidad")).strip()
     return f"el cambio de la dirección de envío del pedido {args.get('pedido')}" + (

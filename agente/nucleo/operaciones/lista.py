@@ -14,6 +14,7 @@ from agente.nucleo.operaciones.vale import VALE
 
 __all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "por_herramienta", "por_regla", "vista_efectos_sql"]
 
+
 OPERACIONES: tuple[OperacionConEfecto, ...] = (REEMBOLSO, CAMBIO, CANCELACION, REENVIO, VALE, DIRECCION)
 
 

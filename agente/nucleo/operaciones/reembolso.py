@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agente.nucleo import dinero
 from agente.nucleo.operacion import (
     Campo,
     EnHistorial,
@@ -16,17 +15,18 @@ from agente.nucleo.operacion import (
     Offline,
     OperacionConEfecto,
 )
-from agente.nucleo.operaciones.defectos import DOS_FIRMAS_POR_DEFECTO, LIMITES_POR_DEFECTO
+from agente.nucleo.operaciones.defectos import (
+    DOS_FIRMAS_POR_DEFECTO,
+    LIMITES_POR_DEFECTO,
+    importe_legible,
+)
 
 __all__ = ["HISTORIAL_REEMBOLSOS_SQL", "INSTANTANEA_REEMBOLSOS_SQL", "REEMBOLSO"]
 
-def _espera_reembolso(args: Mapping[str, Any]) -> str:
-    try:
-        importe = dinero.eur(dinero.importe(args.get("importe")))
-    except Exception:  # un importe ilegible no debe romper el aviso al cliente
-        importe = "el importe indicado"
-    return f"el reembolso de {importe} del pedido {args.get('pedido')}"
 
+def _espera_reembolso(args: Mapping[str, Any]) -> str:
+    importe = importe_legible(args) or "el importe indicado"
+    return f"el reembolso de {importe} del pedido {args.get('pedido')}"
 
 
 HISTORIAL_REEMBOLSOS_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(

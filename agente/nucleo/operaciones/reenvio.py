@@ -19,6 +19,7 @@ from agente.nucleo.operaciones.defectos import LIMITES_POR_DEFECTO
 
 __all__ = ["HISTORIAL_REENVIOS_SQL", "INSTANTANEA_REENVIOS_SQL", "MOTIVOS_REENVIO", "REENVIO"]
 
+
 # -- Reenvío de lo que no llegó o llegó roto (sql/017_reenvio.sql) ------------------------------
 
 # Cómo lee el cliente el motivo (nunca la clave interna).

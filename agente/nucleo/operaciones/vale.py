@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo import dinero
 from agente.nucleo.operacion import (
     Campo,
     EnHistorial,
@@ -17,8 +16,10 @@ from agente.nucleo.operacion import (
     Offline,
     OperacionConEfecto,
 )
+from agente.nucleo.operaciones.defectos import importe_legible
 
 __all__ = ["HISTORIAL_VALES_SQL", "INSTANTANEA_VALES_SQL", "VALE", "VALE_DIAS_CADUCIDAD_DEFECTO", "VALE_IMPORTE_MAX_DEFECTO", "VALE_PORCENTAJE_MAX_DEFECTO", "VALE_VENTANA_DIAS"]
+
 
 # Los defectos de la política (politicas.valores los declara con su dominio) y la ventana
 # de «un vale por cliente»: los lee también el modelo offline para proponer un importe.
@@ -29,10 +30,7 @@ VALE_VENTANA_DIAS = 90
 
 
 def _espera_vale(args: Mapping[str, Any]) -> str:
-    try:
-        importe = dinero.eur(dinero.importe(args.get("importe")))
-    except Exception:  # un importe ilegible no debe romper el aviso al cliente
-        importe = "el importe indicado"
+    importe = importe_legible(args) or "el importe indicado"
     return f"el vale de compensación de {importe} por el pedido {args.get('pedido')}"
 
 
