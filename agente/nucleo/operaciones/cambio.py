@@ -11,13 +11,14 @@ from agente.nucleo.operacion import (
     EnInstantanea,
     EnLibro,
     EnMatriz,
+    EnTarjeta,
     Numeracion,
     Offline,
     OperacionConEfecto,
 )
 from agente.nucleo.operaciones.defectos import DOS_FIRMAS_POR_DEFECTO, LIMITES_POR_DEFECTO
 
-__all__ = ["CAMBIO", "HISTORIAL_CAMBIOS_SQL", "INSTANTANEA_COBROS_SQL", "INSTANTANEA_SUSTITUCIONES_SQL"]
+__all__ = ["CAMBIO", "HISTORIAL_CAMBIOS_SQL", "INSTANTANEA_COBROS_SQL", "INSTANTANEA_SUSTITUCIONES_SQL", "TARJETA_CAMBIO_SQL"]
 
 
 def _espera_cambio(args: Mapping[str, Any]) -> str:
@@ -43,6 +44,26 @@ FROM sustituciones ORDER BY pedido_id, sku_original, sku_nuevo
 """
 INSTANTANEA_COBROS_SQL = """
 SELECT pedido_id AS pedido, importe, estado FROM cobros ORDER BY pedido_id, importe
+"""
+
+# Lo que la tarjeta del encargado añade a los argumentos (EnTarjeta).
+TARJETA_CAMBIO_SQL = """
+WITH a AS (SELECT %(args)s::jsonb AS j)
+SELECT po.nombre AS "Producto original", l.precio_unitario AS "Pagado por unidad",
+       pn.nombre AS "Producto nuevo", pn.pvp AS "Precio del nuevo",
+       abs(pn.pvp - l.precio_unitario) AS "Diferencia",
+       CASE WHEN l.precio_unitario IS NULL THEN 'el producto original no está en el pedido'
+            WHEN pn.pvp > l.precio_unitario THEN 'la paga el cliente (cobro por la pasarela)'
+            WHEN pn.pvp < l.precio_unitario THEN 'se le devuelve al cliente'
+            ELSE 'ninguna: mismo precio' END AS "Quién paga la diferencia",
+       coalesce((SELECT s.unidades FROM stock s WHERE s.tienda = p.tienda AND s.sku = pn.sku), 0)
+           AS "Stock del nuevo en la tienda"
+FROM a
+JOIN pedidos p ON p.id = upper(trim(a.j ->> 'pedido')) AND p.cliente_id = %(cliente)s
+JOIN productos po ON po.sku = upper(trim(a.j ->> 'sku_original'))
+JOIN productos pn ON pn.sku = upper(trim(a.j ->> 'sku_nuevo'))
+LEFT JOIN LATERAL (SELECT lp.precio_unitario FROM lineas_pedido lp
+                   WHERE lp.pedido_id = p.id AND lp.sku = po.sku ORDER BY lp.linea LIMIT 1) l ON true
 """
 
 CAMBIO = OperacionConEfecto(
@@ -78,4 +99,5 @@ CAMBIO = OperacionConEfecto(
             Numeracion(marcador="cobro", prefijo="CO", sql="SELECT numero, id FROM cobros"),
         ),
     ),
+    tarjeta=EnTarjeta(sql=TARJETA_CAMBIO_SQL, dinero=("Pagado por unidad", "Precio del nuevo", "Diferencia")),
 )

@@ -11,6 +11,7 @@ from agente.nucleo.operacion import (
     EnInstantanea,
     EnLibro,
     EnMatriz,
+    EnTarjeta,
     Numeracion,
     Offline,
     OperacionConEfecto,
@@ -21,7 +22,7 @@ from agente.nucleo.operaciones.defectos import (
     importe_legible,
 )
 
-__all__ = ["CANCELACION", "HISTORIAL_CANCELACIONES_SQL", "INSTANTANEA_CANCELACIONES_SQL"]
+__all__ = ["CANCELACION", "HISTORIAL_CANCELACIONES_SQL", "INSTANTANEA_CANCELACIONES_SQL", "TARJETA_CANCELACION_SQL"]
 
 
 def _espera_cancelacion(args: Mapping[str, Any]) -> str:
@@ -41,6 +42,16 @@ INSTANTANEA_CANCELACIONES_SQL = """
 SELECT c.pedido_id AS pedido, c.importe, p.estado AS estado_pedido,
        (SELECT count(*)::int FROM compensaciones_unidad u WHERE u.cancelacion_id = c.id) AS unidades
 FROM cancelaciones c JOIN pedidos p ON p.id = c.pedido_id ORDER BY c.pedido_id
+"""
+
+# Lo que la tarjeta del encargado añade a los argumentos (EnTarjeta).
+TARJETA_CANCELACION_SQL = """
+WITH a AS (SELECT %(args)s::jsonb AS j)
+SELECT p.importe AS "Pagado por el pedido (se devuelve entero)", p.estado AS "Estado del pedido",
+       (SELECT string_agg(lp.unidades || ' × ' || pr.nombre, '; ' ORDER BY lp.linea)
+        FROM lineas_pedido lp JOIN productos pr ON pr.sku = lp.sku WHERE lp.pedido_id = p.id)
+           AS "Productos (vuelven al stock)"
+FROM a JOIN pedidos p ON p.id = upper(trim(a.j ->> 'pedido')) AND p.cliente_id = %(cliente)s
 """
 
 CANCELACION = OperacionConEfecto(
@@ -74,6 +85,7 @@ CANCELACION = OperacionConEfecto(
                  Numeracion(marcador="devolucion_cancelacion", prefijo="RE",
                             sql="SELECT numero, id FROM reembolsos WHERE concepto = 'cancelacion'")),
     ),
+    tarjeta=EnTarjeta(sql=TARJETA_CANCELACION_SQL, dinero=("Pagado por el pedido (se devuelve entero)",)),
 )
 
 

@@ -12,12 +12,13 @@ from agente.nucleo.operacion import (
     EnInstantanea,
     EnLibro,
     EnMatriz,
+    EnTarjeta,
     Numeracion,
     Offline,
     OperacionConEfecto,
 )
 
-__all__ = ["DIRECCION", "HISTORIAL_DIRECCIONES_SQL", "INSTANTANEA_DIRECCIONES_SQL"]
+__all__ = ["DIRECCION", "HISTORIAL_DIRECCIONES_SQL", "INSTANTANEA_DIRECCIONES_SQL", "TARJETA_DIRECCION_SQL"]
 
 
 def _espera_direccion(args: Mapping[str, Any]) -> str:
@@ -41,6 +42,17 @@ FROM cambios_direccion ORDER BY pedido_id, codigo_postal, calle
 
 # No mueve dinero ni género: su sitio en el libro es cambios_direccion (la antigua y la
 # nueva), sin movimiento de pasarela. El «importe» de la matriz es el del pedido.
+# Lo que la tarjeta del encargado añade a los argumentos (EnTarjeta).
+TARJETA_DIRECCION_SQL = """
+WITH a AS (SELECT %(args)s::jsonb AS j)
+SELECT coalesce(p.calle || ', ' || p.codigo_postal || ' ' || p.localidad
+                || coalesce(' (' || p.provincia || ')', ''), 'sin dirección') AS "Dirección actual",
+       concat_ws(', ', a.j ->> 'calle', concat_ws(' ', a.j ->> 'codigo_postal', a.j ->> 'localidad'))
+           AS "Dirección nueva",
+       p.estado AS "Estado del pedido"
+FROM a JOIN pedidos p ON p.id = upper(trim(a.j ->> 'pedido')) AND p.cliente_id = %(cliente)s
+"""
+
 DIRECCION = OperacionConEfecto(
     nombre="direccion",
     herramientas=("cambiar_direccion",),
@@ -73,6 +85,7 @@ DIRECCION = OperacionConEfecto(
         numeros=(Numeracion(marcador="cambio_direccion", prefijo="CD",
                             sql="SELECT numero, id FROM cambios_direccion"),),
     ),
+    tarjeta=EnTarjeta(sql=TARJETA_DIRECCION_SQL),
 )
 
 

@@ -11,13 +11,14 @@ from agente.nucleo.operacion import (
     EnInstantanea,
     EnLibro,
     EnMatriz,
+    EnTarjeta,
     Numeracion,
     Offline,
     OperacionConEfecto,
 )
 from agente.nucleo.operaciones.defectos import LIMITES_POR_DEFECTO
 
-__all__ = ["HISTORIAL_REENVIOS_SQL", "INSTANTANEA_REENVIOS_SQL", "MOTIVOS_REENVIO", "REENVIO"]
+__all__ = ["HISTORIAL_REENVIOS_SQL", "INSTANTANEA_REENVIOS_SQL", "MOTIVOS_REENVIO", "REENVIO", "TARJETA_REENVIO_SQL"]
 
 
 # -- Reenvío de lo que no llegó o llegó roto (sql/017_reenvio.sql) ------------------------------
@@ -45,6 +46,24 @@ HISTORIAL_REENVIOS_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
 INSTANTANEA_REENVIOS_SQL = """
 SELECT pedido_id AS pedido, linea, sku, unidades, motivo, valor::text AS valor, vez
 FROM reenvios ORDER BY pedido_id, linea, vez
+"""
+
+# Lo que la tarjeta del encargado añade a los argumentos (EnTarjeta).
+TARJETA_REENVIO_SQL = """
+WITH a AS (SELECT %(args)s::jsonb AS j,
+                  CASE WHEN %(args)s::jsonb ->> 'unidades' ~ '^[0-9]{1,9}$'
+                       THEN (%(args)s::jsonb ->> 'unidades')::int ELSE 1 END AS unidades)
+SELECT pr.nombre AS "Producto", a.unidades || ' de ' || lp.unidades AS "Unidades a reenviar",
+       lp.precio_unitario * a.unidades AS "Valor del reenvío",
+       CASE WHEN p.enviado_en IS NULL THEN 'sin fecha de envío'
+            ELSE (current_date - p.enviado_en::date) || ' días' END AS "Enviado hace",
+       coalesce((SELECT s.unidades FROM stock s WHERE s.tienda = p.tienda AND s.sku = lp.sku), 0)
+           AS "Stock en la tienda"
+FROM a
+JOIN pedidos p ON p.id = upper(trim(a.j ->> 'pedido')) AND p.cliente_id = %(cliente)s
+JOIN lineas_pedido lp ON lp.pedido_id = p.id
+ AND lp.linea = CASE WHEN a.j ->> 'linea' ~ '^[0-9]{1,9}$' THEN (a.j ->> 'linea')::int END
+JOIN productos pr ON pr.sku = lp.sku
 """
 
 REENVIO = OperacionConEfecto(
@@ -79,4 +98,5 @@ REENVIO = OperacionConEfecto(
         tablas={"reenvios": INSTANTANEA_REENVIOS_SQL},
         numeros=(Numeracion(marcador="reenvio", prefijo="RV", sql="SELECT numero, id FROM reenvios"),),
     ),
+    tarjeta=EnTarjeta(sql=TARJETA_REENVIO_SQL, dinero=("Valor del reenvío",)),
 )

@@ -12,13 +12,14 @@ from agente.nucleo.operacion import (
     EnInstantanea,
     EnLibro,
     EnMatriz,
+    EnTarjeta,
     Numeracion,
     Offline,
     OperacionConEfecto,
 )
 from agente.nucleo.operaciones.defectos import importe_legible
 
-__all__ = ["HISTORIAL_VALES_SQL", "INSTANTANEA_VALES_SQL", "VALE", "VALE_DIAS_CADUCIDAD_DEFECTO", "VALE_IMPORTE_MAX_DEFECTO", "VALE_PORCENTAJE_MAX_DEFECTO", "VALE_VENTANA_DIAS"]
+__all__ = ["HISTORIAL_VALES_SQL", "INSTANTANEA_VALES_SQL", "TARJETA_VALE_SQL", "VALE", "VALE_DIAS_CADUCIDAD_DEFECTO", "VALE_IMPORTE_MAX_DEFECTO", "VALE_PORCENTAJE_MAX_DEFECTO", "VALE_VENTANA_DIAS"]
 
 
 # Los defectos de la política (politicas.valores los declara con su dominio) y la ventana
@@ -42,6 +43,21 @@ HISTORIAL_VALES_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
              AND v.creado >= now() - make_interval(days => %(dias)s)), '[]')"""
 INSTANTANEA_VALES_SQL = """
 SELECT pedido_id AS pedido, linea, importe, estado FROM vales ORDER BY pedido_id, linea, importe
+"""
+
+# Lo que la tarjeta del encargado añade a los argumentos (EnTarjeta).
+TARJETA_VALE_SQL = """
+WITH a AS (SELECT %(args)s::jsonb AS j)
+SELECT pr.nombre AS "Producto", lp.importe AS "Pagado por la línea",
+       least(trunc(lp.importe * coalesce(pt.vale_porcentaje_max, 10) / 100, 2),
+             coalesce(pt.vale_importe_max, 10.00)) AS "Máximo sin firma (política vigente)",
+       coalesce(pt.vale_dias_caducidad, 365) || ' días' AS "Validez del vale"
+FROM a
+JOIN pedidos p ON p.id = upper(trim(a.j ->> 'pedido')) AND p.cliente_id = %(cliente)s
+JOIN lineas_pedido lp ON lp.pedido_id = p.id
+ AND lp.linea = CASE WHEN a.j ->> 'linea' ~ '^[0-9]{1,9}$' THEN (a.j ->> 'linea')::int END
+JOIN productos pr ON pr.sku = lp.sku
+LEFT JOIN politicas_tienda pt ON pt.tienda = p.tienda
 """
 
 VALE = OperacionConEfecto(
@@ -76,4 +92,5 @@ VALE = OperacionConEfecto(
         tablas={"vales": INSTANTANEA_VALES_SQL},
         numeros=(Numeracion(marcador="vale", prefijo="VA", sql="SELECT numero, id FROM vales"),),
     ),
+    tarjeta=EnTarjeta(sql=TARJETA_VALE_SQL, dinero=("Pagado por la línea", "Máximo sin firma (política vigente)")),
 )
