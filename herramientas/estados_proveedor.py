@@ -1,4 +1,7 @@
-"""Lo que el proveedor no termina en la llamada, al libro: en curso, fallido o caducado.
+"""Lo que la pasarela no completa, al libro: un fallo, o un movimiento en curso, fallido o caducado.
+
+Un fallo que se puede reintentar (red, caída, límite de ritmo) suma un intento con espera
+exponencial (``registrar_fallo``; la bandeja de salida lo repite).
 
 Un proveedor real (Stripe) puede aceptar un reembolso y terminarlo más tarde, rechazarlo
 para siempre o dejar caducar un enlace de pago. Aquí se apunta cada caso en el asiento
@@ -27,13 +30,27 @@ from agente.nucleo import dinero
 from agente.nucleo.errores import ErrorPasarela
 from herramientas.pasarela import CADUCADO, COBRO, EN_CURSO, FALLIDO, MovimientoPasarela
 
-__all__ = ["ESPERA_EN_CURSO_SEGUNDOS", "aplicar_no_completado", "aviso_enlace", "marcar_fallido"]
+__all__ = ["ESPERA_EN_CURSO_SEGUNDOS", "aplicar_no_completado", "aviso_enlace", "marcar_fallido",
+           "registrar_fallo", "texto_rechazo"]
 
 # Sin webhook, la bandeja vuelve a preguntar al proveedor pasado este tiempo.
 ESPERA_EN_CURSO_SEGUNDOS = 3600
 ESPERA_FALLIDO_SEGUNDOS = 3600
 
 TABLAS = {"reembolso": "reembolsos", "cobro": "cobros"}
+
+REGISTRAR_FALLO_SQL = sql.SQL("""
+UPDATE {tabla}
+SET intentos = intentos + 1,
+    proximo_intento = now() + make_interval(
+        secs => least(%(base)s * power(2, intentos), %(maxima)s)),
+    ultimo_error = %(error)s,
+    requiere_persona = requiere_persona OR intentos + 1 >= %(max_intentos)s,
+    marcado_en = CASE WHEN NOT requiere_persona AND intentos + 1 >= %(max_intentos)s
+                      THEN now() ELSE marcado_en END
+WHERE id = %(id)s AND estado = 'pendiente'
+RETURNING intentos, requiere_persona, marcado_en = now() AS recien_marcado
+""")
 
 MARCAR_EN_CURSO_SQL = sql.SQL("""
 UPDATE {tabla} SET id_proveedor = coalesce(%(id_proveedor)s, id_proveedor),
@@ -85,6 +102,21 @@ SELECT p.id FROM cobros c JOIN pedidos p ON p.id = c.pedido_id JOIN sustitucione
 """
 
 
+def registrar_fallo(pool: ConnectionPool, mov, motivo: str, *, max_intentos: int,
+                    espera_base: float, espera_maxima: float) -> ErrorPasarela:
+    """Un fallo que se puede reintentar: un intento más, espera exponencial y, al llegar a
+    ``max_intentos``, marcado para una persona (se sigue reintentando). Da el error a lanzar."""
+    with pool.connection() as conexion:
+        fila = conexion.execute(REGISTRAR_FALLO_SQL.format(tabla=sql.Identifier(TABLAS[mov.tipo])), {
+            "id": mov.id, "error": motivo, "base": espera_base, "maxima": espera_maxima,
+            "max_intentos": max_intentos}).fetchone()
+    return ErrorPasarela(
+        motivo, referencia=mov.referencia, intentos=fila["intentos"] if fila else None,
+        marcado=bool(fila and fila["requiere_persona"]),
+        recien_marcado=bool(fila and fila["recien_marcado"]),
+    )
+
+
 def marcar_fallido(pool: ConnectionPool, mov, detalle: str, *, id_proveedor: str | None = None,
                    avisar: bool) -> ErrorPasarela:
     """Marca el asiento para una persona ya (repetir no servirá) y devuelve el error a lanzar."""
@@ -133,6 +165,17 @@ def aviso_enlace(cambio: str, cobro, exc: ErrorPasarela) -> str:
         f"{exc.datos['enlace']} . El cambio se hace en cuanto se confirme el pago"
         + (f"; el enlace caduca el {caduca} (UTC) y, si no se paga, el cambio se anula" if caduca else "")
         + ". No le digas que el cambio está hecho"
+    )
+
+
+def texto_rechazo(mov, motivo: str) -> str:
+    """Lo que el modelo debe decir de un reembolso que el proveedor rechazó para siempre."""
+    return (
+        f"el proveedor de pagos ha rechazado el reembolso {mov.referencia} de "
+        f"{dinero.eur(mov.importe)} ({motivo}). No se ha devuelto el dinero y queda marcado para "
+        "que una persona del equipo lo revise. Dile al cliente exactamente eso: que aún no tiene "
+        "el dinero y que le escribiremos por aquí; no le digas que está hecho ni propongas otro "
+        "reembolso por lo mismo"
     )
 
 

@@ -7,7 +7,7 @@ asiento como referencia (la pasarela deduplica por referencia). 3) Se marca comp
 stock) en la misma transacción. Si el proceso muere entre 1 y 3, ``completar_pendientes``
 repite 2 y 3 sin mover dinero dos veces.
 
-Reintentos: cada fallo suma un intento y aplaza el siguiente con espera exponencial
+Reintentos (``estados_proveedor``): cada fallo suma un intento y aplaza el siguiente con espera exponencial
 (``espera_base * 2**(intentos-1)``, hasta ``espera_maxima``); al llegar a
 ``max_intentos`` el asiento queda marcado ``requiere_persona`` (la auditoría lo
 enseña) y se sigue reintentando con la espera máxima. Un asiento recién apuntado, o
@@ -21,11 +21,11 @@ Lo que completa el sistema (no la herramienta en el turno del cliente) queda con
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 import psycopg
-from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo.errores import AprobacionCaducada, ErrorPasarela
@@ -33,14 +33,8 @@ from herramientas import estados_proveedor, libro
 from herramientas.pasarela import CADUCADO, COBRO, COMPLETADO, EN_CURSO, REEMBOLSO, Pasarela
 
 __all__ = [
-    "Confirmacion",
-    "Movimiento",
-    "ResultadoPendientes",
-    "aplicar",
-    "apuntar_cobro",
-    "apuntar_reembolso_de_sustitucion",
-    "completar_pendientes",
-    "ejecutar",
+    "Confirmacion", "Movimiento", "ResultadoPendientes", "aplicar", "apuntar_cobro",
+    "apuntar_reembolso_de_sustitucion", "completar_pendientes", "ejecutar", "emitir_reembolso",
     "movimiento",
 ]
 
@@ -82,31 +76,16 @@ WHERE (tipo, id) IN (SELECT tipo, id FROM r UNION ALL SELECT tipo, id FROM c)
 ORDER BY creado, tipo, id
 """
 
-REGISTRAR_FALLO_SQL = sql.SQL("""
-UPDATE {tabla}
-SET intentos = intentos + 1,
-    proximo_intento = now() + make_interval(
-        secs => least(%(base)s * power(2, intentos), %(maxima)s)),
-    ultimo_error = %(error)s,
-    requiere_persona = requiere_persona OR intentos + 1 >= %(max_intentos)s,
-    marcado_en = CASE WHEN NOT requiere_persona AND intentos + 1 >= %(max_intentos)s
-                      THEN now() ELSE marcado_en END
-WHERE id = %(id)s AND estado = 'pendiente'
-RETURNING intentos, requiere_persona, marcado_en = now() AS recien_marcado
-""")
-
 MARCAR_EMITIDO_SQL = """
-UPDATE reembolsos SET estado = 'emitido', emitido_en = now(), ultimo_error = NULL,
-                      avisar = %(avisar)s, avisado_en = NULL,
-                      id_proveedor = coalesce(%(id_proveedor)s, id_proveedor)
+UPDATE reembolsos SET estado = 'emitido', emitido_en = now(), ultimo_error = NULL, avisar = %(avisar)s,
+                      avisado_en = NULL, id_proveedor = coalesce(%(id_proveedor)s, id_proveedor)
 WHERE id = %(id)s AND estado = 'pendiente'
 RETURNING id
 """
 
 CONFIRMAR_COBRO_SQL = """
 UPDATE cobros SET estado = 'confirmado', confirmado_en = now(), ultimo_error = NULL,
-                  avisar = %(avisar)s, avisado_en = NULL,
-                  id_proveedor = coalesce(%(id_proveedor)s, id_proveedor)
+                  avisar = %(avisar)s, avisado_en = NULL
 WHERE id = %(id)s AND estado = 'pendiente'
 RETURNING id
 """
@@ -276,51 +255,50 @@ def ejecutar(
         motivo = exc.mensaje if isinstance(exc, ErrorPasarela) else type(exc).__name__
         if isinstance(exc, ErrorPasarela) and exc.datos.get("definitivo"):
             raise estados_proveedor.marcar_fallido(pool, mov, motivo, avisar=por_sistema) from exc
-        with pool.connection() as conexion:
-            fila = conexion.execute(
-                REGISTRAR_FALLO_SQL.format(tabla=sql.Identifier(TABLAS[mov.tipo])),
-                {
-                    "id": mov.id,
-                    "error": motivo,
-                    "base": espera_base,
-                    "maxima": espera_maxima,
-                    "max_intentos": max_intentos,
-                },
-            ).fetchone()
-        raise ErrorPasarela(
-            motivo,
-            referencia=mov.referencia,
-            intentos=fila["intentos"] if fila else None,
-            marcado=bool(fila and fila["requiere_persona"]),
-            recien_marcado=bool(fila and fila["recien_marcado"]),
-        ) from exc
+        raise estados_proveedor.registrar_fallo(
+            pool, mov, motivo, max_intentos=max_intentos, espera_base=espera_base,
+            espera_maxima=espera_maxima) from exc
     return aplicar(pool, mov, respuesta, por_sistema=por_sistema)
 
 
 def aplicar(pool: ConnectionPool, mov: Movimiento, respuesta, *, por_sistema: bool = True) -> Confirmacion:
-    """Paso 3: lo que respondió la pasarela (o trajo un webhook), al libro.
-
-    Completado: 'emitido' o 'confirmado' (y el cambio). En curso, fallido o caducado:
-    ``estados_proveedor`` lo apunta y lanza ``ErrorPasarela`` con ``estado``.
-    """
+    """Paso 3: lo que respondió la pasarela (o trajo un webhook), al libro. Si no está
+    completado, ``estados_proveedor`` lo apunta y lanza ``ErrorPasarela`` con ``estado``."""
     if getattr(respuesta, "estado", COMPLETADO) != COMPLETADO:
         estados_proveedor.aplicar_no_completado(pool, mov, respuesta, avisar=por_sistema)
-    id_proveedor = getattr(respuesta, "id_proveedor", None)
     if mov.tipo == REEMBOLSO:
         with pool.connection() as conexion:
             hecho = conexion.execute(MARCAR_EMITIDO_SQL, {
-                "id": mov.id, "avisar": por_sistema, "id_proveedor": id_proveedor}).fetchone()
+                "id": mov.id, "avisar": por_sistema, "id_proveedor": getattr(respuesta, "id_proveedor", None)}).fetchone()
             return Confirmacion(movimiento(conexion, REEMBOLSO, mov.id), ahora=hecho is not None)
-    return _confirmar_cobro(pool, mov, avisar=por_sistema, id_proveedor=id_proveedor)
+    return _confirmar_cobro(pool, mov, avisar=por_sistema)  # su id ya se apuntó con el enlace
 
 
-def _confirmar_cobro(pool: ConnectionPool, mov: Movimiento, *, avisar: bool,
-                     id_proveedor: str | None = None) -> Confirmacion:
+def emitir_reembolso(
+    pool: ConnectionPool, pasarela: Pasarela, reembolso_id: int, *,
+    texto_si_falla: Callable[[str], str], **datos: object,
+) -> None:
+    """Pasos 2 y 3 de un reembolso recién apuntado, en el turno del cliente.
+
+    Si la pasarela falla, ``ErrorPasarela`` con ``texto_si_falla(motivo)`` (lo que el modelo
+    debe decir: queda pendiente, nunca «hecho») y ``datos``; el asiento sigue pendiente y
+    la bandeja de salida lo completa sin pagar dos veces.
+    """
+    with pool.connection() as conexion:
+        mov = movimiento(conexion, REEMBOLSO, reembolso_id)
+    try:
+        ejecutar(pool, pasarela, mov)
+    except ErrorPasarela as exc:
+        if exc.datos.get("definitivo"):  # el proveedor lo rechazó: repetir no servirá
+            raise ErrorPasarela(estados_proveedor.texto_rechazo(mov, exc.mensaje), **datos, marcado=True) from exc
+        raise ErrorPasarela(texto_si_falla(exc.mensaje), **datos) from exc
+
+
+def _confirmar_cobro(pool: ConnectionPool, mov: Movimiento, *, avisar: bool) -> Confirmacion:
     """Cobro confirmado y cambio completado en una transacción: o todo o nada."""
     with pool.connection() as conexion, conexion.transaction():
         sustitucion = conexion.execute(BLOQUEAR_SUSTITUCION_SQL, {"id": mov.sustitucion_id}).fetchone()
-        confirmado = conexion.execute(CONFIRMAR_COBRO_SQL, {
-            "id": mov.id, "avisar": avisar, "id_proveedor": id_proveedor}).fetchone()
+        confirmado = conexion.execute(CONFIRMAR_COBRO_SQL, {"id": mov.id, "avisar": avisar}).fetchone()
         anulacion = None
         if confirmado is not None and sustitucion["estado"] == "pendiente_cobro":
             try:
@@ -382,9 +360,8 @@ def completar_pendientes(
                 espera_base=espera_base, espera_maxima=espera_maxima,
             )
         except ErrorPasarela as exc:
-            if exc.datos.get("estado") in (EN_CURSO, CADUCADO):
-                lista = resultado.en_curso if exc.datos["estado"] == EN_CURSO else resultado.caducados
-                lista.append(mov.referencia)
+            if exc.datos.get("estado") in (EN_CURSO, CADUCADO):  # no es un fallo: sigue su curso
+                (resultado.en_curso if exc.datos["estado"] == EN_CURSO else resultado.caducados).append(mov.referencia)
                 continue
             fallo = Fallo(mov, exc.mensaje, exc.datos.get("intentos") or 0, exc.datos.get("marcado", False))
             resultado.fallidos.append(fallo)
