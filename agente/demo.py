@@ -8,6 +8,7 @@ cada fila se inserta con ``ON CONFLICT DO UPDATE`` y las fechas se recalculan.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -296,16 +297,8 @@ UPDATE pedidos SET enviado_en = CASE
     ELSE least(fecha + interval '1 day', coalesce(entregado_en, now())) END
 WHERE id = %(id)s
 """
-# Una referencia de pago de Stripe por pedido (sql/024): con AGENTE_PASARELA=stripe en modo de
-# prueba, los reembolsos de la demo van contra ella. No pisa una que ya tenga el pedido.
-FIJAR_REFERENCIA_PAGO_SQL = """
-UPDATE pedidos SET referencia_pago = 'pi_demo_' || lower(replace(id, '-', '_'))
-WHERE id = ANY(%(pedidos)s) AND referencia_pago IS NULL
-"""
-HAY_REFERENCIA_PAGO_SQL = """
-SELECT EXISTS (SELECT 1 FROM information_schema.columns
-               WHERE table_name = 'pedidos' AND column_name = 'referencia_pago') AS hay
-"""
+# El pago (Stripe) de cada pedido de la demo, contra el que van sus reembolsos (sql/024; no pisa otro).
+FIJAR_REFERENCIA_PAGO_SQL = "UPDATE pedidos SET referencia_pago = 'pi_demo_' || lower(replace(id, '-', '_')) WHERE id = ANY(%(pedidos)s) AND referencia_pago IS NULL"
 BORRAR_DEVOLUCIONES_DEMO_SQL = """
 DELETE FROM devoluciones WHERE reembolso_id IS NULL AND pedido_id = ANY(%(pedidos)s)
 """
@@ -397,8 +390,7 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
         hay = cur.execute(HAY_ENVIADO_EN_SQL).fetchone()
         if (hay["hay"] if isinstance(hay, dict) else hay[0]):
             cur.executemany(FIJAR_ENVIO_SQL, [{"id": p.id, "dias": DIAS_DESDE_ENVIO.get(p.id)} for p in PEDIDOS])
-        hay = cur.execute(HAY_REFERENCIA_PAGO_SQL).fetchone()  # una base anterior a sql/024 no la tiene
-        if (hay["hay"] if isinstance(hay, dict) else hay[0]):
+        with suppress(psycopg.errors.UndefinedColumn), conexion.transaction():  # base sin sql/024
             cur.execute(FIJAR_REFERENCIA_PAGO_SQL, {"pedidos": [p.id for p in PEDIDOS]})
         cur.execute(BORRAR_DEVOLUCIONES_DEMO_SQL, {"pedidos": [p for p, *_ in DEVOLUCIONES]})
         cur.executemany(
