@@ -233,3 +233,14 @@ def conversacion(historial: dict[str, Any]) -> dict[str, Any]:
             for m in historial["mensajes"]
         ],
     }
+
+
+class BajaAvisosEntrada(BaseModel):
+    """El token del enlace de baja de un aviso al cliente (``#baja=...``)."""
+
+    token: str = Field(min_length=1, max_length=2000)
+
+
+class BajaAvisos(BaseModel):
+    baja: bool
+    detalle: str
