@@ -42,7 +42,9 @@ class RutasCliente:
 
 
 def _url_apprise(plantilla: str, contacto: Mapping[str, Any]) -> str | None:
-    valores = {k: quote(str(contacto.get(k) or ""), safe="@+") for k in ("email", "telefono")}
+    # El teléfono sin espacios («+34 600 111 001» -> «+34600111001»), como lo piden las URLs de SMS.
+    crudos = {"email": str(contacto.get("email") or ""), "telefono": "".join(str(contacto.get("telefono") or "").split())}
+    valores = {k: quote(v, safe="@+") for k, v in crudos.items()}
     for clave, valor in valores.items():
         if "{" + clave + "}" in plantilla and not valor:
             return None

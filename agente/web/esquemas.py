@@ -236,9 +236,10 @@ def conversacion(historial: dict[str, Any]) -> dict[str, Any]:
 
 
 class BajaAvisosEntrada(BaseModel):
-    """El token del enlace de baja de un aviso al cliente (``#baja=...``)."""
+    """El token del enlace de baja de un aviso al cliente (``#baja=...``): un JWT."""
 
-    token: str = Field(min_length=1, max_length=2000)
+    model_config = ConfigDict(extra="forbid")
+    token: str = Field(min_length=1, max_length=2000, pattern=r"^[A-Za-z0-9._-]+$")
 
 
 class BajaAvisos(BaseModel):

@@ -189,3 +189,42 @@ def test_la_ruta_de_la_tienda_decide_el_canal_ninguno_o_una_url_de_apprise(servi
     [correo] = smtp.correos
     assert correo.para == ["bruno.diaz@example.com"]
     assert "respuesta nueva" in correo.asunto
+
+
+def test_un_reembolso_atascado_y_luego_completado_avisa_en_el_chat_y_por_correo_una_vez_cada_uno(
+    servicio, pool, smtp, bd_url
+):
+    from agente.servicio.pagos.pendientes import Pagos
+    from herramientas.pasarela import PasarelaSimulada
+    from herramientas.reembolsos import reembolsar
+    from tests.apoyo.fabricas import PasarelaAveriable
+
+    ctx = servicio.contexto_de_cliente("C-0001")
+    hilo = servicio.iniciar_conversacion(ctx)
+    averiable = PasarelaAveriable(PasarelaSimulada(pool=pool))
+    averiable.caida = True
+    try:
+        reembolsar(pool, contexto=ctx, thread_id=hilo, tool_call_id="r1", pedido=PEDIDO_GRANDE,
+                   importe="120.00", motivo="no funciona", pasarela=averiable)
+    except Exception:
+        pass  # queda pendiente en el libro
+    pagos = Pagos(ejecutor=servicio.ejecutor, pasarela=averiable)
+    for _ in range(6):  # hasta marcarlo para una persona (MAX_INTENTOS), y una pasada más
+        pagos.completar(solo_vencidos=False)
+    averiable.caida = False
+    pagos.completar(solo_vencidos=False)
+    pagos.completar(solo_vencidos=False)
+
+    chat = [f["texto"] for f in consultar(
+        bd_url, "SELECT texto FROM mensajes_conversacion WHERE thread_id = %(h)s AND rol = 'agente' ORDER BY id",
+        {"h": hilo})]
+    assert len(chat) == 2
+    assert "está tardando más de lo normal" in chat[0] and "Ya está hecho el reembolso" in chat[1]
+    sucesos = [f["datos"]["suceso"] for f in _avisos_cliente(bd_url)]
+    assert sucesos == ["marcado", "pago"]
+    _entregar(pool, smtp, ahora=max(f["proximo_intento"] for f in _avisos_cliente(bd_url)))
+    asuntos = [c.asunto for c in smtp.correos]
+    assert asuntos == ["Talavera de la Reina: tu pago está tardando más de lo normal",
+                       "Talavera de la Reina: tu reembolso ya está hecho"]
+    assert "RE-" not in smtp.correos[1].texto  # ni el número interno del asiento
+    assert "120,00 EUR del pedido P-20260917-0041" in smtp.correos[1].texto
