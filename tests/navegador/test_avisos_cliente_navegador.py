@@ -107,6 +107,7 @@ def test_cierra_el_chat_el_encargado_decide_llega_un_correo_y_su_enlace_reabre_l
     vuelta.expect(vuelta.pagina.locator("#mensajes li.cliente").first).to_contain_text("cafetera")
     vuelta.expect(vuelta.pagina.locator("#informacion")).to_contain_text("solo esta conversación")
     vuelta.expect(vuelta.pagina.locator("#nueva")).to_be_hidden()
+    vuelta.expect(vuelta.pagina.locator("#sesion")).to_contain_text("solo esta conversación")
     vuelta.capturar("cliente-vuelve-por-el-correo")
     vuelta.limpia()
     vuelta.contexto.close()

@@ -263,6 +263,7 @@ async function iniciar() {
   estado.soloHilo = datos.hilo || null;
   $("nueva").hidden = Boolean(estado.soloHilo);
   if (estado.soloHilo) {
+    $("sesion").textContent += " · solo esta conversación (enlace del aviso)";
     mostrarInformacion("Has entrado con el enlace del aviso: aquí ves solo esta conversación.");
     try {
       await abrir(estado.soloHilo);
