@@ -46,6 +46,10 @@ class Aviso:
     referencia: str
     thread_id: str
     texto: str
+    # Para el correo al cliente (agente.notificaciones.avisos_cliente): datos llanos.
+    importe: str | None = None
+    pedido: str | None = None
+    concepto: str | None = None
 
 
 def _texto_aviso(fila: dict) -> str:
@@ -109,7 +113,8 @@ def avisos_pendientes(pool: ConnectionPool, *, limite: int = 100) -> list[Aviso]
         filas = conexion.execute(SELECT_AVISOS_SQL, {"limite": limite}).fetchall()
     return [
         Aviso(tipo=f["tipo"], id=f["id"], referencia=f["referencia"], thread_id=f["thread_id"],
-              texto=_texto_aviso(f))
+              texto=_texto_aviso(f), importe=dinero.texto(f["importe"]), pedido=f["pedido_id"],
+              concepto=f["concepto"])
         for f in filas
     ]
 

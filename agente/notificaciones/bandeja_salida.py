@@ -8,7 +8,8 @@ avisa, reclamar un lote para entregar y marcar el resultado.
   se pisan) y lo «alquila» ``plazo`` segundos: si el proceso muere tras enviar y antes
   de marcar, el aviso vuelve a salir al vencer el plazo, con la misma clave.
 - Un aviso cuya pausa ya no está pendiente, o cuyo contacto se dio de baja, se descarta
-  al reclamarlo.
+  al reclamarlo. Un aviso al cliente (tipo ``cliente``, ``avisos_cliente``) se descarta si
+  el cliente se dio de baja o si ya está en el chat de esa conversación (ya lo ha visto).
 """
 
 from __future__ import annotations
@@ -21,7 +22,18 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-__all__ = ["clave_aviso", "encolar_aviso", "marcar_enviado", "marcar_fallo", "reclamar"]
+__all__ = [
+    "PRESENCIA_SEGUNDOS",
+    "clave_aviso",
+    "encolar_aviso",
+    "marcar_descartado",
+    "marcar_enviado",
+    "marcar_fallo",
+    "reclamar",
+]
+
+# Un chat cuenta como conectado con un latido de hace menos de esto (agente.notificaciones.avisos_cliente).
+PRESENCIA_SEGUNDOS = 45.0
 
 INSERT_AVISO_SQL = """
 INSERT INTO avisos_salida
@@ -33,10 +45,20 @@ ON CONFLICT (clave) DO NOTHING
 RETURNING id
 """
 # Vigente: su pausa sigue en la cola (misma interrupción) o su solicitud de cambio de
-# política sigue pendiente, y su contacto no se dio de baja.
+# política sigue pendiente, y su contacto no se dio de baja. Un aviso al cliente: el
+# cliente no se dio de baja y no tiene ahora un chat conectado a esa conversación (la
+# presencia se mide con el reloj de la base, no con ``ahora``).
 RECLAMAR_SQL = """
 WITH elegidos AS (
     SELECT s.id,
+           CASE WHEN s.tipo = 'cliente' THEN
+               NOT EXISTS (SELECT 1 FROM clientes cl
+                           WHERE cl.id = s.cliente_id AND cl.avisos_baja IS NOT NULL)
+               AND NOT EXISTS (
+                   SELECT 1 FROM presencia_chat p
+                   WHERE p.thread_id = s.thread_id AND p.cliente_id = s.cliente_id
+                     AND p.latido > now() - make_interval(secs => %(presencia)s))
+           ELSE
            (CASE WHEN s.tipo = 'cambio_politica' THEN EXISTS (
                 SELECT 1 FROM solicitudes_politica sp
                 WHERE 'politica:' || sp.id = s.interrupt_id AND sp.estado = 'pendiente')
@@ -46,7 +68,7 @@ WITH elegidos AS (
            AND EXISTS (
                SELECT 1 FROM contactos_firmantes c
                WHERE c.encargado_id = s.encargado_id AND c.canal = s.canal
-                 AND c.direccion = s.direccion AND c.baja IS NULL) AS vigente
+                 AND c.direccion = s.direccion AND c.baja IS NULL) END AS vigente
     FROM avisos_salida s
     WHERE s.estado = 'pendiente' AND s.proximo_intento <= %(ahora)s AND s.canal = ANY(%(canales)s)
     ORDER BY s.proximo_intento, s.id
@@ -60,17 +82,24 @@ SET intentos = s.intentos + CASE WHEN e.vigente THEN 1 ELSE 0 END,
                            THEN %(ahora)s + make_interval(secs => %(plazo)s)
                            ELSE s.proximo_intento END,
     ultimo_error = CASE WHEN e.vigente THEN s.ultimo_error
+                        WHEN s.tipo = 'cliente' THEN 'el cliente se dio de baja o ya está en el chat'
                         ELSE 'la aprobación ya no está pendiente o el contacto se dio de baja' END
 FROM elegidos e
 WHERE s.id = e.id
 RETURNING s.id, s.clave, s.thread_id, s.tienda, s.canal, s.direccion, s.datos, s.urgente,
-          s.intentos, e.vigente,
+          s.intentos, e.vigente, s.tipo, s.cliente_id,
+          (SELECT jsonb_build_object('email', cl.email, 'telefono', cl.telefono)
+           FROM clientes cl WHERE cl.id = s.cliente_id) AS contacto_cliente,
           (SELECT t.secreto_webhook FROM avisos_tienda t WHERE t.tienda = s.tienda) AS secreto,
           (SELECT to_jsonb(t) - 'secreto_webhook' FROM avisos_tienda t WHERE t.tienda = s.tienda)
               AS horario
 """
 MARCAR_ENVIADO_SQL = """
 UPDATE avisos_salida SET estado = 'enviado', enviado = %(ahora)s, ultimo_error = NULL
+WHERE id = %(id)s AND estado = 'pendiente'
+"""
+MARCAR_DESCARTADO_SQL = """
+UPDATE avisos_salida SET estado = 'descartado', ultimo_error = left(%(motivo)s, 500)
 WHERE id = %(id)s AND estado = 'pendiente'
 """
 MARCAR_FALLO_SQL = """
@@ -134,12 +163,17 @@ def reclamar(
     with conexion.transaction():
         return conexion.execute(
             RECLAMAR_SQL,
-            {"canales": list(canales), "ahora": ahora, "limite": limite, "plazo": plazo},
+            {"canales": list(canales), "ahora": ahora, "limite": limite, "plazo": plazo,
+             "presencia": PRESENCIA_SEGUNDOS},
         ).fetchall()
 
 
 def marcar_enviado(conexion: psycopg.Connection, aviso_id: int, *, ahora: datetime) -> None:
     conexion.execute(MARCAR_ENVIADO_SQL, {"id": aviso_id, "ahora": ahora})
+
+
+def marcar_descartado(conexion: psycopg.Connection, aviso_id: int, *, motivo: str) -> None:
+    conexion.execute(MARCAR_DESCARTADO_SQL, {"id": aviso_id, "motivo": motivo})
 
 
 def marcar_fallo(

@@ -147,6 +147,15 @@ class Ajustes(BaseSettings):
         default=3600.0, gt=0, description="Espera máxima entre dos intentos de un aviso."
     )
     avisos_timeout: float = Field(default=10.0, gt=0, description="Segundos por envío de un aviso.")
+    avisos_cliente_canal: dict[str, str] = Field(
+        default_factory=dict,
+        description="Por dónde se avisa al cliente que cerró el chat, por tienda (JSON; «*» = las "
+        "demás): «email» (por defecto), «ninguno» o una URL de Apprise con {email} y {telefono}.",
+    )
+    avisos_cliente_enlace_horas: float = Field(
+        default=24.0, gt=0, le=168,
+        description="Horas que sirve el enlace de un aviso al cliente para volver a su conversación.",
+    )
     langfuse_public_key: str | None = Field(
         default=None, validation_alias=AliasChoices("LANGFUSE_PUBLIC_KEY")
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
+from agente.notificaciones import avisos_cliente
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio.aprobaciones.firmas import FirmaParcial
@@ -302,6 +303,22 @@ class Servicio:
     def escucha(self, al_avisar: Callable[[str | None], None]) -> Escucha:
         """Un ``LISTEN`` de los avisos de mensajes nuevos (sin iniciar; ver ``conversaciones.escucha``)."""
         return Escucha(url=self.pool.conninfo, al_avisar=al_avisar)
+
+    # -- avisos al cliente que cerró el chat (agente.notificaciones.avisos_cliente) --------------
+
+    def latido_chat(self, conexion_id: str, ctx: ContextoCliente, thread_id: str) -> None:
+        """El chat ``conexion_id`` de ``ctx`` sigue conectado a ``thread_id``: sin aviso por correo."""
+        with self.pool.connection() as c:
+            avisos_cliente.latido(c, conexion_id, ctx.cliente_id, thread_id)
+
+    def fin_chat(self, conexion_id: str) -> None:
+        with self.pool.connection() as c:
+            avisos_cliente.quitar_presencia(c, conexion_id)
+
+    def baja_avisos_cliente(self, cliente_id: str) -> bool:
+        """El cliente deja de recibir avisos por correo; False si no existe."""
+        with self.pool.connection() as c:
+            return avisos_cliente.dar_de_baja(c, cliente_id)
 
     def limpiar_checkpoints(self, dias: int) -> Any:
         """La retención (``agente.retencion.limpiar``) sobre el pool del servicio."""

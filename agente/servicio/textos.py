@@ -20,6 +20,7 @@ __all__ = [
     "RESPUESTA_CADUCIDAD",
     "mensaje_espera",
     "mensaje_retenido",
+    "movimiento_marcado",
 ]
 
 MOTIVO_CADUCIDAD = "caducada sin revisión"
@@ -69,3 +70,12 @@ def mensaje_retenido() -> str:
 def con_nota(texto: str, nota: str | None) -> str:
     """El mensaje final al cliente con la nota del encargado al final (si la hay)."""
     return f"{texto}\n\nNota del encargado: {nota}" if nota else texto
+
+
+def movimiento_marcado(tipo: str, importe: str, pedido: str) -> str:
+    """Un reembolso o cobro que la pasarela no completa tras varios intentos."""
+    que = "El cobro" if tipo == "cobro" else "El reembolso"
+    return (
+        f"{que} de {importe} del pedido {pedido} está tardando más de lo normal. Una persona "
+        "de la tienda lo está revisando y te escribirá por este mismo canal."
+    )

@@ -11,6 +11,10 @@ Solo cabecera ``Authorization: Bearer`` (sin cookies: no hay CSRF). La única ex
 los ``/eventos`` (del cliente y de la bandeja): ``EventSource`` no puede enviar
 cabeceras y aceptan ``?token=``.
 
+Un token de cliente con ``hilo`` (el enlace de un aviso por correo,
+``agente.nucleo.enlaces``) solo abre las rutas de esa conversación: cualquier otra (sus
+pedidos, la lista, abrir otra) responde 403 (``_en_su_alcance``).
+
 Un flujo SSE dura más que una petición: sus dependencias (``ClienteDeEventos``,
 ``EncargadoDeEventos``, ``VigenciaCliente``) dan además una ``Vigencia``
 (``agente.web.vigencia``) con la que el flujo repite estas mismas comprobaciones mientras
@@ -24,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import jwt
-from fastapi import Depends, Query
+from fastapi import Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agente.nucleo.ajustes import Ajustes
@@ -101,6 +105,14 @@ def _contexto(ajustes: Ajustes, servicio: Servicio, token: str | None) -> Contex
     return _contexto_de(servicio, leer_token(ajustes, token, ROL_CLIENTE))
 
 
+def _en_su_alcance(datos: dict[str, Any], request: Request) -> dict[str, Any]:
+    """Un token de una sola conversación (``hilo``) solo vale en las rutas de esa conversación."""
+    hilo = datos.get("hilo")
+    if hilo is not None and request.path_params.get("thread_id") != hilo:
+        raise Prohibido("este enlace solo abre la conversación del aviso: entra en el chat de la tienda para lo demás")
+    return datos
+
+
 def _contexto_de(servicio: Servicio, datos: dict[str, Any]) -> ContextoCliente:
     ctx = servicio.contexto_de_cliente(datos["cliente_id"], canal="web")
     if ctx.tienda != datos["tienda"]:
@@ -134,18 +146,22 @@ class ClienteEnFlujo:
 
 
 def cliente_actual(
-    ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial
+    ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial, request: Request
 ) -> ContextoCliente:
-    return _contexto(ajustes, servicio, credencial.credentials if credencial else None)
+    datos = leer_token(ajustes, credencial.credentials if credencial else None, ROL_CLIENTE)
+    return _contexto_de(servicio, _en_su_alcance(datos, request))
 
 
 def cliente_de_eventos(
     ajustes: AjustesWeb,
     servicio: ServicioWeb,
     credencial: Credencial,
+    request: Request,
     token: Annotated[str | None, Query(description="Token del cliente (EventSource no envía cabeceras).")] = None,
 ) -> ClienteEnFlujo:
-    datos = leer_token(ajustes, credencial.credentials if credencial else token, ROL_CLIENTE)
+    datos = _en_su_alcance(
+        leer_token(ajustes, credencial.credentials if credencial else token, ROL_CLIENTE), request
+    )
     return ClienteEnFlujo(_contexto_de(servicio, datos), _vigencia_cliente(servicio, datos))
 
 

@@ -233,3 +233,15 @@ def conversacion(historial: dict[str, Any]) -> dict[str, Any]:
             for m in historial["mensajes"]
         ],
     }
+
+
+class BajaAvisosEntrada(BaseModel):
+    """El token del enlace de baja de un aviso al cliente (``#baja=...``): un JWT."""
+
+    model_config = ConfigDict(extra="forbid")
+    token: str = Field(min_length=1, max_length=2000, pattern=r"^[A-Za-z0-9._-]+$")
+
+
+class BajaAvisos(BaseModel):
+    baja: bool
+    detalle: str

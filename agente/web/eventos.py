@@ -8,6 +8,10 @@ cada flujo lee entonces sus mensajes nuevos del servicio (la base es la fuente d
 verdad). Un aviso no lleva datos: si se pierde (reconexión), la relectura periódica y la
 que sigue a cada reconexión lo cubren. En cada relectura se vuelve a comprobar al cliente
 (``agente.web.vigencia``): sin acceso, el flujo acaba con un evento ``fin``.
+
+Mientras el flujo está abierto, el cliente cuenta como conectado a esa conversación
+(``Servicio.latido_chat``, un latido cada ``LATIDO_SEGUNDOS``; se borra al cerrarse): lo
+que llegue entonces no se le avisa por correo (``agente.notificaciones.avisos_cliente``).
 """
 
 from __future__ import annotations
@@ -15,10 +19,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
+import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 from starlette.concurrency import run_in_threadpool
 
 from agente.bd.pool import ERRORES_BD_CAIDA
@@ -32,6 +39,9 @@ logger = logging.getLogger(__name__)
 __all__ = ["RELECTURA_SEGUNDOS", "TODOS", "Oyente", "flujo_mensajes"]
 
 RELECTURA_SEGUNDOS = 15.0  # red de seguridad si un aviso se pierde
+# Presencia del chat: se renueva en cada relectura (como mucho cada 15 s) si pasaron 10;
+# cuenta 45 s (agente.notificaciones.avisos_cliente).
+LATIDO_SEGUNDOS = 10.0
 TODOS = "*"  # quien se suscribe aquí recibe todos los avisos (la bandeja en vivo)
 
 
@@ -114,9 +124,17 @@ async def flujo_mensajes(
     caducado, cliente o conversación que ya no son suyos)."""
 
     cola = oyente.suscribir(thread_id)  # antes de leer: ningún aviso cae en el hueco
+    presencia = str(uuid.uuid4())
+    latido = 0.0
     try:
         ultimo = desde
         while True:
+            if time.monotonic() - latido >= LATIDO_SEGUNDOS:
+                try:
+                    await run_in_threadpool(servicio.latido_chat, presencia, ctx, thread_id)
+                    latido = time.monotonic()
+                except ERRORES_BD_CAIDA:
+                    pass  # la lectura de abajo cierra el flujo
             try:
                 historial, fin = await run_in_threadpool(_leer, servicio, thread_id, ctx, ultimo, vigencia)
             except ERRORES_BD_CAIDA:
@@ -141,3 +159,11 @@ async def flujo_mensajes(
                 pass
     finally:
         oyente.baja(thread_id, cola)
+        if latido:
+            # Protegido: al desconectarse el cliente, el flujo se cancela (anyio cancelaría
+            # también esta espera) y la presencia quedaría hasta caducar.
+            with anyio.CancelScope(shield=True):
+                try:
+                    await run_in_threadpool(servicio.fin_chat, presencia)
+                except Exception:
+                    logger.warning("no se pudo borrar la presencia del chat de %s", thread_id)

@@ -137,9 +137,10 @@ def esperar_salud(base: str, proceso: subprocess.Popen | None = None, limite: fl
 
 
 @contextmanager
-def servidor_en_hilo(app) -> Iterator[str]:
-    """La app servida por uvicorn en un hilo de este proceso; cede la URL base."""
-    puerto = puerto_libre()
+def servidor_en_hilo(app, puerto: int | None = None) -> Iterator[str]:
+    """La app servida por uvicorn en un hilo de este proceso; cede la URL base. ``puerto``:
+    uno ya elegido (p. ej. para que la app sepa su URL pública antes de arrancar)."""
+    puerto = puerto or puerto_libre()
     servidor = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=puerto, log_level="warning",
                                              timeout_graceful_shutdown=1))
     hilo = threading.Thread(target=servidor.run, daemon=True)

@@ -1060,6 +1060,56 @@ def test_decimal_quantize_redondea_sin_avisar_y_dinero_rechaza():
         dinero.importe("10.009")
 
 
+# --- sse-starlette / anyio ---------------------------------------------------------------
+
+
+def _flujo_que_limpia_al_cerrar(proteger: bool, hecho: threading.Event):
+    """Un flujo SSE cuyo ``finally`` espera algo (como borrar la presencia del chat en la base)."""
+    import anyio
+
+    async def flujo():
+        try:
+            while True:
+                yield {"event": "ping", "data": "{}"}
+                await asyncio.sleep(0.05)
+        finally:
+            if proteger:
+                with anyio.CancelScope(shield=True):
+                    await asyncio.sleep(0.05)
+                    hecho.set()
+            else:
+                await asyncio.sleep(0.05)
+                hecho.set()
+
+    return flujo()
+
+
+@pytest.mark.parametrize("proteger", [False, True])
+def test_sse_starlette_cancela_la_espera_del_finally_al_desconectarse_el_cliente(proteger):
+    import httpx
+    from fastapi import FastAPI
+    from sse_starlette import EventSourceResponse
+
+    from tests.apoyo.web_util import servidor_en_hilo
+
+    hecho = threading.Event()
+    app = FastAPI()
+
+    @app.get("/readyz")
+    def listo():
+        return {}
+
+    @app.get("/flujo")
+    async def ruta():
+        return EventSourceResponse(_flujo_que_limpia_al_cerrar(proteger, hecho))
+
+    with servidor_en_hilo(app) as base:
+        with httpx.stream("GET", f"{base}/flujo", timeout=10) as r:
+            next(r.iter_lines())
+        # Sin protección, la desconexión cancela también la espera del finally: no termina.
+        assert hecho.wait(3) is proteger
+
+
 # --- el documento --------------------------------------------------------------------------
 
 

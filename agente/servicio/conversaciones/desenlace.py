@@ -7,11 +7,13 @@ sin su fila en la cola. Lo usan el turno del cliente, la decisión y el concilia
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agente.middleware.limites import limite_alcanzado
+from agente.notificaciones.avisos_cliente import AvisoCliente, avisar_cliente
 from agente.nucleo.contexto import ContextoCliente
 from agente.servicio import textos
 from agente.servicio.aprobaciones import avisos_firma as avisos
@@ -98,6 +100,7 @@ def cerrar_ejecucion(
     avisar: bool,
     desencolar: bool = True,
     nota: str | None = None,
+    aviso_cliente: AvisoCliente | None = None,
 ) -> Respuesta:
     """Guarda el desenlace de ``ejecucion`` y devuelve lo que se le dice al cliente.
 
@@ -105,6 +108,8 @@ def cerrar_ejecucion(
     conciliación): se le avisa por ``NOTIFY``. ``desencolar=False`` ahorra el borrado de la
     cola cuando ya se sabe que no hay fila. ``nota``: la del encargado que decidió, al final
     del mensaje (la escribe la aplicación, no el modelo: llega tal cual).
+    Con ``avisar``, si el cliente no tiene el chat conectado, un aviso a su correo en la
+    misma transacción que la respuesta (``aviso_cliente``; sin él, «respuesta nueva»).
     """
     ejecutor.comprobar(thread_id)  # fencing: sin el candado del hilo no se escribe el desenlace
     pausa = ejecucion.pausa
@@ -124,11 +129,23 @@ def cerrar_ejecucion(
     ultimo = mensajes_estado[-1] if mensajes_estado else None
     estado = "necesita_persona" if limite_alcanzado(ultimo) else "abierta"
     texto = textos.con_nota(mensaje_final(mensajes_estado), nota)
-    with ejecutor.pool.connection() as c, c.pipeline():  # el cierre y su NOTIFY en un viaje
+    respuesta_de = getattr(ultimo, "id", None)
+    if not avisar:
+        with ejecutor.pool.connection() as c:
+            mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar,
+                                  respuesta_de=respuesta_de)
+        return Respuesta("respondida", texto, thread_id, trace_id)
+    aviso = aviso_cliente or AvisoCliente(
+        suceso="respuesta", clave=f"respuesta:{respuesta_de or hashlib.sha256(texto.encode()).hexdigest()}",
+        urgente=True,
+    )
+    # El cierre, su NOTIFY y el aviso al cliente en una transacción (el aviso, en un
+    # savepoint: si falla, la respuesta queda igual).
+    with ejecutor.pool.connection() as c, c.pipeline(), c.transaction():
         mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar,
-                              respuesta_de=getattr(ultimo, "id", None))
-        if avisar:
-            mensajes.avisar(c, thread_id)
+                              respuesta_de=respuesta_de)
+        mensajes.avisar(c, thread_id)
+        avisar_cliente(c, thread_id, aviso)
     return Respuesta("respondida", texto, thread_id, trace_id)
 
 

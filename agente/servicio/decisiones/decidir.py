@@ -23,6 +23,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from psycopg.types.json import Jsonb
 
+from agente.notificaciones.avisos_cliente import AvisoCliente
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import (
     HiloNoEncontrado,
@@ -269,11 +270,18 @@ class Decisiones:
     def cerrar(self, registro: RegistroDecision, ctx: ContextoCliente, ejecucion: Ejecucion) -> Respuesta:
         """Guarda el desenlace de la ejecución y marca la decisión como aplicada (``fallida``,
         con el error, si un efecto aprobado no se pudo hacer)."""
+        fallo = self._fallo(registro, ejecucion)
+        # El cliente que cerró el chat recibe el resultado (urgente: lo está esperando; una
+        # caducidad, no). Una vez por decisión, aunque se cierre dos veces.
+        aviso = AvisoCliente(
+            suceso="decision", clave=f"decision:{registro.id}", decision_id=registro.id,
+            urgente=registro.encargado_id != SISTEMA,
+            datos={"nota": registro.nota, "fallo": bool(fallo)},
+        )
         respuesta = desenlace.cerrar_ejecucion(
             self._ejecutor, registro.thread_id, ctx, ejecucion, trace_id=registro.trace_id,
-            avisar=True, nota=registro.nota,
+            avisar=True, nota=registro.nota, aviso_cliente=aviso,
         )
-        fallo = self._fallo(registro, ejecucion)
         if fallo:
             respuesta = replace(respuesta, fallo=fallo)
         self.marcar_aplicada(registro, FALLIDA if fallo else respuesta.estado, fallo=fallo)

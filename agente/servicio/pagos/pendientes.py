@@ -5,7 +5,9 @@ Un reembolso o un cobro que la pasarela no confirmó en el turno del cliente que
 se completa en cada pasada de las tareas periódicas y en ``agente reconciliar``, con la
 espera exponencial del libro, y el cliente recibe en su chat un mensaje por cada
 movimiento completado (el mismo ``NOTIFY`` que usan las decisiones). Tras varios fallos
-el movimiento queda marcado para una persona: lo enseñan la auditoría y la bandeja.
+el movimiento queda marcado para una persona: lo enseñan la auditoría y la bandeja, y el
+cliente lee en su chat que lo revisa una persona. Si el cliente no está en el chat, cada
+uno de esos mensajes le llega también por correo (``agente.notificaciones.avisos_cliente``).
 
 Trampa: el aviso se escribe antes de marcarlo como avisado; si el proceso muere entre
 las dos cosas, el cliente lee el aviso dos veces (mejor dos que ninguno).
@@ -16,11 +18,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from agente.notificaciones.avisos_cliente import AvisoCliente, avisar_cliente
+from agente.nucleo import dinero
+from agente.servicio import textos
 from agente.servicio.conversaciones import mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.pagos.eventos import ResultadoEvento, recibir_evento
 from herramientas.avisos import avisos_pendientes, marcar_avisado
-from herramientas.movimientos import completar_pendientes
+from herramientas.movimientos import Movimiento, completar_pendientes
 from herramientas.pasarela import Pasarela, PasarelaConEventos
 
 __all__ = ["InformePagos", "Pagos"]
@@ -58,6 +63,8 @@ class Pagos:
         pool = self._ejecutor.pool
         resultado = completar_pendientes(pool, self._pasarela, solo_vencidos=solo_vencidos)
         avisados = self.enviar_avisos()
+        for fallo in resultado.marcados:
+            self._avisar_marcado(fallo.movimiento)
         informe = InformePagos(
             completados=tuple(c.movimiento.referencia for c in resultado.completados),
             fallidos=tuple(f.movimiento.referencia for f in resultado.fallidos),
@@ -78,6 +85,12 @@ class Pagos:
             with pool.connection() as c, c.transaction():
                 mensajes.anotar_mensaje(c, aviso.thread_id, "agente", aviso.texto)
                 mensajes.avisar(c, aviso.thread_id)
+                # Y a su correo si no está en el chat (una vez por movimiento; no urgente).
+                avisar_cliente(c, aviso.thread_id, AvisoCliente(
+                    suceso="pago", clave=f"pago:{aviso.tipo}:{aviso.id}",
+                    datos={"tipo": aviso.tipo, "importe": aviso.importe, "pedido": aviso.pedido,
+                           "concepto": aviso.concepto},
+                ))
             marcar_avisado(pool, aviso)
             avisados.append(aviso.referencia)
         return avisados
@@ -94,3 +107,18 @@ class Pagos:
         if isinstance(self._pasarela, PasarelaConEventos):
             return self._pasarela.registros()
         return None
+
+    def _avisar_marcado(self, mov: Movimiento) -> None:
+        """El cliente sabe que su reembolso o cobro se ha atascado y que lo mira una persona:
+        un mensaje en su chat y, si no está en él, un aviso (una vez por movimiento)."""
+        texto = textos.movimiento_marcado(mov.tipo, dinero.eur(mov.importe), mov.pedido_id)
+        try:
+            with self._ejecutor.pool.connection() as c, c.transaction():
+                mensajes.anotar_mensaje(c, mov.thread_id, "agente", texto)
+                mensajes.avisar(c, mov.thread_id)
+                avisar_cliente(c, mov.thread_id, AvisoCliente(
+                    suceso="marcado", clave=f"marcado:{mov.tipo}:{mov.id}",
+                    datos={"tipo": mov.tipo, "importe": dinero.texto(mov.importe), "pedido": mov.pedido_id},
+                ))
+        except Exception:  # el asiento ya está marcado: la auditoría y la bandeja lo enseñan igual
+            logger.exception("no se pudo avisar al cliente del movimiento %s marcado", mov.referencia)

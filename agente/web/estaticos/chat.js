@@ -14,7 +14,7 @@ const ESTADOS = { esperando_aprobacion: "pendiente de revisión", necesita_perso
   abierta: "abierta", cerrada: "cerrada" };
 const ESTADOS_PEDIDO = { pendiente: "pendiente", enviado: "enviado", entregado: "entregado", cancelado: "cancelado" };
 
-const estado = { token: null, cliente: null, nombre: null, hilo: null, ultimoId: 0, enviando: false, fuente: null, pedidos: null };
+const estado = { token: null, cliente: null, nombre: null, hilo: null, ultimoId: 0, enviando: false, fuente: null, pedidos: null, soloHilo: null };
 
 function alFinal() {
   const lista = $("mensajes");
@@ -102,7 +102,7 @@ async function abrir(hilo) {
   mostrarInformacion("");
   await recargar();
   abrirEventos();
-  listarConversaciones().catch(() => {});
+  if (!estado.soloHilo) listarConversaciones().catch(() => {});
 }
 
 async function nuevaConversacion() {
@@ -222,7 +222,7 @@ async function enviar(evento) {
   }
   // La vista definitiva sale del servidor (con ids y fechas), también lo que llegó entretanto.
   await recargar().catch(() => {});
-  listarConversaciones().catch(() => {});
+  if (!estado.soloHilo) listarConversaciones().catch(() => {});
   caja.focus();
 }
 
@@ -240,8 +240,8 @@ async function iniciar() {
   estado.cliente = datos.cliente_id;
   $("sesion").textContent = `Cliente ${datos.cliente_id} · tienda ${datos.tienda}`;
   $("chat").hidden = false;
-  $("nueva").hidden = false;
   $("salir").hidden = false;
+  $("nueva").hidden = false;
   $("nueva").addEventListener("click", () => nuevaConversacion().catch((e) => mostrarNota(e.detalle)));
   $("salir").addEventListener("click", () => cerrarSesion());
   $("form-mensaje").addEventListener("submit", enviar);
@@ -259,6 +259,22 @@ async function iniciar() {
     sessionStorage.removeItem(CLAVES.ejemplo);
   }
   contar();
+  // El enlace de un aviso por correo entra solo en esa conversación (el servidor no deja otra).
+  estado.soloHilo = datos.hilo || null;
+  $("nueva").hidden = Boolean(estado.soloHilo);
+  if (estado.soloHilo) {
+    $("sesion").textContent += " · solo esta conversación (enlace del aviso)";
+    mostrarInformacion("Has entrado con el enlace del aviso: aquí ves solo esta conversación.");
+    try {
+      await abrir(estado.soloHilo);
+      mostrarInformacion("Has entrado con el enlace del aviso: aquí ves solo esta conversación.");
+    } catch (e) {
+      if (e instanceof ErrorApi && e.estado === 401) return cerrarSesion("El enlace del aviso ha caducado: entra en el chat de la tienda.");
+      mostrarNota(e.detalle || "No se ha podido abrir la conversación.");
+    }
+    document.body.dataset.listo = "1";
+    return;
+  }
   try {
     const [pedidos, conversaciones, identidad] = await Promise.all([
       api("/api/pedidos", { token: estado.token }).catch(() => []),

@@ -1,0 +1,135 @@
+"""El correo al cliente: qué pasó, en palabras llanas, y los enlaces de vuelta y de baja.
+
+Se pinta al entregar, desde los ``datos`` guardados al encolar (``avisos_cliente``). Solo
+lo que el cliente ya conoce: su nombre, la tienda, el tipo de operación, su número de
+pedido y los importes; nunca ids internos (hilo, llamada, decisión) ni SKUs. El texto de
+la conversación no se copia: puede traer lo que escribió el modelo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agente.notificaciones.plantillas import Mensaje
+from agente.nucleo import dinero
+
+__all__ = ["pintar_cliente"]
+
+
+def _eur(valor: Any) -> str | None:
+    try:
+        return dinero.eur(dinero.importe(valor)) if valor not in (None, "") else None
+    except Exception:  # un importe ilegible no rompe el aviso
+        return None
+
+
+def _operacion(op: Mapping[str, Any]) -> str:
+    """«tu solicitud de reembolso del pedido P-...»."""
+    titulo = (op.get("titulo") or "").strip()
+    que = f"tu solicitud de {titulo[0].lower()}{titulo[1:]}" if titulo else "tu solicitud"
+    if op.get("pedido"):
+        que += f" del pedido {op['pedido']}"
+    return que
+
+
+def _decision(datos: Mapping[str, Any], tienda: str) -> tuple[str, list[str]]:
+    lineas: list[str] = []
+    resultados = set()
+    for op in datos.get("operaciones") or []:
+        que, pedido_eur, final_eur = _operacion(op), _eur(op.get("importe")), _eur(op.get("importe_final"))
+        resultado = op.get("resultado")
+        if datos.get("por_sistema"):
+            resultados.add("caducada")
+            lineas.append(f"Nadie de {tienda} ha podido revisar a tiempo {que}, así que ha caducado "
+                          "sin hacerse. Puedes volver a pedirlo cuando quieras.")
+        elif resultado == "approve":
+            resultados.add("aprobada")
+            lineas.append(f"Un encargado de {tienda} ha aprobado {que}"
+                          + (f" por {pedido_eur}." if pedido_eur else "."))
+        elif resultado == "edit":
+            resultados.add("aprobada")
+            cambio = f" por {final_eur}" + (f" en lugar de {pedido_eur}" if pedido_eur else "") if final_eur else ""
+            lineas.append(f"Un encargado de {tienda} ha aprobado {que}{cambio}.")
+        elif resultado == "reject":
+            resultados.add("rechazada")
+            motivo = f" Motivo: {op['motivo']}" if op.get("motivo") else ""
+            lineas.append(f"Un encargado de {tienda} ha rechazado {que}.{motivo}")
+        else:
+            resultados.add("respondida")
+            lineas.append(f"{tienda} ha respondido a {que}.")
+    if datos.get("fallo"):
+        lineas.append("La operación no se ha podido completar; una persona de la tienda lo revisará "
+                      "y te escribirá en la conversación.")
+    if datos.get("nota"):
+        lineas.append(f"Nota del encargado: {datos['nota']}")
+    if not lineas:
+        lineas.append(f"{tienda} ha revisado tu solicitud.")
+    if resultados == {"caducada"}:
+        asunto = "tu solicitud ha caducado sin revisión"
+    elif len(resultados) == 1 and "respondida" not in resultados:
+        asunto = f"tu solicitud está {resultados.pop()}"
+    else:
+        asunto = "ya tenemos respuesta a tu solicitud"
+    return asunto, lineas
+
+
+def _pago(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
+    importe, pedido = _eur(datos.get("importe")) or "el importe", datos.get("pedido")
+    del_pedido = f" del pedido {pedido}" if pedido else ""
+    concepto = datos.get("concepto")
+    if datos.get("tipo") == "cobro":
+        return "hemos cobrado la diferencia de tu cambio", [
+            f"Hemos cobrado la diferencia de {importe} del cambio de producto{del_pedido}."]
+    if concepto == "diferencia":
+        return "te hemos devuelto la diferencia de tu cambio", [
+            f"Ya te hemos devuelto la diferencia de {importe} del cambio de producto{del_pedido} "
+            "a tu medio de pago original."]
+    if concepto == "anulacion":
+        return "te hemos devuelto lo cobrado por un cambio", [
+            f"Ya te hemos devuelto los {importe} que te cobramos por el cambio de producto{del_pedido}, "
+            "que no se pudo completar."]
+    return "tu reembolso ya está hecho", [
+        f"Ya está hecho tu reembolso de {importe}{del_pedido}: lo verás en tu medio de pago "
+        "original en unos días."]
+
+
+def _marcado(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
+    importe, pedido = _eur(datos.get("importe")) or "", datos.get("pedido")
+    que = "tu cobro" if datos.get("tipo") == "cobro" else "tu reembolso"
+    que += f" de {importe}" if importe else ""
+    que += f" del pedido {pedido}" if pedido else ""
+    return "tu pago está tardando más de lo normal", [
+        f"{que[0].upper()}{que[1:]} está tardando más de lo normal. Una persona de la tienda lo "
+        "está revisando y te escribirá en la conversación."]
+
+
+def pintar_cliente(
+    datos: Mapping[str, Any], *, enlace: str, enlace_baja: str, horas_enlace: float
+) -> Mensaje:
+    """El correo de un aviso al cliente (``datos`` de la bandeja de salida)."""
+    tienda = datos.get("tienda_nombre") or "la tienda"
+    suceso = datos.get("suceso")
+    if suceso == "decision":
+        asunto, lineas = _decision(datos, tienda)
+    elif suceso == "pago":
+        asunto, lineas = _pago(datos)
+    elif suceso == "marcado":
+        asunto, lineas = _marcado(datos)
+    else:
+        asunto, lineas = "tienes una respuesta nueva", [
+            f"{tienda} te ha respondido en tu conversación."]
+    nombre = (datos.get("cliente_nombre") or "").split(" ")[0]
+    horas = f"{horas_enlace:g} horas" if horas_enlace != 1 else "1 hora"
+    texto = [
+        f"Hola{', ' + nombre if nombre else ''}:", "",
+        *lineas, "",
+        "Tienes la respuesta completa en tu conversación con la tienda. Para verla y seguir "
+        f"escribiendo, abre este enlace (sirve durante {horas} y solo para esta conversación):",
+        enlace, "",
+        "Si ya ha caducado, entra en el chat de la tienda como siempre.", "",
+        "--",
+        f"Te escribimos porque tenías una conversación pendiente con {tienda} y no estabas en el chat.",
+        f"Si no quieres recibir más correos como este, date de baja aquí: {enlace_baja}",
+    ]
+    return Mensaje(asunto=f"{tienda}: {asunto}", texto="\n".join(texto), enlace=enlace)
