@@ -5,7 +5,7 @@ En flujo: se lee línea a línea y se confirma por tramos de ``TRAMO`` registros
 memoria no crece con el fichero. Cada tramo se intenta de una vez (una transacción); si un
 registro falla, el tramo se deshace y se repite registro a registro, cada uno en su punto
 de guardado: los buenos se aplican y el malo se informa. Un lote con pocos errores cuesta
-casi lo mismo que uno limpio.
+casi lo mismo que uno limpio. Los pedidos nuevos de un tramo van en bloque (``masivo``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import psycopg
 from agente.nucleo.errores import ErrorDominio, Prohibido, RegistroNoValido, RegistroRechazado
 from agente.servicio.tienda import aplicar
 from agente.servicio.tienda.aplicar import Aplicado
+from agente.servicio.tienda.masivo import aplicar_pedidos_nuevos
 from agente.servicio.tienda.registros import leer_linea
 
 __all__ = ["ALCANCE_DE", "Fallo", "InformeLote", "aplicar_registro", "procesar"]
@@ -132,8 +133,17 @@ def _tramo(conexion, pendientes, tienda, clave, informe: InformeLote, anotar) ->
     hechos: list[Aplicado] = []
     try:
         with conexion.transaction(), conexion.cursor() as cur:
+            # Los pedidos seguidos van en bloque; cualquier otro registro vacía antes el bloque,
+            # así un cliente que llega antes que sus pedidos ya está cuando se aplican.
+            bloque: list = []
             for _numero, registro in pendientes:
+                if registro.tipo == "pedido":
+                    bloque.append(registro)
+                    continue
+                hechos.extend(aplicar_pedidos_nuevos(cur, tienda, bloque, clave))
+                bloque = []
                 hechos.append(aplicar_registro(cur, tienda, registro, clave))
+            hechos.extend(aplicar_pedidos_nuevos(cur, tienda, bloque, clave))
     except (RegistroRechazado, ErrorDominio, psycopg.errors.IntegrityError, psycopg.errors.DataError):
         # Uno falló y el tramo se deshizo entero: otra vez, cada registro por su cuenta.
         with conexion.transaction(), conexion.cursor() as cur:
