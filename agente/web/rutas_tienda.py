@@ -127,9 +127,11 @@ def cambiar_estado(pedido_id: IdPedido, cuerpo: CambioEstado, servicio: Servicio
     return _resultado(servicio.ingerir("estado", clave, pedido_id, cuerpo))
 
 
-_CUERPO_LOTE = {"requestBody": {"required": True, "content": {"application/x-ndjson": {"schema": {
-    "type": "string", "description": "Un registro JSON por línea, cada uno con su «tipo»: "
-                                     "cliente, producto, stock, pedido o estado."}}}}}
+# JSON lines; también como text/plain (los mismos bytes), que entienden más clientes y Schemathesis.
+_TEXTO_LOTE = {"schema": {"type": "string", "description": "Un registro JSON por línea, cada uno con su "
+                                                           "«tipo»: cliente, producto, stock, pedido o estado."}}
+_CUERPO_LOTE = {"requestBody": {"required": True, "content": {"application/x-ndjson": _TEXTO_LOTE,
+                                                              "text/plain": _TEXTO_LOTE}}}
 
 
 @router.post("/lotes", summary="Aplicar un lote de registros (JSON lines)", response_model=InformeLoteWeb,
