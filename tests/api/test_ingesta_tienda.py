@@ -7,7 +7,7 @@ y sin alcance (403), y un pedido ingerido que el cliente reembolsa por el chat.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import psycopg
 import pytest
@@ -113,9 +113,10 @@ def test_el_mismo_lote_dos_veces_no_cambia_nada_y_uno_cambiado_es_una_version_nu
     assert segundo == {"lineas": 5, "creados": 0, "actualizados": 0, "sin_cambios": 5, "invalidos": 0, "fallos": []}
     assert _foto(bd_url) == antes
     assert uno(bd_url, "SELECT count(*) AS n FROM ingesta_versiones") == versiones
-    # El mismo pedido con el importe escrito de otra forma tampoco cambia nada; otro precio, sí.
+    # El mismo pedido con el importe y la hora escritos de otra forma no cambia nada; otro precio, sí.
     igual = _pedido()
     igual["lineas"][1]["precio_unitario"] = "15"
+    igual["fecha"] = datetime.fromisoformat(igual["fecha"]).astimezone(timezone(timedelta(hours=2))).isoformat()
     assert http.put(f"/api/tienda/v1/pedidos/{PEDIDO}", json=igual, headers=_h(clave)).json()["resultado"] == "sin_cambios"
     otro = _pedido()
     otro["lineas"][1]["precio_unitario"] = "14.00"

@@ -10,12 +10,19 @@ comprueba ``coherencia`` y es ``RegistroRechazado`` (409), como cualquier otro c
 from __future__ import annotations
 
 import hashlib
-import json
-from datetime import datetime
+from datetime import UTC
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
 
 from agente.nucleo.errores import RegistroNoValido, RegistroRechazado
 
@@ -42,7 +49,11 @@ RE_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 RE_IMPORTE = r"^[0-9]{1,10}(\.[0-9]{1,2})?$"
 
 Id = Annotated[str, Field(pattern=RE_ID, description="Id propio de la tienda (letras, cifras, . _ -).")]
-Importe = Annotated[str, Field(pattern=RE_IMPORTE, description='Dinero como texto: "24.90".')]
+# Normalizados al validar ("15" -> "15.00"; la hora, en UTC): el mismo valor escrito de otra
+# forma da el mismo cuerpo y la misma huella.
+Importe = Annotated[str, Field(pattern=RE_IMPORTE, description='Dinero como texto: "24.90".'),
+                    AfterValidator(lambda v: f"{Decimal(v):.2f}")]
+Fecha = Annotated[AwareDatetime, AfterValidator(lambda f: f.astimezone(UTC))]
 Texto = Annotated[str, Field(min_length=1, max_length=200)]
 
 
@@ -85,10 +96,10 @@ ESTADOS = Literal["pendiente", "enviado", "entregado", "cancelado"]
 
 class DatosPedido(_Forma):
     cliente_id: Id
-    fecha: AwareDatetime
+    fecha: Fecha
     estado: ESTADOS
-    enviado_en: AwareDatetime | None = None
-    entregado_en: AwareDatetime | None = None
+    enviado_en: Fecha | None = None
+    entregado_en: Fecha | None = None
     lineas: list[LineaPedido] = Field(min_length=1, max_length=200)
     direccion_envio: Direccion | None = None
     referencia_pago: str | None = Field(default=None, min_length=1, max_length=200)
@@ -96,7 +107,7 @@ class DatosPedido(_Forma):
 
 class CambioEstado(_Forma):
     estado: Literal["pendiente", "enviado", "entregado", "cancelado"]
-    fecha: AwareDatetime | None = Field(
+    fecha: Fecha | None = Field(
         default=None, description="Cuándo salió o se entregó (por defecto, ahora).")
 
 
@@ -218,21 +229,8 @@ def coherencia(pedido: DatosPedido) -> None:
 def huella(datos: BaseModel) -> tuple[str, str]:
     """(sha256, JSON) del registro sin su tipo ni su id: el mismo cuerpo, la misma huella.
 
-    Los importes se comparan por valor ("24.9" y "24.90" son el mismo) y las fechas por
-    instante (la misma hora con otra zona es la misma). El JSON es lo que se guarda."""
+    Los importes y las fechas ya vienen normalizados de la validación ("24.9" y "24.90" son
+    el mismo; la misma hora con otra zona, también). El JSON es lo que se guarda."""
     fuera = {"tipo", "id", "sku"} if hasattr(datos, "tipo") else None
-    crudo = datos.model_dump(exclude=fuera, exclude_none=True)
-
-    def normal(v: Any, clave: str = "") -> Any:
-        if isinstance(v, dict):
-            return {k: normal(x, k) for k, x in v.items()}
-        if isinstance(v, list):
-            return [normal(x) for x in v]
-        if isinstance(v, datetime):
-            return v.timestamp()
-        if clave in ("pvp", "precio_unitario"):
-            return f"{Decimal(v):.2f}"
-        return v
-
-    canonico = json.dumps(normal(crudo), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonico.encode()).hexdigest(), datos.model_dump_json(exclude=fuera, exclude_none=True)
+    cuerpo = datos.model_dump_json(exclude=fuera, exclude_none=True)
+    return hashlib.sha256(cuerpo.encode()).hexdigest(), cuerpo
