@@ -40,13 +40,15 @@ VERSION_SQL = """
 SELECT version, huella FROM ingesta_registros
 WHERE tipo = %(tipo)s AND tienda = %(tienda)s AND id = %(id)s FOR UPDATE
 """
-# La versión nueva y su cuerpo, en una sentencia.
+# La versión nueva y su cuerpo, en una sentencia. Si otra petición con el mismo cuerpo se
+# adelantó (las dos vieron que no había nada), no hay versión nueva: ninguna fila.
 NUEVA_VERSION_SQL = """
 WITH r AS (
     INSERT INTO ingesta_registros (tipo, tienda, id, version, huella)
     VALUES (%(tipo)s, %(tienda)s, %(id)s, 1, %(huella)s)
     ON CONFLICT (tipo, tienda, id) DO UPDATE
     SET version = ingesta_registros.version + 1, huella = EXCLUDED.huella, actualizado = now()
+    WHERE ingesta_registros.huella <> EXCLUDED.huella
     RETURNING version
 )
 INSERT INTO ingesta_versiones (tipo, tienda, id, version, huella, datos, clave)
@@ -159,9 +161,11 @@ def _version_previa(cur: psycopg.Cursor, tipo: str, tienda: str, id_: str) -> tu
 
 
 def _nueva_version(cur, tipo: str, tienda: str, id_: str, hash_: str, datos: str,
-                   clave: str | None) -> int:
-    return cur.execute(NUEVA_VERSION_SQL, {"tipo": tipo, "tienda": tienda, "id": id_, "huella": hash_,
-                                           "datos": datos, "clave": clave}).fetchone()["version"]
+                   clave: str | None) -> int | None:
+    """El número de la versión nueva, o ``None`` si la última ya tenía esta huella."""
+    fila = cur.execute(NUEVA_VERSION_SQL, {"tipo": tipo, "tienda": tienda, "id": id_, "huella": hash_,
+                                           "datos": datos, "clave": clave}).fetchone()
+    return None if fila is None else fila["version"]
 
 
 def _aplicar(cur, tipo: str, tienda: str, id_: str, datos: BaseModel, clave: str | None, escribir) -> Aplicado:
@@ -172,7 +176,17 @@ def _aplicar(cur, tipo: str, tienda: str, id_: str, datos: BaseModel, clave: str
         return Aplicado(tipo, id_, "sin_cambios", previa[0])
     escribir()
     version = _nueva_version(cur, tipo, tienda, id_, hash_, cuerpo, clave)
-    return Aplicado(tipo, id_, "creado" if previa is None else "actualizado", version)
+    return _hecho(cur, tipo, tienda, id_, "creado" if previa is None else "actualizado", version)
+
+
+def _hecho(cur, tipo: str, tienda: str, id_: str, resultado: str, version: int | None,
+           como: str | None = None) -> Aplicado:
+    if version is None:  # otra petición igual se adelantó: esta no cambió nada
+        previa = _version_previa(cur, "pedido" if tipo == "estado" else tipo, tienda, id_)
+        return Aplicado(como or tipo, id_, "sin_cambios", previa[0] if previa else 0)
+    if resultado == "creado" and version > 1:  # otra petición lo creó entre medias
+        resultado = "actualizado"
+    return Aplicado(como or tipo, id_, resultado, version)
 
 
 def _direccion(d) -> dict:
@@ -271,7 +285,7 @@ def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | 
         "id": id_, "lineas": numeros, "skus": skus, "unidades": [lin.unidades for lin in lineas],
         "precios": [Decimal(lin.precio_unitario) for lin in lineas]})
     version = _nueva_version(cur, "pedido", tienda, id_, hash_, cuerpo, clave)
-    return Aplicado("pedido", id_, "creado" if actual is None else "actualizado", version)
+    return _hecho(cur, "pedido", tienda, id_, "creado" if actual is None else "actualizado", version)
 
 
 def aplicar_estado(cur, tienda: str, id_: str, cambio: CambioEstado, clave: str | None = None,
@@ -300,4 +314,4 @@ def aplicar_estado(cur, tienda: str, id_: str, cambio: CambioEstado, clave: str 
     cur.execute(ESTADO_SQL, {"id": id_, "estado": cambio.estado, "fecha": fecha})
     hash_, cuerpo = huella(CambioEstado(estado=cambio.estado, fecha=fecha))
     version = _nueva_version(cur, "pedido", tienda, id_, "estado:" + hash_, cuerpo, clave)
-    return Aplicado("estado", id_, "actualizado", version)
+    return _hecho(cur, "pedido", tienda, id_, "actualizado", version, como="estado")
