@@ -95,14 +95,17 @@ ESTADOS = Literal["pendiente", "enviado", "entregado", "cancelado"]
 
 
 class DatosPedido(_Forma):
-    cliente_id: Id
-    fecha: Fecha
+    cliente_id: Id = Field(description="Cliente de la misma tienda (enviado antes).")
+    fecha: Fecha = Field(description="Fecha y hora de la compra.")
     estado: ESTADOS
-    enviado_en: Fecha | None = None
-    entregado_en: Fecha | None = None
-    lineas: list[LineaPedido] = Field(min_length=1, max_length=200)
+    enviado_en: Fecha | None = Field(default=None, description="Obligatoria si está enviado; "
+                                                               "opcional si entregado o cancelado.")
+    entregado_en: Fecha | None = Field(default=None, description="Obligatoria si y solo si está entregado.")
+    lineas: list[LineaPedido] = Field(min_length=1, max_length=200, description=(
+        "El pedido entero: las líneas que no vienen se quitan (409 si el libro ya las compensó)."))
     direccion_envio: Direccion | None = None
-    referencia_pago: str | None = Field(default=None, min_length=1, max_length=200)
+    referencia_pago: str | None = Field(default=None, min_length=1, max_length=200, description=(
+        "El pago original en la pasarela de la tienda (p. ej. un payment_intent de Stripe)."))
 
 
 class CambioEstado(_Forma):
