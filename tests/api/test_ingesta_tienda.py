@@ -231,3 +231,21 @@ def test_un_campo_mal_formado_es_422_en_espanol_con_el_campo(http, bd_url, campo
     clave = _clave(bd_url)
     r = http.put(f"/api/tienda/v1/pedidos/{PEDIDO}", json=_pedido(**{campo: valor}), headers=_h(clave))
     assert r.status_code == 422 and r.json()["detalle"].startswith(esperado), r.text
+
+
+def test_un_lote_grande_pasa_del_limite_de_16_kib_y_uno_de_mas_de_8_mib_es_413(http, bd_url):
+    clave = _clave(bd_url)
+    pedidos = [{"tipo": "pedido", "id": f"P-20261102-{n:04d}", **_pedido()} for n in range(1000)]
+    lote = _lote({"tipo": "cliente", "id": CLIENTE, **_cliente()}, *pedidos)
+    assert len(lote) > 300 * 1024
+    r = http.post("/api/tienda/v1/lotes", content=lote, headers={**_h(clave), "Content-Type": "application/x-ndjson"})
+    assert r.status_code == 200, r.text
+    assert (r.json()["creados"], r.json()["invalidos"]) == (1001, 0)
+    assert uno(bd_url, "SELECT count(*) FROM lineas_pedido WHERE pedido_id LIKE 'P-20261102-%%'") == 2000
+    enorme = lote * (8 * 1024 * 1024 // len(lote) + 1)
+    r = http.post("/api/tienda/v1/lotes", content=enorme, headers=_h(clave))
+    assert r.status_code == 413 and "8192 KiB" in r.json()["detalle"]
+    # Las demás rutas siguen con 16 KiB.
+    r = http.put(f"/api/tienda/v1/clientes/{CLIENTE}", content=b'{"nombre": "' + b"a" * 17_000 + b'"}',
+                 headers={**_h(clave), "Content-Type": "application/json"})
+    assert r.status_code == 413
