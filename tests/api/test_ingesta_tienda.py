@@ -132,6 +132,7 @@ def test_un_registro_invalido_se_informa_con_su_linea_y_el_resto_se_aplica(http,
     malo = _pedido()
     malo["lineas"][0]["precio_unitario"] = "24,90"
     lote = _lote({"tipo": "cliente", "id": CLIENTE, **_cliente()},
+                 {"tipo": "cliente", "id": "C-0003", **_cliente()},  # de Madrid-Centro
                  {"tipo": "pedido", "id": "P-20261101-0003", **malo},
                  "{esto no es json",
                  {"tipo": "pedido", "id": PEDIDO, **_pedido()},
@@ -140,13 +141,15 @@ def test_un_registro_invalido_se_informa_con_su_linea_y_el_resto_se_aplica(http,
     r = http.post("/api/tienda/v1/lotes", content=lote, headers=_h(clave))
     assert r.status_code == 200, r.text
     informe = r.json()
-    assert (informe["creados"], informe["invalidos"]) == (2, 4)
+    assert (informe["creados"], informe["invalidos"]) == (2, 5)
     fallos = {f["linea"]: f for f in informe["fallos"]}
-    assert fallos[2]["estado"] == 422 and fallos[2]["campo"] == "lineas.0.precio_unitario"
-    assert "dos decimales" in fallos[2]["detalle"]
-    assert fallos[3]["estado"] == 422 and "JSON" in fallos[3]["detalle"]
-    assert fallos[5]["estado"] == 409 and fallos[5]["campo"] == "cliente_id" and "no existe" in fallos[5]["detalle"]
-    assert fallos[6]["estado"] == 404
+    assert fallos[2]["estado"] == 409 and fallos[2]["detalle"] == "id: el cliente C-0003 es de otra tienda"
+    assert fallos[3]["estado"] == 422 and fallos[3]["campo"] == "lineas.0.precio_unitario"
+    assert "dos decimales" in fallos[3]["detalle"]
+    assert fallos[4]["estado"] == 422 and "JSON" in fallos[4]["detalle"]
+    assert fallos[6]["estado"] == 409 and fallos[6]["campo"] == "cliente_id" and "no existe" in fallos[6]["detalle"]
+    assert fallos[7]["estado"] == 404
+    assert uno(bd_url, "SELECT tienda FROM clientes WHERE id = 'C-0003'") == "madrid-centro"
     # Ni medio registro: del pedido 0004 no queda nada (ni pedido, ni líneas, ni versión).
     assert [p["id"] for p in _foto(bd_url)] == [PEDIDO]
     assert uno(bd_url, "SELECT count(*) AS n FROM ingesta_registros WHERE id LIKE 'P-20261101-000%%' "

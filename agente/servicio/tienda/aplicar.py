@@ -182,7 +182,7 @@ def _aplicar(cur, tipo: str, tienda: str, id_: str, datos: BaseModel, clave: str
 def _hecho(cur, tipo: str, tienda: str, id_: str, resultado: str, version: int | None,
            como: str | None = None) -> Aplicado:
     if version is None:  # otra petición igual se adelantó: esta no cambió nada
-        previa = _version_previa(cur, "pedido" if tipo == "estado" else tipo, tienda, id_)
+        previa = _version_previa(cur, tipo, tienda, id_)
         return Aplicado(como or tipo, id_, "sin_cambios", previa[0] if previa else 0)
     if resultado == "creado" and version > 1:  # otra petición lo creó entre medias
         resultado = "actualizado"
@@ -291,13 +291,13 @@ def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | 
 def aplicar_estado(cur, tienda: str, id_: str, cambio: CambioEstado, clave: str | None = None,
                    *, ahora: datetime | None = None) -> Aplicado:
     """El caso común y barato: ``enviado`` o ``entregado`` (con fecha) de un pedido existente."""
-    actual = fechas = cur.execute(PEDIDO_SQL, {"id": id_}).fetchone()
+    actual = cur.execute(PEDIDO_SQL, {"id": id_}).fetchone()
     if actual is None or actual["tienda"] != tienda:
         raise PedidoNoEncontrado(id_)
     fecha = cambio.fecha or ahora or datetime.now().astimezone()
     if actual["estado"] == cambio.estado and (
             cambio.fecha is None
-            or {"enviado": fechas["enviado_en"], "entregado": fechas["entregado_en"]}.get(cambio.estado) == fecha
+            or {"enviado": actual["enviado_en"], "entregado": actual["entregado_en"]}.get(cambio.estado) == fecha
             or cambio.estado in ("pendiente", "cancelado")):
         return Aplicado("estado", id_, "sin_cambios", actual["version"] or 0)
     if actual["cancelado_por_chat"] and cambio.estado != "cancelado":
@@ -306,9 +306,9 @@ def aplicar_estado(cur, tienda: str, id_: str, cambio: CambioEstado, clave: str 
     if actual["estado"] == "entregado" and cambio.estado != "entregado" and actual["con_efectos"]:
         raise _rechazo("estado", "el pedido se entregó y ya tiene reembolsos o compensaciones: "
                                  f"no puede volver a {cambio.estado}")
-    if cambio.estado in ("enviado", "entregado") and fecha < fechas["fecha"]:
+    if cambio.estado in ("enviado", "entregado") and fecha < actual["fecha"]:
         raise _rechazo("fecha", "no puede ser anterior a la fecha del pedido")
-    if cambio.estado == "entregado" and fechas["enviado_en"] is not None and fecha < fechas["enviado_en"] \
+    if cambio.estado == "entregado" and actual["enviado_en"] is not None and fecha < actual["enviado_en"] \
             and actual["estado"] in ("enviado", "entregado"):
         raise _rechazo("fecha", "la entrega no puede ser anterior al envío")
     cur.execute(ESTADO_SQL, {"id": id_, "estado": cambio.estado, "fecha": fecha})

@@ -5,7 +5,7 @@ En flujo: se lee línea a línea y se confirma por tramos de ``TRAMO`` registros
 memoria no crece con el fichero. Cada tramo se intenta de una vez (una transacción); si un
 registro falla, el tramo se deshace y se repite registro a registro, cada uno en su punto
 de guardado: los buenos se aplican y el malo se informa. Un lote con pocos errores cuesta
-casi lo mismo que uno limpio. Los pedidos nuevos de un tramo van en bloque (``masivo``).
+casi lo mismo que uno limpio. Los clientes y pedidos seguidos de un tramo van en bloque (``masivo``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ import psycopg
 from agente.nucleo.errores import ErrorDominio, Prohibido, RegistroNoValido, RegistroRechazado
 from agente.servicio.tienda import aplicar
 from agente.servicio.tienda.aplicar import Aplicado
-from agente.servicio.tienda.masivo import aplicar_pedidos_nuevos
+from agente.servicio.tienda.masivo import aplicar_clientes_nuevos, aplicar_pedidos_nuevos
 from agente.servicio.tienda.registros import leer_linea
 
 __all__ = ["ALCANCE_DE", "Fallo", "InformeLote", "aplicar_registro", "procesar"]
 
 TRAMO = 500
 MAX_LINEA = 1024 * 1024  # una línea de más de 1 MiB no es un registro razonable
+EN_BLOQUE = {"cliente": aplicar_clientes_nuevos, "pedido": aplicar_pedidos_nuevos}
 ALCANCE_DE = {"cliente": "clientes", "producto": "productos", "stock": "stock", "pedido": "pedidos",
               "estado": "estados"}
 
@@ -129,21 +130,28 @@ def procesar(
     return informe
 
 
+def _en_bloque(cur, tienda: str, bloque: list, clave: str | None) -> list[Aplicado]:
+    if not bloque:
+        return []
+    return EN_BLOQUE[bloque[0].tipo](cur, tienda, bloque, clave)
+
+
 def _tramo(conexion, pendientes, tienda, clave, informe: InformeLote, anotar) -> None:
     hechos: list[Aplicado] = []
     try:
         with conexion.transaction(), conexion.cursor() as cur:
-            # Los pedidos seguidos van en bloque; cualquier otro registro vacía antes el bloque,
-            # así un cliente que llega antes que sus pedidos ya está cuando se aplican.
+            # Los clientes seguidos y los pedidos seguidos van en bloque; cualquier otro registro
+            # vacía antes el bloque: un cliente que llega antes que sus pedidos ya está.
             bloque: list = []
             for _numero, registro in pendientes:
-                if registro.tipo == "pedido":
+                if bloque and registro.tipo != bloque[0].tipo:
+                    hechos.extend(_en_bloque(cur, tienda, bloque, clave))
+                    bloque = []
+                if registro.tipo in EN_BLOQUE:
                     bloque.append(registro)
-                    continue
-                hechos.extend(aplicar_pedidos_nuevos(cur, tienda, bloque, clave))
-                bloque = []
-                hechos.append(aplicar_registro(cur, tienda, registro, clave))
-            hechos.extend(aplicar_pedidos_nuevos(cur, tienda, bloque, clave))
+                else:
+                    hechos.append(aplicar_registro(cur, tienda, registro, clave))
+            hechos.extend(_en_bloque(cur, tienda, bloque, clave))
     except (RegistroRechazado, ErrorDominio, psycopg.errors.IntegrityError, psycopg.errors.DataError):
         # Uno falló y el tramo se deshizo entero: otra vez, cada registro por su cuenta.
         with conexion.transaction(), conexion.cursor() as cur:

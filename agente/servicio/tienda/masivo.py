@@ -15,10 +15,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 from agente.nucleo.direcciones import provincia_de
-from agente.servicio.tienda.aplicar import Aplicado, aplicar_pedido
+from agente.servicio.tienda.aplicar import Aplicado, aplicar_cliente, aplicar_pedido
 from agente.servicio.tienda.registros import coherencia, huella
 
-__all__ = ["aplicar_pedidos_nuevos"]
+__all__ = ["aplicar_clientes_nuevos", "aplicar_pedidos_nuevos"]
 
 # Lo que impide el camino en bloque: pedidos que ya existen, clientes o productos que faltan.
 COMPROBAR_SQL = """
@@ -51,13 +51,13 @@ VERSIONES_SQL = """
 WITH d AS (SELECT * FROM unnest(%(ids)b::text[], %(huellas)b::text[], %(datos)b::text[]) AS t(id, huella, datos)),
 r AS (
     INSERT INTO ingesta_registros (tipo, tienda, id, version, huella)
-    SELECT 'pedido', %(tienda)s, id, 1, huella FROM d
+    SELECT %(tipo)s, %(tienda)s, id, 1, huella FROM d
     ON CONFLICT (tipo, tienda, id) DO UPDATE
     SET version = ingesta_registros.version + 1, huella = EXCLUDED.huella, actualizado = now()
     RETURNING id, version
 )
 INSERT INTO ingesta_versiones (tipo, tienda, id, version, huella, datos, clave)
-SELECT 'pedido', %(tienda)s, d.id, r.version, d.huella, d.datos::jsonb, %(clave)s FROM d JOIN r USING (id)
+SELECT %(tipo)s, %(tienda)s, d.id, r.version, d.huella, d.datos::jsonb, %(clave)s FROM d JOIN r USING (id)
 RETURNING id, version
 """
 
@@ -108,8 +108,52 @@ def _insertar(cur, tienda: str, pedidos: list, huellas: list, clave: str | None)
         "pedidos": [i for i, _ in lineas], "lineas": [lin.linea for _, lin in lineas],
         "skus": [lin.sku for _, lin in lineas], "unidades": [lin.unidades for _, lin in lineas],
         "precios": [Decimal(lin.precio_unitario) for _, lin in lineas]})
-    versiones = dict(
-        (f["id"], f["version"]) for f in cur.execute(VERSIONES_SQL, {
-            "tienda": tienda, "ids": ids, "huellas": [h for h, _ in huellas],
-            "datos": [cuerpo for _, cuerpo in huellas], "clave": clave}).fetchall())
-    return {i: Aplicado("pedido", i, "creado", versiones[i]) for i in ids}
+    return _versiones(cur, "pedido", tienda, ids, huellas, clave)
+
+
+def _versiones(cur, tipo: str, tienda: str, ids: list[str], huellas: list, clave: str | None) -> dict[str, Aplicado]:
+    versiones = {f["id"]: f["version"] for f in cur.execute(VERSIONES_SQL, {
+        "tipo": tipo, "tienda": tienda, "ids": ids, "huellas": [h for h, _ in huellas],
+        "datos": [cuerpo for _, cuerpo in huellas], "clave": clave}).fetchall()}
+    return {i: Aplicado(tipo, i, "creado", versiones[i]) for i in ids}
+
+
+# Clientes seguidos de un lote: lo mismo (lo igual, en una lectura; lo nuevo, en bloque).
+COMPROBAR_CLIENTES_SQL = """
+SELECT (SELECT coalesce(json_object_agg(id, json_build_array(version, huella)), '{}')
+        FROM ingesta_registros WHERE tipo = 'cliente' AND tienda = %(tienda)s AND id = ANY(%(ids)s::text[])) AS previas,
+       array(SELECT id FROM clientes WHERE id = ANY(%(ids)s::text[])) AS existen
+"""
+INSERTAR_CLIENTES_SQL = """
+INSERT INTO clientes (id, tienda, nombre, email, telefono, calle, codigo_postal, localidad, provincia)
+SELECT id, %(tienda)s, nombre, email, telefono, calle, codigo_postal, localidad, provincia
+FROM unnest(%(ids)b::text[], %(nombres)b::text[], %(emails)b::text[], %(telefonos)b::text[],
+            %(calles)b::text[], %(cps)b::text[], %(localidades)b::text[], %(provincias)b::text[])
+     AS t(id, nombre, email, telefono, calle, codigo_postal, localidad, provincia)
+"""
+
+
+def aplicar_clientes_nuevos(cur, tienda: str, clientes: list, clave: str | None) -> list[Aplicado]:
+    """Aplica ``clientes`` (registros de lote de tipo cliente, en orden) y devuelve lo hecho."""
+    if not clientes:
+        return []
+    ids = [c.id for c in clientes]
+    comprobado = cur.execute(COMPROBAR_CLIENTES_SQL, {"ids": ids, "tienda": tienda}).fetchone()
+    previas = comprobado["previas"]
+    huellas = [huella(c) for c in clientes]
+    iguales = {c.id for c, (h, _) in zip(clientes, huellas, strict=True)
+               if c.id in previas and previas[c.id][1] == h}
+    if len(set(ids)) != len(ids) or (set(comprobado["existen"]) - iguales):
+        return [aplicar_cliente(cur, tienda, c.id, c, clave) for c in clientes]
+    hechos = {i: Aplicado("cliente", i, "sin_cambios", previas[i][0]) for i in iguales}
+    nuevos = [(c, h) for c, h in zip(clientes, huellas, strict=True) if c.id not in iguales]
+    if nuevos:
+        d = [c.direccion for c, _ in nuevos]
+        cur.execute(INSERTAR_CLIENTES_SQL, {
+            "tienda": tienda, "ids": [c.id for c, _ in nuevos], "nombres": [c.nombre for c, _ in nuevos],
+            "emails": [c.email for c, _ in nuevos], "telefonos": [c.telefono for c, _ in nuevos],
+            "calles": [x.calle if x else None for x in d], "cps": [x.codigo_postal if x else None for x in d],
+            "localidades": [x.localidad if x else None for x in d],
+            "provincias": [provincia_de(x.codigo_postal) if x else None for x in d]})
+        hechos.update(_versiones(cur, "cliente", tienda, [c.id for c, _ in nuevos], [h for _, h in nuevos], clave))
+    return [hechos[i] for i in ids]
