@@ -1,5 +1,6 @@
-"""Los pedidos de un lote, en bloque: cuatro sentencias por tramo en lugar de cinco viajes
-por pedido (``agente importar`` de 100.000 pedidos, ``docs/rendimiento.md``).
+"""Los pedidos (y los clientes) seguidos de un lote, en bloque: cuatro sentencias por bloque
+en lugar de cinco viajes por pedido (``agente importar`` de 100.000 pedidos,
+``docs/rendimiento.md``). Los clientes, igual: una lectura, un ``INSERT`` y las versiones.
 
 Una lectura para todo el bloque da lo que ya existe y la huella de su última versión: los
 que llegan iguales son ``sin_cambios`` (repetir un lote es barato) y los demás, si son
