@@ -52,3 +52,8 @@ def test_importar_aplica_lo_valido_informa_cada_linea_invalida_y_repetir_no_camb
     assert uno(bd_url, "SELECT count(*) FROM ingesta_versiones") == 2
     sin_tienda = cli_con_base(bd_url, "importar", str(fichero), "--tienda", "no-existe")
     assert sin_tienda.returncode == 2 and "tienda no encontrada" in sin_tienda.stderr
+
+
+def test_importar_un_fichero_que_no_existe_falla_en_una_linea(bd_url, tmp_path):
+    r = cli_con_base(bd_url, "importar", str(tmp_path / "no-existe.jsonl"), "--tienda", "talavera")
+    assert r.returncode == 2 and r.stderr.strip().startswith("Error: no se puede leer"), r.stderr
