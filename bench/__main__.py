@@ -25,6 +25,8 @@ from typing import Any
 from bench import util
 
 PARTES = ("politica", "turnos", "concurrencia", "crecimiento", "carga", "capacidad")
+# Fuera de la pasada por defecto (solo con --solo): no alargan ``make bench``.
+EXTRA = ("ingesta",)
 RESULTADOS = util.RAIZ / "bench" / "resultados.json"
 DOCUMENTO = util.RAIZ / "docs" / "rendimiento.md"
 INICIO_GENERADO = "<!-- generado: inicio (python -m bench reescribe hasta la marca de fin) -->"
@@ -72,6 +74,10 @@ def medir(partes: tuple[str, ...]) -> dict[str, Any]:
             from bench import capacidad
 
             resultados["capacidad"] = capacidad.ejecutar(url_admin)
+        if "ingesta" in partes:
+            from bench import ingesta
+
+            resultados["ingesta"] = ingesta.ejecutar(url_admin)
     resultados["duracion_s"] = round(time.perf_counter() - inicio, 1)
     resultados["maquina"]["carga_1min_al_acabar"] = round(os.getloadavg()[0], 2)
     return resultados
@@ -396,6 +402,7 @@ def markdown(r: dict) -> str:
         "make bench                 # todo (≈13 min en 2 CPU); escribe bench/resultados.json y este documento",
         "BENCH_RAPIDO=1 make bench  # humo (1-2 min): bench/resultados-rapido.json, no toca este documento",
         ".venv/bin/python -m bench --solo turnos,carga   # partes sueltas: bench/resultados-parcial.json",
+        ".venv/bin/python -m bench --solo ingesta        # agente importar de 100.000 pedidos (no va por defecto)",
         ".venv/bin/python -m bench.variantes             # segunda medida y variantes (bench/variantes.json)",
         ".venv/bin/python -m bench.perfil B C D          # perfiles con py-spy (pip install py-spy)",
         "```",
@@ -419,6 +426,10 @@ def markdown(r: dict) -> str:
         from bench import capacidad
 
         lineas += capacidad.markdown(r["capacidad"], _tabla, _invariantes_md)
+    if "ingesta" in r:
+        from bench import ingesta
+
+        lineas += ingesta.markdown(r["ingesta"], _tabla)
     lineas += [FIN_GENERADO]
     return "\n".join(lineas)
 
@@ -441,7 +452,8 @@ def escribir_documento(r: dict, ruta: Path = DOCUMENTO) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--solo", help=f"partes separadas por comas: {', '.join(PARTES)}")
+    parser.add_argument("--solo", help=f"partes separadas por comas: {', '.join(PARTES)}; "
+                                       f"fuera de la pasada por defecto: {', '.join(EXTRA)}")
     parser.add_argument("--documento", action="store_true", help="reescribir el documento aun con --solo")
     parser.add_argument("--desde-json", action="store_true",
                         help="no medir: regenerar el documento desde bench/resultados.json")
@@ -451,7 +463,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"Documento regenerado: {DOCUMENTO.relative_to(util.RAIZ)}")
         return
     partes = tuple(p.strip() for p in args.solo.split(",")) if args.solo else PARTES
-    desconocidas = set(partes) - set(PARTES)
+    desconocidas = set(partes) - set(PARTES) - set(EXTRA)
     if desconocidas:
         parser.error(f"partes desconocidas: {', '.join(sorted(desconocidas))}")
     _silenciar()

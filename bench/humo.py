@@ -1,4 +1,4 @@
-"""``python -m bench.humo sentencias|explain URL``: en pequeño, lo del bench que toca el interior del producto.
+"""``python -m bench.humo sentencias|explain|ingesta URL``: en pequeño, lo del bench que toca el interior del producto.
 
 ``make bench`` no entra en ``make test`` (tarda minutos) y por eso se rompió dos veces sin que
 nadie lo viera. La prueba ``tests/procesos/test_bench_humo.py`` lanza este módulo en un
@@ -7,7 +7,8 @@ programa) y lee el JSON de la última línea que imprime:
 
 - ``sentencias``: sentencias psycopg por caso (B, C) y escenario en una conversación sin
   calentamiento (``turnos.contar``: la fábrica del servicio con el pool trazado);
-- ``explain``: el plan de la SQL de la bandeja (``crecimiento._explain``).
+- ``explain``: el plan de la SQL de la bandeja (``crecimiento._explain``);
+- ``ingesta``: ``agente importar`` de 300 pedidos generados, dos veces (``ingesta._importar``).
 """
 
 from __future__ import annotations
@@ -32,12 +33,27 @@ def explain(url: str) -> str:
     return crecimiento._explain(url)
 
 
+def ingesta(url: str) -> dict:
+    import tempfile
+    from pathlib import Path
+
+    from bench import ingesta as bench_ingesta
+
+    with tempfile.TemporaryDirectory(prefix="humo-ingesta-") as carpeta:
+        ruta = Path(carpeta) / "lote.jsonl"
+        lineas = bench_ingesta.generar(ruta, 300)
+        primera = bench_ingesta._importar(url, ruta)
+        segunda = bench_ingesta._importar(url, ruta)
+    return {"lineas": lineas, "primera": primera["resumen"], "segunda": segunda["resumen"],
+            "pico_rss_mib": primera["pico_rss_mib"]}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.humo", description=__doc__.splitlines()[0])
-    parser.add_argument("parte", choices=("sentencias", "explain"))
+    parser.add_argument("parte", choices=("sentencias", "explain", "ingesta"))
     parser.add_argument("url")
     args = parser.parse_args(argv)
-    resultado = sentencias(args.url) if args.parte == "sentencias" else explain(args.url)
+    resultado = {"sentencias": sentencias, "explain": explain, "ingesta": ingesta}[args.parte](args.url)
     print(json.dumps(resultado, ensure_ascii=False))
 
 

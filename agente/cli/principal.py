@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from agente.cli import bandeja, conversacion, evaluar, operacion, servidor
+from agente.cli import bandeja, conversacion, evaluar, ingesta, operacion, servidor
 from agente.cli.db import db
 from agente.cli.politica import politica
 
@@ -27,8 +27,9 @@ ORDENES = (
     ("limpiar", operacion.limpiar),
     ("secreto", operacion.secreto),
     ("evaluar", evaluar.evaluar),
+    ("importar", ingesta.importar),
 )
-GRUPOS = (("db", db), ("token", servidor.token_app), ("politica", politica))
+GRUPOS = (("db", db), ("token", servidor.token_app), ("politica", politica), ("claves", ingesta.claves))
 
 
 

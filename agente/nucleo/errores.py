@@ -22,6 +22,8 @@
     ├── HiloOcupado                   otra ejecución tiene el hilo ahora mismo (409, Retry-After)
     ├── DecisionNoValida              (422)
     ├── TextoNoValido                 texto con el carácter nulo, que PostgreSQL no admite (422)
+    ├── RegistroNoValido              un registro de la ingesta mal formado, con su campo (422)
+    ├── RegistroRechazado             un registro que no cuadra o rompería los libros (409)
     ├── NoAutorizado                  sin credencial válida (401)
     ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
     ├── DemasiadasPeticiones          (429)
@@ -163,6 +165,20 @@ class DecisionNoAplicable(DecisionNoValida):
 
 class TextoNoValido(ErrorDominio):
     estado_http = 422
+
+
+class RegistroNoValido(ErrorDominio):
+    """Un registro de la ingesta de la tienda mal formado: ``datos["campo"]`` dice cuál."""
+
+    estado_http = 422
+
+
+class RegistroRechazado(ErrorDominio):
+    """Un registro bien formado que no cuadra con lo que hay (otra tienda, un cliente o un
+    producto que no existe, fechas o estado incoherentes) o que rompería los libros (una
+    línea ya compensada, un pedido reembolsado que vuelve atrás): 409 con el motivo."""
+
+    estado_http = 409
 
 
 class NoAutorizado(ErrorDominio):

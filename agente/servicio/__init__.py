@@ -20,6 +20,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
 - ``pagos/``: los reembolsos y cobros pendientes se completan solos; la pasarela con log;
 - ``auditoria/``: qué salió sin firma, si las firmas y la política cuadran, si el libro
   cuadra con la pasarela;
+- ``tienda/``: la ingesta del back office de la tienda (registros idempotentes por su id,
+  lotes en JSON lines, claves de API con alcances);
 - ``operador/``: lo que pide quien opera (salud y métricas, qué guarda un hilo, ids por
   prefijo, token y demo antes de que exista un servicio);
 - ``fachada``: ``Servicio``, que compone todo eso; ``fabrica``: lo construye desde los
@@ -54,8 +56,28 @@ from agente.servicio.resultados import (
     RegistroDecision,
     Respuesta,
 )
+from agente.servicio.tienda import ingesta as ingesta_tienda
+from agente.servicio.tienda.aplicar import Aplicado
+from agente.servicio.tienda.claves import ClaveApi
+from agente.servicio.tienda.lotes import InformeLote
+from agente.servicio.tienda.registros import (
+    CambioEstado,
+    DatosCliente,
+    DatosPedido,
+    DatosProducto,
+    DatosStock,
+)
 
 __all__ = [
+    "Aplicado",
+    "CambioEstado",
+    "ClaveApi",
+    "DatosCliente",
+    "DatosPedido",
+    "DatosProducto",
+    "DatosStock",
+    "InformeLote",
+    "ingesta_tienda",
     "CONEXIONES_PROPIAS",
     "SISTEMA",
     "TIPOS_DECISION",

@@ -40,6 +40,7 @@ from agente.servicio.resultados import (
     RegistroDecision,
     Respuesta,
 )
+from agente.servicio.tienda.ingesta import IngestaTienda
 from herramientas import REGISTRO, Registro
 from herramientas.pasarela import Pasarela
 
@@ -99,6 +100,7 @@ class Servicio:
         self.conciliador = Conciliador(
             ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones
         )
+        self.ingesta = IngestaTienda(pool)
 
     # Lo compartido vive en el ejecutor; aquí solo se lee (la web, la CLI y el bench lo usan).
     pool = property(lambda self: self.ejecutor.pool, doc="El pool de conexiones (ConnectionPool).")
@@ -270,6 +272,18 @@ class Servicio:
     def caducar_solicitudes_politica(self) -> list[int]:
         with self.pool.connection() as c:
             return cambios_politica.caducar(c)
+
+    # -- ingesta del back office de la tienda (docs/conectar-tienda.md) ------------------------
+
+    def autenticar_clave_tienda(self, valor: str | None, alcance: str | None) -> Any:
+        return self.ingesta.autenticar(valor, alcance)
+
+    def ingerir(self, tipo: str, clave: Any, id_: str, datos: Any) -> Any:
+        """Un registro (``cliente``, ``producto``, ``stock``, ``pedido`` o ``estado``)."""
+        return getattr(self.ingesta, tipo)(clave, id_, datos)
+
+    def ingerir_lote(self, clave: Any, lineas: Any) -> Any:
+        return self.ingesta.lote(clave, lineas)
 
     # -- auditoría e inspección -----------------------------------------------------------------
 

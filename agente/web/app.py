@@ -33,13 +33,14 @@ from agente.web import (
     rutas_pagos,
     rutas_politica,
     rutas_portal,
+    rutas_tienda,
 )
 from agente.web.asgi import MiddlewareHttp
 from agente.web.cuerpo import CuerpoJson
 from agente.web.dependencias import AjustesWeb, ServicioWeb
 from agente.web.eventos import Oyente
 from agente.web.hilos import HilosDelAgente
-from agente.web.limites import MAX_CUERPO, LimiteCuerpo
+from agente.web.limites import MAX_CUERPO, MAX_LOTE, LimiteCuerpo
 from agente.web.parada_web import Parada
 from agente.web.registro_peticiones import RegistroPeticiones
 from agente.web.texto_seguro import SinNulos
@@ -150,7 +151,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         title="Agente de atención al cliente",
         description=(
             "API del canal web y de la bandeja del encargado. Autenticación: "
-            "`Authorization: Bearer <token>` (cliente o encargado). Errores: `{\"detalle\": ...}`."
+            "`Authorization: Bearer <token>` (cliente o encargado). Ingesta del back office de la "
+            "tienda (`/api/tienda/v1`): `X-Clave-API`. Errores: `{\"detalle\": ...}`."
         ),
         version="1.0",
         docs_url=None,
@@ -161,9 +163,9 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     errores_http.instalar(app)
     contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
     # Por dentro de LimiteCuerpo (413): cuerpo ya acotado; se revisa antes que el token.
-    app.add_middleware(CuerpoJson)
+    app.add_middleware(CuerpoJson, json_lines=frozenset({rutas_tienda.RUTA_LOTES}))
     app.add_middleware(SinNulos)  # nulos en la ruta (404) y la query (422)
-    app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO)
+    app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO, por_ruta={rutas_tienda.RUTA_LOTES: MAX_LOTE})
     app.add_middleware(CabecerasSeguridad)
     app.add_middleware(RegistroPeticiones)  # la más externa: mide y registra todo
 
@@ -176,6 +178,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_demo.router)
     app.include_router(rutas_pagos.router)  # webhook del proveedor de pagos (firma, sin token)
     app.include_router(rutas_avisos_cliente.router)
+    app.include_router(rutas_tienda.router)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
 
     def pagina(nombre: str) -> FileResponse:

@@ -37,8 +37,11 @@ SIN_CUERPO = frozenset({"GET", "HEAD", "OPTIONS"})
 _ESCAPE_NULO = b"\\u0000"
 
 
-def revisar(cuerpo: bytes) -> str | None:
-    """El motivo (en español) por el que el cuerpo no se admite, o ``None`` si vale."""
+def revisar(cuerpo: bytes, *, json_lines: bool = False) -> str | None:
+    """El motivo (en español) por el que el cuerpo no se admite, o ``None`` si vale.
+
+    ``json_lines``: un lote de la tienda, un registro JSON por línea; aquí solo se revisan
+    los bytes (cada línea la valida el servicio y un error es de esa línea, no del lote)."""
     if not cuerpo:
         return None
     if b"\x00" in cuerpo:
@@ -47,6 +50,8 @@ def revisar(cuerpo: bytes) -> str | None:
         cuerpo.decode("utf-8")
     except UnicodeDecodeError:
         return DETALLE_UTF8
+    if json_lines:
+        return DETALLE_NULO if _ESCAPE_NULO in cuerpo else None
     try:
         # Como lo leerá Starlette, que admite el BOM de UTF-8. Un sustituto suelto
         # ("\ud800") o un entero de más de 4.300 cifras también son JSON no válido aquí.
@@ -59,6 +64,10 @@ def revisar(cuerpo: bytes) -> str | None:
 
 
 class CuerpoJson(MiddlewareHttp):
+    def __init__(self, app, json_lines: frozenset[str] = frozenset()) -> None:
+        super().__init__(app)
+        self.json_lines = json_lines  # rutas cuyo cuerpo es JSON lines (los lotes de la tienda)
+
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] in SIN_CUERPO:
             await self.app(scope, receive, send)
@@ -72,7 +81,7 @@ class CuerpoJson(MiddlewareHttp):
             if not mensaje.get("more_body", False):
                 break
         cuerpo = b"".join(partes)
-        motivo = revisar(cuerpo)
+        motivo = revisar(cuerpo, json_lines=scope["path"] in self.json_lines)
         if motivo is not None:
             await responder(send, 422, motivo)
             return

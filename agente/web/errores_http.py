@@ -62,6 +62,10 @@ _TEXTOS_VALIDACION = {
     "extra_forbidden": "campo no admitido",
     "value_error": "{error}",
     "string_pattern_mismatch": "no tiene el formato válido",
+    "datetime_type": "debe ser una fecha y hora ISO 8601 con zona (2026-10-01T10:00:00+02:00)",
+    "datetime_parsing": "debe ser una fecha y hora ISO 8601 con zona (2026-10-01T10:00:00+02:00)",
+    "datetime_from_date_parsing": "debe ser una fecha y hora ISO 8601 con zona",
+    "timezone_aware": "le falta la zona horaria (+02:00 o Z)",
 }
 
 

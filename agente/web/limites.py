@@ -12,9 +12,10 @@ from agente.nucleo.contexto import ContextoCliente
 from agente.web.auth import ClienteActual
 from agente.web.dependencias import AjustesWeb, ServicioWeb
 
-__all__ = ["MAX_CUERPO", "ClienteConRitmo", "LimiteCuerpo", "limite_mensajes"]
+__all__ = ["MAX_CUERPO", "MAX_LOTE", "ClienteConRitmo", "LimiteCuerpo", "limite_mensajes"]
 
 MAX_CUERPO = 16 * 1024
+MAX_LOTE = 8 * 1024 * 1024  # un lote de la tienda por la API (más grande: agente importar)
 _SIN_CUERPO = {"GET", "HEAD", "OPTIONS"}
 
 
@@ -25,17 +26,20 @@ class LimiteCuerpo:
     413 sale siempre en JSON y en español, nunca a mitad de una respuesta.
     """
 
-    def __init__(self, app: ASGIApp, maximo: int = MAX_CUERPO) -> None:
+    def __init__(self, app: ASGIApp, maximo: int = MAX_CUERPO,
+                 por_ruta: dict[str, int] | None = None) -> None:
         self.app = app
         self.maximo = maximo
+        self.por_ruta = por_ruta or {}  # rutas con otro máximo (los lotes de la tienda)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in _SIN_CUERPO:
             await self.app(scope, receive, send)
             return
+        maximo = self.por_ruta.get(scope["path"], self.maximo)
         declarado = dict(scope["headers"]).get(b"content-length")
-        if declarado is not None and declarado.isdigit() and int(declarado) > self.maximo:
-            await self._rechazar(send)
+        if declarado is not None and declarado.isdigit() and int(declarado) > maximo:
+            await self._rechazar(send, maximo)
             return
         partes: list[bytes] = []
         total = 0
@@ -45,8 +49,8 @@ class LimiteCuerpo:
                 return
             cuerpo = mensaje.get("body", b"")
             total += len(cuerpo)
-            if total > self.maximo:
-                await self._rechazar(send)
+            if total > maximo:
+                await self._rechazar(send, maximo)
                 return
             partes.append(cuerpo)
             if not mensaje.get("more_body", False):
@@ -62,9 +66,9 @@ class LimiteCuerpo:
 
         await self.app(scope, recibir, send)
 
-    async def _rechazar(self, send: Send) -> None:
+    async def _rechazar(self, send: Send, maximo: int) -> None:
         cuerpo = json.dumps(
-            {"detalle": f"la petición es demasiado grande (máximo {self.maximo // 1024} KiB)"},
+            {"detalle": f"la petición es demasiado grande (máximo {maximo // 1024} KiB)"},
             ensure_ascii=False,
         ).encode()
         await send({

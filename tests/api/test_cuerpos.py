@@ -46,6 +46,19 @@ CUERPOS = {
                           + b"}}}]}", None, None),
 }
 QUIENES = (None, "C-0001", "enc-talavera", "ger-talavera")
+# Los lotes de la tienda son JSON lines, no JSON: su puerta solo mira los bytes (nulos, también
+# escapados, y UTF-8); lo demás es de cada línea y, sin clave de API (aquí no hay), un 401.
+JSON_LINES = {("POST", "/api/tienda/v1/lotes")}
+
+
+def _esperado_json_lines(cuerpo: bytes) -> tuple[int, str]:
+    if b"\x00" in cuerpo or b"\\u0000" in cuerpo:
+        return 422, DETALLE_NULO
+    try:
+        cuerpo.decode("utf-8")
+    except UnicodeDecodeError:
+        return 422, DETALLE_UTF8
+    return 401, "falta una clave de API válida (cabecera X-Clave-API)"
 
 
 def _rutas(app) -> list[tuple[str, str]]:
@@ -107,6 +120,10 @@ def test_ningun_cuerpo_malformado_da_500_en_ninguna_ruta_con_o_sin_token(bd_url)
                     caso += f": {obtenido} {datos[:120]!r}"
                     if obtenido >= 500:
                         fallos.append(caso)
+                    elif (metodo, plantilla) in JSON_LINES:
+                        estado_l, detalle_l = _esperado_json_lines(cuerpo)
+                        if (obtenido, _json(datos)) != (estado_l, {"detalle": detalle_l}):
+                            fallos.append(caso)
                     elif metodo not in SIN_CUERPO and estado is not None and (
                             (obtenido, _json(datos)) != (estado, {"detalle": detalle})):
                         fallos.append(caso)
