@@ -22,6 +22,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
   cuadra con la pasarela;
 - ``operador/``: lo que pide quien opera (salud y métricas, qué guarda un hilo, ids por
   prefijo, token y demo antes de que exista un servicio);
+- ``protocolo/``: lo que el protocolo de LangGraph (``/langgraph``) lee de la base: los hilos
+  con su transcripción y su pausa, y sus ejecuciones (*runs*);
 - ``fachada``: ``Servicio``, que compone todo eso; ``fabrica``: lo construye desde los
   ajustes; ``periodicas``: sus pasadas periódicas.
 
@@ -45,6 +47,7 @@ from agente.servicio.operador.arranque import cargar_demo, tienda_para_token
 from agente.servicio.pagos.pendientes import InformePagos
 from agente.servicio.periodicas import arrancar as arrancar_periodicas
 from agente.servicio.politica import cambios_politica, politica_tienda
+from agente.servicio.protocolo import FiltroHilos
 from agente.servicio.resultados import (
     Arreglo,
     Ejecucion,
@@ -63,6 +66,7 @@ __all__ = [
     "Ejecucion",
     "Encargado",
     "EstadoHilo",
+    "FiltroHilos",
     "FiltrosDecisiones",
     "FirmaParcial",
     "InformeAuditoria",
