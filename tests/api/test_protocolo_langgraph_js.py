@@ -40,7 +40,8 @@ def test_el_sdk_de_javascript_cuenta_la_misma_historia_bajo_node(node, ajustes):
         entorno = {**os.environ, "AGENTE_URL": f"{base}/langgraph",
                    "TOKEN_CLIENTE": token(ajustes, "C-0001"),
                    "TOKEN_ENCARGADO": token(ajustes, "enc-talavera"),
-                   "TEXTO_CLIENTE": DEVOLVER_CAFETERA, "EDICION": json.dumps(EDITAR_A_90)}
+                   "TEXTO_CLIENTE": DEVOLVER_CAFETERA, "EDICION": json.dumps(EDITAR_A_90),
+                   "DESENLACE": "90,00 EUR"}
         salida = subprocess.run([node, "historia.mjs"], cwd=CARPETA, env=entorno,
                                 capture_output=True, text=True, timeout=120)
     assert salida.returncode == 0, salida.stdout + salida.stderr
@@ -51,5 +52,6 @@ def test_el_sdk_de_javascript_cuenta_la_misma_historia_bajo_node(node, ajustes):
         "reanudar_como_cliente": 403, "update_state": 403, "bifurcar": 403}
     assert all(r["detail"] for r in vio["rechazos"].values())
     assert "90,00 EUR" in vio["final_encargado"] and vio["final_cliente"] == vio["final_encargado"]
+    assert vio["en_vivo"] == vio["final_encargado"]  # el flujo del cliente vio el desenlace
     assert vio["estado"] == "idle"
     assert [f["importe"] for f in sql(ajustes.database_url, "SELECT importe FROM reembolsos")] == [Decimal("90.00")]

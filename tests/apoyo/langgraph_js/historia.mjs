@@ -55,10 +55,24 @@ vio.rechazos = {
     command: { resume: { decisions: [{ type: "approve" }] } }, checkpointId: "1ef0" })),
 };
 
+// El cliente sigue su hilo en vivo desde antes de la firma: ve el desenlace llegar.
+const corte = new AbortController();
+const enVivo = (async () => {
+  for await (const parte of cliente.threads.joinStream(hilo.thread_id, { signal: corte.signal })) {
+    const ultimo = parte.event === "values" ? parte.data.messages.at(-1) : null;
+    if (ultimo && ultimo.content.includes(process.env.DESENLACE)) {
+      corte.abort();
+      return ultimo.content;
+    }
+  }
+})().catch((error) => (corte.signal.aborted ? null : Promise.reject(error)));
+
 const final = await encargado.runs.wait(hilo.thread_id, "agente", {
   command: { resume: { [interrupcion.id]: { decisions: [edicion] } } },
 });
 vio.final_encargado = final.messages.at(-1).content;
+vio.en_vivo = await Promise.race([
+  enVivo, new Promise((_, no) => setTimeout(() => no(new Error("el flujo no vio el desenlace")), 30000))]);
 const estado = await cliente.threads.getState(hilo.thread_id);
 vio.final_cliente = estado.values.messages.at(-1).content;
 vio.estado = (await cliente.threads.get(hilo.thread_id)).status;
