@@ -193,5 +193,9 @@ def test_lo_que_el_producto_no_admite_lo_rechaza_el_sdk_con_un_detail_en_espanol
     assert cliente.threads.get(hilo)["status"] == "interrupted"
     assert _reembolsos(ajustes.database_url) == []
     assert cliente.threads.search(status="interrupted")[0]["interrupts"] == {}
+    # Cada cual ve lo suyo: otro cliente no ve este hilo; otra tienda no lo ve en su bandeja.
+    assert hilo not in [h["thread_id"] for h in _sync(base, ajustes, "C-0003").threads.search(limit=100)]
+    assert _sync(base, ajustes, "enc-madrid-centro").threads.search(status="interrupted") == []
+    assert [h["thread_id"] for h in encargado.threads.search(status="interrupted")] == [hilo]
     assert _rechazo(lambda: cliente.threads.get("h-no-existe"))[0] == 404
     assert _rechazo(lambda: get_sync_client(url=base, api_key="no-es-un-token").threads.search())[0] == 401
