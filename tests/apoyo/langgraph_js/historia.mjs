@@ -72,7 +72,9 @@ const final = await encargado.runs.wait(hilo.thread_id, "agente", {
 });
 vio.final_encargado = final.messages.at(-1).content;
 vio.en_vivo = await Promise.race([
-  enVivo, new Promise((_, no) => setTimeout(() => no(new Error("el flujo no vio el desenlace")), 30000))]);
+  enVivo,
+  new Promise((_, no) => setTimeout(() => no(new Error("el flujo no vio el desenlace")), 30000).unref()),
+]);
 const estado = await cliente.threads.getState(hilo.thread_id);
 vio.final_cliente = estado.values.messages.at(-1).content;
 vio.estado = (await cliente.threads.get(hilo.thread_id)).status;
