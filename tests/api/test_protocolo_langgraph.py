@@ -197,5 +197,11 @@ def test_lo_que_el_producto_no_admite_lo_rechaza_el_sdk_con_un_detail_en_espanol
     assert hilo not in [h["thread_id"] for h in _sync(base, ajustes, "C-0003").threads.search(limit=100)]
     assert _sync(base, ajustes, "enc-madrid-centro").threads.search(status="interrupted") == []
     assert [h["thread_id"] for h in encargado.threads.search(status="interrupted")] == [hilo]
+    # Las ejecuciones quedan guardadas; ninguna se cancela (acabada, o moviendo dinero).
+    runs = cliente.runs.list(hilo)
+    assert [r["status"] for r in runs] == ["error", "interrupted"]  # el retenido, y el turno
+    codigo, detalle = _rechazo(lambda: cliente.runs.cancel(hilo, runs[-1]["run_id"]))
+    assert codigo == 409 and "cancelar" in detalle
+    assert len(cliente.threads.get_history(hilo)) == 1  # solo el estado actual
     assert _rechazo(lambda: cliente.threads.get("h-no-existe"))[0] == 404
     assert _rechazo(lambda: get_sync_client(url=base, api_key="no-es-un-token").threads.search())[0] == 401
