@@ -18,9 +18,10 @@ import pytest
 from langgraph_sdk import get_client, get_sync_client
 
 from agente.web.app import crear_app
+from agente.web.auth import emitir_token
 from tests.apoyo.firmas import PEDIDO_650, TIENDA_DE
 from tests.apoyo.rutas import RAIZ
-from tests.apoyo.web_util import DEVOLVER_CAFETERA, servidor_en_hilo, sql, token
+from tests.apoyo.web_util import DEVOLVER_CAFETERA, servidor_en_hilo, sql
 
 EDITAR_A_90 = {"type": "edit", "edited_action": {
     "name": "reembolsar", "args": {"pedido": "P-20260917-0041", "importe": "90.00", "motivo": "gotea"}}}
@@ -33,14 +34,9 @@ def base(ajustes):
 
 
 def _tok(ajustes, sujeto: str) -> str:
-    tienda = TIENDA_DE.get(sujeto) or {"C-0001": "talavera", "C-0003": "madrid-centro"}[sujeto]
-    return token(ajustes, sujeto, tienda=tienda) if sujeto.startswith(("C-", "enc-")) else _firmante(ajustes, sujeto, tienda)
-
-
-def _firmante(ajustes, sujeto: str, tienda: str) -> str:
-    from agente.web.auth import emitir_token
-
-    return emitir_token(ajustes, rol="encargado", sujeto=sujeto, tienda=tienda)
+    """El token de un cliente (``C-*``) o de un firmante de cualquier rol, de su tienda."""
+    rol = "cliente" if sujeto.startswith("C-") else "encargado"
+    return emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=TIENDA_DE[sujeto])
 
 
 def _sync(base, ajustes, sujeto):
