@@ -24,6 +24,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
   lotes en JSON lines, claves de API con alcances);
 - ``operador/``: lo que pide quien opera (salud y métricas, qué guarda un hilo, ids por
   prefijo, token y demo antes de que exista un servicio);
+- ``protocolo/``: lo que el protocolo de LangGraph (``/langgraph``) lee de la base: los hilos
+  con su transcripción y su pausa, y sus ejecuciones (*runs*);
 - ``fachada``: ``Servicio``, que compone todo eso; ``fabrica``: lo construye desde los
   ajustes; ``periodicas``: sus pasadas periódicas.
 
@@ -47,6 +49,7 @@ from agente.servicio.operador.arranque import cargar_demo, tienda_para_token
 from agente.servicio.pagos.pendientes import InformePagos
 from agente.servicio.periodicas import arrancar as arrancar_periodicas
 from agente.servicio.politica import cambios_politica, gestion_autoridad, politica_tienda
+from agente.servicio.protocolo import FiltroHilos
 from agente.servicio.resultados import (
     Arreglo,
     Ejecucion,
@@ -85,6 +88,7 @@ __all__ = [
     "Ejecucion",
     "Encargado",
     "EstadoHilo",
+    "FiltroHilos",
     "FiltrosDecisiones",
     "FirmaParcial",
     "InformeAuditoria",

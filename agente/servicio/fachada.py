@@ -31,6 +31,7 @@ from agente.servicio.operador import hilo, prefijos, salud
 from agente.servicio.pagos.pendientes import InformePagos, Pagos
 from agente.servicio.politica import cambios_politica, politica_tienda
 from agente.servicio.politica.gestion_autoridad import ambito_firmante
+from agente.servicio.protocolo import Ejecuciones, FiltroHilos, buscar_hilos, hilo_visible
 from agente.servicio.resultados import (
     Arreglo,
     Ejecucion,
@@ -101,6 +102,7 @@ class Servicio:
             ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones
         )
         self.ingesta = IngestaTienda(pool)
+        self.ejecuciones_protocolo = Ejecuciones(pool)
 
     # Lo compartido vive en el ejecutor; aquí solo se lee (la web, la CLI y el bench lo usan).
     pool = property(lambda self: self.ejecutor.pool, doc="El pool de conexiones (ConnectionPool).")
@@ -284,6 +286,32 @@ class Servicio:
 
     def ingerir_lote(self, clave: Any, lineas: Any) -> Any:
         return self.ingesta.lote(clave, lineas)
+
+    # -- el protocolo de LangGraph (/langgraph): hilos y ejecuciones ----------------------------
+
+    def hilos_protocolo(self, filtro: FiltroHilos) -> list[dict[str, Any]]:
+        """Hilos con su transcripción y su pausa; ``filtro`` dice también quién mira."""
+        with self.pool.connection() as c:
+            return buscar_hilos(c, filtro)
+
+    def hilo_protocolo(
+        self, thread_id: str, *, cliente_id: str | None = None, tiendas: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        """Un hilo si es del cliente (o de las tiendas de quien firma): 404, 403."""
+        with self.pool.connection() as c:
+            return hilo_visible(c, thread_id, cliente_id=cliente_id, tiendas=tiendas)
+
+    def nueva_ejecucion_protocolo(self, **datos: Any) -> dict[str, Any]:
+        return self.ejecuciones_protocolo.crear(**datos)
+
+    def terminar_ejecucion_protocolo(self, run_id: Any, estado: str) -> dict[str, Any] | None:
+        return self.ejecuciones_protocolo.terminar(run_id, estado)
+
+    def ejecucion_protocolo(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
+        return self.ejecuciones_protocolo.leer(thread_id, run_id)
+
+    def ejecuciones_de_hilo(self, thread_id: str, *, limite: int = 10, desplazamiento: int = 0) -> list[dict[str, Any]]:
+        return self.ejecuciones_protocolo.listar(thread_id, limite=limite, desplazamiento=desplazamiento)
 
     # -- auditoría e inspección -----------------------------------------------------------------
 

@@ -42,6 +42,8 @@ from agente.web.eventos import Oyente
 from agente.web.hilos import HilosDelAgente
 from agente.web.limites import MAX_CUERPO, MAX_LOTE, LimiteCuerpo
 from agente.web.parada_web import Parada
+from agente.web.protocolo_langgraph import FormaErrorProtocolo
+from agente.web.protocolo_langgraph import router as router_langgraph
 from agente.web.registro_peticiones import RegistroPeticiones
 from agente.web.texto_seguro import SinNulos
 
@@ -166,6 +168,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.add_middleware(CuerpoJson, json_lines=frozenset({rutas_tienda.RUTA_LOTES}))
     app.add_middleware(SinNulos)  # nulos en la ruta (404) y la query (422)
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO, por_ruta={rutas_tienda.RUTA_LOTES: MAX_LOTE})
+    app.add_middleware(FormaErrorProtocolo)  # {"detail"} bajo /langgraph, también el 413
     app.add_middleware(CabecerasSeguridad)
     app.add_middleware(RegistroPeticiones)  # la más externa: mide y registra todo
 
@@ -179,6 +182,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_pagos.router)  # webhook del proveedor de pagos (firma, sin token)
     app.include_router(rutas_avisos_cliente.router)
     app.include_router(rutas_tienda.router)
+    app.include_router(router_langgraph)  # el protocolo de LangGraph (docs/protocolo-langgraph.md)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
 
     def pagina(nombre: str) -> FileResponse:

@@ -30,6 +30,9 @@ from fastapi.openapi.utils import get_openapi
 __all__ = ["ajustar", "instalar"]
 
 ERROR = {"$ref": "#/components/schemas/Error"}
+# Bajo /langgraph, la forma de error del protocolo ({"detail"}; protocolo_langgraph.forma_error).
+PROTOCOLO = "/langgraph/"
+ERROR_PROTOCOLO = {"$ref": "#/components/schemas/ErrorProtocolo"}
 RETRY_AFTER = {"Retry-After": {"description": "Segundos tras los que reintentar.",
                                "schema": {"type": "integer"}}}
 DESCRIPCIONES = {
@@ -42,7 +45,7 @@ DESCRIPCIONES = {
     "503": "No disponible: la base de datos no responde o el servidor se está parando (Retry-After).",
 }
 SIN_NULO = r"^[^\x00]*$"
-SIN_BASE = {("get", "/api/demo/identidades")}  # datos fijos de la demo
+SIN_BASE = {("get", "/api/demo/identidades"), ("get", "/langgraph/info")}  # datos fijos
 CON_CUERPO = {"post", "put", "patch", "delete"}  # los métodos cuyo cuerpo se lee (y se acota)
 DEMO = "/api/demo/"
 # (operación origen, código) -> {nombre del enlace: (operación destino, expresión del thread_id)}
@@ -67,10 +70,11 @@ ENLACES = {
 }
 
 
-def _error(respuestas: dict[str, Any], codigo: str, *, cabeceras: dict | None = None) -> None:
+def _error(respuestas: dict[str, Any], codigo: str, *, cabeceras: dict | None = None,
+           esquema: dict[str, str] = ERROR) -> None:
     """Documenta ``codigo`` con el esquema ``Error`` (conserva la descripción de la ruta)."""
-    actual = respuestas.setdefault(codigo, {"description": DESCRIPCIONES[codigo]})
-    actual["content"] = {"application/json": {"schema": ERROR}}
+    actual = respuestas.setdefault(codigo, {"description": DESCRIPCIONES.get(codigo, "")})
+    actual["content"] = {"application/json": {"schema": esquema}}
     if cabeceras:
         actual.setdefault("headers", {}).update(cabeceras)
 
@@ -80,6 +84,9 @@ def ajustar(esquema: dict[str, Any]) -> dict[str, Any]:
     for ruta, operaciones in esquema.get("paths", {}).items():
         for metodo, operacion in operaciones.items():
             respuestas = operacion.setdefault("responses", {})
+            if ruta.startswith(PROTOCOLO):
+                _comunes_protocolo(ruta, metodo, operacion, respuestas)
+                continue
             if "422" in respuestas:
                 _error(respuestas, "422")
             if not ruta.startswith("/api/"):
@@ -104,6 +111,28 @@ def ajustar(esquema: dict[str, Any]) -> dict[str, Any]:
     _sin_nulo(esquema)
     _enlazar(esquema)
     return esquema
+
+
+def _comunes_protocolo(ruta: str, metodo: str, operacion: dict[str, Any],
+                       respuestas: dict[str, Any]) -> None:
+    """Lo mismo que en /api, con la forma de error del protocolo (``{"detail"}``)."""
+    def error(codigo: str, **extra: Any) -> None:
+        _error(respuestas, codigo, esquema=ERROR_PROTOCOLO, **extra)
+
+    if "422" in respuestas or metodo in CON_CUERPO or "{" in ruta or operacion.get("parameters"):
+        error("422")
+    if metodo in CON_CUERPO:
+        error("413")
+    if "{" in ruta:
+        error("404")
+    if operacion.get("security"):
+        error("401")
+        error("403")
+    if (metodo, ruta) not in SIN_BASE:
+        error("503", cabeceras=RETRY_AFTER)
+    for codigo in ("409", "429"):
+        if codigo in respuestas:
+            error(codigo, **({"cabeceras": RETRY_AFTER} if codigo == "429" else {}))
 
 
 def _sin_nulo(esquema: dict[str, Any]) -> None:

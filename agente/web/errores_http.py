@@ -98,11 +98,14 @@ def metodos_permitidos(app: FastAPI, request: Request) -> str:
     método es su propia ruta (``GET`` y ``POST /api/conversaciones``): se leen del documento,
     que es lo que promete la API."""
     ruta = request.url.path
-    metodos: set[str] = set()
-    for plantilla, operaciones in app.openapi().get("paths", {}).items():
+    paths = app.openapi().get("paths", {})
+    por_parametros: dict[int, set[str]] = {}
+    for plantilla, operaciones in paths.items():
         if re.fullmatch(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(plantilla)), ruta):
-            metodos |= {m.upper() for m in operaciones if m in _METODOS}
-    return ", ".join(sorted(metodos))
+            # Las plantillas con menos parámetros son las más concretas: mandan ellas.
+            por_parametros.setdefault(plantilla.count("{"), set()).update(
+                m.upper() for m in operaciones if m in _METODOS)
+    return ", ".join(sorted(por_parametros[min(por_parametros)])) if por_parametros else ""
 
 
 _METODOS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})

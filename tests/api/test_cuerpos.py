@@ -2,6 +2,7 @@
 con cada rol, en un ``agente serve`` de verdad: anidamiento de miles de niveles (con y sin
 ``\\u0000``), bytes nulos, UTF-8 no válido, JSON roto y cuerpos de más de 16 KiB. Cada
 ruta con cuerpo responde 422 (413 si es demasiado grande) con ``{"detalle"}`` en español
+(``{"detail"}`` bajo ``/langgraph``, la forma del protocolo)
 antes de mirar el token; las demás no lo leen. Nunca un 500, y el log sin trazas."""
 
 from __future__ import annotations
@@ -79,6 +80,11 @@ def _json(datos: bytes):
         return datos
 
 
+def _clave(plantilla: str) -> str:
+    """La clave del error: ``detail`` bajo el protocolo de LangGraph, ``detalle`` en el resto."""
+    return "detail" if plantilla.startswith("/langgraph/") else "detalle"
+
+
 def _token(ajustes, quien: str) -> str:
     if quien.startswith("ger-"):  # gerente: firma como encargado y administra la política
         return emitir_token(ajustes, rol="encargado", sujeto=quien, tienda="talavera")
@@ -125,7 +131,7 @@ def test_ningun_cuerpo_malformado_da_500_en_ninguna_ruta_con_o_sin_token(bd_url)
                         if (obtenido, _json(datos)) != (estado_l, {"detalle": detalle_l}):
                             fallos.append(caso)
                     elif metodo not in SIN_CUERPO and estado is not None and (
-                            (obtenido, _json(datos)) != (estado, {"detalle": detalle})):
+                            (obtenido, _json(datos)) != (estado, {_clave(plantilla): detalle})):
                         fallos.append(caso)
         documento = http.get("/openapi.json").json()
         log = Path(servidor.log.name).read_text(errors="replace")

@@ -581,7 +581,9 @@ def test_el_token_de_eventos_no_queda_en_el_log_de_accesos():
 
 def test_un_405_dice_en_allow_todos_los_metodos_de_la_url(http):
     for ruta, metodos in [("/api/conversaciones", "GET, POST"), ("/api/aprobaciones/h-1/reclamar", "DELETE, POST"),
-                          ("/api/politica/talavera", "GET, POST")]:
+                          ("/api/politica/talavera", "GET, POST"),
+                          # La plantilla más concreta manda: /search no es un {thread_id}.
+                          ("/langgraph/threads/search", "POST"), ("/langgraph/threads/h-1/runs/wait", "POST")]:
         r = http.request("OPTIONS", ruta)
         assert r.status_code == 405, (ruta, r.text)
         assert r.headers["allow"] == metodos, ruta
