@@ -39,6 +39,11 @@ TIENDAS_REGIONALES = [("reg-centro", "talavera"), ("reg-centro", "madrid-centro"
 # porque está inactiva, no porque le falte contacto).
 CONTACTOS = [(i, "email", f"{i}@tienda.example") for i, *_ in ENCARGADOS]
 
+
+def email_de(encargado_id: str) -> str:
+    """El correo con el que entra cada persona de la demo (OIDC o enlace): el de sus avisos."""
+    return f"{encargado_id}@tienda.example"
+
 # sku, nombre, categoria, pvp
 PRODUCTOS = [
     ("CAF-001", "Cafetera de goteo Aroma 10 tazas", "cafeteras", D("120.00")),
@@ -239,10 +244,10 @@ UPSERT_POLITICA_SQL = """
 INSERT INTO politicas_tienda (tienda) VALUES (%(tienda)s) ON CONFLICT (tienda) DO NOTHING
 """
 UPSERT_ENCARGADO_SQL = """
-INSERT INTO encargados (id, tienda, nombre, activo, rol)
-VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s, %(rol)s)
+INSERT INTO encargados (id, tienda, nombre, activo, rol, email)
+VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s, %(rol)s, %(email)s)
 ON CONFLICT (id) DO UPDATE SET tienda = EXCLUDED.tienda, nombre = EXCLUDED.nombre,
-    activo = EXCLUDED.activo, rol = EXCLUDED.rol
+    activo = EXCLUDED.activo, rol = EXCLUDED.rol, email = EXCLUDED.email
 """
 UPSERT_TIENDA_REGIONAL_SQL = """
 INSERT INTO tiendas_regionales (encargado_id, tienda) VALUES (%(encargado_id)s, %(tienda)s)
@@ -325,7 +330,8 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
         cur.executemany(
             UPSERT_ENCARGADO_SQL,
             [
-                {"id": i, "tienda": t, "nombre": n, "activo": a, "rol": ROLES.get(i, "encargado")}
+                {"id": i, "tienda": t, "nombre": n, "activo": a, "rol": ROLES.get(i, "encargado"),
+                 "email": email_de(i)}
                 for i, t, n, a in ENCARGADOS
             ],
         )

@@ -20,6 +20,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
 - ``pagos/``: los reembolsos y cobros pendientes se completan solos; la pasarela con log;
 - ``auditoria/``: qué salió sin firma, si las firmas y la política cuadran, si el libro
   cuadra con la pasarela;
+- ``entrada/``: la entrada del personal sin la CLI: casar un correo verificado con un
+  encargado activo y los enlaces de entrada por correo (solo su hash, de un uso, con ritmo);
 - ``operador/``: lo que pide quien opera (salud y métricas, qué guarda un hilo, ids por
   prefijo, token y demo antes de que exista un servicio);
 - ``fachada``: ``Servicio``, que compone todo eso; ``fabrica``: lo construye desde los
@@ -39,6 +41,7 @@ from agente.servicio.decisiones.decididas import como_csv as decisiones_como_csv
 from agente.servicio.decisiones.decididas import lo_que_decidio
 from agente.servicio.decisiones.decidir import SISTEMA
 from agente.servicio.decisiones.validacion import decisiones_permitidas
+from agente.servicio.entrada import EnlaceEntrada
 from agente.servicio.fabrica import CONEXIONES_PROPIAS, crear_servicio
 from agente.servicio.fachada import Servicio
 from agente.servicio.operador.arranque import cargar_demo, tienda_para_token
@@ -56,6 +59,7 @@ from agente.servicio.resultados import (
 )
 
 __all__ = [
+    "EnlaceEntrada",
     "CONEXIONES_PROPIAS",
     "SISTEMA",
     "TIPOS_DECISION",

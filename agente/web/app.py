@@ -28,6 +28,7 @@ from agente.web import (
     rutas_cliente,
     rutas_demo,
     rutas_encargado,
+    rutas_entrada,
     rutas_historial,
     rutas_politica,
     rutas_portal,
@@ -156,6 +157,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         lifespan=ciclo_de_vida,
     )
     app.state.ajustes = ajustes
+    app.state.oidc = rutas_entrada.clientes_oidc(ajustes)
     errores_http.instalar(app)
     contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
     # Por dentro de LimiteCuerpo (413): cuerpo ya acotado; se revisa antes que el token.
@@ -172,6 +174,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_encargado.router)
     app.include_router(rutas_politica.router)
     app.include_router(rutas_demo.router)
+    app.include_router(rutas_entrada.router)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
 
     def pagina(nombre: str) -> FileResponse:
@@ -184,6 +187,10 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     @app.get("/encargado", include_in_schema=False)
     def bandeja():
         return pagina("encargado.html")
+
+    @app.get("/entrada/correo", include_in_schema=False)
+    def entrada_correo():
+        return pagina("entrada_correo.html")
 
     @app.get("/demo", include_in_schema=False)
     def demo(ajustes_app: AjustesWeb):
