@@ -73,7 +73,8 @@ class CabecerasSeguridad(MiddlewareHttp):
 
 
 class _SinTokenEnLog(logging.Filter):
-    """El token de ``/eventos?token=`` no debe acabar en el log de accesos."""
+    """Ningún token en el log de accesos. La API ya no acepta ``?token=`` (los flujos se leen
+    con la cabecera), pero un cliente antiguo podría seguir mandándolo en la URL."""
 
     _patron = re.compile(r"(token=)[^&\s]+")
 

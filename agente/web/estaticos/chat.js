@@ -1,6 +1,6 @@
 // Chat del cliente: saludo con sus pedidos, sus conversaciones (una pendiente se reabre con su
 // historia), respuesta en directo (SSE sobre fetch) con indicador de escritura, estado
-// "pendiente de revisión" y lo que llega más tarde (decisión, pagos completados: EventSource).
+// "pendiente de revisión" y lo que llega más tarde (decisión, pagos completados: flujo SSE con fetch).
 import { CLAVES, abrirFlujo, api, datosToken, el, ErrorApi, euros, fecha, leerEventos, leerRespuesta, tokenDeSesion, pedirToken } from "./comun.js";
 
 const $ = (id) => document.getElementById(id);
