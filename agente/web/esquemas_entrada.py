@@ -6,7 +6,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Aviso", "CanjearEnlace", "Entradas", "PedirEnlace", "ProveedorEntrada"]
 
-_EMAIL = r"^[^@\s\x00]{1,64}@[^@\s\x00]+\.[^@\s\x00]+$"
+# Clases explícitas, no ``\s``: JSON Schema (ECMAScript) y pydantic (Rust) no entienden lo
+# mismo por espacio (U+0085), y el esquema debe decir exactamente lo que se acepta.
+_EMAIL = r"^[^@ \t\r\n\x00]+@[^@ \t\r\n\x00]+\.[^@ \t\r\n\x00]+$"
 
 
 class PedirEnlace(BaseModel):

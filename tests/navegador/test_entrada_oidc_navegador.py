@@ -60,6 +60,20 @@ def _login_en_el_proveedor(pagina, oidc_real, login: str) -> None:
     pagina.get_by_role("button", name="Continue").click(timeout=ESPERA_MS)
 
 
+def _accesible(p: Pagina) -> None:
+    """axe-core no encuentra nada serio ni crítico (escritorio y 390 px)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    from tests.apoyo.navegador import ESCRITORIO, MOVIL
+
+    for tamano in (ESCRITORIO, MOVIL):
+        p.pagina.set_viewport_size(tamano)
+        graves = [(v["id"], v["impact"]) for v in Axe().run(p.pagina).response["violations"]
+                  if v["impact"] in ("serious", "critical")]
+        assert graves == [], (p.pagina.url, tamano, graves)
+    p.pagina.set_viewport_size(ESCRITORIO)
+
+
 def _empezar(p: Pagina) -> None:
     p.pagina.goto(f"{p.base}/encargado")
     p.pagina.get_by_role("link", name="Entrar con Proveedor de pruebas").click(timeout=ESPERA_MS)
@@ -75,7 +89,9 @@ def test_un_encargado_entra_por_oidc_decide_en_su_bandeja_y_cierra_sesion(navega
     assert httpx.get(f"{base}/demo").status_code == 404  # fuera del modo demo no hay login de demo
 
     p = Pagina(navegador, base)
-    p.externas.clear()
+    p.pagina.goto(f"{base}/encargado")
+    p.expect(p.pagina.get_by_role("link", name="Entrar con Proveedor de pruebas")).to_be_visible(timeout=ESPERA_MS)
+    _accesible(p)
     _empezar(p)
     _login_en_el_proveedor(p.pagina, oidc_real, "lucia")
     p.pagina.wait_for_url(f"{base}/encargado", timeout=ESPERA_MS)
@@ -123,6 +139,7 @@ def test_quien_no_es_un_encargado_activo_ve_un_rechazo_en_espanol_y_no_se_crea_n
     assert vuelta.value.status in (400, 403)
     p.expect(p.pagina.locator("#titulo-rechazo")).to_have_text("No has podido entrar", timeout=ESPERA_MS)
     p.expect(p.pagina.locator("#motivo-rechazo")).to_contain_text(texto)
+    _accesible(p)
     assert p.pagina.evaluate("sessionStorage.getItem('agente.token.encargado')") is None
     assert sql(ajustes.database_url, "SELECT count(*) AS n FROM encargados")[0]["n"] == antes
     p.contexto.close()
