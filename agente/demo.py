@@ -35,14 +35,11 @@ ROLES = {"ger-talavera": "gerente", "reg-centro": "regional"}
 # Las tiendas de cada regional (además de la suya).
 TIENDAS_REGIONALES = [("reg-centro", "talavera"), ("reg-centro", "madrid-centro")]
 
-# Contactos de aviso: un correo por persona de la demo (también la de baja: no se le avisa
-# porque está inactiva, no porque le falte contacto).
-CONTACTOS = [(i, "email", f"{i}@tienda.example") for i, *_ in ENCARGADOS]
-
-
-def email_de(encargado_id: str) -> str:
-    """El correo con el que entra cada persona de la demo (OIDC o enlace): el de sus avisos."""
-    return f"{encargado_id}@tienda.example"
+# El correo de cada persona de la demo: entra con él (OIDC o enlace, sql/021) y es su
+# contacto de aviso (también la de baja: no se le avisa porque está inactiva, no porque le
+# falte contacto).
+EMAILS = {i: f"{i}@tienda.example" for i, *_ in ENCARGADOS}
+CONTACTOS = [(i, "email", EMAILS[i]) for i, *_ in ENCARGADOS]
 
 # sku, nombre, categoria, pvp
 PRODUCTOS = [
@@ -331,7 +328,7 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
             UPSERT_ENCARGADO_SQL,
             [
                 {"id": i, "tienda": t, "nombre": n, "activo": a, "rol": ROLES.get(i, "encargado"),
-                 "email": email_de(i)}
+                 "email": EMAILS[i]}
                 for i, t, n, a in ENCARGADOS
             ],
         )
