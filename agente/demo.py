@@ -30,15 +30,14 @@ ENCARGADOS = [
     ("reg-centro", "madrid-centro", "Beatriz Romero", True),
 ]
 
-# Rol de quien firma (sql/008); quien no está aquí es «encargado».
+# Rol de quien firma (sql/008; si no está aquí, «encargado») y tiendas de cada regional.
 ROLES = {"ger-talavera": "gerente", "reg-centro": "regional"}
-
-# Las tiendas de cada regional (además de la suya).
 TIENDAS_REGIONALES = [("reg-centro", "talavera"), ("reg-centro", "madrid-centro")]
 
-# Contactos de aviso: un correo por persona de la demo (también la de baja: no se le avisa
-# porque está inactiva, no porque le falte contacto).
-CONTACTOS = [(i, "email", f"{i}@tienda.example") for i, *_ in ENCARGADOS]
+# El correo de cada persona: entra con él (OIDC o enlace, sql/021) y es su contacto de aviso
+# (también la de baja: no se le avisa por estar inactiva, no por faltarle contacto).
+EMAILS = {i: f"{i}@tienda.example" for i, *_ in ENCARGADOS}
+CONTACTOS = [(i, "email", EMAILS[i]) for i, *_ in ENCARGADOS]
 
 # sku, nombre, categoria, pvp
 PRODUCTOS = [
@@ -240,10 +239,10 @@ UPSERT_POLITICA_SQL = """
 INSERT INTO politicas_tienda (tienda) VALUES (%(tienda)s) ON CONFLICT (tienda) DO NOTHING
 """
 UPSERT_ENCARGADO_SQL = """
-INSERT INTO encargados (id, tienda, nombre, activo, rol)
-VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s, %(rol)s)
+INSERT INTO encargados (id, tienda, nombre, activo, rol, email)
+VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s, %(rol)s, %(email)s)
 ON CONFLICT (id) DO UPDATE SET tienda = EXCLUDED.tienda, nombre = EXCLUDED.nombre,
-    activo = EXCLUDED.activo, rol = EXCLUDED.rol
+    activo = EXCLUDED.activo, rol = EXCLUDED.rol, email = EXCLUDED.email
 """
 UPSERT_TIENDA_REGIONAL_SQL = """
 INSERT INTO tiendas_regionales (encargado_id, tienda) VALUES (%(encargado_id)s, %(tienda)s)
@@ -328,7 +327,8 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
         cur.executemany(
             UPSERT_ENCARGADO_SQL,
             [
-                {"id": i, "tienda": t, "nombre": n, "activo": a, "rol": ROLES.get(i, "encargado")}
+                {"id": i, "tienda": t, "nombre": n, "activo": a, "rol": ROLES.get(i, "encargado"),
+                 "email": EMAILS[i]}
                 for i, t, n, a in ENCARGADOS
             ],
         )

@@ -12,13 +12,31 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.nucleo.secretos import defecto_del_secreto
 
 SECRETO_DEMO = "demo-no-usar-en-produccion"
+
+
+class ProveedorOidc(BaseModel):
+    """Un proveedor OpenID Connect para la entrada del personal (Google, Entra ID, Keycloak...)."""
+
+    nombre: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$", description="Nombre corto en las URL.")
+    titulo: str = Field(default="", description="Texto del botón («Entrar con ...»).")
+    emisor: str = Field(description="Issuer: su documento de descubrimiento cuelga de aquí.")
+    client_id: str
+    # SecretStr: nunca sale en un repr, un log ni un volcado de los ajustes.
+    client_secret: SecretStr | None = None
+    dominios: list[str] = Field(default_factory=list, description="Dominios de correo admitidos (vacío: todos).")
+    scopes: str = "openid email profile"
+    # Entra ID no envía ``email_verified``: su correo vale si es de ``dominios`` (los del inquilino).
+    confiar_dominios: bool = Field(default=False, description="Sin email_verified, vale un correo de dominios.")
+
+    def etiqueta(self) -> str:
+        return self.titulo or self.nombre
 
 
 class Ajustes(BaseSettings):
@@ -56,6 +74,14 @@ class Ajustes(BaseSettings):
     secreto: SecretStr = Field(default=SecretStr(SECRETO_DEMO),
                                description="Secreto con el que se firman los tokens.")
     token_horas: int = Field(default=12, ge=1, description="Validez de los tokens emitidos.")
+    oidc_proveedores: list[ProveedorOidc] = Field(
+        default_factory=list,
+        description="Proveedores OpenID Connect de la entrada del personal (JSON: una lista).",
+    )
+    sesion_minutos: int = Field(
+        default=15, ge=2, le=720,
+        description="Vida del token de una sesión del personal (OIDC o enlace); la página lo renueva.",
+    )
     pasarela_retardo: Decimal = Field(
         default=Decimal("0"), ge=0, description="Segundos que tarda la pasarela simulada."
     )

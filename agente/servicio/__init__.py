@@ -20,6 +20,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
 - ``pagos/``: los reembolsos y cobros pendientes se completan solos; la pasarela con log;
 - ``auditoria/``: qué salió sin firma, si las firmas y la política cuadran, si el libro
   cuadra con la pasarela;
+- ``entrada/``: la entrada del personal sin la CLI: casar un correo verificado con un
+  encargado activo y los enlaces de entrada por correo (solo su hash, de un uso, con ritmo);
 - ``tienda/``: la ingesta del back office de la tienda (registros idempotentes por su id,
   lotes en JSON lines, claves de API con alcances);
 - ``operador/``: lo que pide quien opera (salud y métricas, qué guarda un hilo, ids por
@@ -43,6 +45,7 @@ from agente.servicio.decisiones.decididas import como_csv as decisiones_como_csv
 from agente.servicio.decisiones.decididas import lo_que_decidio
 from agente.servicio.decisiones.decidir import SISTEMA
 from agente.servicio.decisiones.validacion import decisiones_permitidas
+from agente.servicio.entrada import EnlaceEntrada
 from agente.servicio.fabrica import CONEXIONES_PROPIAS, crear_servicio
 from agente.servicio.fachada import Servicio
 from agente.servicio.operador.arranque import cargar_demo, tienda_para_token
@@ -81,6 +84,7 @@ __all__ = [
     "DatosStock",
     "InformeLote",
     "ingesta_tienda",
+    "EnlaceEntrada",
     "CONEXIONES_PROPIAS",
     "SISTEMA",
     "TIPOS_DECISION",

@@ -27,6 +27,7 @@ from agente.servicio.decisiones.caducidad import Caducidad
 from agente.servicio.decisiones.conciliacion import Conciliador
 from agente.servicio.decisiones.decidir import SISTEMA, Decisiones
 from agente.servicio.decisiones.ficha import ficha
+from agente.servicio.entrada import EnlaceEntrada, canjear_enlace, encargado_por_email, pedir_enlace
 from agente.servicio.operador import hilo, prefijos, salud
 from agente.servicio.pagos.pendientes import InformePagos, Pagos
 from agente.servicio.politica import cambios_politica, politica_tienda
@@ -162,6 +163,23 @@ class Servicio:
         fila = self.decisiones.aprobacion(thread_id, tiendas=tiendas)
         with self.pool.connection() as c:
             return ficha(c, fila)
+
+    # -- entrada del personal (OIDC y enlace por correo) ---------------------------------------
+
+    def encargado_por_email(self, email: str) -> Encargado:
+        """El encargado activo con ese correo verificado; ``Prohibido`` si no lo hay."""
+        with self.pool.connection() as c:
+            return encargado_por_email(c, email)
+
+    def pedir_enlace_entrada(self, email: str, ip: str) -> EnlaceEntrada | None:
+        """Un enlace de entrada para enviar, o ``None`` si la dirección no es de nadie activo
+        (quien pide no debe notar la diferencia); ``DemasiadasPeticiones`` por encima del ritmo."""
+        with self.pool.connection() as c:
+            return pedir_enlace(c, email, ip)
+
+    def canjear_enlace_entrada(self, token: str, email: str) -> Encargado:
+        with self.pool.connection() as c:
+            return canjear_enlace(c, token, email)
 
     def reclamar(self, thread_id: str, encargado_id: str) -> dict[str, Any]:
         with self.pool.connection() as c:

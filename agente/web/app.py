@@ -29,6 +29,7 @@ from agente.web import (
     rutas_cliente,
     rutas_demo,
     rutas_encargado,
+    rutas_entrada,
     rutas_historial,
     rutas_pagos,
     rutas_politica,
@@ -77,7 +78,8 @@ class CabecerasSeguridad(MiddlewareHttp):
 
 
 class _SinTokenEnLog(logging.Filter):
-    """El token de ``/eventos?token=`` no debe acabar en el log de accesos."""
+    """Ningún token en el log de accesos. La API ya no acepta ``?token=`` (los flujos se leen
+    con la cabecera), pero un cliente antiguo podría seguir mandándolo en la URL."""
 
     _patron = re.compile(r"(token=)[^&\s]+")
 
@@ -162,6 +164,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         lifespan=ciclo_de_vida,
     )
     app.state.ajustes = ajustes
+    app.state.oidc = rutas_entrada.clientes_oidc(ajustes)
     errores_http.instalar(app)
     contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
     # Por dentro de LimiteCuerpo (413): cuerpo ya acotado; se revisa antes que el token.
@@ -183,6 +186,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_avisos_cliente.router)
     app.include_router(rutas_tienda.router)
     app.include_router(router_langgraph)  # el protocolo de LangGraph (docs/protocolo-langgraph.md)
+    app.include_router(rutas_entrada.router)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
 
     def pagina(nombre: str) -> FileResponse:
@@ -195,6 +199,10 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     @app.get("/encargado", include_in_schema=False)
     def bandeja():
         return pagina("encargado.html")
+
+    @app.get("/entrada/correo", include_in_schema=False)
+    def entrada_correo():
+        return pagina("entrada_correo.html")
 
     @app.get("/demo", include_in_schema=False)
     def demo(ajustes_app: AjustesWeb):

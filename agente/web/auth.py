@@ -7,9 +7,15 @@ Dos roles:
 - encargado: ``{"rol": "encargado", "encargado_id", "tienda", "exp"}``; en cada petición se
   comprueba en la base de datos que sigue activo (una baja corta el acceso al momento).
 
-Solo cabecera ``Authorization: Bearer`` (sin cookies: no hay CSRF). La única excepción es
-los ``/eventos`` (del cliente y de la bandeja): ``EventSource`` no puede enviar
-cabeceras y aceptan ``?token=``.
+Solo cabecera ``Authorization: Bearer`` (sin cookies: no hay CSRF), también en los
+``/eventos`` (del cliente y de la bandeja): las páginas los leen con ``fetch`` y la cabecera
+en vez de ``EventSource``, así que ningún token viaja en una URL (ni llega a un log de
+accesos, un proxy o el historial).
+
+Un token de una sesión del personal abierta por OIDC o por enlace de correo lleva además
+``ent`` (el proveedor, o ``correo``) e ``ini`` (cuándo empezó la sesión); vive
+``AGENTE_SESION_MINUTOS`` y la página lo renueva (``POST /api/sesion/renovar``) hasta
+``AGENTE_TOKEN_HORAS`` desde ``ini``.
 
 Un token de cliente con ``hilo`` (el enlace de un aviso por correo,
 ``agente.nucleo.enlaces``) solo abre las rutas de esa conversación: cualquier otra (sus
@@ -28,7 +34,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import jwt
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agente.nucleo.ajustes import Ajustes
@@ -44,13 +50,16 @@ __all__ = [
     "ClienteActual",
     "ClienteDeEventos",
     "ClienteEnFlujo",
+    "Credencial",
     "Encargado",
     "EncargadoActual",
     "EncargadoDeEventos",
     "EncargadoEnFlujo",
     "VigenciaCliente",
+    "emitir_sesion",
     "emitir_token",
     "leer_token",
+    "renovar_sesion",
 ]
 
 ALGORITMO = "HS256"
@@ -70,14 +79,42 @@ def emitir_token(
     tienda: str,
     horas: float | None = None,
     ahora: datetime | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> str:
     """Firma un token de ``rol`` para ``sujeto`` (id de cliente o de encargado)."""
     if rol not in _CAMPO_ID:
         raise ValueError(f"rol desconocido: {rol}")
     ahora = ahora or datetime.now(UTC)
     caduca = ahora + timedelta(hours=horas if horas is not None else ajustes.token_horas)
-    datos = {"rol": rol, _CAMPO_ID[rol]: sujeto, "tienda": tienda, "iat": ahora, "exp": caduca}
+    datos = {**(extra or {}), "rol": rol, _CAMPO_ID[rol]: sujeto, "tienda": tienda, "iat": ahora, "exp": caduca}
     return jwt.encode(datos, ajustes.secreto.get_secret_value(), algorithm=ALGORITMO)
+
+
+def emitir_sesion(
+    ajustes: Ajustes, encargado: Encargado, entrada: str, *, inicio: datetime | None = None
+) -> str:
+    """El token de una sesión del personal (OIDC o enlace): el mismo de la bandeja, de vida
+    corta (``AGENTE_SESION_MINUTOS``), con la entrada y el inicio de la sesión."""
+    ahora = datetime.now(UTC)
+    inicio = inicio or ahora
+    return emitir_token(
+        ajustes, rol=ROL_ENCARGADO, sujeto=encargado.encargado_id, tienda=encargado.tienda,
+        horas=ajustes.sesion_minutos / 60, ahora=ahora,
+        extra={"ent": entrada, "ini": int(inicio.timestamp())},
+    )
+
+
+def renovar_sesion(ajustes: Ajustes, servicio: Servicio, token: str | None) -> str:
+    """Un token nuevo para la misma sesión si quien la tiene sigue activo y en su tienda;
+    solo sesiones de OIDC o enlace, y hasta ``AGENTE_TOKEN_HORAS`` desde que empezó."""
+    datos = leer_token(ajustes, token, ROL_ENCARGADO)
+    encargado = _encargado_de(servicio, datos)
+    if not isinstance(datos.get("ent"), str) or not isinstance(datos.get("ini"), int):
+        raise Prohibido("este token no es de una sesión que se renueve: vuelve a iniciar sesión")
+    inicio = datetime.fromtimestamp(datos["ini"], UTC)
+    if datetime.now(UTC) - inicio > timedelta(hours=ajustes.token_horas):
+        raise NoAutorizado("la sesión ha durado el máximo: vuelve a iniciar sesión")
+    return emitir_sesion(ajustes, encargado, datos["ent"], inicio=inicio)
 
 
 def leer_token(ajustes: Ajustes, token: str | None, rol: str) -> dict[str, Any]:
@@ -153,14 +190,10 @@ def cliente_actual(
 
 
 def cliente_de_eventos(
-    ajustes: AjustesWeb,
-    servicio: ServicioWeb,
-    credencial: Credencial,
-    request: Request,
-    token: Annotated[str | None, Query(description="Token del cliente (EventSource no envía cabeceras).")] = None,
+    ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial, request: Request
 ) -> ClienteEnFlujo:
     datos = _en_su_alcance(
-        leer_token(ajustes, credencial.credentials if credencial else token, ROL_CLIENTE), request
+        leer_token(ajustes, credencial.credentials if credencial else None, ROL_CLIENTE), request
     )
     return ClienteEnFlujo(_contexto_de(servicio, datos), _vigencia_cliente(servicio, datos))
 
@@ -215,13 +248,8 @@ def encargado_actual(
     return _encargado(ajustes, servicio, credencial.credentials if credencial else None)
 
 
-def encargado_de_eventos(
-    ajustes: AjustesWeb,
-    servicio: ServicioWeb,
-    credencial: Credencial,
-    token: Annotated[str | None, Query(description="Token del encargado (EventSource no envía cabeceras).")] = None,
-) -> EncargadoEnFlujo:
-    datos = leer_token(ajustes, credencial.credentials if credencial else token, ROL_ENCARGADO)
+def encargado_de_eventos(ajustes: AjustesWeb, servicio: ServicioWeb, credencial: Credencial) -> EncargadoEnFlujo:
+    datos = leer_token(ajustes, credencial.credentials if credencial else None, ROL_ENCARGADO)
     encargado = _encargado_de(servicio, datos)
     return EncargadoEnFlujo(encargado, _vigencia_encargado(servicio, datos, encargado))
 

@@ -90,7 +90,7 @@ async def eventos(
 ):
     """Flujo SSE: un evento ``mensaje`` por cada mensaje nuevo del hilo, incluido lo que el
     agente escribe más tarde (tras la decisión de un encargado o una caducidad), lo escriba
-    el proceso o servidor que sea. Acepta el token en ``?token=`` (EventSource).
+    el proceso o servidor que sea. Token solo en la cabecera (nunca en la URL, que se registra).
 
     El cliente se vuelve a comprobar con cada evento y al menos cada 15 s: al caducar su
     token (o si la conversación deja de ser suya) llega un último evento ``fin``

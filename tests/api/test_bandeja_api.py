@@ -231,9 +231,10 @@ def test_el_cliente_ve_sus_pedidos_y_sus_conversaciones_la_pendiente_primero(htt
     assert http.get("/api/pedidos", headers=cab(tok("enc-talavera"))).status_code == 403
 
 
-def _escuchar(url: str, recibidos: queue.Queue, abierto: threading.Event) -> None:
+def _escuchar(url: str, recibidos: queue.Queue, abierto: threading.Event, tok: str) -> None:
     try:
-        with httpx.stream("GET", url, timeout=httpx.Timeout(60, read=60)) as r:
+        with httpx.stream("GET", url, headers={"Authorization": f"Bearer {tok}"},
+                          timeout=httpx.Timeout(60, read=60)) as r:
             abierto.set()
             for tipo, datos in eventos_sse(r.iter_lines()):
                 recibidos.put((tipo, datos))
@@ -245,8 +246,8 @@ def _bandeja_en_vivo(base: str, tok: str) -> queue.Queue:
     """Abre la bandeja en vivo en otro hilo; sus eventos llegan a la cola devuelta."""
     recibidos: queue.Queue = queue.Queue()
     abierto = threading.Event()
-    url = f"{base}/api/aprobaciones/eventos?token={tok}"
-    threading.Thread(target=_escuchar, args=(url, recibidos, abierto), daemon=True).start()
+    url = f"{base}/api/aprobaciones/eventos"
+    threading.Thread(target=_escuchar, args=(url, recibidos, abierto, tok), daemon=True).start()
     assert abierto.wait(20)
     return recibidos
 
@@ -265,7 +266,11 @@ def test_la_bandeja_en_vivo_avisa_de_una_pausa_nueva_sin_sondear(ajustes):
         tipo, datos = recibidos.get(timeout=10)  # mucho menos que la relectura de 15 s
         assert (tipo, datos["pendientes"]) == ("bandeja", 1)
         assert datos["aprobaciones"][0]["thread_id"] == hilo
-        assert httpx.get(f"{base}/api/aprobaciones/eventos?token={token(ajustes, 'C-0001')}").status_code == 403
+        cliente_c1 = {"Authorization": f"Bearer {token(ajustes, 'C-0001')}"}
+        assert httpx.get(f"{base}/api/aprobaciones/eventos", headers=cliente_c1).status_code == 403
+        # El token en la URL ya no vale (acabaría en el log de accesos): 401.
+        enc = token(ajustes, "enc-talavera")
+        assert httpx.get(f"{base}/api/aprobaciones/eventos?token={enc}").status_code == 401
 
 
 @pytest.mark.temporal

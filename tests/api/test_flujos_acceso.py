@@ -46,14 +46,15 @@ def recomprobar_rapido(monkeypatch):
     monkeypatch.setattr(modulo_vigencia, "RECOMPROBAR_SEGUNDOS", 1.0)
 
 
-def _escuchar(url: str) -> queue.Queue:
-    """Abre el flujo en otro hilo; sus eventos llegan a la cola, y ``CERRADO`` al acabar."""
+def _escuchar(url: str, tok: str) -> queue.Queue:
+    """Abre el flujo en otro hilo (token en la cabecera, nunca en la URL); sus eventos
+    llegan a la cola, y ``CERRADO`` al acabar."""
     recibidos: queue.Queue = queue.Queue()
     abierto = threading.Event()
 
     def leer() -> None:
         try:
-            with httpx.stream("GET", url, timeout=httpx.Timeout(60, read=60)) as r:
+            with httpx.stream("GET", url, headers=cab(tok), timeout=httpx.Timeout(60, read=60)) as r:
                 assert r.status_code == 200, r.read()
                 abierto.set()
                 for evento in eventos_sse(r.iter_lines()):
@@ -89,7 +90,7 @@ def test_dar_de_baja_cierra_su_bandeja_en_vivo_sin_nada_posterior_y_suelta_su_re
     with servidor_en_hilo(crear_app(ajustes)) as base:
         hilo = _pausa(base, ajustes, "C-0001", DEVOLVER_CAFETERA)
         assert httpx.post(f"{base}/api/aprobaciones/{hilo}/reclamar", headers=cab(sergio)).status_code == 200
-        recibidos = _escuchar(f"{base}/api/aprobaciones/eventos?token={sergio}")
+        recibidos = _escuchar(f"{base}/api/aprobaciones/eventos", sergio)
         tipo, datos = recibidos.get(timeout=20)
         assert tipo == "bandeja" and datos["aprobaciones"][0]["reclamada"]["encargado"] == "enc-talavera-2"
 
@@ -112,7 +113,7 @@ def test_una_baja_sin_avisos_cierra_la_bandeja_en_la_relectura_periodica(ajustes
     # La baja sin disparador (ni aviso): la comprobación periódica la ve igual.
     sergio = token(ajustes, "enc-talavera-2", tienda="talavera")
     with servidor_en_hilo(crear_app(ajustes)) as base:
-        recibidos = _escuchar(f"{base}/api/aprobaciones/eventos?token={sergio}")
+        recibidos = _escuchar(f"{base}/api/aprobaciones/eventos", sergio)
         assert recibidos.get(timeout=20)[0] == "bandeja"
         # Sin superusuario (CI: rol dueño de las tablas): apagar el disparador solo dentro
         # de esta transacción; `session_replication_role` pide superusuario.
@@ -129,7 +130,7 @@ def test_la_regional_sin_una_de_sus_tiendas_ve_cerrarse_la_bandeja_y_suelta_sus_
     with servidor_en_hilo(crear_app(ajustes)) as base:
         hilo = _pausa(base, ajustes, "C-0001", DEVOLVER_CAFETERA)  # en talavera
         assert httpx.post(f"{base}/api/aprobaciones/{hilo}/reclamar", headers=cab(beatriz)).status_code == 200
-        recibidos = _escuchar(f"{base}/api/aprobaciones/eventos?token={beatriz}")
+        recibidos = _escuchar(f"{base}/api/aprobaciones/eventos", beatriz)
         assert recibidos.get(timeout=20)[0] == "bandeja"
         sql(bd_url, "DELETE FROM tiendas_regionales WHERE encargado_id = 'reg-centro' AND tienda = 'talavera'")
         eventos = _hasta_cerrar(recibidos)
@@ -138,13 +139,13 @@ def test_la_regional_sin_una_de_sus_tiendas_ve_cerrarse_la_bandeja_y_suelta_sus_
         lucia = cab(token(ajustes, "enc-talavera"))
         assert httpx.get(f"{base}/api/aprobaciones/{hilo}", headers=lucia).json()["reclamada"] is None
         # Con las tiendas que le quedan, vuelve a abrir su bandeja.
-        assert _escuchar(f"{base}/api/aprobaciones/eventos?token={beatriz}").get(timeout=20)[0] == "bandeja"
+        assert _escuchar(f"{base}/api/aprobaciones/eventos", beatriz).get(timeout=20)[0] == "bandeja"
 
 
 def test_la_bandeja_en_vivo_se_cierra_al_caducar_el_token(ajustes):
     corto = token(ajustes, "enc-talavera", horas=3 / 3600)
     with servidor_en_hilo(crear_app(ajustes)) as base:
-        recibidos = _escuchar(f"{base}/api/aprobaciones/eventos?token={corto}")
+        recibidos = _escuchar(f"{base}/api/aprobaciones/eventos", corto)
         eventos = _hasta_cerrar(recibidos)
     assert eventos[0][0] == "bandeja"
     assert eventos[-1] == ("fin", {"motivo": "caducado", "detalle": "el token ha caducado: vuelve a iniciar sesión"})
@@ -154,14 +155,14 @@ def test_los_eventos_del_cliente_se_cierran_al_caducar_su_token(ajustes):
     with servidor_en_hilo(crear_app(ajustes)) as base:
         hilo = _pausa(base, ajustes, "C-0001", DEVOLVER_CAFETERA)
         corto = token(ajustes, "C-0001", horas=3 / 3600)
-        eventos = _hasta_cerrar(_escuchar(f"{base}/api/conversaciones/{hilo}/eventos?token={corto}"))
+        eventos = _hasta_cerrar(_escuchar(f"{base}/api/conversaciones/{hilo}/eventos", corto))
     assert [(t, d["motivo"]) for t, d in eventos] == [("fin", "caducado")]
 
 
 def test_los_eventos_del_cliente_se_cierran_si_la_conversacion_deja_de_ser_suya(ajustes, bd_url, recomprobar_rapido):
     with servidor_en_hilo(crear_app(ajustes)) as base:
         hilo = _pausa(base, ajustes, "C-0001", DEVOLVER_CAFETERA)
-        recibidos = _escuchar(f"{base}/api/conversaciones/{hilo}/eventos?token={token(ajustes, 'C-0001')}")
+        recibidos = _escuchar(f"{base}/api/conversaciones/{hilo}/eventos", token(ajustes, 'C-0001'))
         sql(bd_url, "UPDATE clientes SET tienda = 'madrid-centro' WHERE id = 'C-0001'")
         eventos = _hasta_cerrar(recibidos)
     assert [(t, d["motivo"]) for t, d in eventos] == [("fin", "sin_tienda")]

@@ -82,9 +82,9 @@ def test_un_parametro_de_query_con_nulo_da_422(entorno, query):
     assert (r.status_code, r.json()) == (422, NULO_422)
 
 
-def test_el_token_de_eventos_con_nulo_da_422(entorno):
+def test_la_query_de_eventos_con_nulo_da_422(entorno):
     http, hilo, _, _, _ = entorno
-    assert http.get(f"/api/conversaciones/{hilo}/eventos?token=abc%00").status_code == 422
+    assert http.get(f"/api/conversaciones/{hilo}/eventos?desde=1%00").status_code == 422
 
 
 def test_el_login_de_demo_con_nulo_da_422(entorno):

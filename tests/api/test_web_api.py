@@ -86,7 +86,9 @@ def test_cliente_no_puede_leer_ni_escribir_en_hilo_ajeno(http, tok):
     r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": "hola"}, headers=otro)
     assert r.status_code == 403
     assert r.json()["detalle"]
-    assert http.get(f"/api/conversaciones/{hilo}/eventos?token={tok('C-0002')}").status_code == 403
+    assert http.get(f"/api/conversaciones/{hilo}/eventos", headers=otro).status_code == 403
+    # El token en la URL no vale: acabaría en el log de accesos.
+    assert http.get(f"/api/conversaciones/{hilo}/eventos?token={tok('C-0001')}").status_code == 401
     assert sql(http.app.state.ajustes.database_url,
                "SELECT count(*) AS n FROM mensajes_conversacion WHERE thread_id = %(h)s", {"h": hilo})[0]["n"] == 0
 

@@ -137,11 +137,12 @@ def esperar_salud(base: str, proceso: subprocess.Popen | None = None, limite: fl
 
 
 @contextmanager
-def servidor_en_hilo(app, puerto: int | None = None) -> Iterator[str]:
+def servidor_en_hilo(app, puerto: int | None = None, *, log_level: str = "warning") -> Iterator[str]:
     """La app servida por uvicorn en un hilo de este proceso; cede la URL base. ``puerto``:
-    uno ya elegido (p. ej. para que la app sepa su URL pública antes de arrancar)."""
+    uno fijo (el que un proveedor OIDC tiene registrado); ``log_level="info"``: con el log
+    de accesos de uvicorn (la URL de cada petición)."""
     puerto = puerto or puerto_libre()
-    servidor = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=puerto, log_level="warning",
+    servidor = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=puerto, log_level=log_level,
                                              timeout_graceful_shutdown=1))
     hilo = threading.Thread(target=servidor.run, daemon=True)
     hilo.start()

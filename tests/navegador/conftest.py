@@ -39,3 +39,22 @@ def base(bd_url):
     """La URL de la app servida por uvicorn en un hilo, sobre la base del test."""
     with servidor_en_hilo(crear_app(ajustes_web(bd_url))) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def oidc_real():
+    """Un proveedor OpenID Connect de verdad (npm ``oidc-provider``) para toda la sesión, con
+    el cliente de la bandeja registrado para una app en un puerto fijo (``oidc_real.base_app``)."""
+    from tests.apoyo.oidc_real import ProveedorOidcReal, hay_node
+    from tests.apoyo.web_util import puerto_libre
+
+    if not hay_node():
+        if os.environ.get("AGENTE_EXIGIR_NAVEGADOR") == "1":
+            pytest.fail("falta node/npm (apt-get install -y nodejs npm) y AGENTE_EXIGIR_NAVEGADOR=1")
+        pytest.skip("sin node: pruebas del proveedor OIDC omitidas")
+    puerto_app = puerto_libre()
+    base_app = f"http://127.0.0.1:{puerto_app}"
+    with ProveedorOidcReal([f"{base_app}/entrada/oidc/pruebas/vuelta"], [f"{base_app}/encargado"]) as proveedor:
+        proveedor.puerto_app = puerto_app
+        proveedor.base_app = base_app
+        yield proveedor

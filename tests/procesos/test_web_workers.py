@@ -28,9 +28,10 @@ from tests.apoyo.web_util import (
 pytestmark = [pytest.mark.lento, pytest.mark.temporal]
 
 
-def _escuchar(url: str, recibidos: queue.Queue, abierto: threading.Event) -> None:
+def _escuchar(url: str, recibidos: queue.Queue, abierto: threading.Event, tok: str) -> None:
     try:
-        with httpx.stream("GET", url, timeout=httpx.Timeout(60, read=60)) as r:
+        with httpx.stream("GET", url, headers={"Authorization": f"Bearer {tok}"},
+                          timeout=httpx.Timeout(60, read=60)) as r:
             recibidos.put(("http", r.status_code))
             abierto.set()
             for tipo, datos in eventos_sse(r.iter_lines()):
@@ -60,8 +61,9 @@ def test_pausa_en_un_servidor_decidida_en_otro_llega_por_eventos_al_primero(bd_u
 
         recibidos: queue.Queue = queue.Queue()
         abierto = threading.Event()
-        url = f"{a}/api/conversaciones/{hilo}/eventos?desde={ultimo}&token={token(ajustes, 'C-0001')}"
-        oyente = threading.Thread(target=_escuchar, args=(url, recibidos, abierto), daemon=True)
+        url = f"{a}/api/conversaciones/{hilo}/eventos?desde={ultimo}"
+        oyente = threading.Thread(target=_escuchar, args=(url, recibidos, abierto, token(ajustes, "C-0001")),
+                                  daemon=True)
         oyente.start()
         assert abierto.wait(30)
         assert recibidos.get(timeout=5) == ("http", 200)

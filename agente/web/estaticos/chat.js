@@ -1,7 +1,7 @@
 // Chat del cliente: saludo con sus pedidos, sus conversaciones (una pendiente se reabre con su
 // historia), respuesta en directo (SSE sobre fetch) con indicador de escritura, estado
-// "pendiente de revisión" y lo que llega más tarde (decisión, pagos completados: EventSource).
-import { CLAVES, api, datosToken, el, ErrorApi, euros, fecha, leerEventos, leerRespuesta, tokenDeSesion, pedirToken } from "./comun.js";
+// "pendiente de revisión" y lo que llega más tarde (decisión, pagos completados: flujo SSE con fetch).
+import { CLAVES, abrirFlujo, api, datosToken, el, ErrorApi, euros, fecha, leerEventos, leerRespuesta, tokenDeSesion, pedirToken } from "./comun.js";
 
 const $ = (id) => document.getElementById(id);
 const MAX_TEXTO = 2000;
@@ -122,29 +122,30 @@ async function listarConversaciones() {
   return lista;
 }
 
+// El flujo va con el token en la cabecera (fetch), nunca en la URL.
 function abrirEventos() {
   if (estado.fuente) estado.fuente.close();
-  const ruta =
-    `/api/conversaciones/${encodeURIComponent(estado.hilo)}/eventos` +
-    `?desde=${estado.ultimoId}&token=${encodeURIComponent(estado.token)}`;
-  const fuente = new EventSource(ruta);
-  fuente.addEventListener("mensaje", () => {
-    mostrarNota(""); // lo nuevo sustituye a cualquier aviso anterior
-    // Durante un envío no: al terminar se recarga todo igualmente.
-    if (!estado.enviando) recargar().catch((e) => mostrarNota(e.detalle || e.message));
-  });
-  // El servidor cierra el flujo si ya no tienes acceso (token caducado...): fuera.
-  fuente.addEventListener("fin", (ev) => {
-    fuente.close();
-    const fin = JSON.parse(ev.data);
-    cerrarSesion(fin.motivo === "caducado" ? "Tu sesión ha caducado: vuelve a entrar." : fin.detalle);
-  });
-  fuente.addEventListener("error", () => {
-    if (fuente.readyState === EventSource.CLOSED) {
-      mostrarNota("Se ha perdido la conexión en directo. Recarga la página para ver las respuestas nuevas.");
+  const ruta = `/api/conversaciones/${encodeURIComponent(estado.hilo)}/eventos?desde=${estado.ultimoId}`;
+  let terminado = false;
+  estado.fuente = abrirFlujo(ruta, estado.token, (tipo, datos) => {
+    if (tipo === "mensaje") {
+      mostrarNota(""); // lo nuevo sustituye a cualquier aviso anterior
+      // Durante un envío no: al terminar se recarga todo igualmente.
+      if (!estado.enviando) recargar().catch((e) => mostrarNota(e.detalle || e.message));
+    } else if (tipo === "fin") {
+      // El servidor cierra el flujo si ya no tienes acceso (token caducado...): fuera.
+      terminado = true;
+      cerrarSesion(datos.motivo === "caducado" ? "Tu sesión ha caducado: vuelve a entrar." : datos.detalle);
     }
+  }, (error) => {
+    if (terminado) return;
+    if (error && [401, 403].includes(error.estado)) return cerrarSesion(error.detalle);
+    if (error && error.estado) {
+      mostrarNota("Se ha perdido la conexión en directo. Recarga la página para ver las respuestas nuevas.");
+      return;
+    }
+    setTimeout(abrirEventos, error ? 3000 : 1000); // corte de red: se reconecta, desde lo último visto
   });
-  estado.fuente = fuente;
 }
 
 function contar() {

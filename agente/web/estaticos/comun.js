@@ -93,6 +93,33 @@ export async function leerEventos(respuesta, alEvento) {
   }
 }
 
+/**
+ * Un flujo SSE (text/event-stream) leído con fetch y el token en la cabecera Authorization:
+ * EventSource solo puede mandarlo en la URL, y una URL acaba en los logs de accesos.
+ * alEvento(tipo, datos) por cada evento; alCerrar(error) cuando el flujo acaba por su
+ * cuenta: error es un ErrorApi (estado 0 si se cortó la red) o null si el servidor lo
+ * cerró. close() lo corta sin llamar a alCerrar.
+ */
+export function abrirFlujo(ruta, token, alEvento, alCerrar) {
+  const control = new AbortController();
+  (async () => {
+    let error = null;
+    try {
+      const respuesta = await fetch(ruta, {
+        headers: { Accept: "text/event-stream", Authorization: `Bearer ${token}` },
+        cache: "no-store",
+        signal: control.signal,
+      });
+      if (!respuesta.ok) await leerRespuesta(respuesta); // lanza ErrorApi con el detalle
+      await leerEventos(respuesta, alEvento);
+    } catch (e) {
+      error = e instanceof ErrorApi ? e : new ErrorApi(0, "Se ha perdido la conexión en directo.");
+    }
+    if (!control.signal.aborted) alCerrar(error);
+  })();
+  return { close: () => control.abort() };
+}
+
 /** Los datos de un token (sin verificar la firma: solo para mostrar quién eres). */
 export function datosToken(token) {
   try {

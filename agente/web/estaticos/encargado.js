@@ -2,7 +2,8 @@
 // (/api/aprobaciones/eventos: sin sondeos), con su ficha (transcripción, historial, libro),
 // «lo atiendo yo», nota para el cliente, filtros, atajos de teclado y la pestaña de historial.
 // Los textos del cliente (motivo, mensajes) se pintan con textContent.
-import { CLAVES, api, datosToken, duracion, el, ErrorApi, euros, fecha, tokenDeSesion, pedirToken } from "./comun.js";
+import { CLAVES, abrirFlujo, api, datosToken, duracion, el, ErrorApi, euros, fecha, tokenDeSesion, pedirToken } from "./comun.js";
+import { mostrarEntradas, programarRenovacion } from "./encargado_sesion.js";
 import { bloqueFicha, bloqueFirmas, textoPlazo, textoReclamo } from "./encargado_ficha.js";
 import { iniciarHistorial } from "./encargado_historial.js";
 import { iniciarSolicitudesPolitica } from "./encargado_politica.js";
@@ -374,27 +375,31 @@ function filtrar() {
   $("filtrada").hidden = !(estado.tarjetas.size > 0 && visibles === 0);
 }
 
+function tokenVigente() {
+  const datos = datosToken(estado.token);
+  return Boolean(datos && datos.exp * 1000 > Date.now() + 5000);
+}
+
+// El flujo va con el token en la cabecera (fetch), nunca en la URL.
 function abrirEventos() {
   if (estado.fuente) estado.fuente.close();
-  const fuente = new EventSource(`/api/aprobaciones/eventos?token=${encodeURIComponent(estado.token)}`);
-  fuente.addEventListener("bandeja", (ev) => aplicarLista(JSON.parse(ev.data).aprobaciones));
-  // El servidor cierra el flujo si ya no tienes acceso: de baja o token caducado, fuera;
-  // sin una de tus tiendas, se reabre (con las que te quedan, o 403 y fuera).
-  fuente.addEventListener("fin", (ev) => {
-    fuente.close();
-    const fin = JSON.parse(ev.data);
-    if (fin.motivo === "sin_tienda") setTimeout(abrirEventos, 1000);
-    else salir(fin.motivo === "caducado" ? "Tu sesión ha caducado." : fin.detalle);
+  let terminado = false;
+  estado.fuente = abrirFlujo("/api/aprobaciones/eventos", estado.token, (tipo, datos) => {
+    if (tipo === "bandeja") aplicarLista(datos.aprobaciones);
+    // El servidor cierra el flujo si ya no tienes acceso: de baja o token caducado, fuera;
+    // sin una de tus tiendas, se reabre (con las que te quedan, o 403 y fuera). Si el token
+    // del flujo caducó pero la sesión ya se renovó, se reabre con el nuevo.
+    if (tipo !== "fin") return;
+    terminado = true;
+    if (datos.motivo === "sin_tienda") setTimeout(abrirEventos, 1000);
+    else if (datos.motivo === "caducado" && tokenVigente()) abrirEventos();
+    else salir(datos.motivo === "caducado" ? "Tu sesión ha caducado." : datos.detalle);
+  }, (error) => {
+    if (terminado) return;
+    if (error && [401, 403].includes(error.estado)) return salir(error.detalle);
+    if (error && error.estado) mostrarNota("Se ha perdido la conexión en directo; reconectando…");
+    setTimeout(abrirEventos, error ? 3000 : 1000); // como EventSource: se reconecta solo
   });
-  fuente.addEventListener("error", () => {
-    // EventSource se reconecta solo; si el servidor lo cierra (401/403), se sale.
-    if (fuente.readyState === EventSource.CLOSED) {
-      api("/api/aprobaciones?limite=1", { token: estado.token })
-        .then(() => { mostrarNota("Se ha perdido la conexión en directo; reconectando…"); setTimeout(abrirEventos, 3000); })
-        .catch((e) => (e instanceof ErrorApi && [401, 403].includes(e.estado) ? salir(e.detalle) : mostrarNota(e.detalle)));
-    }
-  });
-  estado.fuente = fuente;
 }
 
 function atajo(ev) {
@@ -435,16 +440,26 @@ function salir(motivo) {
   location.replace(location.pathname);
 }
 
+// «Cerrar sesión»: el token fuera y, si se entró por un proveedor, también allí.
+function cerrarSesion() {
+  const entrada = datosToken(estado.token)?.ent;
+  sessionStorage.removeItem(CLAVES.encargado);
+  if (estado.fuente) estado.fuente.close();
+  if (entrada && entrada !== "correo") location.replace(`/entrada/salir/${encodeURIComponent(entrada)}`);
+  else location.replace(location.pathname);
+}
+
 function iniciar() {
   estado.token = tokenDeSesion(CLAVES.encargado);
   const datos = estado.token && datosToken(estado.token);
-  if (!datos || datos.rol !== "encargado") return pedirToken(CLAVES.encargado);
+  if (!datos || datos.rol !== "encargado") return pedirToken(CLAVES.encargado, mostrarEntradas);
   estado.yo = datos.encargado_id;
   $("sesion").textContent = `Encargado ${datos.encargado_id} · tienda ${datos.tienda}`;
   $("pestanas").hidden = false;
   $("bandeja").hidden = false;
   $("salir").hidden = false;
-  $("salir").addEventListener("click", () => salir());
+  $("salir").addEventListener("click", cerrarSesion);
+  programarRenovacion(estado, { alFallar: salir });
   $("sonido").checked = localStorage.getItem("agente.sonido") === "1";
   $("sonido").addEventListener("change", () => localStorage.setItem("agente.sonido", $("sonido").checked ? "1" : "0"));
   $("filtros").addEventListener("input", filtrar);
@@ -459,8 +474,9 @@ function iniciar() {
     }
   });
   document.addEventListener("keydown", atajo);
-  estado.historial = iniciarHistorial({ token: estado.token, alCaducar: salir });
-  iniciarSolicitudesPolitica({ token: estado.token, yo: estado.yo });
+  // La sesión se renueva: las partes de la página leen siempre el token vigente.
+  estado.historial = iniciarHistorial({ token: () => estado.token, alCaducar: salir });
+  iniciarSolicitudesPolitica({ token: () => estado.token, yo: estado.yo });
   // El plazo y la espera corren en la página; los datos llegan solos por el flujo.
   setInterval(() => {
     for (const t of estado.tarjetas.values()) {

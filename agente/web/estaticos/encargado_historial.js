@@ -66,7 +66,7 @@ export function iniciarHistorial({ token, alCaducar }) {
     pagina = nueva;
     $("estado-historial").textContent = "Buscando…";
     try {
-      const r = await api(`/api/decisiones?${parametros(pagina)}`, { token });
+      const r = await api(`/api/decisiones?${parametros(pagina)}`, { token: token() });
       $("tabla-historial").tBodies[0].replaceChildren(...r.decisiones.flatMap(fila));
       const paginas = Math.max(1, Math.ceil(r.total / r.por_pagina));
       $("estado-historial").textContent = r.total ? `${r.total} decisiones` : "Ninguna decisión cumple los filtros.";
@@ -83,7 +83,7 @@ export function iniciarHistorial({ token, alCaducar }) {
   async function exportar() {
     $("estado-historial").textContent = "Preparando el CSV…";
     try {
-      const r = await fetch(`/api/decisiones.csv?${parametros(0)}`, { headers: { Authorization: `Bearer ${token}` } });
+      const r = await fetch(`/api/decisiones.csv?${parametros(0)}`, { headers: { Authorization: `Bearer ${token()}` } });
       if (!r.ok) throw new ErrorApi(r.status, (await r.json().catch(() => ({}))).detalle || `Error ${r.status}`);
       const enlace = el("a", { href: URL.createObjectURL(await r.blob()), download: "decisiones.csv", hidden: true });
       document.body.append(enlace);

@@ -11,7 +11,7 @@ function tarjetaSolicitud(s, { token, yo, alCambiar }) {
   const propia = s.autor === yo;
   const decidir = async (decision) => {
     try {
-      await api(`/api/solicitudes-politica/${s.id}/decision`, { metodo: "POST", token,
+      await api(`/api/solicitudes-politica/${s.id}/decision`, { metodo: "POST", token: token(),
         cuerpo: { decision, ...(motivo.value.trim() ? { motivo: motivo.value.trim() } : {}) } });
       resultado.textContent = decision === "aprobar" ? "Firmada: el cambio ya se aplica." : "Rechazada.";
       alCambiar();
@@ -40,7 +40,7 @@ function tarjetaSolicitud(s, { token, yo, alCambiar }) {
 export function iniciarSolicitudesPolitica({ token, yo }) {
   const cargar = async () => {
     try {
-      const lista = await api("/api/solicitudes-politica", { token });
+      const lista = await api("/api/solicitudes-politica", { token: token() });
       $("solicitudes-politica").hidden = lista.length === 0;
       $("lista-solicitudes-politica").replaceChildren(
         ...lista.map((s) => tarjetaSolicitud(s, { token, yo, alCambiar: () => setTimeout(cargar, 1500) })));

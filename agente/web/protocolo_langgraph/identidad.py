@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import jwt
-from fastapi import Depends, Header
+from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials
 
 from agente.nucleo.contexto import ContextoCliente
@@ -63,6 +63,7 @@ def quien_llama(
     ajustes: AjustesWeb,
     servicio: ServicioWeb,
     credencial: auth.Credencial,
+    request: Request,
     clave: Annotated[str | None, Header(alias="x-api-key", include_in_schema=False)] = None,
 ) -> Quien:
     token = credencial.credentials if credencial else clave
@@ -71,7 +72,8 @@ def quien_llama(
     if datos.get("rol") == auth.ROL_ENCARGADO:
         quien = Quien(encargado=auth.encargado_actual(ajustes, servicio, cred))
     else:
-        quien = Quien(ctx=auth.cliente_actual(ajustes, servicio, cred))
+        # Un token de una sola conversación (el enlace de un aviso) solo abre esa conversación.
+        quien = Quien(ctx=auth.cliente_actual(ajustes, servicio, cred, request))
     exp = datos.get("exp")
     caduca = datetime.fromtimestamp(exp, UTC) if isinstance(exp, int | float) else None
     return replace(quien, caduca=caduca)

@@ -1,0 +1,40 @@
+"""La bandeja renueva el token de vida corta de una sesión del personal mientras la pestaña
+sigue abierta (issue 28), con el reloj de la página adelantado (Playwright ``clock``)."""
+
+from __future__ import annotations
+
+import jwt
+import pytest
+
+from agente.servicio import Encargado
+from agente.web.app import crear_app
+from agente.web.auth import emitir_sesion
+from tests.apoyo.navegador import ESPERA_MS, Pagina
+from tests.apoyo.web_util import ajustes_web, servidor_en_hilo
+
+pytestmark = pytest.mark.navegador
+
+LUCIA = Encargado(encargado_id="enc-talavera", tienda="talavera", nombre="Lucía Moreno", rol="encargado",
+                  tiendas=("talavera",))
+LEER = "sessionStorage.getItem('agente.token.encargado')"
+
+
+def test_la_bandeja_renueva_el_token_de_la_sesion_a_media_vida(navegador, bd_url):
+    ajustes = ajustes_web(bd_url, demo=False, sesion_minutos=2)
+    with servidor_en_hilo(crear_app(ajustes)) as base:
+        p = Pagina(navegador, base)
+        p.pagina.clock.install()
+        inicial = emitir_sesion(ajustes, LUCIA, "correo")
+        p.pagina.goto(f"{base}/encargado#token={inicial}")
+        p.expect(p.pagina.locator("#sesion")).to_have_text("Encargado enc-talavera · tienda talavera",
+                                                            timeout=ESPERA_MS)
+        assert p.pagina.evaluate(LEER) == inicial
+        p.pagina.clock.run_for(30_000)
+        assert p.pagina.evaluate(LEER) == inicial  # aún no: a media vida (60 s)
+        p.pagina.clock.run_for(35_000)
+        p.pagina.wait_for_function(f"{LEER} !== {inicial!r}", timeout=ESPERA_MS)
+        renovado = p.pagina.evaluate(LEER)
+        datos = jwt.decode(renovado, ajustes.secreto.get_secret_value(), algorithms=["HS256"])
+        assert (datos["encargado_id"], datos["ent"]) == ("enc-talavera", "correo")
+        assert p.errores_js == []
+        p.contexto.close()
