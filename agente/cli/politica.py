@@ -88,7 +88,7 @@ def fijar(
     motivo: str | None = typer.Option(None, "--motivo", help="Por qué (queda en la versión)."),
 ) -> None:
     """Versión nueva de umbrales y/o matriz (parte de la vigente). Si amplía, queda como
-    solicitud que firma alguien por encima de ti (``agente politica firmar``)."""
+    solicitud que firma alguien por encima de ti (con «agente politica firmar»)."""
     from agente.servicio import cambios_politica
 
     if not (umbral or limite or dos_firmas):

@@ -36,7 +36,12 @@ from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
 from agente.servicio.decisiones.decididas import TIPOS as TIPOS_DECISION
 from agente.servicio.decisiones.decididas import Filtros as FiltrosDecisiones
 from agente.servicio.decisiones.decididas import como_csv as decisiones_como_csv
-from agente.servicio.decisiones.decididas import lo_que_decidio
+from agente.servicio.decisiones.decididas import (
+    lo_que_decidio,
+    nombre_decision,
+    nombre_operacion,
+    tipo_de_nombre,
+)
 from agente.servicio.decisiones.decidir import SISTEMA
 from agente.servicio.decisiones.validacion import decisiones_permitidas
 from agente.servicio.fabrica import CONEXIONES_PROPIAS, crear_servicio
@@ -78,7 +83,10 @@ __all__ = [
     "decisiones_permitidas",
     "hallazgos_auditoria",
     "lo_que_decidio",
+    "nombre_decision",
+    "nombre_operacion",
     "politica_tienda",
     "requisito_publico",
     "tienda_para_token",
+    "tipo_de_nombre",
 ]

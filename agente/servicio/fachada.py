@@ -166,6 +166,11 @@ class Servicio:
         with self.pool.connection() as c:
             reclamos.soltar(c, thread_id, encargado_id)
 
+    def comprobar_tienda(self, tienda: str) -> None:
+        """``TiendaNoEncontrada`` («tienda desconocida: sevilla») si no existe."""
+        with self.pool.connection() as c:
+            politica_tienda.comprobar_tienda(c, tienda)
+
     def tiendas_de(self, encargado_id: str) -> list[str]:
         with self.pool.connection() as c:
             return reclamos.tiendas_de(c, encargado_id)

@@ -26,11 +26,41 @@ from agente.nucleo import dinero
 from agente.nucleo.operaciones import por_herramienta
 from agente.servicio.decisiones.decidir import SISTEMA
 
-__all__ = ["CADUCADA", "TIPOS", "Filtros", "buscar", "como_csv", "lo_que_decidio", "tipo_principal"]
+__all__ = [
+    "CADUCADA", "NOMBRES_DECISION", "TIPOS", "Filtros", "buscar", "como_csv", "lo_que_decidio",
+    "nombre_decision", "nombre_operacion", "tipo_de_nombre", "tipo_principal",
+]
 
 CADUCADA = "caducada"
 _ORDEN = ("reject", "edit", "respond", "approve")
 TIPOS = (*_ORDEN, CADUCADA)
+# Lo que lee una persona (CLI, CSV para hojas de cálculo); la API sigue con los tipos de
+# LangChain (``approve``...), que son su contrato (docs/api.md).
+NOMBRES_DECISION = {"approve": "aprobada", "edit": "editada", "reject": "rechazada",
+                    "respond": "respondida", CADUCADA: "caducada"}
+
+
+def nombre_decision(tipo: str | None) -> str:
+    """«aprobada», «editada»... (el tipo tal cual si no se conoce)."""
+    return NOMBRES_DECISION.get(tipo or "", tipo or "")
+
+
+def tipo_de_nombre(nombre: str) -> str:
+    """El tipo de la API para lo que escribe una persona («editada» o «edit»).
+
+    ``ValueError`` con los nombres válidos si no es ninguno."""
+    valor = nombre.strip().lower()
+    for tipo, espanol in NOMBRES_DECISION.items():
+        if valor in (tipo, espanol):
+            return tipo
+    validos = ", ".join(NOMBRES_DECISION.values())
+    raise ValueError(f"decisión desconocida «{nombre}»: usa una de estas: {validos}")
+
+
+def nombre_operacion(herramienta: str | None) -> str:
+    """El título de la operación declarada («Reembolso»), no el nombre de la herramienta."""
+    operacion = por_herramienta(herramienta)
+    return operacion.titulo if operacion else (herramienta or "")
 
 # La página primero (la ventana cuenta el total); las firmas, solo de las filas de la página.
 SELECT_DECISIONES_SQL = """
