@@ -33,9 +33,11 @@ re-exportan como módulos.
 
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
 from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
+from agente.servicio.decisiones.decididas import FORMATOS_CSV as FORMATOS_CSV_DECISIONES
 from agente.servicio.decisiones.decididas import TIPOS as TIPOS_DECISION
 from agente.servicio.decisiones.decididas import Filtros as FiltrosDecisiones
 from agente.servicio.decisiones.decididas import como_csv as decisiones_como_csv
+from agente.servicio.decisiones.decididas import como_csv_hoja as decisiones_como_csv_hoja
 from agente.servicio.decisiones.decididas import (
     lo_que_decidio,
     nombre_decision,
@@ -62,6 +64,7 @@ from agente.servicio.resultados import (
 
 __all__ = [
     "CONEXIONES_PROPIAS",
+    "FORMATOS_CSV_DECISIONES",
     "SISTEMA",
     "TIPOS_DECISION",
     "Arreglo",
@@ -80,6 +83,7 @@ __all__ = [
     "cargar_demo",
     "crear_servicio",
     "decisiones_como_csv",
+    "decisiones_como_csv_hoja",
     "decisiones_permitidas",
     "hallazgos_auditoria",
     "lo_que_decidio",

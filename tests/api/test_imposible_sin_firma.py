@@ -134,7 +134,7 @@ def test_un_cambio_aprobado_que_falla_por_falta_de_stock_consta_como_fallido(htt
     (decision,) = http.get("/api/decisiones", headers=encargado).json()["decisiones"]
     assert (decision["tipo"], decision["estado"]) == ("approve", "fallida")
     assert "ya no queda stock" in decision["fallo"]
-    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv", headers=encargado).text)))
+    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv?formato=maquina", headers=encargado).text)))
     assert [(f["decision"], f["estado"]) for f in filas] == [("approve", "fallida")]
     assert "ya no queda stock" in filas[0]["fallo"]
 

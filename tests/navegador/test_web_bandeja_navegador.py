@@ -108,8 +108,10 @@ def test_recorrido_completo_de_cliente_y_encargado(navegador, base, tmp_path):
         bandeja.get_by_role("button", name="Exportar CSV").click()
     ruta = tmp_path / "decisiones.csv"
     descarga.value.save_as(ruta)
-    contenido = ruta.read_text(encoding="utf-8")
-    assert "P-20260917-0041" in contenido and "90.00" in contenido and NOTA in contenido
+    contenido = ruta.read_bytes()
+    assert contenido.startswith(b"\xef\xbb\xbf")  # para la hoja de cálculo: BOM, «;» y coma decimal
+    contenido = contenido.decode("utf-8-sig")
+    assert "P-20260917-0041" in contenido and ";90,00;" in contenido and NOTA in contenido
     cliente.limpia()
     encargado.limpia()
     demo.limpia()
