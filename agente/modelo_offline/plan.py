@@ -41,6 +41,7 @@ from agente.modelo_offline.lectura import (
     texto_de,
 )
 from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
+from agente.modelo_offline.seguimiento import desenlace_reciente, sigo_aqui, solo_seguimiento
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import (
     CAMBIO,
@@ -402,6 +403,10 @@ def planificar(mensajes: Sequence[BaseMessage], herramientas: set[str] | None = 
         return Plan(texto=redaccion.AYUDA)
     ctx = Contexto(llamadas=llamadas_desde(mensajes[ultimo + 1:]), disponibles=herramientas)
     pendientes = tareas(texto_de(mensajes[ultimo]), mensajes[:ultimo])
+    if all(solo_seguimiento(t.tipo, t.texto) for t in pendientes):
+        desenlace = desenlace_reciente(mensajes[:ultimo])
+        if desenlace:  # p. ej. «¿hay novedades?», escrito mientras decidía el encargado
+            return Plan(texto=sigo_aqui(desenlace))
     pasos: list[Paso] = []
     for tarea in pendientes:
         paso = PASOS[tarea.tipo](tarea, ctx)
