@@ -71,8 +71,9 @@ def _fecha(valor: Any) -> str:
 
 
 def lineas(lineas_pedido: Sequence[dict]) -> str:
+    """Las líneas para el cliente: el nombre del producto, nunca su SKU."""
     return "; ".join(
-        f"{linea.get('unidades', 1)} × {linea.get('nombre')} ({linea.get('sku')}), "
+        f"{linea.get('unidades', 1)} × {linea.get('nombre') or linea.get('sku')}, "
         f"{_eur(linea.get('importe'))}"
         for linea in lineas_pedido
     )

@@ -205,6 +205,11 @@ class Servicio:
         with self.pool.connection() as c:
             return portal_cliente.pedidos_de(c, cliente_id, limite=limite)
 
+    def perfil_de_cliente(self, cliente_id: str) -> dict[str, Any] | None:
+        """Lo que el chat enseña de quien escribe: nombre, tienda y espera típica."""
+        with self.pool.connection() as c:
+            return portal_cliente.perfil_de(c, cliente_id, sistema=SISTEMA)
+
     def conversaciones_de_cliente(self, cliente_id: str, limite: int = 20) -> list[dict[str, Any]]:
         with self.pool.connection() as c:
             return portal_cliente.conversaciones_de(c, cliente_id, limite=limite)
