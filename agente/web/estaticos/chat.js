@@ -115,7 +115,8 @@ async function nuevaConversacion() {
 async function listarConversaciones() {
   const lista = await api("/api/conversaciones", { token: estado.token });
   const otras = lista.filter((c) => c.mensajes > 0); // las vacías no son conversaciones
-  $("conversaciones").hidden = otras.length < 2;
+  // Se enseña si hay alguna a la que volver, además de la abierta.
+  $("conversaciones").hidden = !otras.some((c) => c.thread_id !== estado.hilo);
   $("lista-conversaciones").replaceChildren(...otras.map((c) => el("li", {}, el("button", {
     type: "button", "aria-current": c.thread_id === estado.hilo ? "true" : null,
     onclick: () => abrir(c.thread_id).catch((e) => mostrarNota(e.detalle)),
