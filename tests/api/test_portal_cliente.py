@@ -77,3 +77,14 @@ def test_el_favicon_se_sirve(http):
         r = http.get(ruta)
         assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
         assert r.text.startswith("<svg")
+
+
+def test_el_aviso_de_espera_de_un_cambio_nombra_los_productos_y_no_sus_skus(http, tok):
+    hilo = abrir_conversacion(http, tok, "C-0001")
+    r = http.post(f"/api/conversaciones/{hilo}/mensajes", headers=cab(tok("C-0001")),
+                  json={"texto": "Quiero cambiar la cafetera del pedido P-20260917-0041 por la CAF-004"})
+    assert r.status_code == 200, r.text
+    assert r.json()["estado"] == "esperando_aprobacion"
+    (aviso,) = [m["texto"] for m in r.json()["mensajes"]]
+    assert "el cambio de Cafetera de goteo Aroma 10 tazas por Cafetera superautomática Barista" in aviso
+    assert "CAF-00" not in aviso
