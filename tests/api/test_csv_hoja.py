@@ -122,5 +122,7 @@ def test_el_formato_para_maquinas_no_cambia(http, tok):
     assert (fila["importe_propuesto"], fila["importe_final"]) == ("120.00", "90.00")
     assert datetime.fromisoformat(fila["decidida"]).utcoffset().total_seconds() == 0  # ISO 8601 en UTC
     assert fila["nota"] == "'" + NOTA
+    (accion,) = http.get("/api/decisiones", headers=cab(tok("enc-talavera"))).json()["decisiones"][0]["acciones"]
+    assert (accion["nombre"], accion["titulo"]) == ("reembolsar", "Reembolso")  # la pestaña Historial lee el título
     assert http.get("/api/decisiones.csv", params={"formato": "excel"},
                     headers=cab(tok("enc-talavera"))).status_code == 422

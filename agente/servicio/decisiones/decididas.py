@@ -151,6 +151,7 @@ def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> lis
         propuesto, importe = dinero.importe_o_none(args.get(campo)), dinero.importe_o_none(final.get(campo))
         salida.append({
             "nombre": accion.get("name"),
+            "titulo": nombre_operacion(accion.get("name")),
             "pedido": args.get("pedido"),
             "tipo": decision.get("type"),
             "importe_propuesto": dinero.texto(propuesto) if propuesto is not None else None,
