@@ -103,6 +103,7 @@ def test_recorrido_completo_de_cliente_y_encargado(navegador, base, tmp_path):
     fila = bandeja.locator("#tabla-historial tbody tr", has_text="Ana García López")
     expect(fila).to_contain_text("Editada", timeout=ESPERA_MS)
     expect(fila).to_contain_text("90,00 EUR")
+    expect(fila).to_contain_text("Reembolso · P-20260917-0041")  # el título, no «reembolsar»
     _sin_violaciones_graves(encargado, "bandeja-historial")
     with bandeja.expect_download() as descarga:
         bandeja.get_by_role("button", name="Exportar CSV").click()

@@ -159,3 +159,13 @@ def test_el_chat_abierto_ensena_la_decision_que_llega_despues(bd_url):
     finally:
         proceso.stdin.close()
         proceso.wait(timeout=30)
+
+
+def test_la_politica_por_cli_acepta_importes_con_coma(bd_url):
+    r = cli_con_base(bd_url, "politica", "fijar", "--tienda", "talavera", "--autor", "ger-talavera",
+                     "--umbral", "limite_reembolso=50,50", "--limite", "reembolso.encargado=250,00")
+    assert r.returncode == 0, r.stderr
+    assert str(uno(bd_url, "SELECT limite_reembolso FROM politicas_tienda WHERE tienda = 'talavera'")) == "50.50"
+    mala = cli_con_base(bd_url, "politica", "fijar", "--tienda", "talavera", "--autor", "ger-talavera",
+                        "--umbral", "limite_reembolso=1,234.50")
+    assert mala.returncode == 2 and "no es un número válido" in mala.stderr
