@@ -8,7 +8,7 @@ esos títulos, el prefijo del uso y el texto de ``--help`` (idempotente).
 
 from __future__ import annotations
 
-__all__ = ["AYUDA", "TRADUCCIONES", "en_espanol"]
+__all__ = ["AYUDA", "TIPOS", "TRADUCCIONES", "en_espanol"]
 
 TRADUCCIONES = {
     "Usage:": "Uso:",
@@ -71,7 +71,31 @@ def _traducir(mensaje: str) -> str:
     return TRADUCCIONES.get(mensaje, mensaje)
 
 
+# Las etiquetas de tipo que Typer pone junto a cada opción («<str>», «<int range>»).
+TIPOS = {"str": "texto", "int": "entero", "int range": "entero", "float": "número", "float range": "número",
+         "datetime": "fecha", "path": "ruta", "file": "fichero", "list[str]": "textos", "uuid": "uuid"}
+
+
+def _tipo_en_espanol(etiqueta: str | None, es_marca: bool) -> str | None:
+    if etiqueta is None or es_marca:  # una marca (--help, --historial) no lleva valor: sin tipo
+        return None if es_marca else etiqueta
+    sin_puntos = etiqueta.removesuffix("...")
+    puntos = etiqueta[len(sin_puntos):]
+    if sin_puntos.startswith("<") and sin_puntos.endswith(">"):
+        interior = sin_puntos[1:-1]
+        return f"<{TIPOS.get(interior, interior)}>{puntos}"
+    return etiqueta
+
+
+def _tipo_traducido(original):
+    def display_type_rich(self, ctx):
+        return _tipo_en_espanol(original(self, ctx), bool(getattr(self, "is_flag", False)))
+
+    return display_type_rich
+
+
 def en_espanol() -> None:
+    from typer import core as typer_core
     from typer import rich_utils
     from typer._click import core, formatting
 
@@ -93,6 +117,9 @@ def en_espanol() -> None:
         args = args.replace("[OPTIONS]", "[OPCIONES]").replace("COMMAND [ARGS]...", "ORDEN [ARGUMENTOS]...")
         uso_original(self, prog, args, "Uso: " if prefix is None else prefix)
 
+    for clase in (typer_core._TyperParameter, typer_core.TyperOption, typer_core.TyperArgument):
+        if "display_type_rich" in vars(clase):
+            clase.display_type_rich = _tipo_traducido(vars(clase)["display_type_rich"])
     get_help_option._en_espanol = True
     core.Command.get_help_option = get_help_option
     formatting.HelpFormatter.write_usage = write_usage

@@ -105,7 +105,7 @@ def _resumen_accion(registro, accion: dict) -> str:
 @errores_en_una_linea
 def aprobaciones(
     tienda: str | None = typer.Option(None, "--tienda", help="Solo las de esta tienda."),
-    limite: int = typer.Option(50, "--limite", min=1, max=500),
+    limite: int = typer.Option(50, "--limite", min=1, max=500, help="Cuántas como mucho."),
     historial: bool = typer.Option(False, "--historial", help="Las ya decididas (la más reciente primero)."),
     desde: Annotated[datetime | None, typer.Option("--desde", help="Con --historial: decididas desde (AAAA-MM-DD).")] = None,
     hasta: Annotated[datetime | None, typer.Option("--hasta", help="Con --historial: decididas antes de (AAAA-MM-DD).")] = None,

@@ -16,7 +16,7 @@ from agente.nucleo.errores import ImporteNoValido
 from agente.servicio import nombre_decision, nombre_operacion, tipo_de_nombre
 
 INGLES = ("Usage", "Options", "Commands", "Arguments", "Show this message", "[required]",
-          "default:", "install-completion", "[OPTIONS]")
+          "default:", "install-completion", "[OPTIONS]", "<str>", "<bool>", "<int", "<datetime>")
 
 
 def _ordenes(comando, ruta=()):
