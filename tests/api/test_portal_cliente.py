@@ -88,3 +88,15 @@ def test_el_aviso_de_espera_de_un_cambio_nombra_los_productos_y_no_sus_skus(http
     (aviso,) = [m["texto"] for m in r.json()["mensajes"]]
     assert "el cambio de Cafetera de goteo Aroma 10 tazas por Cafetera superautomática Barista" in aviso
     assert "CAF-00" not in aviso
+
+
+def test_cada_ejemplo_de_la_demo_lo_entiende_el_modelo_offline(http, tok):
+    from agente.web.rutas_demo import EJEMPLOS
+
+    for cliente, texto in EJEMPLOS.items():
+        login = http.post("/api/demo/login", json={"rol": "cliente", "id": cliente}).json()
+        hilo = http.post("/api/conversaciones", headers=cab(login["token"])).json()["thread_id"]
+        r = http.post(f"/api/conversaciones/{hilo}/mensajes", json={"texto": texto}, headers=cab(login["token"]))
+        assert r.status_code == 200, (cliente, r.text)
+        respuesta = " ".join(m["texto"] for m in r.json()["mensajes"])
+        assert "modo sin conexión" not in respuesta and "no encontrado" not in respuesta.lower(), (cliente, respuesta)
