@@ -113,12 +113,14 @@ def aprobaciones(
     encargado: str | None = typer.Option(None, "--encargado", help="Con --historial: quién firmó (cualquiera de las firmas)."),
     cliente: str | None = typer.Option(None, "--cliente", help="Con --historial: de este cliente."),
     pedido: str | None = typer.Option(None, "--pedido", help="Con --historial: de este pedido."),
+    csv: str | None = typer.Option(None, "--csv", help="Con --historial: escribe el CSV en ese fichero («-»: la salida)."),
+    formato: str = typer.Option("hoja", "--formato", help="Con --csv: hoja (hoja de cálculo en español) o maquina (para programas)."),
 ) -> None:
     """La cola de aprobaciones pendientes, la más antigua primero, con los motivos.
 
     Con --historial, las ya decididas, con los mismos filtros que la pestaña Historial."""
     if historial:
-        return _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido)
+        return _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido, csv, formato)
 
     with servicio() as abierto:
         if tienda is not None:
@@ -143,9 +145,11 @@ def aprobaciones(
               salida)
 
 
-def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido) -> None:
-    from agente.servicio import FiltrosDecisiones, tipo_de_nombre
+def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido, csv=None, formato="hoja") -> None:
+    from agente.servicio import FORMATOS_CSV_DECISIONES, FiltrosDecisiones, tipo_de_nombre
 
+    if formato not in FORMATOS_CSV_DECISIONES:
+        raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV_DECISIONES)}")
     try:
         tipo = tipo_de_nombre(decision) if decision is not None else None
         filtros = FiltrosDecisiones(desde=_con_zona(desde), hasta=_con_zona(hasta), tipo=tipo, encargado=encargado,
@@ -156,12 +160,28 @@ def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedid
         if tienda is not None:
             abierto.comprobar_tienda(tienda)
         decisiones, total = abierto.historial_decisiones([tienda] if tienda else None, filtros)
+    if csv is not None:
+        return _escribir_csv(decisiones, csv, formato)
     if not decisiones:
         typer.echo("No hay decisiones que cumplan los filtros.")
         return
     tabla(f"Decisiones ({len(decisiones)} de {total})", COLUMNAS_HISTORIAL, filas_historial(decisiones),
           enteras=("Hilo", "Pedido", "Importe"),
           minimos={"Decidida": len("(hora de Madrid)"), "Cliente": 20, "Firmas": 48})
+
+
+def _escribir_csv(decisiones: list[dict[str, Any]], ruta: str, formato: str) -> None:
+    """El mismo CSV que ``GET /api/decisiones.csv?formato=...`` (con BOM en «hoja»)."""
+    from pathlib import Path
+
+    from agente.servicio import decisiones_como_csv, decisiones_como_csv_hoja
+
+    texto = decisiones_como_csv(decisiones) if formato == "maquina" else decisiones_como_csv_hoja(decisiones)
+    if ruta == "-":
+        typer.echo(texto, nl=False)
+        return
+    Path(ruta).write_text(texto, encoding="utf-8", newline="")
+    typer.echo(f"{len(decisiones)} decisiones en {ruta} (formato {formato}).")
 
 
 def _con_zona(momento: datetime | None) -> datetime | None:

@@ -169,3 +169,18 @@ def test_la_politica_por_cli_acepta_importes_con_coma(bd_url):
     mala = cli_con_base(bd_url, "politica", "fijar", "--tienda", "talavera", "--autor", "ger-talavera",
                         "--umbral", "limite_reembolso=1,234.50")
     assert mala.returncode == 2 and "no es un número válido" in mala.stderr
+
+
+def test_el_historial_por_cli_exporta_el_csv_en_los_dos_formatos(bd_url, tmp_path):
+    hilo, _ = _pausa(bd_url)
+    cli_con_base(bd_url, "decidir", hilo, "editar", "--importe", "90", "--encargado", "enc-talavera")
+    hoja = tmp_path / "hoja.csv"
+    r = cli_con_base(bd_url, "aprobaciones", "--historial", "--csv", str(hoja))
+    assert r.returncode == 0, r.stderr
+    contenido = hoja.read_bytes()
+    assert contenido.startswith(b"\xef\xbb\xbf") and ";editada;Reembolso;" in contenido.decode("utf-8-sig")
+    maquina = cli_con_base(bd_url, "aprobaciones", "--historial", "--csv", "-", "--formato", "maquina")
+    assert maquina.stdout.startswith("id,decidida,tienda,hilo,") and ",edit,reembolsar," in maquina.stdout
+    assert ",90.00," in maquina.stdout
+    malo = cli_con_base(bd_url, "aprobaciones", "--historial", "--csv", "-", "--formato", "excel")
+    assert malo.returncode == 2 and "formato desconocido «excel»: usa hoja o maquina" in malo.stderr
