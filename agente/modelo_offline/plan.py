@@ -28,6 +28,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from agente.modelo_offline import direccion, redaccion
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
+    PROPUESTA_CAMBIO,
     RE_PEDIDO,
     RE_ROTO,
     Deseo,
@@ -100,6 +101,7 @@ class Plan:
 
     llamadas: tuple[tuple[str, dict[str, Any]], ...] = ()
     texto: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # va en ``additional_kwargs`` del mensaje
 
 
 class Contexto:
@@ -243,7 +245,9 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
         return _fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
     if not deseo.skus:
         # «Por una más barata» no dice cuál: se propone una y se espera el «sí» del cliente.
-        return _fin(redaccion.confirmar_cambio(nombre, sku, tarea.pedido, elegida, alternativas))
+        propuesta = {"sku_original": sku, "pedido": tarea.pedido, "sku_nuevo": str(elegida.get("sku"))}
+        return Paso(tipo="fin", texto=redaccion.confirmar_cambio(nombre, sku, tarea.pedido, elegida, alternativas),
+                    args={PROPUESTA_CAMBIO: propuesta})
     return ctx.pedir(
         SUSTITUIR, {"pedido": tarea.pedido, "sku_original": sku, "sku_nuevo": str(elegida.get("sku"))}
     )
@@ -390,7 +394,8 @@ def _agrupar(pasos: Sequence[Paso]) -> Plan:
             llamadas.append((paso.nombre, paso.args))
         if llamadas:
             return Plan(llamadas=tuple(llamadas))
-    return Plan(texto="\n\n".join(paso.texto for paso in pasos if paso.texto))
+    extra = {k: v for paso in pasos if paso.tipo == "fin" for k, v in paso.args.items()}
+    return Plan(texto="\n\n".join(paso.texto for paso in pasos if paso.texto), extra=extra)
 
 
 def planificar(mensajes: Sequence[BaseMessage], herramientas: set[str] | None = None) -> Plan:
