@@ -30,7 +30,7 @@ DOCUMENTO = util.RAIZ / "docs" / "rendimiento.md"
 INICIO_GENERADO = "<!-- generado: inicio (python -m bench reescribe hasta la marca de fin) -->"
 FIN_GENERADO = "<!-- generado: fin -->"
 
-OBJETIVOS = {"C/B": 1.2, "D/B": 1.3, "bandeja_p99_ms": 20.0}
+OBJETIVOS = {"C/B": 1.2, "D/B": 1.3, "D/E": 1.15, "bandeja_p99_ms": 20.0}
 
 
 def _silenciar() -> None:
@@ -129,7 +129,7 @@ def _seccion_turnos(r: dict) -> list[str]:
         "## 1. Coste por turno: framework frente a producto",
         "",
         f"{t['iteraciones']} conversaciones por caso (más {t['calentamiento']} de calentamiento), los "
-        "cuatro casos intercalados en un proceso y en orden aleatorio en cada iteración. Milisegundos.",
+        f"{len(CASOS)} casos intercalados en un proceso y en orden aleatorio en cada iteración. Milisegundos.",
         "",
     ]
     lineas += [f"- **{c}**: {t['casos'][c]}" for c in CASOS] + [""]
@@ -138,16 +138,19 @@ def _seccion_turnos(r: dict) -> list[str]:
         f = t["por_escenario"][e]
         filas.append([ROTULOS[e]] + [f"{_ms(f[c]['p50_ms'])} / {_ms(f[c]['p99_ms'])}" for c in CASOS]
                      + [f["cocientes"]["B/A_p50"], f["cocientes"]["C/B_p50"], f["cocientes"]["D/B_p50"],
-                        f["cocientes"]["C/B_p99"], f["cocientes"]["D/B_p99"]])
+                        f["cocientes"].get("D/E_p50", ""), f["cocientes"]["C/B_p99"], f["cocientes"]["D/B_p99"]])
     conv = t["conversacion_p50_ms"]
     coc = t["cocientes_conversacion"]
     filas.append(["**conversación (suma de medianas)**"] + [f"**{conv[c]}**" for c in CASOS]
-                 + [f"**{coc['B/A']}**", f"**{coc['C/B']}**", f"**{coc['D/B']}**", "", ""])
-    lineas += _tabla(["turno", "A p50 / p99", "B p50 / p99", "C p50 / p99", "D p50 / p99",
-                      "B/A p50", "C/B p50", "D/B p50", "C/B p99", "D/B p99"], filas)
+                 + [f"**{coc['B/A']}**", f"**{coc['C/B']}**", f"**{coc['D/B']}**", f"**{coc.get('D/E', '')}**",
+                    "", ""])
+    lineas += _tabla(["turno", *(f"{c} p50 / p99" for c in CASOS),
+                      "B/A p50", "C/B p50", "D/B p50", "D/E p50", "C/B p99", "D/B p99"], filas)
     lineas += [
         f"- C/B (conversación, medianas): {_veredicto(coc['C/B'], OBJETIVOS['C/B'])}",
         f"- D/B (conversación, medianas): {_veredicto(coc['D/B'], OBJETIVOS['D/B'])}",
+        f"- D/E (conversación, medianas; E = B con el CallbackHandler de Langfuse tal cual): "
+        f"{_veredicto(coc['D/E'], OBJETIVOS['D/E']) if 'D/E' in coc else 'sin medir'}",
         f"- El receptor local (otro proceso) recibió {t['peticiones_otlp_recibidas_d']} peticiones OTLP del "
         "caso D: las trazas se exportan en un hilo de fondo del mismo proceso, así que su coste de CPU "
         "cuenta, pero no la espera de la red.",

@@ -6,7 +6,10 @@ para que compartan el ruido de la máquina:
 - A: ``create_agent`` pelado con las mismas herramientas e ``InMemorySaver``;
 - B: lo mismo con ``PostgresSaver`` y ``durability="sync"``;
 - C: el agente y el servicio del producto (``crear_servicio``) sin trazas;
-- D: C con trazas hacia un Langfuse de mentira local (``tests/apoyo/receptor_langfuse.py``).
+- D: C con trazas hacia un Langfuse de mentira local (``tests/apoyo/receptor_langfuse.py``);
+- E: B con el ``CallbackHandler`` de Langfuse tal cual (el mismo SDK, exportador y receptor
+  que D): lo que paga cualquiera que trace LangGraph con Langfuse. D/E es lo que el
+  producto añade encima (máscara, metadatos, eventos de veredicto y de decisión).
 
 A y B llevan ``HumanInTheLoopMiddleware`` con un ``when`` en Python puro (importe >
 60 EUR), lo mínimo que escribiría quien use el framework para pausar el reembolso
@@ -38,12 +41,13 @@ ROTULOS = {
     "reembolso_grande": "reembolso grande hasta la pausa",
     "reanudacion": "reanudación tras aprobar",
 }
-CASOS = ("A", "B", "C", "D")
+CASOS = ("A", "B", "C", "D", "E")
 DESCRIPCION_CASOS = {
     "A": "create_agent + InMemorySaver",
     "B": "create_agent + PostgresSaver (durability=sync)",
     "C": "producto (crear_servicio), sin trazas",
     "D": "producto con trazas a un receptor Langfuse local",
+    "E": "B + CallbackHandler de Langfuse al mismo receptor",
 }
 LIMITE_BASE = Decimal("60.00")  # el límite por defecto de la tienda, para el `when` de A y B
 APROBAR = [{"type": "approve"}]
@@ -94,15 +98,15 @@ class CasoPelado:
         self._n += 1
         return f"bench-{self.nombre}-{time.time_ns()}-{self._n}"
 
+    def _config(self, hilo: str) -> dict:
+        return {"configurable": {"thread_id": hilo}}
+
     def turno(self, hilo, entrada, ctx):
         from langchain_core.messages import HumanMessage
 
         if isinstance(entrada, str):
             entrada = {"messages": [HumanMessage(entrada)]}
-        return self.agente.invoke(
-            entrada, {"configurable": {"thread_id": hilo}}, context=ctx,
-            durability="sync", version="v2",
-        )
+        return self.agente.invoke(entrada, self._config(hilo), context=ctx, durability="sync", version="v2")
 
     def conversacion(self, cliente: util.ClienteBench, medir) -> None:
         from langgraph.types import Command
@@ -125,6 +129,31 @@ class CasoPelado:
         resume = Command(resume={salida.interrupts[0].id: {"decisions": APROBAR}})
         salida = medir("reanudacion", lambda: self.turno(hilo, resume, ctx))
         _comprobar("RE-" in _ultimo(salida), self.nombre, "tras aprobar debe haber reembolso")
+
+
+class CasoLangfuse(CasoPelado):
+    """E: B trazado como lo haría quien sigue la guía de Langfuse para LangChain: un cliente
+    ``Langfuse`` y su ``CallbackHandler`` en los ``callbacks`` de cada ejecución."""
+
+    CLAVE_PUBLICA = "pk-lf-bench-e"
+
+    def __init__(self, nombre: str, agente, *, receptor: str) -> None:
+        super().__init__(nombre, agente)
+        from langfuse import Langfuse
+        from langfuse.langchain import CallbackHandler
+        from opentelemetry.sdk.trace import TracerProvider
+
+        # Su propio TracerProvider, como D: los dos exportadores no se mezclan.
+        self.cliente = Langfuse(public_key=self.CLAVE_PUBLICA, secret_key="sk-lf-bench-e",
+                                base_url=receptor, tracer_provider=TracerProvider())
+        self.manejador = CallbackHandler(public_key=self.CLAVE_PUBLICA)
+
+    def _config(self, hilo: str) -> dict:
+        return {"configurable": {"thread_id": hilo}, "callbacks": [self.manejador]}
+
+    def cerrar(self) -> None:
+        self.cliente.flush()
+        self.cliente.shutdown()
 
 
 class CasoServicio:
@@ -188,6 +217,10 @@ def casos(url: str, receptor_url: str):
         pila.callback(pool_a.close)
         pool_b = util.abrir_pool(url)
         pila.callback(pool_b.close)
+        pool_e = util.abrir_pool(url)
+        pila.callback(pool_e.close)
+        caso_e = CasoLangfuse("E", agente_pelado(pool_e, PostgresSaver(pool_e)), receptor=receptor_url)
+        pila.callback(caso_e.cerrar)
         servicio_c = crear_servicio(ajustes_de(url), url=url)
         pila.callback(servicio_c.cerrar)
         servicio_d = crear_servicio(ajustes_de(url, receptor=receptor_url), url=url)
@@ -199,6 +232,7 @@ def casos(url: str, receptor_url: str):
             "B": CasoPelado("B", agente_pelado(pool_b, PostgresSaver(pool_b))),
             "C": CasoServicio("C", servicio_c),
             "D": CasoServicio("D", servicio_d),
+            "E": caso_e,
         }
 
 
@@ -250,6 +284,8 @@ def cronometrar(url: str, *, iteraciones: int, calentamiento: int = 3, semilla: 
             "B/A_p50": util.cociente(b50, fila["A"]["p50_ms"]),
             "C/B_p99": util.cociente(fila["C"]["p99_ms"], b99),
             "D/B_p99": util.cociente(fila["D"]["p99_ms"], b99),
+            "D/E_p50": util.cociente(fila["D"]["p50_ms"], fila["E"]["p50_ms"]),
+            "E/B_p50": util.cociente(fila["E"]["p50_ms"], b50),
         }
         resultado["por_escenario"][escenario] = fila
     # Cociente global: suma de medianas de los cuatro turnos (una conversación típica).
@@ -258,6 +294,8 @@ def cronometrar(url: str, *, iteraciones: int, calentamiento: int = 3, semilla: 
     resultado["cocientes_conversacion"] = {
         "C/B": util.cociente(suma["C"], suma["B"]),
         "D/B": util.cociente(suma["D"], suma["B"]),
+        "D/E": util.cociente(suma["D"], suma["E"]),
+        "E/B": util.cociente(suma["E"], suma["B"]),
         "B/A": util.cociente(suma["B"], suma["A"]),
     }
     return resultado
@@ -419,13 +457,13 @@ def diferencias(detalle_b: dict[str, float], detalle_c: dict[str, float], nodos:
 
 def ejecutar(url: str) -> dict:
     iteraciones = util.segun_modo(40, 5)
-    print(f"[turnos] A/B/C/D intercalados, {iteraciones} conversaciones por caso…", flush=True)
+    print(f"[turnos] {'/'.join(CASOS)} intercalados, {iteraciones} conversaciones por caso…", flush=True)
     tiempos = cronometrar(url, iteraciones=iteraciones, calentamiento=util.segun_modo(3, 1))
     for escenario in ESCENARIOS:
         f = tiempos["por_escenario"][escenario]
         print(f"  {ROTULOS[escenario]:<34} " + "  ".join(
             f"{c} p50 {f[c]['p50_ms']:.1f} p99 {f[c]['p99_ms']:.1f}" for c in CASOS
-        ) + f"  C/B {f['cocientes']['C/B_p50']}  D/B {f['cocientes']['D/B_p50']}", flush=True)
+        ) + "".join(f"  {k} {f['cocientes'][k + '_p50']}" for k in ("C/B", "D/B", "D/E")), flush=True)
     print("[turnos] recuento de sentencias y viajes (B y C)…", flush=True)
     recuento = contar(url, conversaciones=util.segun_modo(4, 2), calentamiento=util.segun_modo(2, 1))
     for escenario in ESCENARIOS:

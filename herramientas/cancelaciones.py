@@ -31,13 +31,12 @@ from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import (
     ConflictoIdempotencia,
     ErrorDominio,
-    ErrorPasarela,
     ImporteNoValido,
 )
 from agente.nucleo.operaciones import CANCELACION
 from herramientas import libro, movimientos
 from herramientas.envoltorios import Dependencias, _ejecucion, _sin_sangria
-from herramientas.pasarela import REEMBOLSO, Pasarela
+from herramientas.pasarela import Pasarela
 from herramientas.pedidos import normalizar_id
 
 __all__ = ["CancelarPedidoArgs", "NoCancelable", "alternativas", "cancelar_pedido", "crear_cancelar_pedido"]
@@ -191,19 +190,15 @@ def _apuntar(
 
 def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
     """Pasos 2 y 3 por la bandeja de salida; si la pasarela falla, el texto para el cliente."""
-    with pool.connection() as conexion:
-        mov = movimientos.movimiento(conexion, REEMBOLSO, fila["reembolso_id"])
-    try:
-        movimientos.ejecutar(pool, pasarela, mov)
-    except ErrorPasarela as exc:
-        raise ErrorPasarela(
+    movimientos.emitir_reembolso(
+        pool, pasarela, fila["reembolso_id"], cancelacion=fila["numero"], estado="pendiente",
+        texto_si_falla=lambda motivo: (
             f"el pedido {fila['pedido_id']} está cancelado (cancelación {fila['numero']}), pero la "
             f"pasarela de pagos no ha confirmado todavía la devolución de {dinero.eur(fila['importe'])} "
-            f"({exc.mensaje}). La devolución queda pendiente y el sistema la completará sola, sin pagar "
+            f"({motivo}). La devolución queda pendiente y el sistema la completará sola, sin pagar "
             "dos veces. Dile al cliente que el pedido está cancelado y que la devolución queda pendiente "
-            "y le avisaremos por aquí; no le digas que ya está devuelto",
-            cancelacion=fila["numero"], estado="pendiente",
-        ) from exc
+            "y le avisaremos por aquí; no le digas que ya está devuelto"),
+    )
 
 
 # -- lo que lee el modelo ------------------------------------------------------------------------

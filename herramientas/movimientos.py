@@ -21,6 +21,7 @@ Lo que completa el sistema (no la herramienta en el turno del cliente) queda con
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -40,6 +41,7 @@ __all__ = [
     "apuntar_reembolso_de_sustitucion",
     "completar_pendientes",
     "ejecutar",
+    "emitir_reembolso",
     "movimiento",
 ]
 
@@ -292,6 +294,24 @@ def ejecutar(
             hecho = conexion.execute(MARCAR_EMITIDO_SQL, {"id": mov.id, "avisar": por_sistema}).fetchone()
             return Confirmacion(movimiento(conexion, REEMBOLSO, mov.id), ahora=hecho is not None)
     return _confirmar_cobro(pool, mov, avisar=por_sistema)
+
+
+def emitir_reembolso(
+    pool: ConnectionPool, pasarela: Pasarela, reembolso_id: int, *,
+    texto_si_falla: Callable[[str], str], **datos: object,
+) -> None:
+    """Pasos 2 y 3 de un reembolso recién apuntado, en el turno del cliente.
+
+    Si la pasarela falla, ``ErrorPasarela`` con ``texto_si_falla(motivo)`` (lo que el modelo
+    debe decir: queda pendiente, nunca «hecho») y ``datos``; el asiento sigue pendiente y
+    la bandeja de salida lo completa sin pagar dos veces.
+    """
+    with pool.connection() as conexion:
+        mov = movimiento(conexion, REEMBOLSO, reembolso_id)
+    try:
+        ejecutar(pool, pasarela, mov)
+    except ErrorPasarela as exc:
+        raise ErrorPasarela(texto_si_falla(exc.mensaje), **datos) from exc
 
 
 def _confirmar_cobro(pool: ConnectionPool, mov: Movimiento, *, avisar: bool) -> Confirmacion:

@@ -1,7 +1,7 @@
 """Reembolsos de una devolución: por unidades del libro, idempotentes y por la bandeja de salida.
 
 Orden: 1) en una transacción, con el pedido bloqueado y entregado (uno cancelado o sin
-entregar se rechaza), se asignan las unidades (``libro.asignar``), se apuntan el
+entregar se rechaza), se asignan las unidades (``asignacion.asignar``), se apuntan el
 reembolso 'pendiente', sus unidades en ``compensaciones_unidad`` y la devolución;
 COMMIT. 2) y 3) los hace ``movimientos.ejecutar``: la pasarela con el número del
 reembolso como referencia y, después, 'emitido'. Si la pasarela falla, el reembolso
@@ -21,9 +21,10 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ConflictoIdempotencia, ErrorPasarela
+from agente.nucleo.errores import ConflictoIdempotencia
 from herramientas import libro, movimientos
-from herramientas.pasarela import REEMBOLSO, Pasarela
+from herramientas.asignacion import LineaPedida, asignar, normalizar_lineas
+from herramientas.pasarela import Pasarela
 from herramientas.pedidos import normalizar_id
 
 __all__ = ["reembolsar"]
@@ -81,7 +82,7 @@ def reembolsar(
                             aprobado_por=aprobado_por, trace_id=trace_id)
     pedido = normalizar_id(pedido)
     importe = dinero.importe(importe)
-    pedidas = libro.normalizar_lineas(lineas)
+    pedidas = normalizar_lineas(lineas)
 
     with pool.connection() as conexion:
         fila = conexion.execute(SELECT_REEMBOLSO_POR_CLAVE_SQL, {"clave": llamada.clave}).fetchone()
@@ -111,7 +112,7 @@ def _apuntar(
     pedido: str,
     importe: Decimal,
     motivo: str,
-    pedidas: list[libro.LineaPedida] | None,
+    pedidas: list[LineaPedida] | None,
 ) -> tuple[dict, bool]:
     """Paso 1: asigna unidades y apunta 'pendiente' + libro + devolución. (fila, es_nueva)."""
     clave = {"clave": llamada.clave}
@@ -125,7 +126,7 @@ def _apuntar(
             return ya, False
         hechos = libro.elegibilidad(conexion, pedido, llamada=llamada)
         libro.exigir_entregado(hechos, accion="reembolsar un producto")
-        asignacion = libro.asignar(
+        asignacion = asignar(
             libro.unidades_libres(conexion, pedido),
             importe,
             pedidas,
@@ -174,17 +175,12 @@ def _comprobar_misma_operacion(
 
 def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
     """Pasos 2 y 3 por la bandeja de salida; si la pasarela falla, el texto para el cliente."""
-    with pool.connection() as conexion:
-        mov = movimientos.movimiento(conexion, REEMBOLSO, fila["id"])
-    try:
-        movimientos.ejecutar(pool, pasarela, mov)
-    except ErrorPasarela as exc:
-        raise ErrorPasarela(
+    movimientos.emitir_reembolso(
+        pool, pasarela, fila["id"], reembolso=fila["numero"], estado="pendiente",
+        texto_si_falla=lambda motivo: (
             f"la pasarela de pagos no ha confirmado todavía el reembolso {fila['numero']} de "
-            f"{dinero.eur(fila['importe'])} ({exc.mensaje}). El reembolso queda registrado como "
+            f"{dinero.eur(fila['importe'])} ({motivo}). El reembolso queda registrado como "
             "pendiente y el sistema lo completará solo, sin pagar dos veces. Dile al cliente que "
             "queda pendiente y que le avisaremos por aquí cuando se complete; no le digas que ya "
-            "está hecho ni propongas otro reembolso por lo mismo",
-            reembolso=fila["numero"],
-            estado="pendiente",
-        ) from exc
+            "está hecho ni propongas otro reembolso por lo mismo"),
+    )

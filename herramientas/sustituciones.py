@@ -25,7 +25,7 @@ encargado), ``AprobacionCaducada`` y no cambia nada.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -40,7 +40,7 @@ from agente.nucleo.errores import (
     ErrorPasarela,
     ProductoNoEncontrado,
 )
-from herramientas import libro, movimientos
+from herramientas import asignacion, libro, movimientos, politica_fijada
 from herramientas.pasarela import COBRO, Pasarela
 from herramientas.pedidos import normalizar_id
 
@@ -64,14 +64,6 @@ WHERE sustitucion_id = %(id)s AND concepto = %(concepto)s
 
 SELECT_ESTADO_SQL = "SELECT estado FROM sustituciones WHERE id = %(id)s"
 
-# Sin veredicto guardado (una llamada directa, fuera del agente): la política vigente, leída
-# en la transacción del cambio. Con veredicto, la instantánea guardada al evaluarlo.
-SELECT_MINIMO_SQL = """
-SELECT coalesce((SELECT diferencia_minima_liquidable FROM politicas_tienda
-                 WHERE tienda = %(tienda)s), %(defecto)s) AS minimo,
-       coalesce((SELECT version FROM politicas_tienda WHERE tienda = %(tienda)s), 1) AS version
-"""
-
 # FOR SHARE: un cambio de precio a la vez espera a que esta transacción termine.
 SELECT_PRODUCTOS_SQL = """
 SELECT sku, nombre, categoria, pvp FROM productos WHERE sku = ANY(%(skus)s) FOR SHARE
@@ -79,11 +71,6 @@ SELECT sku, nombre, categoria, pvp FROM productos WHERE sku = ANY(%(skus)s) FOR 
 
 SELECT_STOCK_SQL = """
 SELECT unidades FROM stock WHERE tienda = %(tienda)s AND sku = %(sku)s
-"""
-
-SELECT_EVALUACION_SQL = """
-SELECT herramienta, args, umbrales, valores FROM evaluaciones_politica
-WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
 
 INSERT_SUSTITUCION_SQL = """
@@ -101,9 +88,6 @@ RETURNING id
 """
 
 CADUCADA = libro.CADUCADA
-# El DEFAULT de politicas_tienda.diferencia_minima_liquidable (herramientas/ no importa
-# politicas/; tests/api/test_gobierno_politica.py comprueba que coinciden).
-MINIMO_POR_DEFECTO = Decimal("0.00")
 
 
 class _YaHecha(Exception):
@@ -193,13 +177,12 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
                 f"{sku_nuevo} ({nuevo['categoria']}) no es de la misma categoría que "
                 f"{sku_original} ({original['categoria']}): solo se cambia dentro de la categoría"
             )
-        evaluacion = conexion.execute(SELECT_EVALUACION_SQL, {
-            "thread_id": llamada.thread_id, "tool_call_id": llamada.tool_call_id}).fetchone()
-        _comprobar_precios(
+        evaluacion = politica_fijada.evaluacion(conexion, llamada)
+        politica_fijada.comprobar_precios(
             evaluacion, argumentos=argumentos, actuales={"pvp_original": original, "pvp_nuevo": nuevo},
         )
         diferencia = nuevo["pvp"] - unidad.precio
-        valores = _valores_de_politica(conexion, evaluacion, tienda)
+        valores = politica_fijada.valores_de_politica(conexion, evaluacion, tienda)
         minimo = Decimal(valores["diferencia_minima_liquidable"])
         if diferencia == 0:
             liquidacion = "ninguna"
@@ -246,7 +229,7 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
         return fila
 
 
-def _unidad_libre(conexion, *, pedido: str, sku: str) -> libro.UnidadLibre:
+def _unidad_libre(conexion, *, pedido: str, sku: str) -> asignacion.UnidadLibre:
     """La primera unidad libre de ``sku`` en el pedido (orden de línea y unidad)."""
     libres = libro.unidades_libres(conexion, pedido)
     unidad = next((u for u in libres if u.sku == sku), None)
@@ -364,52 +347,3 @@ def _comprobar_misma_operacion(
             f"{fila['numero']}); no se ha hecho nada nuevo",
             sustitucion=fila["numero"],
         )
-
-
-def _precio_guardado(umbrales: dict, clave: str) -> Decimal | None:
-    valor = umbrales.get(clave)
-    if valor is None:
-        return None
-    try:
-        return Decimal(str(valor))
-    except InvalidOperation:
-        return None
-
-
-def _valores_de_politica(conexion, evaluacion: dict | None, tienda: str) -> dict[str, Any]:
-    """Los valores de la política con los que se liquida este cambio: la instantánea que
-    guardó el veredicto de esta llamada (fijada al pausar; un cambio de política posterior
-    no perdona ni cobra otra cosa) o, sin ella, la política vigente en esta transacción.
-    Se guardan con el cambio (``valores_politica``) y la auditoría los compara."""
-    instantanea = (evaluacion or {}).get("valores")
-    if instantanea and "diferencia_minima_liquidable" in instantanea:
-        return {"diferencia_minima_liquidable": str(instantanea["diferencia_minima_liquidable"]),
-                "version": instantanea.get("version"), "origen": "instantanea"}
-    fila = conexion.execute(SELECT_MINIMO_SQL, {"tienda": tienda, "defecto": MINIMO_POR_DEFECTO}).fetchone()
-    return {"diferencia_minima_liquidable": str(fila["minimo"]), "version": fila["version"],
-            "origen": "vigente"}
-
-
-def _comprobar_precios(evaluacion: dict | None, *, argumentos: dict, actuales: dict) -> None:
-    """Compara el pvp de ahora con el que vio la política al evaluar esta misma llamada.
-
-    Solo si la evaluación es de ``sustituir`` con los mismos SKU: si un encargado editó
-    los SKU, lo que aprobó es lo que se ejecuta ahora y no hay precio previo que comparar.
-    """
-    if evaluacion is None or evaluacion["herramienta"] != "sustituir":
-        return
-    args = evaluacion["args"] or {}
-    if any(
-        normalizar_id(str(args.get(k, ""))) != argumentos[k] for k in ("sku_original", "sku_nuevo")
-    ):
-        return
-    umbrales = evaluacion["umbrales"] or {}
-    for clave, producto in actuales.items():
-        antes = _precio_guardado(umbrales, clave)
-        if antes is not None and antes != producto["pvp"]:
-            raise AprobacionCaducada(
-                f"{CADUCADA}: el precio de {producto['sku']} ha cambiado desde que se propuso "
-                f"el cambio ({dinero.eur(antes)} entonces, {dinero.eur(producto['pvp'])} "
-                "ahora); consulta de nuevo las alternativas y vuelve a proponerlo",
-                sku=producto["sku"],
-            )

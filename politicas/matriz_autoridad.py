@@ -25,7 +25,7 @@ importe (la consulta al encargado) o con importe <= 0 (un cambio a un producto m
 barato) basta con una firma del rol más bajo.
 
 ``leer_matriz`` lee una versión de la base (``politicas/`` decide con datos de la
-tienda; escribir versiones es cosa de ``agente.autoridad``).
+tienda; escribir versiones es cosa de ``agente.servicio.politica.gestion_autoridad``).
 """
 
 from __future__ import annotations

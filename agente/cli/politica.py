@@ -150,11 +150,10 @@ def solicitudes(
     todas: bool = typer.Option(False, "--todas", help="También las ya decididas o caducadas."),
 ) -> None:
     """Solicitudes de cambio de política que esperan firma (las de tus tiendas)."""
-    from agente.autoridad import ambito_firmante
-    from agente.servicio import cambios_politica, politica_tienda
+    from agente.servicio import cambios_politica, gestion_autoridad, politica_tienda
 
     with conectar() as conexion:
-        tiendas = [tienda] if tienda else list(ambito_firmante(conexion, firmante).tiendas)
+        tiendas = [tienda] if tienda else list(gestion_autoridad.ambito_firmante(conexion, firmante).tiendas)
         for t in tiendas:
             politica_tienda.comprobar_tienda(conexion, t)
             politica_tienda.comprobar_administrador(conexion, firmante, t)

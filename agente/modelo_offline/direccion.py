@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from agente.modelo_offline.lectura import RE_PEDIDO, limpiar_cola, normalizar
-from agente.modelo_offline.redaccion import _ejecutada
+from agente.modelo_offline.redaccion import ejecutada
 from agente.modelo_offline.resultados import Llamada
 from agente.nucleo.direcciones import provincia_de
 from agente.nucleo.operaciones import DIRECCION
@@ -105,7 +105,7 @@ def no_pendiente(pedido: str | None, estado: object) -> str:
 
 
 def cambiada(pedido: str | None, llamada: Llamada) -> str:
-    datos = _ejecutada(DIRECCION.offline.palabra, DIRECCION.offline.clave_numero, pedido, llamada)
+    datos = ejecutada(DIRECCION.offline.palabra, DIRECCION.offline.clave_numero, pedido, llamada)
     if isinstance(datos, str):
         return datos
     numero = datos[DIRECCION.offline.clave_numero]

@@ -17,24 +17,21 @@ operación con efectos, cuando una regla lo exija.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_DOWN, Decimal
+from decimal import Decimal
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import direccion, redaccion
+from agente.modelo_offline import cancelacion, direccion, redaccion, reenvio, vale
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
     PROPUESTA_CAMBIO,
-    RE_PEDIDO,
     RE_ROTO,
     Deseo,
     Tarea,
     leer_deseo,
-    limpiar_cola,
     lineas_mencionadas,
     normalizar,
     puntuacion,
@@ -51,8 +48,6 @@ from agente.nucleo.operaciones import (
     REEMBOLSO,
     REENVIO,
     VALE,
-    VALE_IMPORTE_MAX_DEFECTO,
-    VALE_PORCENTAJE_MAX_DEFECTO,
 )
 from herramientas.registro import (
     CAMBIAR_DIRECCION,
@@ -269,11 +264,11 @@ def _paso_direccion(tarea: Tarea, ctx: Contexto) -> Paso:
 
 
 def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = _hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, redaccion.cancelacion, "cancelar tu pedido")
+    pedido = _hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, cancelacion.redactar, "cancelar tu pedido")
     if isinstance(pedido, Paso):
         return pedido
     if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice qué hacer
-        return _fin(redaccion.cancelacion_no_posible(tarea.pedido, pedido.get("estado")))
+        return _fin(cancelacion.no_posible(tarea.pedido, pedido.get("estado")))
     motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else "cancelación solicitada por el cliente"
     # Se devuelve lo pagado, lo que dice el pedido: nunca una cantidad que pida el cliente.
     importe = cantidad(pedido.get("importe")) or dinero.CERO
@@ -286,19 +281,19 @@ def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
     hechas = [ll for ll in ctx.llamadas if ll.nombre == REENVIAR
               and str(ll.args.get("pedido", "")).upper() == str(tarea.pedido or "").upper()]
     if tarea.pedido and hechas:
-        return _fin("\n".join(redaccion.reenvio(tarea.pedido, llamada) for llamada in hechas))
+        return _fin("\n".join(reenvio.redactar(tarea.pedido, llamada) for llamada in hechas))
     pedido = _pedido_consultado(tarea, ctx, "tramitar el reenvío")
     if isinstance(pedido, Paso):
         return pedido
     if pedido.get("estado") in ("pendiente", "cancelado"):  # la herramienta lo rechazaría
-        return _fin(redaccion.reenvio_no_posible(tarea.pedido, pedido.get("estado")))
+        return _fin(reenvio.no_posible(tarea.pedido, pedido.get("estado")))
     roto = bool(RE_ROTO.search(normalizar(tarea.texto)))
     todas = _lineas(pedido)
     elegidas = lineas_mencionadas(todas, tarea.texto)
     if not elegidas and (len(todas) == 1 or not roto):
         elegidas = todas  # un solo producto, o no ha llegado nada del pedido
     if not elegidas or (roto and len(elegidas) != 1):
-        return _fin(redaccion.elegir_producto_reenvio(tarea.pedido, todas))
+        return _fin(reenvio.elegir_producto(tarea.pedido, todas))
     motivo = "llego_roto" if roto else "no_llego"
     llamadas = [
         ctx.pedir(REENVIAR, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
@@ -325,41 +320,23 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
     return _fin(redaccion.condiciones(llamada.resultado))
 
 
-# «un vale de 30 euros», «15,50 €»: lo que pide el cliente, si lo dice.
-RE_IMPORTE_PEDIDO = re.compile(r"(\d{1,7}(?:[.,]\d{1,2})?)\s*(?:€|eur\b|euros?\b)", re.IGNORECASE)
-
-
-def _importe_pedido(texto: str) -> Decimal | None:
-    encontrado = RE_IMPORTE_PEDIDO.search(texto)
-    return cantidad(encontrado.group(1).replace(",", ".")) if encontrado else None
-
-
 def _paso_vale(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = _hecha_o_pedido(tarea, ctx, COMPENSAR_CON_VALE, redaccion.vale, "darte un vale de compensación")
+    pedido = _hecha_o_pedido(tarea, ctx, COMPENSAR_CON_VALE, vale.redactar, "darte un vale de compensación")
     if isinstance(pedido, Paso):
         return pedido
     if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
-        return _fin(redaccion.vale_no_posible(tarea.pedido, pedido.get("estado")))
+        return _fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
     todas = _lineas(pedido)
     elegidas = lineas_mencionadas(todas, tarea.texto)
     if not elegidas and len(todas) == 1:
         elegidas = todas
     if len(elegidas) != 1:
-        return _fin(redaccion.vale_elegir_producto(tarea.pedido, todas))
+        return _fin(vale.elegir_producto(tarea.pedido, todas))
     linea = elegidas[0]
-    pagado = cantidad(linea.get("importe")) or dinero.CERO
-    # Sin cantidad pedida, lo que la tienda da sin firma por defecto; la regla de la tienda
-    # decide de verdad (y un encargado, si pasa de su máximo).
-    automatico = min((pagado * VALE_PORCENTAJE_MAX_DEFECTO / 100).quantize(Decimal("0.01"), rounding=ROUND_DOWN),
-                     VALE_IMPORTE_MAX_DEFECTO)
-    importe = _importe_pedido(tarea.texto) or automatico
+    importe = vale.importe_propuesto(linea.get("importe"), tarea.texto)
     if importe <= 0:
-        return _fin(redaccion.vale_no_posible(tarea.pedido, pedido.get("estado")))
-    motivo = tarea.motivo
-    if motivo == MOTIVO_POR_DEFECTO:
-        sin_pedido = re.sub(r"\b(?:del|el|en el)\s+pedido\b", " ", RE_PEDIDO.sub(" ", tarea.texto), flags=re.IGNORECASE)
-        motivo = limpiar_cola(re.sub(r"^[\s,.;:]+|\s+(?=[\s,.;:])", "", sin_pedido))[:500]
-        motivo = motivo or "compensación por una incidencia con el pedido"
+        return _fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
+    motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else vale.motivo_del_texto(tarea.texto)
     return ctx.pedir(COMPENSAR_CON_VALE, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
                                           "importe": dinero.texto(importe), "motivo": motivo})
 

@@ -15,37 +15,32 @@ from typing import Any
 from agente.modelo_offline.lectura import limpiar_cola
 from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO, REENVIO, VALE
+from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
 
 __all__ = [
     "AYUDA",
     "cambio_anulado",
     "cambio_ya_compensado",
-    "cancelacion",
-    "cancelacion_no_posible",
     "confirmar_cambio",
     "condiciones",
     "elegir_producto",
+    "ejecutada",
     "error",
+    "eur",
+    "fecha",
     "esperando_pedido",
     "estado_pedido",
     "lineas",
     "opciones_de_cambio",
     "pedir_pedido",
     "pedido_no_consultado",
-    "elegir_producto_reenvio",
     "reembolso",
-    "reenvio",
-    "reenvio_no_posible",
     "respuesta_encargado",
     "sin_alternativas",
     "sin_encaje",
     "sin_herramienta",
     "sin_reembolsable",
     "sustitucion",
-    "vale",
-    "vale_elegir_producto",
-    "vale_no_posible",
 ]
 
 AYUDA = (
@@ -58,12 +53,12 @@ AYUDA = (
 IMPORTE_ILEGIBLE = "un importe que no he podido leer"
 
 
-def _eur(valor: Any, *, signo: bool = False) -> str:
+def eur(valor: Any, *, signo: bool = False) -> str:
     numero = cantidad(valor)
     return dinero.eur(numero, signo=signo) if numero is not None else IMPORTE_ILEGIBLE
 
 
-def _fecha(valor: Any) -> str:
+def fecha(valor: Any) -> str:
     try:
         return date.fromisoformat(str(valor)[:10]).strftime("%d/%m/%Y")
     except ValueError:
@@ -74,7 +69,7 @@ def lineas(lineas_pedido: Sequence[dict]) -> str:
     """Las líneas para el cliente: el nombre del producto, nunca su SKU."""
     return "; ".join(
         f"{linea.get('unidades', 1)} × {linea.get('nombre') or linea.get('sku')}, "
-        f"{_eur(linea.get('importe'))}"
+        f"{eur(linea.get('importe'))}"
         for linea in lineas_pedido
     )
 
@@ -119,19 +114,19 @@ def pedido_no_consultado(pedido: str, resultado: Resultado) -> str:
 def estado_pedido(datos: dict, pedido: str | None) -> str:
     partes = [f"Tu pedido {datos.get('pedido', pedido)} está en estado «{datos.get('estado')}»."]
     if datos.get("fecha"):
-        partes.append(f"Lo hiciste el {_fecha(datos['fecha'])}.")
+        partes.append(f"Lo hiciste el {fecha(datos['fecha'])}.")
     if datos.get("entregado_en"):
         dias = datos.get("dias_desde_entrega")
         hace = f" (hace {dias} días)" if isinstance(dias, int) else ""
-        partes.append(f"Se entregó el {_fecha(datos['entregado_en'])}{hace}.")
+        partes.append(f"Se entregó el {fecha(datos['entregado_en'])}{hace}.")
     else:
         partes.append("Todavía no consta como entregado.")
     if datos.get("lineas"):
         partes.append(f"Contiene: {lineas(datos['lineas'])}.")
-    partes.append(f"Importe total: {_eur(datos.get('importe'))}.")
+    partes.append(f"Importe total: {eur(datos.get('importe'))}.")
     reembolsado = cantidad(datos.get("reembolsado"))
     if reembolsado:
-        partes.append(f"Ya se han reembolsado {_eur(reembolsado)}.")
+        partes.append(f"Ya se han reembolsado {eur(reembolsado)}.")
     return " ".join(partes)
 
 
@@ -152,7 +147,7 @@ def respuesta_encargado(resultado: Resultado) -> str:
 # ---------------------------------------------------------------- operaciones
 
 
-def _ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada) -> str | dict:
+def ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada) -> str | dict:
     """El JSON de la ``operacion`` («reembolso», «cambio»: ``Offline.palabra``) ejecutada,
     con su ``numero`` (``Offline.clave_numero``).
 
@@ -178,16 +173,16 @@ def _ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada
 def sin_reembolsable(pedido: str | None, datos: dict) -> str:
     return (
         f"El pedido {pedido} no tiene importe pendiente de reembolsar "
-        f"(ya reembolsado: {_eur(datos.get('reembolsado', '0'))})."
+        f"(ya reembolsado: {eur(datos.get('reembolsado', '0'))})."
     )
 
 
 def reembolso(pedido: str | None, llamada: Llamada) -> str:
-    datos = _ejecutada(REEMBOLSO.offline.palabra, REEMBOLSO.offline.clave_numero, pedido, llamada)
+    datos = ejecutada(REEMBOLSO.offline.palabra, REEMBOLSO.offline.clave_numero, pedido, llamada)
     if isinstance(datos, str):
         return datos
     numero = datos[REEMBOLSO.offline.clave_numero]
-    importe = _eur(datos.get("importe"))
+    importe = eur(datos.get("importe"))
     pedido_final = datos.get("pedido", pedido)
     if llamada.resultado.editado:
         # Lo propuesto antes de la edición es interno (lo ve el encargado, no el cliente):
@@ -232,8 +227,8 @@ def opciones_de_cambio(nombre: str, sku: str, pedido: str | None, alternativas: 
     """Las alternativas por su nombre (el cliente no lee SKUs); se elige nombrándola o por
     precio («una más barata»)."""
     opciones = "; ".join(
-        f"{a.get('nombre')} ({_eur(a.get('pvp'))}, diferencia "
-        f"{_eur(a.get('diferencia'), signo=True)})"
+        f"{a.get('nombre')} ({eur(a.get('pvp'))}, diferencia "
+        f"{eur(a.get('diferencia'), signo=True)})"
         for a in alternativas
     )
     return (
@@ -249,12 +244,12 @@ def confirmar_cambio(
     """La propuesta que espera un «sí», con los productos por su nombre. Los SKU van aparte,
     en el mensaje (``propuesta_cambio``, ver ``plan``), y ``lectura`` los lee de ahí."""
     otras = "; ".join(
-        f"{a.get('nombre')} ({_eur(a.get('pvp'))})" for a in alternativas if a is not elegida
+        f"{a.get('nombre')} ({eur(a.get('pvp'))})" for a in alternativas if a is not elegida
     )
     resto = f" También hay: {otras}." if otras else ""
     return (
         f"Para {nombre} te propongo {elegida.get('nombre')} "
-        f"({_eur(elegida.get('pvp'))}, diferencia {_eur(elegida.get('diferencia'), signo=True)}).{resto} "
+        f"({eur(elegida.get('pvp'))}, diferencia {eur(elegida.get('diferencia'), signo=True)}).{resto} "
         f"¿Confirmas el cambio de {nombre} del pedido {pedido} por {elegida.get('nombre')}? "
         "Responde «sí» para tramitarlo o dime otra opción."
     )
@@ -274,16 +269,16 @@ def sin_encaje(nombre: str, sku: str, deseo: str) -> str:
 def _diferencia_de_precio(valor: Any) -> str:
     diferencia = cantidad(valor) or dinero.CERO
     if diferencia < 0:
-        return f"Diferencia de precio: {_eur(diferencia)} (a tu favor)."
+        return f"Diferencia de precio: {eur(diferencia)} (a tu favor)."
     if diferencia > 0:
-        return f"Diferencia de precio: {_eur(diferencia, signo=True)} (a tu cargo)."
+        return f"Diferencia de precio: {eur(diferencia, signo=True)} (a tu cargo)."
     return "No hay diferencia de precio."
 
 
 def _liquidacion(datos: dict) -> str:
     """Lo que pasa con la diferencia, tal como lo dice la herramienta (``liquidacion``)."""
     liq = datos.get("liquidacion") if isinstance(datos.get("liquidacion"), dict) else {}
-    importe, numero = _eur(liq.get("importe")), liq.get("numero")
+    importe, numero = eur(liq.get("importe")), liq.get("numero")
     pendiente = liq.get("estado") == "pendiente"
     if liq.get("tipo") == "reembolso":
         if pendiente:
@@ -301,7 +296,7 @@ def _liquidacion(datos: dict) -> str:
 
 
 def sustitucion(pedido: str | None, llamada: Llamada) -> str:
-    datos = _ejecutada(CAMBIO.offline.palabra, CAMBIO.offline.clave_numero, pedido, llamada)
+    datos = ejecutada(CAMBIO.offline.palabra, CAMBIO.offline.clave_numero, pedido, llamada)
     if isinstance(datos, str):
         return datos
     partes = [
@@ -316,125 +311,3 @@ def sustitucion(pedido: str | None, llamada: Llamada) -> str:
     if datos.get("repetido"):
         return f"Ese cambio ya estaba tramitado. {cuerpo}"
     return cuerpo
-
-
-# ---------------------------------------------------------------- cancelación (issue 27)
-
-
-def cancelacion_no_posible(pedido: str | None, estado: Any) -> str:
-    """Lo que el cliente puede hacer en vez de cancelar un pedido que ya no está pendiente."""
-    if estado == "enviado":
-        return (
-            f"El pedido {pedido} ya ha salido del almacén, así que no se puede cancelar. Puedes "
-            "rechazar la entrega cuando llegue, o devolverlo cuando lo recibas y te reembolsamos "
-            "lo pagado. Si no te llega, avísanos y lo revisamos como pedido perdido."
-        )
-    if estado == "entregado":
-        return (
-            f"El pedido {pedido} ya está entregado, así que no se puede cancelar. Si no lo "
-            "quieres, puedes devolverlo dentro del plazo de la tienda y te reembolsamos lo pagado."
-        )
-    if estado == "cancelado":
-        return f"El pedido {pedido} ya está cancelado; no hay nada más que cancelar."
-    return f"El pedido {pedido} no se puede cancelar en su estado actual («{estado}»)."
-
-
-def cancelacion(pedido: str | None, llamada: Llamada) -> str:
-    resultado = llamada.resultado
-    if resultado.tipo == "pendiente":
-        return f"La cancelación del pedido {pedido} sigue pendiente de revisión."
-    if resultado.tipo == "rechazo":
-        return (
-            f"El encargado no ha aprobado la cancelación del pedido {pedido}. "
-            f"Motivo: {resultado.motivo_rechazo}. Tu pedido sigue en marcha: no he cancelado nada."
-        )
-    if resultado.tipo == "error":
-        numero = re.search(r"\bCA-\d{6}\b", resultado.texto)
-        if numero and "queda pendiente" in resultado.texto:
-            # Cancelado, pero la pasarela no confirmó la devolución: nunca «devuelto».
-            return (
-                f"He cancelado tu pedido {pedido} (cancelación {numero.group(0)}), pero la devolución "
-                "del importe queda pendiente de confirmar por la pasarela de pagos; te avisaremos "
-                "por aquí cuando se complete."
-            )
-        return error(f"cancelar el pedido {pedido}", resultado)
-    datos = resultado.datos
-    if not isinstance(datos, dict) or not datos.get("cancelacion"):
-        return f"Resultado de la cancelación del pedido {pedido}: {resultado.texto}"
-    pedido_final = datos.get("pedido", pedido)
-    hecho = (f"Tu pedido {pedido_final} ya estaba cancelado" if datos.get("repetido")
-             else f"He cancelado tu pedido {pedido_final} entero")
-    texto = f"{hecho} (cancelación {datos['cancelacion']})."
-    if datos.get("reembolso"):
-        texto += (f" Te devolvemos {_eur(datos.get('importe_devuelto'))} a tu medio de pago original "
-                  f"(reembolso {datos['reembolso']}).")
-    return texto
-
-
-# ---------------------------------------------------------------- vale de compensación
-
-
-def vale_no_posible(pedido: str | None, estado: Any) -> str:
-    if estado == "cancelado":
-        return f"El pedido {pedido} está cancelado: no puedo darte un vale de compensación por él."
-    return (
-        f"El pedido {pedido} aún no se ha entregado (estado: {estado}), así que todavía no puedo "
-        "compensarte con un vale. Cuando lo recibas, si algo no está bien, escríbeme y lo vemos."
-    )
-
-
-def vale_elegir_producto(pedido: str | None, lineas_pedido: Sequence[dict]) -> str:
-    nombres = "; ".join(str(linea.get("nombre")) for linea in lineas_pedido)
-    return f"¿Qué producto del pedido {pedido} tiene el problema? Contiene: {nombres}."
-
-
-def vale(pedido: str | None, llamada: Llamada) -> str:
-    datos = _ejecutada(VALE.offline.palabra, VALE.offline.clave_numero, pedido, llamada)
-    if isinstance(datos, str):
-        return datos
-    codigo = datos[VALE.offline.clave_numero]
-    importe = _eur(datos.get("importe"))
-    pedido_final = datos.get("pedido", pedido)
-    caduca = _fecha(datos.get("caduca"))
-    detalle = (
-        f"un vale de compensación de {importe} por el pedido {pedido_final}. Tu código es {codigo}: "
-        f"puedes usarlo en la tienda hasta el {caduca}. Te quedas el producto; no tienes que devolver nada."
-    )
-    if llamada.resultado.editado:
-        return f"Un encargado ha revisado y ajustado la compensación. Te he dado {detalle}"
-    if datos.get("repetido"):
-        return f"Ese vale ya estaba emitido: {detalle[0].upper()}{detalle[1:]}"
-    return f"Te he dado {detalle}"
-
-
-# ---------------------------------------------------------------- reenvío
-
-
-def reenvio_no_posible(pedido: str | None, estado: Any) -> str:
-    if estado == "cancelado":
-        return f"El pedido {pedido} está cancelado, así que no hay nada que reenviar."
-    return (
-        f"El pedido {pedido} aún no ha salido de la tienda, así que no hay nada que reenviar: "
-        "te avisaremos cuando se envíe."
-    )
-
-
-def elegir_producto_reenvio(pedido: str | None, lineas_pedido: Sequence[dict]) -> str:
-    # Sin códigos de producto: el cliente reconoce los nombres.
-    nombres = "; ".join(f"{linea.get('unidades', 1)} × {linea.get('nombre')}" for linea in lineas_pedido)
-    return f"¿Qué producto del pedido {pedido} hay que reenviarte? Contiene: {nombres}."
-
-
-def reenvio(pedido: str | None, llamada: Llamada) -> str:
-    palabra, clave = REENVIO.offline.palabra, REENVIO.offline.clave_numero
-    datos = _ejecutada(palabra, clave, pedido, llamada)
-    if isinstance(datos, str):
-        return datos
-    unidades = datos.get("unidades")
-    cuantas = "1 unidad" if unidades == 1 else f"{unidades} unidades"
-    que = (f"te enviamos otra vez «{datos.get('producto')}» ({cuantas}) desde nuestra tienda de "
-           f"{datos.get('tienda')}, sin ningún cargo: no se te cobra nada")
-    pedido_final = datos.get("pedido", pedido)
-    if datos.get("repetido"):
-        return f"Ese reenvío ya estaba tramitado: {datos[clave]} del pedido {pedido_final}; {que}."
-    return f"He tramitado el reenvío {datos[clave]} del pedido {pedido_final}: {que}."

@@ -32,6 +32,7 @@ __all__ = [
     "EnInstantanea",
     "EnLibro",
     "EnMatriz",
+    "EnTarjeta",
     "Numeracion",
     "Offline",
     "OperacionConEfecto",
@@ -220,6 +221,27 @@ class Offline:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EnTarjeta:
+    """Lo que la tarjeta del encargado enseña además de los argumentos de la llamada.
+
+    ``sql``: una consulta de solo lectura sobre los argumentos (``%(args)s``, jsonb) y el
+    cliente de la aprobación (``%(cliente)s``) que da una fila o ninguna; cada columna es un
+    dato, con su etiqueta en español como alias («"Producto nuevo"»). ``dinero``: las
+    etiquetas que son importes (se enseñan en euros). Trampa: filtra siempre por
+    ``%(cliente)s``, los argumentos los escribió el modelo.
+    """
+
+    sql: str
+    dinero: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _texto(self.sql, "tarjeta: consulta")
+        for parametro in ("%(args)s", "%(cliente)s"):
+            if parametro not in self.sql:
+                raise ValueError(f"tarjeta: la consulta no usa {parametro}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class OperacionConEfecto:
     """Una clase de efecto (reembolso, cambio...) y todo lo que el producto lee de ella.
 
@@ -231,7 +253,8 @@ class OperacionConEfecto:
     - ``libro``: tabla, número e importe en el libro y movimientos de la pasarela.
     - ``titulo``, ``decisiones``, ``campos``, ``campos_editables``: la tarjeta del
       encargado (título, botones, etiquetas de cada argumento y lo que se puede editar).
-    - ``historial``: cómo la enseña el historial del cliente en la ficha.
+    - ``historial``: cómo la enseña el historial del cliente en la ficha; ``tarjeta``: lo
+      que la ficha añade a los argumentos (nombres, precios, direcciones...), si algo.
     - ``texto_espera``: ``args -> str``, lo que lee el cliente mientras espera la firma
       («el reembolso de 120,00 EUR del pedido P-...»).
     - ``offline``: su intención en el modelo offline; ``instantanea``: lo que registra la
@@ -252,6 +275,7 @@ class OperacionConEfecto:
     texto_espera: Callable[[Mapping[str, Any]], str] = field(compare=False)
     offline: Offline
     instantanea: EnInstantanea
+    tarjeta: EnTarjeta | None = None
 
     def __post_init__(self) -> None:
         _identificador(self.nombre, "nombre de la operación")

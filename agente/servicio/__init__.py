@@ -27,8 +27,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
 
 La web y la CLI solo importan de aquí (contrato ``servicio-por-la-puerta``): de
 ``Servicio`` y de lo que se re-exporta abajo. La CLI de política trabaja con una conexión
-corta, sin construir el agente: por eso ``politica_tienda`` y ``cambios_politica`` se
-re-exportan como módulos.
+corta, sin construir el agente: por eso ``politica_tienda``, ``cambios_politica`` y
+``gestion_autoridad`` se re-exportan como módulos.
 """
 
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
@@ -51,7 +51,7 @@ from agente.servicio.fachada import Servicio
 from agente.servicio.operador.arranque import cargar_demo, tienda_para_token
 from agente.servicio.pagos.pendientes import InformePagos
 from agente.servicio.periodicas import arrancar as arrancar_periodicas
-from agente.servicio.politica import cambios_politica, politica_tienda
+from agente.servicio.politica import cambios_politica, gestion_autoridad, politica_tienda
 from agente.servicio.resultados import (
     Arreglo,
     Ejecucion,
@@ -80,6 +80,7 @@ __all__ = [
     "Servicio",
     "arrancar_periodicas",
     "cambios_politica",
+    "gestion_autoridad",
     "cargar_demo",
     "crear_servicio",
     "decisiones_como_csv",

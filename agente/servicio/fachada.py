@@ -11,7 +11,6 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
-from agente.autoridad import ambito_firmante
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio.aprobaciones.firmas import FirmaParcial
@@ -30,6 +29,7 @@ from agente.servicio.decisiones.ficha import ficha
 from agente.servicio.operador import hilo, prefijos, salud
 from agente.servicio.pagos.pendientes import InformePagos, Pagos
 from agente.servicio.politica import cambios_politica, politica_tienda
+from agente.servicio.politica.gestion_autoridad import ambito_firmante
 from agente.servicio.resultados import (
     Arreglo,
     Ejecucion,

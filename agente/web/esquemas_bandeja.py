@@ -146,6 +146,12 @@ class Firma(BaseModel):
     fecha: datetime
 
 
+class Detalle(BaseModel):
+    etiqueta: str = Field(description="El dato, en español («Producto nuevo», «Diferencia»).")
+    valor: str | None = Field(description="Su valor; un importe en euros con punto («129.00»).")
+    dinero: bool = Field(description="Un importe: se enseña en euros.")
+
+
 class Aprobacion(BaseModel):
     thread_id: str
     tienda: str
@@ -167,6 +173,9 @@ class Aprobacion(BaseModel):
         default=None, description="Solo en GET /api/aprobaciones/{id}: los últimos 90 días.")
     pedidos: dict[str, PedidoDetalle] | None = Field(
         default=None, description="Solo en GET /api/aprobaciones/{id}: líneas y libro de cada pedido.")
+    detalles: list[list[Detalle]] | None = Field(default=None, description=(
+        "Solo en GET /api/aprobaciones/{id}: por cada acción, lo que su operación añade a los "
+        "argumentos (nombres y precios de un cambio, direcciones, límite de un vale...)."))
     requisito: Requisito = Field(description="La autoridad que exige, fijada al pausar (o al editar).")
     firmas: list[Firma] = Field(description="Las firmas ya recogidas, la primera antes.")
 
@@ -290,7 +299,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
             {"texto": m["texto"], "fecha": m["creado"]} for m in fila.get("retenidos") or []
         ],
         "reclamada": _reclamo(fila),
-        **{k: fila[k] for k in ("conversacion", "historial_cliente", "pedidos") if k in fila},
+        **{k: fila[k] for k in ("conversacion", "historial_cliente", "pedidos", "detalles") if k in fila},
         "requisito": requisito_publico(fila.get("requisito")),
         "firmas": [
             {"encargado": f["encargado"], "nombre": f["nombre"], "rol": f["rol"], "fecha": f["fecha"],

@@ -111,7 +111,7 @@ def test_la_regional_ve_y_filtra_las_colas_de_sus_dos_tiendas(http, como):
 
 
 def test_una_aprobacion_que_espera_bajo_la_version_1_se_decide_bajo_la_1(http, como, ajustes):
-    from agente.autoridad import fijar_matriz
+    from agente.servicio.politica.gestion_autoridad import fijar_matriz
 
     hilo = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     with psycopg.connect(ajustes.database_url, **KWARGS_CONEXION) as c:

@@ -10,39 +10,14 @@ from decimal import Decimal
 import psycopg
 import psycopg.sql
 import pytest
-from fastapi.testclient import TestClient
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria.informe import hallazgos, informe
-from agente.web.app import crear_app
-from agente.web.auth import emitir_token
 from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
-from tests.apoyo.web_util import ajustes_web, cab, sql
+from tests.apoyo.web_util import sql
 
 PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
 CAFETERA = "P-20260917-0041"  # C-0001, talavera: una CAF-001 pagada a 120,00
-TIENDA = {"enc-talavera": "talavera", "enc-talavera-2": "talavera", "ger-talavera": "talavera",
-          "reg-centro": "madrid-centro", "reg-centro-2": "madrid-centro", "C-0006": "talavera",
-          "C-0001": "talavera"}
-
-
-@pytest.fixture
-def ajustes(bd_url):
-    return ajustes_web(bd_url)
-
-
-@pytest.fixture
-def http(ajustes):
-    with TestClient(crear_app(ajustes), raise_server_exceptions=False) as cliente:
-        yield cliente
-
-
-@pytest.fixture
-def como(ajustes):
-    def _como(sujeto: str) -> dict[str, str]:
-        rol = "cliente" if sujeto.startswith("C-") else "encargado"
-        return cab(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=TIENDA[sujeto]))
-    return _como
 
 
 def _pausa(http, como, cliente: str, texto: str) -> str:
@@ -309,7 +284,7 @@ def test_la_auditoria_encuentra_cada_manipulacion_del_plano_de_control(http, com
             assert [h["que"] for h in encontrados["ampliacion_sin_firma"]] == ["umbrales"]
         # 2. Una versión de la matriz en la que el gerente sube su propio límite.
         with c.transaction(force_rollback=True):
-            from agente.autoridad import fijar_matriz
+            from agente.servicio.politica.gestion_autoridad import fijar_matriz
 
             vigente = leer_matriz(c, tienda="talavera")
             limites = {r: dict(v) for r, v in vigente.limites.items()}

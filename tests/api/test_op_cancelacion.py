@@ -16,41 +16,17 @@ from decimal import Decimal
 
 import psycopg
 import pytest
-from fastapi.testclient import TestClient
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria.informe import informe
 from agente.servicio.decisiones.ficha import historial_cliente, lineas_de
-from agente.web.app import crear_app
-from agente.web.auth import emitir_token
 from politicas.valores import VALORES, FueraDeDominio, validar
-from tests.apoyo.web_util import ajustes_web, cab, sql
+from tests.apoyo.web_util import sql
 
 SOLO = "P-20261008-0201"  # C-0002, talavera, pendiente, 25,00 EUR (1 tostadora)
 GRANDE = "P-20261009-0420"  # C-0011, talavera, pendiente, 420,00 EUR (3 cafeteras + 2 flexos)
 ENVIADO = "P-20260925-0150"  # C-0004, madrid-centro, enviado
-TIENDA = {"C-0002": "talavera", "C-0011": "talavera", "C-0004": "madrid-centro",
-          "enc-talavera": "talavera", "ger-talavera": "talavera"}
 RE_SKU = re.compile(r"\b[A-Z]{3}-\d{3}\b")
-
-
-@pytest.fixture
-def ajustes(bd_url):
-    return ajustes_web(bd_url)
-
-
-@pytest.fixture
-def http(ajustes):
-    with TestClient(crear_app(ajustes), raise_server_exceptions=False) as cliente:
-        yield cliente
-
-
-@pytest.fixture
-def como(ajustes):
-    def _como(sujeto: str) -> dict[str, str]:
-        rol = "cliente" if sujeto.startswith("C-") else "encargado"
-        return cab(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=TIENDA[sujeto]))
-    return _como
 
 
 def _decir(http, como, cliente: str, texto: str) -> tuple[str, dict]:

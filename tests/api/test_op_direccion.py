@@ -25,11 +25,11 @@ from agente.nucleo.errores import ErrorDominio
 from agente.servicio.auditoria.informe import informe
 from herramientas.direcciones import cambiar_direccion
 from tests.apoyo.fabricas import consultar, uno
+from tests.apoyo.firmas import TIENDA_DE
 from tests.apoyo.web_util import cab
 
 PEDIDO = "P-20260914-0025"
 ENVIADO = "P-20260925-0150"  # C-0004, enviado
-TIENDA_DE = {"C-0007": "madrid-centro", "C-0004": "madrid-centro"}
 MADRID = "Cambia la dirección de envío del pedido P-20260914-0025 a Calle Mayor 5, 28013 Madrid"
 BARCELONA = "Quiero cambiar la dirección de envío del pedido P-20260914-0025 a Carrer de Balmes 10, 08001 Barcelona"
 DIRECCION_PEDIDO_SQL = "SELECT calle, codigo_postal, localidad, provincia FROM pedidos WHERE id = %(p)s"

@@ -6,13 +6,19 @@ sujeto (cliente o firmante de cualquier rol) con su tienda de :data:`TIENDA_DE`.
 
 from __future__ import annotations
 
+from agente import demo
+
 __all__ = ["PEDIDO_350", "PEDIDO_650", "TIENDA_DE", "decidir_como", "pausa_de_pedido"]
 
 PEDIDO_350 = "P-20261005-0350"  # C-0009, talavera: necesita gerente
 PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
-TIENDA_DE = {"enc-talavera": "talavera", "enc-talavera-2": "talavera", "ger-talavera": "talavera",
-             "reg-centro": "madrid-centro", "enc-madrid-centro": "madrid-centro",
-             "C-0009": "talavera", "C-0006": "talavera", "C-0003": "madrid-centro"}
+# La tienda de cada cliente y firmante de la demo (la de su token); ``reg-centro-2`` es la
+# segunda regional que crean las pruebas de gobierno de la política.
+TIENDA_DE = {
+    **{cliente[0]: cliente[1] for cliente in demo.CLIENTES},
+    **{encargado[0]: encargado[1] for encargado in demo.ENCARGADOS},
+    "reg-centro-2": "madrid-centro",
+}
 
 
 def pausa_de_pedido(http, como, cliente: str, pedido: str) -> str:

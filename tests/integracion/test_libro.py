@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio, ImporteNoValido
-from herramientas.libro import LineaPedida, UnidadLibre, asignar, normalizar_lineas
+from herramientas.asignacion import LineaPedida, UnidadLibre, asignar, normalizar_lineas
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.pedidos import consultar_pedido
 from herramientas.reembolsos import reembolsar

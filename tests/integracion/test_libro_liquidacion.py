@@ -213,3 +213,16 @@ def test_un_cambio_rechazado_por_la_unidad_no_deja_nada(pool, bd_url, averiable)
     with pytest.raises(ErrorDominio, match="una sola vez"):
         cambiar(pool, averiable, "CAF-002", llamada="s2")
     assert uno(bd_url, "SELECT count(*) FROM sustituciones") == 1 and movimientos(bd_url) == []
+
+
+def test_el_minimo_liquidable_por_defecto_es_el_mismo_en_la_base_la_politica_y_el_cambio(conexion):
+    # herramientas/ no importa politicas/: tres copias del mismo defecto que no deben separarse.
+    from herramientas.politica_fijada import MINIMO_POR_DEFECTO
+    from politicas.defectos import DEFECTOS
+
+    fila = conexion.execute(
+        "SELECT column_default FROM information_schema.columns "
+        "WHERE table_name = 'politicas_tienda' AND column_name = 'diferencia_minima_liquidable'"
+    ).fetchone()
+    en_base = Decimal(fila["column_default"].split("::")[0].strip("'"))
+    assert en_base == MINIMO_POR_DEFECTO == Decimal(str(DEFECTOS["diferencia_minima_liquidable"]))

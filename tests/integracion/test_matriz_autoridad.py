@@ -9,10 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agente.autoridad import ambito_firmante, darse_de_baja, fijar_matriz, historial_matriz
 from agente.demo import cargar_demo
 from agente.nucleo.errores import Prohibido
 from agente.nucleo.operaciones import OPERACIONES
+from agente.servicio.politica.gestion_autoridad import (
+    ambito_firmante,
+    darse_de_baja,
+    fijar_matriz,
+    historial_matriz,
+)
 from politicas.matriz_autoridad import (
     Matriz,
     Requisito,

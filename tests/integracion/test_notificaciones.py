@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agente.autoridad import darse_de_baja
 from agente.notificaciones import (
     avisar_aprobacion,
     avisos_de_escalado,
@@ -28,6 +27,7 @@ from agente.notificaciones.horario import (
 )
 from agente.notificaciones.plantillas import pintar
 from agente.nucleo.esperas import espera_tras
+from agente.servicio.politica.gestion_autoridad import darse_de_baja
 from politicas.matriz_autoridad import Requisito
 from tests.apoyo.fabricas_avisos import (
     MADRID,

@@ -250,7 +250,7 @@ def _matriz_a_mano(conexion, tienda: str | None, sin: str) -> int:
 
 
 def test_fijar_una_matriz_sin_las_filas_de_una_operacion_se_rechaza(conexion):
-    from agente.autoridad import fijar_matriz
+    from agente.servicio.politica.gestion_autoridad import fijar_matriz
 
     por_rol = {"encargado": Decimal("300"), "gerente": Decimal("1000"), "regional": None}
     with pytest.raises(ValueError, match="faltan las filas de sustitucion"):

@@ -32,10 +32,17 @@ def crear_consultar_horario(dependencias):
 HORARIO = Herramienta(nombre="consultar_horario", crear=crear_consultar_horario, reintento_seguro=True)
 
 
-def test_una_herramienta_de_lectura_registrada_solo_en_el_registro_la_llama_el_agente(bd_url, pool, pasarela):
+def test_una_herramienta_de_lectura_registrada_solo_en_el_registro_la_llama_el_agente(
+        bd_url, pool, pasarela, conexion):
+    from agente.evaluacion import instantanea
     from agente.servicio import Servicio
+    from agente.servicio.auditoria.informe import informe
 
     registro = REGISTRO.con(HORARIO)
+    # De lectura: sin decisiones, la política nunca la pausa y no es una operación con efecto.
+    assert "consultar_horario" not in registro.decisiones_permitidas()
+    assert "consultar_horario" not in registro.con_efectos()
+    efectos_antes = instantanea.efectos(conexion)
     llamada_horario = llamada("consultar_horario", dia="lunes")
     modelo = guion(AIMessage("", tool_calls=[llamada_horario]), "El lunes abrimos de 10:00 a 21:00.")
     agente = construir_agente(modelo, PostgresSaver(pool), pool=pool, pasarela=pasarela, registro=registro)
@@ -51,6 +58,10 @@ def test_una_herramienta_de_lectura_registrada_solo_en_el_registro_la_llama_el_a
     resultado = next(m for m in mensajes if isinstance(m, ToolMessage))
     assert resultado.name == "consultar_horario" and resultado.status == "success"
     assert json.loads(resultado.content) == {"tienda": "talavera", "dia": "lunes", "horario": "10:00-21:00"}
+    # La auditoría y la instantánea de la evaluación no ven ningún efecto nuevo.
+    assert instantanea.efectos(conexion) == efectos_antes
+    auditado = informe(conexion)
+    assert (auditado["sin_firma"], auditado["firmas"]) == ([], [])
 
 
 def test_el_registro_por_defecto_no_conoce_la_herramienta_nueva():

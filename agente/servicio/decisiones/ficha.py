@@ -13,14 +13,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from agente.nucleo import dinero
 from agente.nucleo.operacion import OperacionConEfecto
-from agente.nucleo.operaciones import OPERACIONES
+from agente.nucleo.operaciones import OPERACIONES, por_herramienta
 
 __all__ = [
     "DIAS_HISTORIAL",
     "conversacion",
+    "detalles_de",
     "estado_linea",
     "ficha",
     "historial_cliente",
@@ -121,8 +123,36 @@ def lineas_de(
     return resultado
 
 
+def detalles_de(
+    conexion: psycopg.Connection,
+    acciones: Sequence[dict[str, Any]],
+    cliente_id: str,
+    *,
+    operaciones: Sequence[OperacionConEfecto] = OPERACIONES,
+) -> list[list[dict[str, Any]]]:
+    """Por cada acción, lo que su operación declara en ``EnTarjeta`` (nombres, precios,
+    direcciones...): ``[{"etiqueta", "valor", "dinero"}]``; vacío si no declara nada o si
+    los argumentos no casan con un pedido del cliente."""
+    resultado: list[list[dict[str, Any]]] = []
+    for accion in acciones:
+        op = por_herramienta(accion.get("name"), operaciones)
+        args = accion.get("args")
+        if op is None or op.tarjeta is None or not isinstance(args, dict):
+            resultado.append([])
+            continue
+        fila = conexion.execute(op.tarjeta.sql, {"args": Jsonb(args), "cliente": cliente_id}).fetchone()
+        resultado.append([] if fila is None else [
+            {"etiqueta": etiqueta, "dinero": etiqueta in op.tarjeta.dinero,
+             "valor": None if valor is None else (
+                 dinero.texto(valor) if etiqueta in op.tarjeta.dinero else str(valor))}
+            for etiqueta, valor in fila.items()
+        ])
+    return resultado
+
+
 def ficha(conexion: psycopg.Connection, fila: dict[str, Any]) -> dict[str, Any]:
-    """La fila de la bandeja con ``conversacion``, ``historial_cliente`` y ``pedidos``."""
+    """La fila de la bandeja con ``conversacion``, ``historial_cliente``, ``pedidos`` y
+    ``detalles`` (uno por acción)."""
     acciones = (fila.get("peticion") or {}).get("action_requests") or []
     pedidos = sorted({str(a["args"]["pedido"]) for a in acciones
                       if isinstance(a.get("args"), dict) and a["args"].get("pedido")})
@@ -131,4 +161,5 @@ def ficha(conexion: psycopg.Connection, fila: dict[str, Any]) -> dict[str, Any]:
         "conversacion": conversacion(conexion, fila["thread_id"]),
         "historial_cliente": historial_cliente(conexion, fila["cliente_id"]),
         "pedidos": lineas_de(conexion, pedidos, fila["cliente_id"]),
+        "detalles": detalles_de(conexion, acciones, fila["cliente_id"]),
     }

@@ -1,4 +1,6 @@
 """La política de una tienda, administrada: umbrales y matriz versionados
-(``politica_tienda``), cambios con separación de funciones (``cambios_politica``) y, al
+(``politica_tienda``), las escrituras de la autoridad (``gestion_autoridad``: versiones de
+la matriz, ámbito de un firmante, bajas), cambios con separación de funciones
+(``cambios_politica``) y, al
 arrancar, que cada operación declarada tenga su autoridad (``comprobar_operaciones``).
 """

@@ -28,7 +28,6 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.autoridad import Ambito, ambito_firmante
 from agente.bd.claves_candado import CANDADO_POLITICA_SQL
 from agente.notificaciones.bandeja_salida import encolar_aviso
 from agente.nucleo.errores import (
@@ -38,6 +37,7 @@ from agente.nucleo.errores import (
     Prohibido,
     YaDecidida,
 )
+from agente.servicio.politica.gestion_autoridad import Ambito, ambito_firmante
 from agente.servicio.politica.politica_tienda import (
     ResultadoCambio,
     aplicar,

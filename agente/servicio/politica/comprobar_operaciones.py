@@ -21,10 +21,10 @@ from collections.abc import Sequence
 
 import psycopg
 
-from agente.autoridad import fijar_matriz
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.nucleo.operacion import OperacionConEfecto
 from agente.nucleo.operaciones import OPERACIONES
+from agente.servicio.politica.gestion_autoridad import fijar_matriz
 from politicas.matriz_autoridad import MATRIZ_COMO_JSON, Matriz, matriz_de_json
 
 __all__ = ["comprobar_operaciones", "completar_matrices", "faltas_en_base", "matrices_vigentes"]

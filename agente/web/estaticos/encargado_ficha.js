@@ -78,9 +78,21 @@ function historialCliente(h) {
     el("ul", {}, filas.map(([cuando, que, detalle]) => el("li", {}, el("strong", {}, que), ` · ${detalle} · ${fecha(cuando)}`))));
 }
 
+/** Lo que la operación de cada acción añade a sus argumentos (nombres, precios, direcciones). */
+function detallesAcciones(ficha) {
+  const acciones = Array.isArray(ficha.acciones) ? ficha.acciones : [];
+  return (ficha.detalles || []).map((detalles, i) => (detalles.length
+    ? el("section", { class: "detalles-accion", "aria-label": `Detalle: ${acciones[i]?.titulo || "propuesta"}` },
+      el("h3", {}, acciones[i]?.titulo || "Propuesta"),
+      el("dl", { class: "detalles" }, detalles.flatMap((d) => [
+        el("dt", {}, d.etiqueta),
+        el("dd", {}, d.valor == null ? "—" : d.dinero ? euros(d.valor) : d.valor)])))
+    : null)).filter(Boolean);
+}
+
 /** La ficha completa (de GET /api/aprobaciones/{id}). */
 export function bloqueFicha(ficha) {
-  const partes = [];
+  const partes = [...detallesAcciones(ficha)];
   if (Array.isArray(ficha.conversacion)) partes.push(transcripcion(ficha.conversacion));
   for (const pedido of Object.values(ficha.pedidos || {})) partes.push(tablaLineas(pedido));
   if (ficha.historial_cliente) partes.push(historialCliente(ficha.historial_cliente));

@@ -1,0 +1,54 @@
+"""Las operaciones con efecto de la tienda, declaradas una vez: un módulo por operación
+(reembolso, cambio, cancelación, reenvío, vale, dirección) y su lugar en ``lista.OPERACIONES``.
+
+``OPERACIONES`` es la única lista de clases de efecto; el registro de herramientas es la
+única lista de herramientas. Quien necesite saber algo de una operación (su regla, sus
+filas de la matriz, su tabla, sus etiquetas, su texto para el cliente...) lo lee de aquí
+y recorre ``OPERACIONES`` en vez de nombrar «reembolso» o «sustitución».
+
+Añadir una operación: su módulo en este paquete y su sitio en ``lista.OPERACIONES``; su
+herramienta en el registro (``Herramienta.de_operacion``); su regla en ``politicas/reglas``;
+una migración con su tabla, las filas de la matriz por defecto (``EnMatriz``) y la vista
+``efectos`` de ``vista_efectos_sql``; una tarea de evaluación. Lo que falte lo nombran el
+arranque del servicio (``agente.servicio.politica.comprobar_operaciones``) y
+``tests/integracion/test_operaciones_declaradas.py``.
+"""
+
+from agente.nucleo.operaciones.cambio import CAMBIO
+from agente.nucleo.operaciones.cancelacion import CANCELACION
+from agente.nucleo.operaciones.direccion import DIRECCION
+from agente.nucleo.operaciones.lista import (
+    COLUMNAS_EFECTOS,
+    OPERACIONES,
+    por_herramienta,
+    por_regla,
+    vista_efectos_sql,
+)
+from agente.nucleo.operaciones.reembolso import REEMBOLSO
+from agente.nucleo.operaciones.reenvio import MOTIVOS_REENVIO, REENVIO
+from agente.nucleo.operaciones.vale import (
+    VALE,
+    VALE_DIAS_CADUCIDAD_DEFECTO,
+    VALE_IMPORTE_MAX_DEFECTO,
+    VALE_PORCENTAJE_MAX_DEFECTO,
+    VALE_VENTANA_DIAS,
+)
+
+__all__ = [
+    "CAMBIO",
+    "CANCELACION",
+    "DIRECCION",
+    "COLUMNAS_EFECTOS",
+    "MOTIVOS_REENVIO",
+    "OPERACIONES",
+    "REEMBOLSO",
+    "VALE",
+    "VALE_DIAS_CADUCIDAD_DEFECTO",
+    "VALE_IMPORTE_MAX_DEFECTO",
+    "VALE_PORCENTAJE_MAX_DEFECTO",
+    "VALE_VENTANA_DIAS",
+    "REENVIO",
+    "por_herramienta",
+    "por_regla",
+    "vista_efectos_sql",
+]

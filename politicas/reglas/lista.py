@@ -1,0 +1,21 @@
+"""La tabla de reglas por nombre: la única lista de reglas de aprobación."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from politicas.reglas.base import Regla
+from politicas.reglas.cancelacion import CANCELACION
+from politicas.reglas.consulta import CONSULTA
+from politicas.reglas.direccion import DIRECCION
+from politicas.reglas.reembolso import REEMBOLSO
+from politicas.reglas.reenvio import REENVIO
+from politicas.reglas.sustitucion import SUSTITUCION
+from politicas.reglas.vale import VALE
+
+__all__ = ["REGLAS"]
+
+REGLAS: Mapping[str, Regla] = MappingProxyType(
+    {r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, REENVIO, VALE, DIRECCION)}
+)
