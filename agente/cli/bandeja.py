@@ -22,9 +22,9 @@ from agente.nucleo import dinero
 from agente.nucleo.errores import DecisionNoValida
 from agente.nucleo.fechas import fecha_hora
 
-__all__ = ["ACCIONES", "aprobaciones", "decidir", "filas_historial", "hora", "pista_decidir", "sin_accion"]
+__all__ = ["ACCIONES", "COLUMNAS_HISTORIAL", "aprobaciones", "decidir", "filas_historial", "hora", "pista_decidir", "sin_accion"]
 
-ACCIONES = "aprobar | rechazar --motivo TEXTO | editar --importe 90 | responder --texto TEXTO"
+ACCIONES = "aprobar | rechazar --motivo TEXTO | editar --importe 90,50 | responder --texto TEXTO"
 
 
 def pista_decidir(thread_id: str, encargado: str | None) -> str:
@@ -52,12 +52,12 @@ _VERBOS = {"approve": "aprobó", "edit": "editó", "reject": "rechazó", "respon
 def _firmas(firmas: list[dict[str, Any]], n: int) -> str:
     """Una línea por firmante: «Lucía Moreno (enc-talavera, encargado) aprobó · 01/12/2026 10:30
     (hora de Madrid)», con lo que decidió en la operación ``n``."""
-    from agente.servicio import lo_que_decidio
+    from agente.servicio import lo_que_decidio, nombre_decision
 
     lineas = []
     for f in firmas:
         decidio = lo_que_decidio(f, n)
-        texto = _VERBOS.get(decidio["tipo"], decidio["tipo"] or "firmó")
+        texto = _VERBOS.get(decidio["tipo"], nombre_decision(decidio["tipo"]) or "firmó")
         if decidio["importe"]:
             texto += f" a {dinero.eur(decidio['importe'])}"
         if decidio["motivo"]:
@@ -66,48 +66,65 @@ def _firmas(firmas: list[dict[str, Any]], n: int) -> str:
     return "\n".join(lineas)
 
 
+COLUMNAS_HISTORIAL = ["Decidida", "Hilo", "Tienda", "Cliente", "Firmas", "Decisión", "Operación",
+                      "Pedido", "Importe", "Motivo", "Nota"]
+
+
 def filas_historial(decisiones: list[dict[str, Any]]) -> list[list[Any]]:
-    """Una fila por operación decidida, como el CSV; en «Firmas», cada persona que firmó."""
+    """Una fila por operación decidida, como el CSV, en español: la decisión («editada»), la
+    operación por su título («Reembolso»), el importe en euros; en «Firmas», cada persona."""
+    from agente.servicio import nombre_decision, nombre_operacion
+
     filas = []
     for d in decisiones:
         for n, a in enumerate(d["acciones"] or [{}]):
-            importe = a.get("importe_final") or a.get("importe_propuesto") or ""
+            importe = a.get("importe_final") or a.get("importe_propuesto")
+            decision = nombre_decision(d["tipo"])
             filas.append([
                 hora(d["decidida"]), d["thread_id"], d["tienda"],
                 f"{d['cliente']['nombre']} ({d['cliente']['id']})",
                 _firmas(d.get("firmas") or [], n) or d["encargado"]["id"],
-                f"{d['tipo']} (fallida: {d['fallo']})" if d.get("fallo") else d["tipo"],
-                " ".join(filter(None, [a.get("nombre"), a.get("pedido")])), importe,
-                a.get("motivo") or "", d["nota"] or "",
+                f"{decision} (fallida: {d['fallo']})" if d.get("fallo") else decision,
+                nombre_operacion(a.get("nombre")), a.get("pedido") or "",
+                dinero.eur(importe) if importe else "", a.get("motivo") or "", d["nota"] or "",
             ])
     return filas
 
 
 def _resumen_accion(registro, accion: dict) -> str:
-    """«reembolsar: el reembolso de 120,00 EUR del pedido P-...» (texto del registro)."""
+    """«Reembolso: el reembolso de 120,00 EUR del pedido P-...» (título de la operación y
+    texto del registro)."""
+    from agente.servicio import nombre_operacion
+
     herramienta = registro.get(accion.get("name"))
     detalle = herramienta.texto_espera(accion.get("args") or {}) if herramienta else ""
-    return f"{accion.get('name')}: {detalle}" if detalle else str(accion.get("name"))
+    titulo = nombre_operacion(accion.get("name"))
+    return f"{titulo}: {detalle}" if detalle else titulo
 
 
 @errores_en_una_linea
 def aprobaciones(
     tienda: str | None = typer.Option(None, "--tienda", help="Solo las de esta tienda."),
-    limite: int = typer.Option(50, "--limite", min=1, max=500),
+    limite: int = typer.Option(50, "--limite", min=1, max=500, help="Cuántas como mucho."),
     historial: bool = typer.Option(False, "--historial", help="Las ya decididas (la más reciente primero)."),
     desde: Annotated[datetime | None, typer.Option("--desde", help="Con --historial: decididas desde (AAAA-MM-DD).")] = None,
     hasta: Annotated[datetime | None, typer.Option("--hasta", help="Con --historial: decididas antes de (AAAA-MM-DD).")] = None,
-    decision: str | None = typer.Option(None, "--decision", help="Con --historial: approve, edit, reject, respond o caducada."),
+    decision: str | None = typer.Option(None, "--decision", help="Con --historial: aprobada, editada, rechazada, respondida o caducada."),
     encargado: str | None = typer.Option(None, "--encargado", help="Con --historial: quién firmó (cualquiera de las firmas)."),
     cliente: str | None = typer.Option(None, "--cliente", help="Con --historial: de este cliente."),
     pedido: str | None = typer.Option(None, "--pedido", help="Con --historial: de este pedido."),
+    csv: str | None = typer.Option(None, "--csv", help="Con --historial: escribe el CSV en ese fichero («-»: la salida)."),
+    formato: str = typer.Option("hoja", "--formato", help="Con --csv: hoja (hoja de cálculo en español) o maquina (para programas)."),
 ) -> None:
-    """La cola de aprobaciones pendientes, la más antigua primero, con los motivos; con
-    ``--historial``, las decididas, con los mismos filtros que ``GET /api/decisiones``."""
+    """La cola de aprobaciones pendientes, la más antigua primero, con los motivos.
+
+    Con --historial, las ya decididas, con los mismos filtros que la pestaña Historial."""
     if historial:
-        return _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido)
+        return _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido, csv, formato)
 
     with servicio() as abierto:
+        if tienda is not None:
+            abierto.comprobar_tienda(tienda)  # «tienda desconocida: sevilla», no «no hay nada»
         filas = abierto.aprobaciones_pendientes(tienda, limite)
         if not filas:
             typer.echo("No hay aprobaciones pendientes.")
@@ -128,22 +145,43 @@ def aprobaciones(
               salida)
 
 
-def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido) -> None:
-    from agente.servicio import FiltrosDecisiones
+def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido, csv=None, formato="hoja") -> None:
+    from agente.servicio import FORMATOS_CSV_DECISIONES, FiltrosDecisiones, tipo_de_nombre
 
+    if formato not in FORMATOS_CSV_DECISIONES:
+        raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV_DECISIONES)}")
     try:
-        filtros = FiltrosDecisiones(desde=_con_zona(desde), hasta=_con_zona(hasta), tipo=decision, encargado=encargado,
+        tipo = tipo_de_nombre(decision) if decision is not None else None
+        filtros = FiltrosDecisiones(desde=_con_zona(desde), hasta=_con_zona(hasta), tipo=tipo, encargado=encargado,
                           cliente=cliente, pedido=pedido, tienda=tienda, por_pagina=limite)
     except ValueError as exc:
         raise DecisionNoValida(str(exc)) from None
     with servicio() as abierto:
+        if tienda is not None:
+            abierto.comprobar_tienda(tienda)
         decisiones, total = abierto.historial_decisiones([tienda] if tienda else None, filtros)
+    if csv is not None:
+        return _escribir_csv(decisiones, csv, formato)
     if not decisiones:
         typer.echo("No hay decisiones que cumplan los filtros.")
         return
-    tabla(f"Decisiones ({len(decisiones)} de {total})",
-          ["Decidida", "Hilo", "Tienda", "Cliente", "Firmas", "Decisión", "Operación", "Importe", "Motivo", "Nota"],
-          filas_historial(decisiones), minimos={"Decidida": len("(hora de Madrid)")})
+    tabla(f"Decisiones ({len(decisiones)} de {total})", COLUMNAS_HISTORIAL, filas_historial(decisiones),
+          enteras=("Hilo", "Pedido", "Importe"),
+          minimos={"Decidida": len("(hora de Madrid)"), "Cliente": 20, "Firmas": 48})
+
+
+def _escribir_csv(decisiones: list[dict[str, Any]], ruta: str, formato: str) -> None:
+    """El mismo CSV que ``GET /api/decisiones.csv?formato=...`` (con BOM en «hoja»)."""
+    from pathlib import Path
+
+    from agente.servicio import decisiones_como_csv, decisiones_como_csv_hoja
+
+    texto = decisiones_como_csv(decisiones) if formato == "maquina" else decisiones_como_csv_hoja(decisiones)
+    if ruta == "-":
+        typer.echo(texto, nl=False)
+        return
+    Path(ruta).write_text(texto, encoding="utf-8", newline="")
+    typer.echo(f"{len(decisiones)} decisiones en {ruta} (formato {formato}).")
 
 
 def _con_zona(momento: datetime | None) -> datetime | None:
@@ -163,13 +201,16 @@ def decidir(
     accion: str | None = typer.Argument(None, help="aprobar | rechazar | editar | responder"),
     encargado: str | None = typer.Option(None, "--encargado", help="Id del encargado que decide (obligatorio)."),
     motivo: str | None = typer.Option(None, "--motivo", help="Motivo del rechazo (lo lee el cliente)."),
-    importe: str | None = typer.Option(None, "--importe", help="Nuevo importe al editar (p. ej. 90)."),
+    importe: str | None = typer.Option(None, "--importe", help="Nuevo importe al editar, con coma o punto (p. ej. 90,50)."),
     texto: str | None = typer.Option(None, "--texto", help="Respuesta a una consulta al encargado."),
 ) -> None:
     """Decide la aprobación pendiente de un hilo (la misma decisión para cada operación).
-    Ejemplo: ``agente decidir h-1a2b aprobar --encargado enc-talavera``."""
+
+    Ejemplo: agente decidir h-1a2b aprobar --encargado enc-talavera"""
     if accion is None or encargado is None:
         raise sin_accion(hilo, accion)
+    if importe is not None:
+        importe = dinero.texto(dinero.importe_escrito(importe))  # «300,50» -> «300.50»
     with servicio() as abierto:
         hilo = abierto.resolver_hilo(hilo)
         pendiente = abierto.aprobacion(hilo)

@@ -93,12 +93,17 @@ def tabla(
     from rich.table import Table
 
     hecha = Table(title=titulo)
+    necesario = 0  # lo que ocupan las columnas que no se estrechan: la consola se ensancha
     for columna in columnas:
         ancho = max((len(str(f[columnas.index(columna)] or "")) for f in filas), default=0)
         if columna in enteras:
             hecha.add_column(columna, no_wrap=True, min_width=ancho)
+            necesario += ancho + 3
         else:
-            hecha.add_column(columna, min_width=(minimos or {}).get(columna))
+            minimo = (minimos or {}).get(columna)
+            # «fold»: un id largo se parte en dos líneas, nunca se corta con «…»
+            hecha.add_column(columna, min_width=minimo, overflow="fold")
+            necesario += (minimo or 10) + 3
     for fila in filas:
         hecha.add_row(*[str(v) if v is not None else "" for v in fila])
-    Console(width=max(160, shutil.get_terminal_size((160, 24)).columns)).print(hecha)
+    Console(width=max(160, necesario, shutil.get_terminal_size((160, 24)).columns)).print(hecha)

@@ -60,8 +60,17 @@ def _pares(valores: list[str], opcion: str) -> dict[str, str | None]:
         if not igual or not clave.strip():
             raise DecisionNoValida(f"{opcion} espera clave=valor: «{valor}»")
         importe = importe.strip()
-        pares[clave.strip()] = None if importe.lower() in SIN_LIMITE else importe
+        pares[clave.strip()] = None if importe.lower() in SIN_LIMITE else _con_punto(importe)
     return pares
+
+
+def _con_punto(valor: str) -> str:
+    """«250,50» -> «250.50»: un importe escrito con coma decimal (o «1.234,50») vale igual."""
+    if "," not in valor:
+        return valor
+    from agente.nucleo import dinero
+
+    return dinero.texto(dinero.importe_escrito(valor))
 
 
 @politica.command("ver")
@@ -82,13 +91,13 @@ def fijar(
     umbral: Annotated[list[str] | None, typer.Option(
         "--umbral", help="nombre=valor (p. ej. limite_reembolso=80).")] = None,
     limite: Annotated[list[str] | None, typer.Option(
-        "--limite", help="regla.rol=importe o «sin» (p. ej. reembolso.encargado=400).")] = None,
+        "--limite", help="regla.rol=importe o «sin» (p. ej. reembolso.encargado=400,50).")] = None,
     dos_firmas: Annotated[list[str] | None, typer.Option(
         "--dos-firmas", help="regla=importe o «nunca» (p. ej. reembolso=800).")] = None,
     motivo: str | None = typer.Option(None, "--motivo", help="Por qué (queda en la versión)."),
 ) -> None:
     """Versión nueva de umbrales y/o matriz (parte de la vigente). Si amplía, queda como
-    solicitud que firma alguien por encima de ti (``agente politica firmar``)."""
+    solicitud que firma alguien por encima de ti (con «agente politica firmar»)."""
     from agente.servicio import cambios_politica
 
     if not (umbral or limite or dos_firmas):

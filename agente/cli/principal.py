@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from agente.cli import bandeja, conversacion, evaluar, ingesta, operacion, servidor
+from agente.cli.ayuda import en_espanol
 from agente.cli.db import db
 from agente.cli.politica import politica
 
@@ -34,7 +35,10 @@ GRUPOS = (("db", db), ("token", servidor.token_app), ("politica", politica), ("c
 
 
 def _montar() -> typer.Typer:
-    montada = typer.Typer(help="Agente de atención al cliente para tiendas.", no_args_is_help=True)
+    en_espanol()
+    # Sin --install-completion/--show-completion: sus textos son de Typer, en inglés.
+    montada = typer.Typer(help="Agente de atención al cliente para tiendas.", no_args_is_help=True,
+                          add_completion=False)
     for nombre, orden in ORDENES:
         montada.command(nombre)(orden)
     for nombre, grupo in GRUPOS:

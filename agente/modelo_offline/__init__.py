@@ -18,7 +18,8 @@ Por módulos, en el orden en que trabaja:
 - ``resultados``: lo que volvió a cada llamada (status, artifact, JSON; el único
   analizador del texto en inglés de un rechazo).
 - ``plan``: el siguiente paso de cada tarea y el plan del turno.
-- ``redaccion``: los textos en español.
+- ``redaccion``: los textos en español; ``seguimiento``: lo que no entiende justo después
+  de un desenlace (un mensaje escrito mientras decidía el encargado) se contesta recordándolo.
 - ``modelo``: el ``BaseChatModel`` (``bind_tools``, streaming).
 
 Es determinista para un mismo historial (salvo los ids aleatorios de las llamadas).

@@ -27,6 +27,7 @@ __all__ = [
     "MOTIVO_POR_DEFECTO",
     "PATRONES",
     "RE_PEDIDO",
+    "PROPUESTA_CAMBIO",
     "RE_PROPUESTA",
     "RE_ROTO",
     "RE_SKU",
@@ -72,6 +73,8 @@ RE_DISPONIBILIDAD = re.compile(
 RE_BARATA = re.compile(r"\b(?:barat\w*|economic\w*|menos car[ao]s?|mas asequible\w*|inferior\w*)\b")
 RE_IGUAL = re.compile(r"\b(?:mismo precio|misma precio|mismo importe|mismo valor|igual\w*|equivalente\w*)\b")
 # La propuesta de cambio que espera un «sí» (la escribe ``redaccion.confirmar_cambio``).
+# Dónde deja el modelo offline la propuesta de cambio que espera un «sí» (SKU y pedido).
+PROPUESTA_CAMBIO = "propuesta_cambio"
 RE_PROPUESTA = re.compile(
     r"¿Confirmas el cambio de ([A-Z]{3}-\d{3}) del pedido (P-\d{8}-\d{4}) por la ([A-Z]{3}-\d{3})\?"
 )
@@ -304,11 +307,17 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
 
 
 def _propuesta_pendiente(anteriores: Sequence[BaseMessage]) -> tuple[str, str, str] | None:
-    """(sku_original, pedido, sku_nuevo) si la última respuesta del asistente pide confirmar un cambio."""
+    """(sku_original, pedido, sku_nuevo) si la última respuesta del asistente pide confirmar un cambio.
+
+    La propuesta va en ``additional_kwargs[PROPUESTA_CAMBIO]`` (el texto nombra los productos,
+    no sus SKU); en historias de antes, en el texto (``RE_PROPUESTA``)."""
     for mensaje in reversed(anteriores):
         if isinstance(mensaje, HumanMessage):
             return None
         if isinstance(mensaje, AIMessage) and not mensaje.tool_calls:
+            propuesta = (mensaje.additional_kwargs or {}).get(PROPUESTA_CAMBIO)
+            if isinstance(propuesta, dict) and all(propuesta.get(k) for k in ("sku_original", "pedido", "sku_nuevo")):
+                return str(propuesta["sku_original"]), str(propuesta["pedido"]), str(propuesta["sku_nuevo"])
             encontrada = RE_PROPUESTA.search(texto_de(mensaje))
             return (encontrada.group(1), encontrada.group(2), encontrada.group(3)) if encontrada else None
     return None

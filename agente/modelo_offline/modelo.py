@@ -37,7 +37,7 @@ def decidir(mensajes: Sequence[BaseMessage], herramientas: set[str] | None = Non
             for nombre, args in plan.llamadas
         ]
         return AIMessage(content="", tool_calls=llamadas)
-    return AIMessage(content=plan.texto)
+    return AIMessage(content=plan.texto, additional_kwargs=dict(plan.extra))
 
 
 def _nombres(herramientas: Any) -> set[str] | None:
@@ -112,8 +112,10 @@ class ModeloOffline(BaseChatModel):
             ]
             yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=trozos))
             return
-        for palabra in re.findall(r"\S+\s*|\s+", str(mensaje.content)):
-            trozo = ChatGenerationChunk(message=AIMessageChunk(content=palabra))
+        for n, palabra in enumerate(re.findall(r"\S+\s*|\s+", str(mensaje.content))):
+            # Lo que no es texto (la propuesta de cambio) va con el primer trozo.
+            extra = dict(mensaje.additional_kwargs) if n == 0 else {}
+            trozo = ChatGenerationChunk(message=AIMessageChunk(content=palabra, additional_kwargs=extra))
             if run_manager:
                 run_manager.on_llm_new_token(palabra, chunk=trozo)
             yield trozo

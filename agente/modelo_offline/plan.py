@@ -27,6 +27,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from agente.modelo_offline import cancelacion, direccion, redaccion, reenvio, vale
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
+    PROPUESTA_CAMBIO,
     RE_ROTO,
     Deseo,
     Tarea,
@@ -38,6 +39,7 @@ from agente.modelo_offline.lectura import (
     texto_de,
 )
 from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
+from agente.modelo_offline.seguimiento import desenlace_reciente, sigo_aqui, solo_seguimiento
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import (
     CAMBIO,
@@ -94,6 +96,7 @@ class Plan:
 
     llamadas: tuple[tuple[str, dict[str, Any]], ...] = ()
     texto: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # va en ``additional_kwargs`` del mensaje
 
 
 class Contexto:
@@ -237,7 +240,9 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
         return _fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
     if not deseo.skus:
         # «Por una más barata» no dice cuál: se propone una y se espera el «sí» del cliente.
-        return _fin(redaccion.confirmar_cambio(nombre, sku, tarea.pedido, elegida, alternativas))
+        propuesta = {"sku_original": sku, "pedido": tarea.pedido, "sku_nuevo": str(elegida.get("sku"))}
+        return Paso(tipo="fin", texto=redaccion.confirmar_cambio(nombre, sku, tarea.pedido, elegida, alternativas),
+                    args={PROPUESTA_CAMBIO: propuesta})
     return ctx.pedir(
         SUSTITUIR, {"pedido": tarea.pedido, "sku_original": sku, "sku_nuevo": str(elegida.get("sku"))}
     )
@@ -366,7 +371,8 @@ def _agrupar(pasos: Sequence[Paso]) -> Plan:
             llamadas.append((paso.nombre, paso.args))
         if llamadas:
             return Plan(llamadas=tuple(llamadas))
-    return Plan(texto="\n\n".join(paso.texto for paso in pasos if paso.texto))
+    extra = {k: v for paso in pasos if paso.tipo == "fin" for k, v in paso.args.items()}
+    return Plan(texto="\n\n".join(paso.texto for paso in pasos if paso.texto), extra=extra)
 
 
 def planificar(mensajes: Sequence[BaseMessage], herramientas: set[str] | None = None) -> Plan:
@@ -379,6 +385,10 @@ def planificar(mensajes: Sequence[BaseMessage], herramientas: set[str] | None = 
         return Plan(texto=redaccion.AYUDA)
     ctx = Contexto(llamadas=llamadas_desde(mensajes[ultimo + 1:]), disponibles=herramientas)
     pendientes = tareas(texto_de(mensajes[ultimo]), mensajes[:ultimo])
+    if all(solo_seguimiento(t.tipo, t.texto) for t in pendientes):
+        desenlace = desenlace_reciente(mensajes[:ultimo])
+        if desenlace:  # p. ej. «¿hay novedades?», escrito mientras decidía el encargado
+            return Plan(texto=sigo_aqui(desenlace))
     pasos: list[Paso] = []
     for tarea in pendientes:
         paso = PASOS[tarea.tipo](tarea, ctx)

@@ -66,8 +66,9 @@ def fecha(valor: Any) -> str:
 
 
 def lineas(lineas_pedido: Sequence[dict]) -> str:
+    """Las líneas para el cliente: el nombre del producto, nunca su SKU."""
     return "; ".join(
-        f"{linea.get('unidades', 1)} × {linea.get('nombre')} ({linea.get('sku')}), "
+        f"{linea.get('unidades', 1)} × {linea.get('nombre') or linea.get('sku')}, "
         f"{eur(linea.get('importe'))}"
         for linea in lineas_pedido
     )
@@ -210,43 +211,46 @@ def cambio_no_posible(pedido: str | None, estado: Any) -> str:
 
 def cambio_ya_compensado(pedido: str | None, nombre: str, sku: str) -> str:
     return (
-        f"No puedo cambiar {nombre} ({sku}) del pedido {pedido}: ya se reembolsó o se cambió, "
+        f"No puedo cambiar {nombre} del pedido {pedido}: ya se reembolsó o se cambió, "
         "y cada unidad se compensa una sola vez."
     )
 
 
 def sin_alternativas(nombre: str, sku: str) -> str:
     return (
-        f"Lo siento, ahora mismo no hay ninguna alternativa en stock para {nombre} ({sku}) "
+        f"Lo siento, ahora mismo no hay ninguna alternativa en stock para {nombre} "
         "en tu tienda. Si lo prefieres, puedo tramitar la devolución."
     )
 
 
 def opciones_de_cambio(nombre: str, sku: str, pedido: str | None, alternativas: Sequence[dict]) -> str:
+    """Las alternativas por su nombre (el cliente no lee SKUs); se elige nombrándola o por
+    precio («una más barata»)."""
     opciones = "; ".join(
-        f"{a.get('sku')} {a.get('nombre')} ({eur(a.get('pvp'))}, diferencia "
+        f"{a.get('nombre')} ({eur(a.get('pvp'))}, diferencia "
         f"{eur(a.get('diferencia'), signo=True)})"
         for a in alternativas
     )
     return (
-        f"Para {nombre} ({sku}) tenemos en stock: {opciones}. ¿Por cuál quieres "
-        f"cambiarlo? Por ejemplo: «cambiar {sku} del pedido {pedido} por la "
-        f"{alternativas[0].get('sku')}»."
+        f"Para {nombre} tenemos en stock: {opciones}. ¿Por cuál quieres "
+        f"cambiarlo? Por ejemplo: «cambiar {nombre} del pedido {pedido} por "
+        f"{alternativas[0].get('nombre')}» o «por una más barata»."
     )
 
 
 def confirmar_cambio(
     nombre: str, sku: str, pedido: str | None, elegida: dict, alternativas: Sequence[dict]
 ) -> str:
-    """La propuesta que espera un «sí»; ``lectura.RE_PROPUESTA`` la reconoce en el historial."""
+    """La propuesta que espera un «sí», con los productos por su nombre. Los SKU van aparte,
+    en el mensaje (``propuesta_cambio``, ver ``plan``), y ``lectura`` los lee de ahí."""
     otras = "; ".join(
-        f"{a.get('sku')} {a.get('nombre')} ({eur(a.get('pvp'))})" for a in alternativas if a is not elegida
+        f"{a.get('nombre')} ({eur(a.get('pvp'))})" for a in alternativas if a is not elegida
     )
     resto = f" También hay: {otras}." if otras else ""
     return (
-        f"Para {nombre} ({sku}) te propongo {elegida.get('sku')} {elegida.get('nombre')} "
+        f"Para {nombre} te propongo {elegida.get('nombre')} "
         f"({eur(elegida.get('pvp'))}, diferencia {eur(elegida.get('diferencia'), signo=True)}).{resto} "
-        f"¿Confirmas el cambio de {sku} del pedido {pedido} por la {elegida.get('sku')}? "
+        f"¿Confirmas el cambio de {nombre} del pedido {pedido} por {elegida.get('nombre')}? "
         "Responde «sí» para tramitarlo o dime otra opción."
     )
 
@@ -257,7 +261,7 @@ def cambio_anulado(pedido: str | None) -> str:
 
 def sin_encaje(nombre: str, sku: str, deseo: str) -> str:
     return (
-        f"Lo siento, no hay ninguna alternativa en stock para {nombre} ({sku}) que "
+        f"Lo siento, no hay ninguna alternativa en stock para {nombre} que "
         f"encaje con lo que pides ({limpiar_cola(deseo.strip())})."
     )
 
@@ -299,11 +303,9 @@ def sustitucion(pedido: str | None, llamada: Llamada) -> str:
     datos = ejecutada(CAMBIO.offline.palabra, CAMBIO.offline.clave_numero, pedido, llamada)
     if isinstance(datos, str):
         return datos
-    nombre = f" ({datos['nombre_nuevo']})" if datos.get("nombre_nuevo") else ""
     partes = [
         f"He tramitado la sustitución {datos[CAMBIO.offline.clave_numero]} del pedido "
-        f"{datos.get('pedido', pedido)}: {datos.get('sku_original')} por "
-        f"{datos.get('sku_nuevo')}{nombre}.",
+        f"{datos.get('pedido', pedido)}: ahora recibirás {datos.get('nombre_nuevo') or datos.get('sku_nuevo')}.",
         _diferencia_de_precio(datos.get("diferencia")),
         _liquidacion(datos),
     ]

@@ -7,6 +7,9 @@ Todo importe es un ``Decimal`` de céntimos que cabe en ``numeric(12,2)``. Contr
   no ``"120,00"`` ni ``"1_000"``) y **nunca redondea**: más de dos decimales, no finito,
   cero, negativo o fuera de ``numeric(12,2)`` es ``ImporteNoValido`` (422). Trampa: ``Decimal("10.009")
   .quantize(...)`` daría 10,01 sin avisar; por eso aquí no hay ``quantize`` de entrada.
+- ``importe_escrito(texto)`` es lo que teclea una persona (CLI, campo de la bandeja): coma
+  o punto decimal (``"300,50"``, ``"300.50"``, ``"1.234,50"``). Solo para personas: el
+  modelo y la API siguen con ``importe`` (un «1,000» de un modelo no puede leerse como 1).
 - ``importe_o_none`` es lo mismo sin excepción (la política cierra hacia el lado seguro).
 - ``diferencia(valor)`` lee un importe con signo (diferencias de precio): admite cero y
   negativos, el resto de reglas igual.
@@ -31,6 +34,7 @@ __all__ = [
     "diferencia",
     "eur",
     "importe",
+    "importe_escrito",
     "importe_o_none",
     "sumar",
     "texto",
@@ -79,6 +83,28 @@ def importe(valor: Any) -> Decimal:
     if numero <= 0:
         raise ImporteNoValido(f"el importe {eur(numero)} no es válido: debe ser mayor que cero")
     return numero
+
+
+# «1.234,50»: puntos de miles (grupos de tres) y coma decimal.
+_MILES_Y_COMA = re.compile(r"[+-]?\d{1,3}(\.\d{3})+,\d+", re.ASCII)
+
+
+def importe_escrito(valor: Any) -> Decimal:
+    """Un importe que escribe una persona, con coma o punto decimal; las reglas de ``importe``.
+
+    «300,50» y «300.50» son 300,50; «1.234,50» es 1.234,50; «1,234.50» (coma de miles) y
+    «1.234» (¿mil o uno?) no se adivinan: ``ImporteNoValido``.
+    """
+    if not isinstance(valor, str):
+        return importe(valor)
+    crudo = valor.strip().removesuffix("EUR").removesuffix("€").strip()
+    if "," in crudo:
+        if "." in crudo and not _MILES_Y_COMA.fullmatch(crudo):
+            raise ImporteNoValido(f"el importe «{valor}» no es un número válido (usa 300,50 o 300.50)")
+        if crudo.count(",") > 1:
+            raise ImporteNoValido(f"el importe «{valor}» no es un número válido (usa 300,50 o 300.50)")
+        crudo = crudo.replace(".", "").replace(",", ".")
+    return importe(crudo)
 
 
 def importe_o_none(valor: Any) -> Decimal | None:

@@ -39,10 +39,17 @@ corta, sin construir el agente: por eso ``politica_tienda``, ``cambios_politica`
 
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
 from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
+from agente.servicio.decisiones.decididas import FORMATOS_CSV as FORMATOS_CSV_DECISIONES
 from agente.servicio.decisiones.decididas import TIPOS as TIPOS_DECISION
 from agente.servicio.decisiones.decididas import Filtros as FiltrosDecisiones
 from agente.servicio.decisiones.decididas import como_csv as decisiones_como_csv
-from agente.servicio.decisiones.decididas import lo_que_decidio
+from agente.servicio.decisiones.decididas import como_csv_hoja as decisiones_como_csv_hoja
+from agente.servicio.decisiones.decididas import (
+    lo_que_decidio,
+    nombre_decision,
+    nombre_operacion,
+    tipo_de_nombre,
+)
 from agente.servicio.decisiones.decidir import SISTEMA
 from agente.servicio.decisiones.validacion import decisiones_permitidas
 from agente.servicio.entrada import EnlaceEntrada
@@ -86,6 +93,7 @@ __all__ = [
     "ingesta_tienda",
     "EnlaceEntrada",
     "CONEXIONES_PROPIAS",
+    "FORMATOS_CSV_DECISIONES",
     "SISTEMA",
     "TIPOS_DECISION",
     "Arreglo",
@@ -106,10 +114,14 @@ __all__ = [
     "cargar_demo",
     "crear_servicio",
     "decisiones_como_csv",
+    "decisiones_como_csv_hoja",
     "decisiones_permitidas",
     "hallazgos_auditoria",
     "lo_que_decidio",
+    "nombre_decision",
+    "nombre_operacion",
     "politica_tienda",
     "requisito_publico",
     "tienda_para_token",
+    "tipo_de_nombre",
 ]

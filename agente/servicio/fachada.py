@@ -189,6 +189,11 @@ class Servicio:
         with self.pool.connection() as c:
             reclamos.soltar(c, thread_id, encargado_id)
 
+    def comprobar_tienda(self, tienda: str) -> None:
+        """``TiendaNoEncontrada`` («tienda desconocida: sevilla») si no existe."""
+        with self.pool.connection() as c:
+            politica_tienda.comprobar_tienda(c, tienda)
+
     def tiendas_de(self, encargado_id: str) -> list[str]:
         with self.pool.connection() as c:
             return reclamos.tiendas_de(c, encargado_id)
@@ -222,6 +227,11 @@ class Servicio:
     def pedidos_de_cliente(self, cliente_id: str, limite: int = 10) -> list[dict[str, Any]]:
         with self.pool.connection() as c:
             return portal_cliente.pedidos_de(c, cliente_id, limite=limite)
+
+    def perfil_de_cliente(self, cliente_id: str) -> dict[str, Any] | None:
+        """Lo que el chat enseña de quien escribe: nombre, tienda y espera típica."""
+        with self.pool.connection() as c:
+            return portal_cliente.perfil_de(c, cliente_id, sistema=SISTEMA)
 
     def conversaciones_de_cliente(self, cliente_id: str, limite: int = 20) -> list[dict[str, Any]]:
         with self.pool.connection() as c:

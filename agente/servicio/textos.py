@@ -21,6 +21,7 @@ __all__ = [
     "mensaje_espera",
     "mensaje_retenido",
     "movimiento_marcado",
+    "skus_de",
 ]
 
 MOTIVO_CADUCIDAD = "caducada sin revisión"
@@ -36,16 +37,29 @@ DISCULPA = (
 _SIN_TEXTO = "tu solicitud"
 
 
-def _accion(accion: Mapping[str, Any], registro: Registro) -> str:
+def _accion(accion: Mapping[str, Any], registro: Registro, productos: Mapping[str, str]) -> str:
     herramienta = registro.get(accion.get("name"))
     if herramienta is None:
         return _SIN_TEXTO
-    return herramienta.texto_espera(accion.get("args") or {})
+    # El cliente lee nombres de producto, nunca SKUs: los argumentos «sku*» van por su nombre.
+    args = {k: productos.get(v, v) if k.startswith("sku") and isinstance(v, str) else v
+            for k, v in (accion.get("args") or {}).items()}
+    return herramienta.texto_espera(args)
 
 
-def mensaje_espera(peticion: Mapping[str, Any], registro: Registro) -> str:
-    """El aviso al cliente cuando el agente se pausa a la espera de un encargado."""
-    acciones = [_accion(a, registro) for a in peticion.get("action_requests", [])]
+def skus_de(peticion: Mapping[str, Any]) -> list[str]:
+    """Los SKU que nombran las operaciones de la pausa (para buscar sus nombres)."""
+    return sorted({v for a in peticion.get("action_requests", []) for k, v in (a.get("args") or {}).items()
+                   if k.startswith("sku") and isinstance(v, str)})
+
+
+def mensaje_espera(
+    peticion: Mapping[str, Any], registro: Registro, productos: Mapping[str, str] | None = None
+) -> str:
+    """El aviso al cliente cuando el agente se pausa a la espera de un encargado.
+
+    ``productos``: SKU -> nombre, para que el aviso diga «la Cafetera de goteo...» y no «CAF-001»."""
+    acciones = [_accion(a, registro, productos or {}) for a in peticion.get("action_requests", [])]
     if not acciones:
         lista = _SIN_TEXTO
     elif len(acciones) == 1:

@@ -210,6 +210,11 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
             raise HiloNoEncontrado("no encontrado")
         return pagina("demo.html")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():
+        # Quien pide /favicon.ico sin leer el <link rel="icon"> (pestañas, marcadores) recibe el SVG.
+        return FileResponse(ESTATICOS / "favicon.svg", media_type="image/svg+xml")
+
     @app.get("/docs", include_in_schema=False)
     def documentacion():
         return pagina("docs.html")

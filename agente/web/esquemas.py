@@ -188,6 +188,23 @@ class ConversacionResumen(BaseModel):
     ultimo_texto: str | None
     ultimo_rol: str | None
     ultimo_en: datetime | None
+    tema: str | None = Field(None, description="El primer mensaje del cliente (no la presentación).")
+    estado_cliente: Literal["resuelta", "esperando_tienda", "abierta"] = Field(
+        description="Lo que el cliente lee: resuelta, esperando a la tienda o abierta.")
+
+
+class TiendaVisible(BaseModel):
+    id: str
+    nombre: str
+
+
+class PerfilCliente(BaseModel):
+    cliente_id: str
+    nombre: str
+    tienda: TiendaVisible
+    espera_tipica: str | None = Field(
+        None, description="«unas 2 h»: la mediana de las decisiones recientes de su tienda; "
+                          "null si hay pocas.")
 
 
 class Error(BaseModel):
@@ -208,6 +225,9 @@ class IdentidadDemo(BaseModel):
     id: str
     nombre: str
     tienda: str
+    tienda_nombre: str | None = None
+    cargo: str | None = Field(None, description="cliente, encargado, gerente o regional.")
+    escenario: str | None = Field(None, description="Qué se prueba con esta identidad en la demo.")
     ejemplo: str | None = None
 
 

@@ -187,6 +187,7 @@ class EncargadoResumen(BaseModel):
 
 class AccionDecidida(BaseModel):
     nombre: str | None
+    titulo: str | None = Field(None, description="El título de la operación («Reembolso»), lo que lee una persona.")
     pedido: str | None
     tipo: str | None
     importe_propuesto: str | None

@@ -11,7 +11,13 @@ from fastapi.responses import Response
 from pydantic import BeforeValidator, WithJsonSchema
 
 from agente.nucleo.errores import Prohibido
-from agente.servicio import TIPOS_DECISION, FiltrosDecisiones, decisiones_como_csv
+from agente.servicio import (
+    FORMATOS_CSV_DECISIONES,
+    TIPOS_DECISION,
+    FiltrosDecisiones,
+    decisiones_como_csv,
+    decisiones_como_csv_hoja,
+)
 from agente.web import esquemas, esquemas_bandeja
 from agente.web.auth import EncargadoActual
 from agente.web.dependencias import ServicioWeb
@@ -74,11 +80,19 @@ def historial(servicio: ServicioWeb, encargado: EncargadoActual, filtros: Filtro
 
 @router.get(".csv", summary="Historial de decisiones en CSV", response_class=Response,
             responses={**_ERRORES, 200: {"content": {"text/csv": {}}, "description": "Una fila por operación."}})
-def historial_csv(servicio: ServicioWeb, encargado: EncargadoActual, filtros: FiltrosHistorial):
+def historial_csv(
+    servicio: ServicioWeb, encargado: EncargadoActual, filtros: FiltrosHistorial,
+    formato: Annotated[Literal[FORMATOS_CSV_DECISIONES], Query(  # type: ignore[valid-type]
+        description="«hoja» (por defecto): para una hoja de cálculo en español, con «;», UTF-8 con BOM, "
+                    "coma decimal, la hora de la tienda y su zona, cabeceras y decisiones en español. "
+                    "«maquina»: para programas, con «,», importes con punto (\"90.00\"), fechas ISO 8601 "
+                    "en UTC y los tipos de decisión de la API (approve, edit...).")] = "hoja",
+):
     """Los mismos filtros que el historial, sin paginar (hasta 10.000 decisiones): una fila por
-    operación decidida, importes con punto decimal (``"90.00"``), fechas ISO 8601."""
+    operación decidida."""
     _comprobar_tienda(servicio, encargado, filtros)
     todos = FiltrosDecisiones(**{**filtros.__dict__, "pagina": 1, "por_pagina": MAX_CSV})
     decisiones, _ = servicio.decisiones_tomadas(encargado.encargado_id, todos)
-    return Response(decisiones_como_csv(decisiones), media_type="text/csv; charset=utf-8",
+    texto = decisiones_como_csv(decisiones) if formato == "maquina" else decisiones_como_csv_hoja(decisiones)
+    return Response(texto, media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="decisiones.csv"'})

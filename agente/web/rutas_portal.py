@@ -1,4 +1,4 @@
-"""Lo que el chat del cliente pide al abrirse: sus pedidos y sus conversaciones."""
+"""Lo que el chat del cliente pide al abrirse: quién es, sus pedidos y sus conversaciones."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import esquemas
 from agente.web.auth import ClienteActual
 from agente.web.dependencias import ServicioWeb
@@ -30,3 +31,13 @@ def conversaciones(servicio: ServicioWeb, ctx: ClienteActual, limite: Annotated[
     """Las conversaciones del cliente: primero las que esperan a un encargado, después la más
     reciente; cada una con su último mensaje."""
     return servicio.conversaciones_de_cliente(ctx.cliente_id, limite)
+
+
+@router.get("/api/yo", summary="Quién soy", response_model=esquemas.PerfilCliente, responses=_ERRORES)
+def yo(servicio: ServicioWeb, ctx: ClienteActual):
+    """El nombre del cliente del token (para el saludo), el nombre visible de su tienda y cuánto
+    suele tardar esa tienda en decidir (solo con bastantes decisiones recientes)."""
+    perfil = servicio.perfil_de_cliente(ctx.cliente_id)
+    if perfil is None:  # pragma: no cover - el token ya exige un cliente existente
+        raise HiloNoEncontrado("cliente no encontrado")
+    return perfil

@@ -204,14 +204,14 @@ def test_el_historial_solo_ensena_sus_tiendas_con_filtros_y_paginas(http, tok):
 
 def test_el_csv_tiene_una_fila_por_operacion_y_no_deja_formulas(http, tok):
     editada, rechazada, _ = _decidir_tres(http, tok)
-    r = http.get("/api/decisiones.csv", params={"decision": "edit"}, headers=cab(tok("enc-talavera")))
+    r = http.get("/api/decisiones.csv", params={"decision": "edit", "formato": "maquina"}, headers=cab(tok("enc-talavera")))
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/csv")
     assert "attachment" in r.headers["content-disposition"]
     filas = list(csv.DictReader(io.StringIO(r.text)))
     assert [f["hilo"] for f in filas] == [editada]
     assert (filas[0]["importe_final"], filas[0]["decision"], filas[0]["nota"]) == ("90.00", "edit", "'=HYPERLINK(1)")
-    todas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv", headers=cab(tok("enc-talavera"))).text)))
+    todas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv?formato=maquina", headers=cab(tok("enc-talavera"))).text)))
     assert {f["hilo"] for f in todas} == {editada, rechazada}
 
 

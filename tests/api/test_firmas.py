@@ -301,7 +301,7 @@ def test_el_historial_el_csv_y_la_cli_ensenan_las_dos_firmas_de_650(http, como, 
     assert [d["thread_id"] for d in por_lucia.json()["decisiones"]] == [hilo]
 
     # El CSV: las dos firmas en la fila de la operación.
-    texto = http.get("/api/decisiones.csv", headers=como("ger-talavera")).text
+    texto = http.get("/api/decisiones.csv?formato=maquina", headers=como("ger-talavera")).text
     (fila,) = list(csv.DictReader(io.StringIO(texto)))
     assert fila["firmas"].startswith("Lucía Moreno (enc-talavera, encargado) ")
     assert " approve; Marta Jiménez (ger-talavera, gerente) " in fila["firmas"]

@@ -50,7 +50,8 @@ def test_cambiar_lo_ya_reembolsado_no_pide_firma_y_el_cliente_lee_por_que(http, 
     assert r.status_code == 200, r.text
     assert r.json()["estado"] == "respondida"
     texto = r.json()["mensajes"][0]["texto"]
-    assert "CAF-001" in texto and "ya se reembolsó o se cambió" in texto and "una sola vez" in texto
+    assert "Cafetera de goteo Aroma 10 tazas" in texto and "CAF-001" not in texto  # el nombre, no el SKU
+    assert "ya se reembolsó o se cambió" in texto and "una sola vez" in texto
     assert "¿Confirmas" not in texto
     assert http.get("/api/aprobaciones", headers=encargado).json() == []
     assert uno(bd_url, "SELECT count(*) FROM sustituciones") == 0
@@ -134,7 +135,7 @@ def test_un_cambio_aprobado_que_falla_por_falta_de_stock_consta_como_fallido(htt
     (decision,) = http.get("/api/decisiones", headers=encargado).json()["decisiones"]
     assert (decision["tipo"], decision["estado"]) == ("approve", "fallida")
     assert "ya no queda stock" in decision["fallo"]
-    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv", headers=encargado).text)))
+    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv?formato=maquina", headers=encargado).text)))
     assert [(f["decision"], f["estado"]) for f in filas] == [("approve", "fallida")]
     assert "ya no queda stock" in filas[0]["fallo"]
 

@@ -151,7 +151,7 @@ def test_420_eur_espera_al_gerente_el_encargado_recibe_403_y_el_gerente_la_aplic
     (fila,) = decision["acciones"]
     assert (fila["nombre"], fila["pedido"], fila["importe_propuesto"], fila["importe_final"]) == (
         "cancelar_pedido", GRANDE, "420.00", "420.00")
-    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv", headers=como("ger-talavera")).text)))
+    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv?formato=maquina", headers=como("ger-talavera")).text)))
     assert [(f["operacion"], f["pedido"], f["importe_final"]) for f in filas] == [("cancelar_pedido", GRANDE, "420.00")]
 
     with psycopg.connect(url, **KWARGS_CONEXION) as c:

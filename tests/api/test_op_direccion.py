@@ -129,7 +129,7 @@ def test_a_otra_provincia_firma_un_encargado_que_ve_la_antigua_y_la_nueva(http, 
     (decidida,) = decididas.json()["decisiones"]
     assert [(a["nombre"], a["pedido"], a["tipo"], a["importe_propuesto"]) for a in decidida["acciones"]] == [
         ("cambiar_direccion", PEDIDO, "approve", None)]
-    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv", headers=encargado).text)))
+    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv?formato=maquina", headers=encargado).text)))
     assert [(f["operacion"], f["pedido"], f["encargado"], f["estado"]) for f in filas] == [
         ("cambiar_direccion", PEDIDO, "enc-madrid-centro", "aplicada")]
 

@@ -158,7 +158,7 @@ def test_por_encima_del_limite_firma_un_encargado_y_sale_con_su_firma(http, tok,
     # El historial de decisiones y su CSV lo enseñan con sus etiquetas.
     pagina = http.get("/api/decisiones", headers=encargado).json()
     assert any(d["thread_id"] == hilo for d in pagina["decisiones"]), pagina
-    csv_texto = http.get("/api/decisiones.csv", headers=encargado).text
+    csv_texto = http.get("/api/decisiones.csv?formato=maquina", headers=encargado).text
     filas = [f for f in csv.DictReader(io.StringIO(csv_texto)) if hilo in f.values()]
     assert [(f["operacion"], f["pedido"], f["decision"], f["estado"]) for f in filas] == [
         ("reenviar", CARO, "approve", "aplicada")]

@@ -131,7 +131,7 @@ def test_pedir_30_euros_espera_al_encargado_que_lo_aprueba(http, tok, bd_url):
     (decision,) = http.get("/api/decisiones", headers=cab(tok(ENCARGADO))).json()["decisiones"]
     assert [(a["nombre"], a["pedido"], a["importe_propuesto"], a["importe_final"]) for a in decision["acciones"]] == [
         ("compensar_con_vale", PEDIDO, "30.00", "30.00")]
-    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv", headers=cab(tok(ENCARGADO))).text)))
+    filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv?formato=maquina", headers=cab(tok(ENCARGADO))).text)))
     assert [(f["decision"], f["pedido"]) for f in filas] == [("approve", PEDIDO)]
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
         assert informe(c)["sin_firma"] == []

@@ -103,13 +103,16 @@ def test_recorrido_completo_de_cliente_y_encargado(navegador, base, tmp_path):
     fila = bandeja.locator("#tabla-historial tbody tr", has_text="Ana García López")
     expect(fila).to_contain_text("Editada", timeout=ESPERA_MS)
     expect(fila).to_contain_text("90,00 EUR")
+    expect(fila).to_contain_text("Reembolso · P-20260917-0041")  # el título, no «reembolsar»
     _sin_violaciones_graves(encargado, "bandeja-historial")
     with bandeja.expect_download() as descarga:
         bandeja.get_by_role("button", name="Exportar CSV").click()
     ruta = tmp_path / "decisiones.csv"
     descarga.value.save_as(ruta)
-    contenido = ruta.read_text(encoding="utf-8")
-    assert "P-20260917-0041" in contenido and "90.00" in contenido and NOTA in contenido
+    contenido = ruta.read_bytes()
+    assert contenido.startswith(b"\xef\xbb\xbf")  # para la hoja de cálculo: BOM, «;» y coma decimal
+    contenido = contenido.decode("utf-8-sig")
+    assert "P-20260917-0041" in contenido and ";90,00;" in contenido and NOTA in contenido
     cliente.limpia()
     encargado.limpia()
     demo.limpia()

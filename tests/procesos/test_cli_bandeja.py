@@ -82,16 +82,49 @@ def test_la_lista_ensena_el_id_entero_y_la_hora_con_su_zona(bd_url):
 def test_el_historial_por_cli_con_los_filtros_de_la_api(bd_url):
     hilo, _ = _pausa(bd_url)
     cli_con_base(bd_url, "decidir", hilo, "editar", "--importe", "90", "--encargado", "enc-talavera")
-    r = cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "edit", "--tienda", "talavera")
+    r = cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "editada", "--tienda", "talavera")
     assert r.returncode == 0, r.stderr
-    assert hilo in r.stdout and "90.00" in r.stdout and "enc-talavera" in r.stdout
+    assert hilo in r.stdout and "90,00 EUR" in r.stdout and "enc-talavera" in r.stdout, r.stdout
     assert "(hora de Madrid)" in r.stdout
-    vacio = cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "reject")
+    vacio = cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "rechazada")
     assert "No hay decisiones que cumplan los filtros." in vacio.stdout
     futuro = cli_con_base(bd_url, "aprobaciones", "--historial", "--desde", "2999-01-01")
     assert "No hay decisiones" in futuro.stdout
+
+
+def test_el_historial_por_cli_dice_la_decision_y_la_operacion_en_espanol_y_el_pedido_entero(bd_url):
+    hilo, _ = _pausa(bd_url)
+    cli_con_base(bd_url, "decidir", hilo, "editar", "--importe", "90", "--encargado", "enc-talavera")
+    r = cli_con_base(bd_url, "aprobaciones", "--historial")
+    assert r.returncode == 0, r.stderr
+    assert "editada" in r.stdout and "Reembolso" in r.stdout
+    for jerga in ("approve", "edit ", "reembolsar", "90.00"):
+        assert jerga not in r.stdout, jerga
+    assert PEDIDO_GRANDE in r.stdout  # entero en una línea: se puede copiar
+
+
+def test_una_decision_desconocida_en_el_historial_lista_las_validas_en_espanol(bd_url):
     mala = cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "quizas")
-    assert mala.returncode == 2 and "desconocido" in mala.stderr
+    assert mala.returncode == 2
+    assert mala.stderr.strip() == ("Error: decisión desconocida «quizas»: usa una de estas: "
+                                   "aprobada, editada, rechazada, respondida, caducada")
+    assert cli_con_base(bd_url, "aprobaciones", "--historial", "--decision", "edit").returncode == 0
+
+
+def test_editar_por_cli_acepta_el_importe_con_coma(bd_url):
+    hilo, _ = _pausa(bd_url)
+    r = cli_con_base(bd_url, "decidir", hilo, "editar", "--importe", "90,50", "--encargado", "enc-talavera")
+    assert r.returncode == 0, r.stderr
+    assert "90,50 EUR" in r.stdout
+    assert str(uno(bd_url, "SELECT importe FROM reembolsos")) == "90.50"
+
+
+def test_una_tienda_desconocida_es_un_error_y_no_una_cola_vacia(bd_url):
+    for orden in (("aprobaciones",), ("aprobaciones", "--historial")):
+        r = cli_con_base(bd_url, *orden, "--tienda", "sevilla")
+        assert r.returncode == 2, r.stdout
+        assert r.stderr.strip() == "Error: tienda desconocida: sevilla"
+        assert "No hay" not in r.stdout
 
 
 def test_el_chat_abierto_ensena_la_decision_que_llega_despues(bd_url):
@@ -126,3 +159,28 @@ def test_el_chat_abierto_ensena_la_decision_que_llega_despues(bd_url):
     finally:
         proceso.stdin.close()
         proceso.wait(timeout=30)
+
+
+def test_la_politica_por_cli_acepta_importes_con_coma(bd_url):
+    r = cli_con_base(bd_url, "politica", "fijar", "--tienda", "talavera", "--autor", "ger-talavera",
+                     "--umbral", "limite_reembolso=50,50", "--limite", "reembolso.encargado=250,00")
+    assert r.returncode == 0, r.stderr
+    assert str(uno(bd_url, "SELECT limite_reembolso FROM politicas_tienda WHERE tienda = 'talavera'")) == "50.50"
+    mala = cli_con_base(bd_url, "politica", "fijar", "--tienda", "talavera", "--autor", "ger-talavera",
+                        "--umbral", "limite_reembolso=1,234.50")
+    assert mala.returncode == 2 and "no es un número válido" in mala.stderr
+
+
+def test_el_historial_por_cli_exporta_el_csv_en_los_dos_formatos(bd_url, tmp_path):
+    hilo, _ = _pausa(bd_url)
+    cli_con_base(bd_url, "decidir", hilo, "editar", "--importe", "90", "--encargado", "enc-talavera")
+    hoja = tmp_path / "hoja.csv"
+    r = cli_con_base(bd_url, "aprobaciones", "--historial", "--csv", str(hoja))
+    assert r.returncode == 0, r.stderr
+    contenido = hoja.read_bytes()
+    assert contenido.startswith(b"\xef\xbb\xbf") and ";editada;Reembolso;" in contenido.decode("utf-8-sig")
+    maquina = cli_con_base(bd_url, "aprobaciones", "--historial", "--csv", "-", "--formato", "maquina")
+    assert maquina.stdout.startswith("id,decidida,tienda,hilo,") and ",edit,reembolsar," in maquina.stdout
+    assert ",90.00," in maquina.stdout
+    malo = cli_con_base(bd_url, "aprobaciones", "--historial", "--csv", "-", "--formato", "excel")
+    assert malo.returncode == 2 and "formato desconocido «excel»: usa hoja o maquina" in malo.stderr

@@ -220,7 +220,10 @@ def test_cambio_elige_la_alternativa_pedida(modelo, deseo, sku_nuevo):
     if "CAF-" not in deseo:
         # Sin SKU la petición es ambigua: propone una, pide el «sí» y solo entonces cambia.
         assert not propuesta.tool_calls
-        assert f"¿Confirmas el cambio de CAF-001 del pedido P-20260917-0041 por la {sku_nuevo}?" in propuesta.content
+        # El cliente lee los nombres; los SKU de la propuesta van aparte, en el mensaje.
+        assert "¿Confirmas el cambio de Cafetera de goteo Aroma 10 tazas del pedido P-20260917-0041 por " in propuesta.content
+        assert "CAF-" not in propuesta.content
+        assert propuesta.additional_kwargs["propuesta_cambio"]["sku_nuevo"] == sku_nuevo
         historial, propuesta = _hasta_operacion(modelo, "Sí, confírmalo", historial)
     turno = historial[max(i for i, m in enumerate(historial) if isinstance(m, HumanMessage)):]
     nombres = [c["name"] for m in turno if isinstance(m, AIMessage) for c in m.tool_calls]
@@ -241,8 +244,20 @@ def test_cambio_sin_alternativa_en_stock_lo_dice_y_no_sustituye(modelo):
 def test_cambio_sin_preferencia_lista_las_opciones(modelo):
     _, final = _hasta_operacion(modelo, "quiero cambiar la cafetera del pedido P-20260917-0041")
     assert not final.tool_calls
-    for sku in ("CAF-002", "CAF-003", "CAF-004", "CAF-005"):
-        assert sku in final.content
+    # Por su nombre, nunca por su SKU.
+    for nombre in ("Cafetera italiana Moka 6 tazas", "Cafetera espresso Crema 15 bar", "Cafetera superautomática Barista"):
+        assert nombre in final.content
+    assert "CAF-" not in final.content
+
+
+def test_cambio_eligiendo_una_opcion_por_su_nombre_pide_el_si_y_despues_cambia(modelo):
+    historial, opciones = _hasta_operacion(modelo, "quiero cambiar la cafetera del pedido P-20260917-0041")
+    ejemplo = opciones.content.split("Por ejemplo: «", 1)[1].split("»", 1)[0]
+    historial, propuesta = _hasta_operacion(modelo, ejemplo, historial)
+    assert not propuesta.tool_calls and "¿Confirmas el cambio" in propuesta.content
+    _, cambio = _hasta_operacion(modelo, "sí", historial)
+    assert cambio.tool_calls[0]["name"] == "sustituir"
+    assert cambio.tool_calls[0]["args"]["sku_nuevo"] == "CAF-002"
 
 
 @pytest.mark.parametrize(

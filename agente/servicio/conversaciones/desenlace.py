@@ -114,7 +114,8 @@ def cerrar_ejecucion(
     ejecutor.comprobar(thread_id)  # fencing: sin el candado del hilo no se escribe el desenlace
     pausa = ejecucion.pausa
     if pausa is not None:
-        texto = textos.con_nota(textos.mensaje_espera(pausa.value, ejecutor.registro), nota)
+        texto = textos.con_nota(textos.mensaje_espera(
+            pausa.value, ejecutor.registro, _nombres_de_productos(ejecutor, textos.skus_de(pausa.value))), nota)
         peticion = encolar_pausa(
             ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
             mensajes_estado=ejecucion.mensajes, texto=texto,
@@ -182,3 +183,14 @@ def _registrar_veredictos(
             motivos=fila["motivos"],
             umbrales=fila["umbrales"],
         )
+
+
+SELECT_NOMBRES_PRODUCTO_SQL = "SELECT sku, nombre FROM productos WHERE sku = ANY(%(skus)s)"
+
+
+def _nombres_de_productos(ejecutor: Ejecutor, skus: list[str]) -> dict[str, str]:
+    """SKU -> nombre del producto (lo que lee el cliente); vacío si la pausa no nombra ninguno."""
+    if not skus:
+        return {}
+    with ejecutor.pool.connection() as c:
+        return {f["sku"]: f["nombre"] for f in c.execute(SELECT_NOMBRES_PRODUCTO_SQL, {"skus": skus}).fetchall()}

@@ -23,14 +23,46 @@ from typing import Any
 import psycopg
 
 from agente.nucleo import dinero
+from agente.nucleo.fechas import ZONA_TIENDAS, fecha_hora
 from agente.nucleo.operaciones import por_herramienta
 from agente.servicio.decisiones.decidir import SISTEMA
 
-__all__ = ["CADUCADA", "TIPOS", "Filtros", "buscar", "como_csv", "lo_que_decidio", "tipo_principal"]
+__all__ = [
+    "CADUCADA", "FORMATOS_CSV", "NOMBRES_DECISION", "TIPOS", "Filtros", "buscar", "como_csv",
+    "como_csv_hoja", "lo_que_decidio",
+    "nombre_decision", "nombre_operacion", "tipo_de_nombre", "tipo_principal",
+]
 
 CADUCADA = "caducada"
 _ORDEN = ("reject", "edit", "respond", "approve")
 TIPOS = (*_ORDEN, CADUCADA)
+# Lo que lee una persona (CLI, CSV para hojas de cálculo); la API sigue con los tipos de
+# LangChain (``approve``...), que son su contrato (docs/api.md).
+NOMBRES_DECISION = {"approve": "aprobada", "edit": "editada", "reject": "rechazada",
+                    "respond": "respondida", CADUCADA: "caducada"}
+
+
+def nombre_decision(tipo: str | None) -> str:
+    """«aprobada», «editada»... (el tipo tal cual si no se conoce)."""
+    return NOMBRES_DECISION.get(tipo or "", tipo or "")
+
+
+def tipo_de_nombre(nombre: str) -> str:
+    """El tipo de la API para lo que escribe una persona («editada» o «edit»).
+
+    ``ValueError`` con los nombres válidos si no es ninguno."""
+    valor = nombre.strip().lower()
+    for tipo, espanol in NOMBRES_DECISION.items():
+        if valor in (tipo, espanol):
+            return tipo
+    validos = ", ".join(NOMBRES_DECISION.values())
+    raise ValueError(f"decisión desconocida «{nombre}»: usa una de estas: {validos}")
+
+
+def nombre_operacion(herramienta: str | None) -> str:
+    """El título de la operación declarada («Reembolso»), no el nombre de la herramienta."""
+    operacion = por_herramienta(herramienta)
+    return operacion.titulo if operacion else (herramienta or "")
 
 # La página primero (la ventana cuenta el total); las firmas, solo de las filas de la página.
 SELECT_DECISIONES_SQL = """
@@ -119,6 +151,7 @@ def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> lis
         propuesto, importe = dinero.importe_o_none(args.get(campo)), dinero.importe_o_none(final.get(campo))
         salida.append({
             "nombre": accion.get("name"),
+            "titulo": nombre_operacion(accion.get("name")),
             "pedido": args.get("pedido"),
             "tipo": decision.get("type"),
             "importe_propuesto": dinero.texto(propuesto) if propuesto is not None else None,
@@ -233,5 +266,67 @@ def como_csv(decisiones: list[dict[str, Any]]) -> str:
                 d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"], d["tipo"],
                 a.get("nombre"), a.get("pedido"), a.get("importe_propuesto"), a.get("importe_final"),
                 d["espera_segundos"], a.get("motivo"), d["nota"], d["estado"], d["fallo"], _firmas_csv(d.get("firmas") or [], n),
+            )])
+    return salida.getvalue()
+
+
+# El CSV por defecto es para una hoja de cálculo en español (Excel, LibreOffice): «;» entre
+# columnas, UTF-8 con BOM (sin él Excel lo lee como Windows-1252), coma decimal y la hora de
+# la tienda con su zona. El de ``como_csv`` («maquina») no cambia: lo leen programas.
+FORMATOS_CSV = ("hoja", "maquina")
+COLUMNAS_CSV_HOJA = (
+    "Id", "Decidida", "Zona horaria", "Tienda", "Hilo", "Cliente", "Nombre del cliente", "Encargado",
+    "Nombre del encargado", "Decisión", "Operación", "Pedido", "Importe propuesto (EUR)",
+    "Importe final (EUR)", "Espera (segundos)", "Motivo", "Nota", "Estado", "Fallo", "Firmas",
+)
+_ESTADOS_HOJA = {"aplicada": "aplicada", "fallida": "fallida", "sin_aplicar": "sin aplicar"}
+
+
+def _hora_tienda(momento: datetime) -> tuple[str, str]:
+    """(«2026-12-02 18:51:07», «Europe/Madrid (UTC+01:00)»): fecha y hora que una hoja de
+    cálculo reconoce en cualquier idioma, en la hora de la tienda, y su zona aparte."""
+    from zoneinfo import ZoneInfo
+
+    local = momento.astimezone(ZoneInfo(ZONA_TIENDAS))
+    desfase = local.strftime("%z")
+    return local.strftime("%Y-%m-%d %H:%M:%S"), f"{ZONA_TIENDAS} (UTC{desfase[:3]}:{desfase[3:]})"
+
+
+def _coma(importe: str | None) -> str:
+    """«90.00» -> «90,00»: un número para una hoja en español (sin miles ni «EUR»)."""
+    return importe.replace(".", ",") if importe else ""
+
+
+def _firmas_hoja(firmas: list[dict[str, Any]], n: int) -> str:
+    partes = []
+    for f in firmas:
+        decidio = lo_que_decidio(f, n)
+        texto = nombre_decision(decidio["tipo"])
+        if decidio["importe"]:
+            texto += f" a {dinero.eur(decidio['importe'])}"
+        if decidio["motivo"]:
+            texto += f": {decidio['motivo']}"
+        partes.append(f"{f['nombre']} ({f['encargado']}, {f['rol']}) {texto} · {fecha_hora(f['fecha'])}")
+    return "; ".join(partes)
+
+
+def como_csv_hoja(decisiones: list[dict[str, Any]]) -> str:
+    """Lo mismo que ``como_csv``, para abrirlo con doble clic en una hoja de cálculo española:
+    cabeceras y valores en español, decisiones («editada») y operaciones («Reembolso») por su
+    nombre. Empieza por el BOM."""
+    salida = io.StringIO()
+    salida.write("\ufeff")
+    escritor = csv.writer(salida, delimiter=";", lineterminator="\r\n")
+    escritor.writerow(COLUMNAS_CSV_HOJA)
+    for d in decisiones:
+        decidida, zona = _hora_tienda(d["decidida"])
+        for n, a in enumerate(d["acciones"] or [{}]):
+            escritor.writerow([_celda(v) for v in (
+                d["id"], decidida, zona, d["tienda"], d["thread_id"], d["cliente"]["id"],
+                d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"],
+                nombre_decision(d["tipo"]), nombre_operacion(a.get("nombre")) if a else "", a.get("pedido"),
+                _coma(a.get("importe_propuesto")), _coma(a.get("importe_final")), d["espera_segundos"],
+                a.get("motivo"), d["nota"], _ESTADOS_HOJA.get(d["estado"], d["estado"]), d["fallo"],
+                _firmas_hoja(d.get("firmas") or [], n),
             )])
     return salida.getvalue()

@@ -10,11 +10,11 @@ const AVISOS = {
     "Tu solicitud está pendiente de revisión por un encargado de la tienda. La respuesta aparecerá aquí en cuanto decida.",
   necesita_persona: "Una persona de la tienda continuará esta conversación.",
 };
-const ESTADOS = { esperando_aprobacion: "pendiente de revisión", necesita_persona: "la atiende una persona",
-  abierta: "abierta", cerrada: "cerrada" };
+// El estado que lee el cliente (``estado_cliente`` de la API): verdadero, no el interno.
+const ESTADOS = { resuelta: "resuelta", esperando_tienda: "esperando a la tienda", abierta: "abierta" };
 const ESTADOS_PEDIDO = { pendiente: "pendiente", enviado: "enviado", entregado: "entregado", cancelado: "cancelado" };
 
-const estado = { token: null, cliente: null, nombre: null, hilo: null, ultimoId: 0, enviando: false, fuente: null, pedidos: null, soloHilo: null };
+const estado = { token: null, cliente: null, nombre: null, tienda: null, espera: null, hilo: null, ultimoId: 0, enviando: false, fuente: null, pedidos: null, soloHilo: null };
 
 function alFinal() {
   const lista = $("mensajes");
@@ -38,7 +38,9 @@ function mostrarInformacion(texto) {
 
 function mostrarAviso(estadoHilo) {
   const aviso = $("aviso");
-  const texto = AVISOS[estadoHilo];
+  let texto = AVISOS[estadoHilo];
+  // «Normalmente responde en unas 2 h»: de las decisiones recientes de su tienda, si hay bastantes.
+  if (texto && estadoHilo === "esperando_aprobacion" && estado.espera) texto += ` Normalmente responde en ${estado.espera}.`;
   aviso.textContent = texto || "";
   aviso.hidden = !texto;
   aviso.dataset.estado = estadoHilo || "";
@@ -46,7 +48,7 @@ function mostrarAviso(estadoHilo) {
 }
 
 function burbuja(rol, texto, { fecha: cuando, retenido, id } = {}) {
-  const quien = rol === "cliente" ? "Tú" : "Tienda";
+  const quien = rol === "cliente" ? "Tú" : (estado.tienda || "Tienda");
   return el(
     "li",
     { class: `mensaje ${rol}`, "data-id": id ?? null },
@@ -112,13 +114,14 @@ async function nuevaConversacion() {
 
 async function listarConversaciones() {
   const lista = await api("/api/conversaciones", { token: estado.token });
-  const otras = lista.filter((c) => c.mensajes > 0 || c.thread_id === estado.hilo);
-  $("conversaciones").hidden = otras.length < 2;
+  const otras = lista.filter((c) => c.mensajes > 0); // las vacías no son conversaciones
+  // Se enseña si hay alguna a la que volver, además de la abierta.
+  $("conversaciones").hidden = !otras.some((c) => c.thread_id !== estado.hilo);
   $("lista-conversaciones").replaceChildren(...otras.map((c) => el("li", {}, el("button", {
     type: "button", "aria-current": c.thread_id === estado.hilo ? "true" : null,
     onclick: () => abrir(c.thread_id).catch((e) => mostrarNota(e.detalle)),
-  }, el("span", { class: "estado-conv" }, ESTADOS[c.estado] || c.estado),
-  ` · ${fecha(c.ultimo_en || c.creada)}`, c.ultimo_texto ? ` · ${c.ultimo_texto}` : ""))));
+  }, el("span", { class: "estado-conv" }, ESTADOS[c.estado_cliente] || c.estado_cliente),
+  ` · ${fecha(c.ultimo_en || c.creada)}`, c.tema ? ` · ${c.tema}` : ""))));
   return lista;
 }
 
@@ -239,7 +242,7 @@ async function iniciar() {
   const datos = estado.token && datosToken(estado.token);
   if (!datos || datos.rol !== "cliente") return pedirToken(CLAVES.cliente, () => { $("chat").hidden = true; });
   estado.cliente = datos.cliente_id;
-  $("sesion").textContent = `Cliente ${datos.cliente_id} · tienda ${datos.tienda}`;
+  $("sesion").textContent = "";
   $("chat").hidden = false;
   $("salir").hidden = false;
   $("nueva").hidden = false;
@@ -277,13 +280,17 @@ async function iniciar() {
     return;
   }
   try {
-    const [pedidos, conversaciones, identidad] = await Promise.all([
+    const [pedidos, conversaciones, perfil] = await Promise.all([
       api("/api/pedidos", { token: estado.token }).catch(() => []),
       api("/api/conversaciones", { token: estado.token }).catch(() => []),
-      Promise.resolve(datos),
+      api("/api/yo", { token: estado.token }).catch(() => null),
     ]);
     estado.pedidos = pedidos;
-    estado.nombre = identidad.nombre || null;
+    estado.nombre = perfil?.nombre || datos.nombre || null;
+    estado.espera = perfil?.espera_tipica || null;
+    estado.tienda = perfil?.tienda.nombre || null;
+    // Su nombre y el nombre visible de su tienda, nunca los ids internos.
+    $("sesion").textContent = perfil ? `${perfil.nombre} · ${perfil.tienda.nombre}` : "";
     let hilo = sessionStorage.getItem(claveHilo());
     if (hilo && !conversaciones.some((c) => c.thread_id === hilo)) hilo = null;
     // Sin conversación en esta pestaña: se reabre la que espera a un encargado, si la hay.

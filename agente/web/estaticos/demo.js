@@ -30,8 +30,10 @@ async function iniciar() {
   for (const identidad of identidades) {
     const boton = el("button", { type: "button", "data-id": identidad.id, onclick: () => entrar(identidad) },
       `${identidad.nombre} (${identidad.id})`);
+    const cargo = identidad.cargo && identidad.cargo !== "cliente" ? `${identidad.cargo} · ` : "";
     const item = el("li", { class: "identidad" }, boton,
-      el("p", { class: "tienda" }, `Tienda ${identidad.tienda}`),
+      el("p", { class: "tienda" }, `${cargo}${identidad.tienda_nombre || identidad.tienda}`),
+      identidad.escenario ? el("p", { class: "escenario" }, identidad.escenario) : null,
       identidad.ejemplo ? el("p", { class: "ejemplo" }, `Prueba: «${identidad.ejemplo}»`) : null);
     $(identidad.rol === "cliente" ? "clientes" : "encargados").append(item);
   }

@@ -16,6 +16,16 @@ const TITULO = document.title;
 const campoDe = (accion, campo) => (accion.campos || []).find((c) => c.campo === campo);
 const etiqueta = (accion, campo) => campoDe(accion, campo)?.etiqueta || campo;
 const esDinero = (accion, campo) => Boolean(campoDe(accion, campo)?.dinero);
+// El campo de un importe se rellena como lo escribe una persona («120,00») y se lee con coma o
+// punto decimal («1.234,50» también); a la API va con punto («1234.50»).
+const valorEditable = (accion, campo) => {
+  const valor = accion.args?.[campo] ?? "";
+  return esDinero(accion, campo) ? String(valor).replace(".", ",") : valor;
+};
+const importeEscrito = (texto) => {
+  const limpio = texto.replace(/\s|EUR|€/gi, "");
+  return limpio.includes(",") ? limpio.replace(/\.(?=\d{3}(\D|$))/g, "").replace(",", ".") : limpio;
+};
 const BOTONES = { approve: "Aprobar", edit: "Editar importe", reject: "Rechazar con motivo", respond: "Responder" };
 const ATAJOS = { a: "approve", e: "edit", r: "reject" };
 const CON_NOTA = new Set(["edit", "reject"]);
@@ -68,7 +78,7 @@ function controlesAccion(tarjeta, accion, indice) {
         el("p", { class: "campo" },
           el("label", { for: `${campo}-${id}` }, etiquetaEdicion(accion, campo)),
           el("input", { id: `${campo}-${id}`, name: campo, inputmode: esDinero(accion, campo) ? "decimal" : "text",
-            autocomplete: "off", value: accion.args?.[campo] ?? "", required: true }))));
+            autocomplete: "off", value: valorEditable(accion, campo), required: true }))));
     }
     if (tipo === "reject") {
       return el("p", { class: "campo" },
@@ -119,7 +129,7 @@ function decisiones(tarjeta) {
     const args = { ...accion.args };
     for (const campo of e.campo?.querySelectorAll("input") ?? []) {
       const texto = campo.value.trim();
-      args[campo.name] = esDinero(accion, campo.name) ? texto.replace(/\s|EUR|€/gi, "").replace(",", ".") : texto;
+      args[campo.name] = esDinero(accion, campo.name) ? importeEscrito(texto) : texto;
     }
     return { type: "edit", edited_action: { name: accion.nombre, args } };
   });

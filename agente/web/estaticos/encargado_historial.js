@@ -51,7 +51,7 @@ function fila(d) {
   return acciones.map((a, n) => el("tr", {},
     el("td", {}, fecha(d.decidida)),
     el("td", {}, `${d.cliente.nombre} (${d.cliente.id})`),
-    el("td", {}, [a.nombre, a.pedido].filter(Boolean).join(" · ")),
+    el("td", {}, [a.titulo || a.nombre, a.pedido].filter(Boolean).join(" · ")), // «Reembolso», no «reembolsar»
     d.estado === "fallida"
       ? el("td", { class: "fallida" }, "Fallida", el("span", { class: "motivo" }, ` · ${DECISIONES[d.tipo] || d.tipo}, pero no se pudo hacer: ${d.fallo}`))
       : el("td", {}, DECISIONES[d.tipo] || d.tipo, a.motivo ? el("span", { class: "motivo" }, ` · ${a.motivo}`) : null),

@@ -1,0 +1,67 @@
+"""La CLI habla español a quien la usa: la ayuda de cada orden, los nombres de las decisiones
+y los importes escritos con coma o con punto (sin base: lo que depende de ella está en
+``tests/procesos/test_cli_bandeja.py``)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from agente.cli import app
+from agente.nucleo import dinero
+from agente.nucleo.errores import ImporteNoValido
+from agente.servicio import nombre_decision, nombre_operacion, tipo_de_nombre
+
+INGLES = ("Usage", "Options", "Commands", "Arguments", "Show this message", "[required]",
+          "default:", "install-completion", "[OPTIONS]", "<str>", "<bool>", "<int", "<datetime>")
+
+
+def _ordenes(comando, ruta=()):
+    yield ruta
+    for nombre, sub in getattr(comando, "commands", {}).items():
+        yield from _ordenes(sub, (*ruta, nombre))
+
+
+@pytest.mark.parametrize("ruta", list(_ordenes(get_command(app))), ids=lambda r: " ".join(r) or "agente")
+def test_la_ayuda_de_cada_orden_esta_en_espanol_y_sin_marcado_crudo(ruta):
+    salida = CliRunner().invoke(app, [*ruta, "--help"], env={"COLUMNS": "140"}, prog_name="agente").output
+    assert "Uso: agente" in salida and "Muestra esta ayuda y sale." in salida
+    assert not [x for x in INGLES if x in salida], salida
+    assert "``" not in salida and "[/" not in salida, salida
+
+
+def test_las_decisiones_se_nombran_en_espanol_y_se_aceptan_en_los_dos_idiomas():
+    assert [nombre_decision(t) for t in ("approve", "edit", "reject", "respond", "caducada")] == [
+        "aprobada", "editada", "rechazada", "respondida", "caducada"]
+    assert tipo_de_nombre("editada") == "edit" and tipo_de_nombre("Rechazada") == "reject"
+    assert tipo_de_nombre("edit") == "edit"  # los tipos de la API siguen valiendo
+    with pytest.raises(ValueError, match="aprobada, editada, rechazada, respondida, caducada"):
+        tipo_de_nombre("quizas")
+
+
+def test_las_herramientas_se_nombran_por_el_titulo_de_su_operacion():
+    assert nombre_operacion("reembolsar") == "Reembolso"
+    assert nombre_operacion("sustituir") == "Cambio de producto"
+    assert nombre_operacion("desconocida") == "desconocida"
+
+
+@pytest.mark.parametrize(("escrito", "valor"), [
+    ("300,50", "300.50"), ("300.50", "300.50"), ("1.234,50", "1234.50"), (" 90 ", "90.00"),
+    ("90,5 EUR", "90.50"), ("12,00€", "12.00"),
+])
+def test_un_importe_escrito_por_una_persona_vale_con_coma_o_punto(escrito, valor):
+    assert dinero.importe_escrito(escrito) == Decimal(valor)
+
+
+@pytest.mark.parametrize("escrito", ["1,234.50", "1,2,3", "10,009", "0,00", "-5,00", "abc", "1.234"])
+def test_un_importe_ambiguo_o_no_valido_no_se_adivina(escrito):
+    with pytest.raises(ImporteNoValido):
+        dinero.importe_escrito(escrito)
+
+
+def test_el_modelo_y_la_api_siguen_sin_aceptar_coma():
+    with pytest.raises(ImporteNoValido):
+        dinero.importe("300,50")
