@@ -39,7 +39,7 @@ def test_el_enlace_del_aviso_abre_su_conversacion_y_ninguna_otra_ruta(http, tok)
         r = http.request(metodo.upper(), ruta, headers=enlace)
         assert r.status_code == 403, (ruta, r.text)
         assert "solo abre la conversación del aviso" in r.json()["detalle"]
-    assert http.get(f"/api/conversaciones/{otro}/eventos?token={_enlace('C-0001', hilo)}").status_code == 403
+    assert http.get(f"/api/conversaciones/{otro}/eventos", headers=enlace).status_code == 403
     # Un enlace a la conversación de otro cliente no la abre (el hilo no es suyo).
     assert http.get(f"/api/conversaciones/{hilo}", headers=cab(_enlace("C-0002", hilo))).status_code == 403
 
