@@ -8,7 +8,6 @@ cada fila se inserta con ``ON CONFLICT DO UPDATE`` y las fechas se recalculan.
 
 from __future__ import annotations
 
-from contextlib import suppress
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -226,9 +225,11 @@ UPDATE pedidos p SET calle = c.calle, codigo_postal = c.codigo_postal, localidad
 FROM clientes c WHERE c.id = p.cliente_id AND p.id = ANY(%(pedidos)s)
 """
 
-HAY_DIRECCIONES_SQL = """
-SELECT EXISTS (SELECT 1 FROM information_schema.columns
-               WHERE table_name = 'pedidos' AND column_name = 'codigo_postal')
+# Una base de antes de 017/019/021/024 (las pruebas de migraciones) carga la demo sin lo que
+# aún no tiene: fecha de envío, direcciones, correos de la gente, referencia de pago.
+COLUMNAS_SQL = """
+SELECT table_name || '.' || column_name FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name IN ('pedidos', 'encargados')
 """
 
 UPSERT_TIENDA_SQL = """
@@ -239,10 +240,10 @@ UPSERT_POLITICA_SQL = """
 INSERT INTO politicas_tienda (tienda) VALUES (%(tienda)s) ON CONFLICT (tienda) DO NOTHING
 """
 UPSERT_ENCARGADO_SQL = """
-INSERT INTO encargados (id, tienda, nombre, activo, rol, email)
-VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s, %(rol)s, %(email)s)
+INSERT INTO encargados (id, tienda, nombre, activo, rol)
+VALUES (%(id)s, %(tienda)s, %(nombre)s, %(activo)s, %(rol)s)
 ON CONFLICT (id) DO UPDATE SET tienda = EXCLUDED.tienda, nombre = EXCLUDED.nombre,
-    activo = EXCLUDED.activo, rol = EXCLUDED.rol, email = EXCLUDED.email
+    activo = EXCLUDED.activo, rol = EXCLUDED.rol
 """
 UPSERT_TIENDA_REGIONAL_SQL = """
 INSERT INTO tiendas_regionales (encargado_id, tienda) VALUES (%(encargado_id)s, %(tienda)s)
@@ -285,10 +286,7 @@ VALUES (%(pedido_id)s, %(linea)s, %(sku)s, %(unidades)s, %(precio)s)
 ON CONFLICT (pedido_id, linea) DO UPDATE
 SET sku = EXCLUDED.sku, unidades = EXCLUDED.unidades, precio_unitario = EXCLUDED.precio_unitario
 """
-HAY_ENVIADO_EN_SQL = """
-SELECT EXISTS (SELECT 1 FROM information_schema.columns
-               WHERE table_name = 'pedidos' AND column_name = 'enviado_en') AS hay
-"""
+FIJAR_EMAIL_SQL = "UPDATE encargados SET email = %(email)s WHERE id = %(id)s"
 FIJAR_ENVIO_SQL = """
 UPDATE pedidos SET enviado_en = CASE
     WHEN estado NOT IN ('enviado', 'entregado') THEN NULL
@@ -322,16 +320,19 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
     pvp = {sku: precio for sku, _, _, precio in PRODUCTOS}
     tienda_de = {cid: tienda for cid, tienda, *_ in CLIENTES}
     with conexion.transaction(), conexion.cursor() as cur:
+        with conexion.cursor(row_factory=tuple_row) as pregunta:
+            columnas = {fila[0] for fila in pregunta.execute(COLUMNAS_SQL)}
         cur.executemany(UPSERT_TIENDA_SQL, [{"id": i, "nombre": n} for i, n in TIENDAS])
         cur.executemany(UPSERT_POLITICA_SQL, [{"tienda": i} for i, _ in TIENDAS])
         cur.executemany(
             UPSERT_ENCARGADO_SQL,
             [
-                {"id": i, "tienda": t, "nombre": n, "activo": a, "rol": ROLES.get(i, "encargado"),
-                 "email": EMAILS[i]}
+                {"id": i, "tienda": t, "nombre": n, "activo": a, "rol": ROLES.get(i, "encargado")}
                 for i, t, n, a in ENCARGADOS
             ],
         )
+        if "encargados.email" in columnas:
+            cur.executemany(FIJAR_EMAIL_SQL, [{"id": i, "email": EMAILS[i]} for i, *_ in ENCARGADOS])
         cur.executemany(
             UPSERT_TIENDA_REGIONAL_SQL,
             [{"encargado_id": e, "tienda": t} for e, t in TIENDAS_REGIONALES],
@@ -380,17 +381,11 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
                     for n, (sku, u) in enumerate(pedido.lineas, start=1)
                 ],
             )
-        # Una base de antes de sql/019 (las pruebas de migraciones) aún no tiene direcciones.
-        with conexion.cursor(row_factory=tuple_row) as pregunta:
-            hay_direcciones = pregunta.execute(HAY_DIRECCIONES_SQL).fetchone()[0]
-        if hay_direcciones:
+        if "pedidos.codigo_postal" in columnas:
             _cargar_direcciones(cur)
-        # Reenvíos: la fecha de envío, coherente con el estado y la entrega (una base anterior
-        # a sql/017, la de las pruebas de migración, aún no tiene la columna).
-        hay = cur.execute(HAY_ENVIADO_EN_SQL).fetchone()
-        if (hay["hay"] if isinstance(hay, dict) else hay[0]):
+        if "pedidos.enviado_en" in columnas:  # reenvíos: coherente con el estado y la entrega
             cur.executemany(FIJAR_ENVIO_SQL, [{"id": p.id, "dias": DIAS_DESDE_ENVIO.get(p.id)} for p in PEDIDOS])
-        with suppress(psycopg.errors.UndefinedColumn), conexion.transaction():  # base sin sql/024
+        if "pedidos.referencia_pago" in columnas:
             cur.execute(FIJAR_REFERENCIA_PAGO_SQL, {"pedidos": [p.id for p in PEDIDOS]})
         cur.execute(BORRAR_DEVOLUCIONES_DEMO_SQL, {"pedidos": [p for p, *_ in DEVOLUCIONES]})
         cur.executemany(
