@@ -14,21 +14,15 @@ import pytest
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria.informe import hallazgos, informe
 from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
+from tests.apoyo.firmas import pausa_con
 from tests.apoyo.web_util import sql
 
 PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
 CAFETERA = "P-20260917-0041"  # C-0001, talavera: una CAF-001 pagada a 120,00
 
 
-def _pausa(http, como, cliente: str, texto: str) -> str:
-    hilo = http.post("/api/conversaciones", headers=como(cliente)).json()["thread_id"]
-    r = http.post(f"/api/conversaciones/{hilo}/mensajes", headers=como(cliente), json={"texto": texto})
-    assert r.status_code == 200 and r.json()["estado"] == "esperando_aprobacion", r.text
-    return hilo
-
-
 def _pausa_650(http, como) -> str:
-    return _pausa(http, como, "C-0006", f"Quiero devolver el pedido {PEDIDO_650} porque llegó roto")
+    return pausa_con(http, como, "C-0006", f"Quiero devolver el pedido {PEDIDO_650} porque llegó roto")
 
 
 def _decidir(http, como, hilo: str, quien: str, decisiones=None):
@@ -225,7 +219,7 @@ def test_un_plazo_fuera_de_rango_no_tumba_la_bandeja_y_la_auditoria_lo_ve(http, 
 
 
 def test_la_diferencia_de_un_cambio_se_cobra_como_dijo_la_pausa(http, como, ajustes):
-    hilo = _pausa(http, como, "C-0001", f"Quiero cambiar la cafetera del pedido {CAFETERA} por la CAF-004")
+    hilo = pausa_con(http, como, "C-0001", f"Quiero cambiar la cafetera del pedido {CAFETERA} por la CAF-004")
     tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()
     assert "129,00 EUR" in " ".join(tarjeta["acciones"][0]["motivos"]) + tarjeta["acciones"][0]["descripcion"]
     # El gerente perdona diferencias de hasta 1.000 EUR (amplía: firma la regional).
@@ -273,7 +267,7 @@ def test_editar_a_la_baja_no_deja_cerrar_a_quien_no_cubre_el_importe_nuevo(http,
 
 def test_la_auditoria_encuentra_cada_manipulacion_del_plano_de_control(http, como, ajustes):
     url = ajustes.database_url
-    hilo = _pausa(http, como, "C-0001", f"Quiero cambiar la cafetera del pedido {CAFETERA} por la CAF-004")
+    hilo = pausa_con(http, como, "C-0001", f"Quiero cambiar la cafetera del pedido {CAFETERA} por la CAF-004")
     assert _decidir(http, como, hilo, "enc-talavera").json()["estado"] == "aplicada"
     assert hallazgos(_auditoria(url)) == 0
     with psycopg.connect(url, **KWARGS_CONEXION) as c:

@@ -9,17 +9,10 @@ from __future__ import annotations
 
 from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
 from agente.servicio.decisiones.ficha import detalles_de
-from tests.apoyo.firmas import TIENDA_DE
+from tests.apoyo.firmas import TIENDA_DE, pausa_con
 
 CAFETERA = "P-20260917-0041"  # C-0001, talavera: una CAF-001 pagada a 120,00
 DIRECCION = "P-20260914-0025"  # C-0007, madrid-centro, pendiente
-
-
-def _pausa(http, como, cliente: str, texto: str) -> str:
-    hilo = http.post("/api/conversaciones", headers=como(cliente)).json()["thread_id"]
-    r = http.post(f"/api/conversaciones/{hilo}/mensajes", headers=como(cliente), json={"texto": texto})
-    assert r.status_code == 200 and r.json()["estado"] == "esperando_aprobacion", r.text
-    return hilo
 
 
 def _detalles(http, como, hilo: str, quien: str) -> dict[str, tuple[str | None, bool]]:
@@ -30,7 +23,7 @@ def _detalles(http, como, hilo: str, quien: str) -> dict[str, tuple[str | None, 
 
 
 def test_la_tarjeta_de_un_cambio_mas_caro_da_nombres_precios_diferencia_y_quien_la_paga(http, como):
-    hilo = _pausa(http, como, "C-0001", f"Quiero cambiar la cafetera del pedido {CAFETERA} por la CAF-004")
+    hilo = pausa_con(http, como, "C-0001", f"Quiero cambiar la cafetera del pedido {CAFETERA} por la CAF-004")
     detalles = _detalles(http, como, hilo, "enc-talavera")
     assert detalles["Producto original"] == ("Cafetera de goteo Aroma 10 tazas", False)
     assert detalles["Producto nuevo"] == ("Cafetera superautomática Barista", False)
@@ -42,7 +35,7 @@ def test_la_tarjeta_de_un_cambio_mas_caro_da_nombres_precios_diferencia_y_quien_
 
 def test_la_tarjeta_de_un_cambio_de_direccion_pone_la_actual_y_la_nueva(http, como):
     assert TIENDA_DE["C-0007"] == "madrid-centro"
-    hilo = _pausa(http, como, "C-0007", f"Quiero cambiar la dirección de envío del pedido {DIRECCION} a "
+    hilo = pausa_con(http, como, "C-0007", f"Quiero cambiar la dirección de envío del pedido {DIRECCION} a "
                                         "Carrer de Balmes 10, 08001 Barcelona")
     detalles = _detalles(http, como, hilo, "enc-madrid-centro")
     assert detalles["Dirección actual"][0].startswith("Calle de Fuencarral 101, 2º B, 28004 Madrid")

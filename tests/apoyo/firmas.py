@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agente import demo
 
-__all__ = ["PEDIDO_350", "PEDIDO_650", "TIENDA_DE", "decidir_como", "pausa_de_pedido"]
+__all__ = ["PEDIDO_350", "PEDIDO_650", "TIENDA_DE", "decidir_como", "pausa_con", "pausa_de_pedido"]
 
 PEDIDO_350 = "P-20261005-0350"  # C-0009, talavera: necesita gerente
 PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
@@ -21,16 +21,20 @@ TIENDA_DE = {
 }
 
 
-def pausa_de_pedido(http, como, cliente: str, pedido: str) -> str:
-    """El cliente pide devolver ``pedido`` y la conversación queda esperando firmas: da el hilo."""
+def pausa_con(http, como, cliente: str, texto: str) -> str:
+    """El cliente escribe ``texto`` y la conversación queda esperando firmas: da el hilo."""
     r = http.post("/api/conversaciones", headers=como(cliente))
     assert r.status_code == 201, r.text
     hilo = r.json()["thread_id"]
-    r = http.post(f"/api/conversaciones/{hilo}/mensajes", headers=como(cliente),
-                  json={"texto": f"Quiero devolver el pedido {pedido} porque llegó roto"})
+    r = http.post(f"/api/conversaciones/{hilo}/mensajes", headers=como(cliente), json={"texto": texto})
     assert r.status_code == 200, r.text
     assert r.json()["estado"] == "esperando_aprobacion", r.json()
     return hilo
+
+
+def pausa_de_pedido(http, como, cliente: str, pedido: str) -> str:
+    """El cliente pide devolver ``pedido`` y la conversación queda esperando firmas: da el hilo."""
+    return pausa_con(http, como, cliente, f"Quiero devolver el pedido {pedido} porque llegó roto")
 
 
 def decidir_como(http, como, hilo: str, quien: str, decisiones=None):
