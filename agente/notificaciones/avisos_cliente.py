@@ -39,7 +39,6 @@ from psycopg.types.json import Jsonb
 from agente.notificaciones.bandeja_salida import PRESENCIA_SEGUNDOS
 from agente.notificaciones.horario import siguiente_apertura
 from agente.notificaciones.trabajador import horario_de_fila
-from herramientas import REGISTRO
 
 __all__ = [
     "LATIDO_SEGUNDOS",
@@ -88,6 +87,36 @@ INSERT INTO avisos_salida
     (clave, thread_id, tienda, cliente_id, canal, direccion, tipo, paso, datos, urgente, proximo_intento)
 VALUES (%(clave)s, %(hilo)s, %(tienda)s, %(cliente)s, 'cliente', '', 'cliente', 0, %(datos)s,
         %(urgente)s, %(proximo)s)
+ON CONFLICT (clave) DO NOTHING
+RETURNING id
+"""
+# Lo urgente (la decisión que el cliente espera, una respuesta) en UNA sentencia: las mismas
+# condiciones que SELECT_DESTINO_SQL en el WHERE y los datos de la plantilla desde las filas.
+# Así el cierre del turno no añade una lectura; lo no urgente (que espera al horario de la
+# tienda, calculado en Python) sigue leyendo antes.
+INSERT_AVISO_URGENTE_SQL = """
+INSERT INTO avisos_salida
+    (clave, thread_id, tienda, cliente_id, canal, direccion, tipo, paso, datos, urgente, proximo_intento)
+SELECT %(clave)s, q.thread_id, q.tienda, q.cliente_id, 'cliente', '', 'cliente', 0,
+       %(datos)s || jsonb_build_object('tienda', q.tienda, 'tienda_nombre', t.nombre,
+                                       'cliente_nombre', cl.nombre)
+           || CASE WHEN d.id IS NULL THEN '{}'::jsonb
+                   ELSE jsonb_build_object('decision', jsonb_build_object(
+                            'peticion', d.peticion, 'decisiones', d.decisiones),
+                        'por_sistema', d.encargado_id = 'sistema') END,
+       true, %(proximo)s
+FROM consultas_asistente q
+JOIN clientes cl ON cl.id = q.cliente_id
+JOIN tiendas t ON t.id = q.tienda
+LEFT JOIN decisiones_encargado d ON d.id = %(decision)s
+WHERE q.thread_id = %(hilo)s
+  AND cl.avisos_baja IS NULL
+  AND NOT EXISTS (SELECT 1 FROM presencia_chat p
+                  WHERE p.thread_id = q.thread_id AND p.cliente_id = q.cliente_id
+                    AND p.latido > now() - make_interval(secs => %(vigencia)s))
+  AND NOT (%(solo_si_nada_pendiente)s AND EXISTS (
+          SELECT 1 FROM avisos_salida s
+          WHERE s.thread_id = q.thread_id AND s.tipo = 'cliente' AND s.estado = 'pendiente'))
 ON CONFLICT (clave) DO NOTHING
 RETURNING id
 """
@@ -149,6 +178,17 @@ def avisar_cliente(
 
 
 def _avisar(conexion: psycopg.Connection, thread_id: str, aviso: AvisoCliente, ahora: datetime) -> bool:
+    clave = clave_aviso_cliente(thread_id, aviso.clave)
+    base = {**aviso.datos, "suceso": aviso.suceso, "thread_id": thread_id}
+    if aviso.urgente:
+        insertada = conexion.execute(
+            INSERT_AVISO_URGENTE_SQL,
+            {"clave": clave, "hilo": thread_id, "datos": Jsonb(base), "proximo": ahora,
+             "decision": aviso.decision_id, "vigencia": PRESENCIA_SEGUNDOS,
+             # un aviso por salir ya le lleva a la conversación: no uno más
+             "solo_si_nada_pendiente": aviso.suceso == "respuesta"},
+        ).fetchone()
+        return insertada is not None
     fila = conexion.execute(
         SELECT_DESTINO_SQL,
         {"hilo": thread_id, "vigencia": PRESENCIA_SEGUNDOS, "decision": aviso.decision_id},
@@ -156,43 +196,21 @@ def _avisar(conexion: psycopg.Connection, thread_id: str, aviso: AvisoCliente, a
     if fila is None or fila["baja"] or fila["conectado"]:
         return False
     if aviso.suceso == "respuesta" and fila["ya_avisado"]:
-        return False  # un aviso por salir ya le lleva a la conversación: no uno más
+        return False
     datos = {
-        **aviso.datos,
-        "suceso": aviso.suceso,
-        "thread_id": thread_id,
+        **base,
         "tienda": fila["tienda"],
         "tienda_nombre": fila["tienda_nombre"],
         "cliente_nombre": fila["cliente_nombre"],
     }
     if fila["decisiones"] is not None:
-        datos["operaciones"] = operaciones_decididas(fila["peticion"], fila["decisiones"])
+        datos["decision"] = {"peticion": fila["peticion"], "decisiones": fila["decisiones"]}
         datos["por_sistema"] = fila["decidio"] == "sistema"
-    proximo = ahora if aviso.urgente else siguiente_apertura(horario_de_fila(fila["horario"]), ahora)
+    proximo = siguiente_apertura(horario_de_fila(fila["horario"]), ahora)
     insertada = conexion.execute(
         INSERT_AVISO_CLIENTE_SQL,
-        {"clave": clave_aviso_cliente(thread_id, aviso.clave), "hilo": thread_id,
+        {"clave": clave, "hilo": thread_id,
          "tienda": fila["tienda"], "cliente": fila["cliente_id"], "datos": Jsonb(datos),
          "urgente": aviso.urgente, "proximo": proximo},
     ).fetchone()
     return insertada is not None
-
-
-def operaciones_decididas(peticion: Mapping[str, Any], decisiones: list[Mapping[str, Any]]) -> list[dict]:
-    """Cada operación pedida con lo decidido, en datos llanos: título, pedido, importe
-    pedido y aprobado, resultado y motivo (ni ids de llamadas ni SKUs)."""
-    operaciones = []
-    for accion, decision in zip(peticion.get("action_requests") or [], decisiones, strict=False):
-        herramienta = REGISTRO.get(accion.get("name"))
-        args = accion.get("args") or {}
-        tipo = decision.get("type")
-        editados = ((decision.get("edited_action") or {}).get("args") or {}) if tipo == "edit" else {}
-        operaciones.append({
-            "titulo": herramienta.titulo_encargado if herramienta else "",
-            "pedido": args.get("pedido"),
-            "importe": None if args.get("importe") is None else str(args.get("importe")),
-            "importe_final": None if editados.get("importe") is None else str(editados["importe"]),
-            "resultado": tipo,
-            "motivo": decision.get("message") if tipo in ("reject", "respond") else None,
-        })
-    return operaciones

@@ -13,8 +13,9 @@ from typing import Any
 
 from agente.notificaciones.plantillas import Mensaje
 from agente.nucleo import dinero
+from herramientas import REGISTRO
 
-__all__ = ["pintar_cliente"]
+__all__ = ["con_operaciones", "operaciones_decididas", "pintar_cliente"]
 
 
 def _eur(valor: Any) -> str | None:
@@ -108,6 +109,7 @@ def pintar_cliente(
     datos: Mapping[str, Any], *, enlace: str, enlace_baja: str, horas_enlace: float
 ) -> Mensaje:
     """El correo de un aviso al cliente (``datos`` de la bandeja de salida)."""
+    datos = con_operaciones(datos)
     tienda = datos.get("tienda_nombre") or "la tienda"
     suceso = datos.get("suceso")
     if suceso == "decision":
@@ -133,3 +135,32 @@ def pintar_cliente(
         f"Si no quieres recibir más correos como este, date de baja aquí: {enlace_baja}",
     ]
     return Mensaje(asunto=f"{tienda}: {asunto}", texto="\n".join(texto), enlace=enlace)
+
+
+def con_operaciones(datos: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Los datos de la plantilla con ``operaciones`` (qué se pidió y qué se decidió, en datos
+    llanos) calculadas al entregar desde la decisión guardada: el turno no las calcula."""
+    decision = datos.get("decision")
+    if "operaciones" in datos or not decision:
+        return datos
+    return {**datos, "operaciones": operaciones_decididas(decision["peticion"], decision["decisiones"])}
+
+
+def operaciones_decididas(peticion: Mapping[str, Any], decisiones: list[Mapping[str, Any]]) -> list[dict]:
+    """Cada operación pedida con lo decidido, en datos llanos: título, pedido, importe
+    pedido y aprobado, resultado y motivo (ni ids de llamadas ni SKUs)."""
+    operaciones = []
+    for accion, decision in zip(peticion.get("action_requests") or [], decisiones, strict=False):
+        herramienta = REGISTRO.get(accion.get("name"))
+        args = accion.get("args") or {}
+        tipo = decision.get("type")
+        editados = ((decision.get("edited_action") or {}).get("args") or {}) if tipo == "edit" else {}
+        operaciones.append({
+            "titulo": herramienta.titulo_encargado if herramienta else "",
+            "pedido": args.get("pedido"),
+            "importe": None if args.get("importe") is None else str(args.get("importe")),
+            "importe_final": None if editados.get("importe") is None else str(editados["importe"]),
+            "resultado": tipo,
+            "motivo": decision.get("message") if tipo in ("reject", "respond") else None,
+        })
+    return operaciones

@@ -8,8 +8,10 @@ sin su fila en la cola. Lo usan el turno del cliente, la decisión y el concilia
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
+import psycopg
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agente.middleware.limites import limite_alcanzado
@@ -22,7 +24,10 @@ from agente.servicio.conversaciones import mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.resultados import Ejecucion, Respuesta
 
-__all__ = ["cerrar_ejecucion", "disculpa", "encolar_pausa", "mensaje_final"]
+__all__ = ["JuntoAlCierre", "cerrar_ejecucion", "disculpa", "encolar_pausa", "mensaje_final"]
+
+# Lo que se confirma con el desenlace: (conexión en la transacción del cierre, estado).
+JuntoAlCierre = Callable[[psycopg.Connection, str], None]
 
 SIN_RESPUESTA = "Lo siento, no he podido completar tu consulta. Una persona de la tienda te atenderá."
 
@@ -51,8 +56,10 @@ def encolar_pausa(
     trace_id: str | None,
     mensajes_estado: list[Any] | None = None,
     texto: str | None = None,
+    junto_al_cierre: JuntoAlCierre | None = None,
 ) -> dict[str, Any]:
-    """Encola la pausa del hilo; sin ``mensajes_estado`` (o sin traza) los lee del estado."""
+    """Encola la pausa del hilo; sin ``mensajes_estado`` (o sin traza) los lee del estado.
+    ``junto_al_cierre``: como en ``cerrar_ejecucion``, con el estado ``esperando_aprobacion``."""
     if mensajes_estado is None or trace_id is None:
         estado = ejecutor.estado(thread_id)
         mensajes_estado = estado.values.get("messages", [])
@@ -87,6 +94,8 @@ def encolar_pausa(
         avisos.avisar_pausa(c, thread_id=thread_id, interrupt_id=interrupcion.id, ctx=ctx,
                             peticion=peticion, requisito=requisito,
                             matriz=matrices.ya_leida(requisito.get("matriz_id")))
+        if junto_al_cierre is not None:
+            junto_al_cierre(c, "esperando_aprobacion")
         return peticion
 
 
@@ -101,6 +110,8 @@ def cerrar_ejecucion(
     desencolar: bool = True,
     nota: str | None = None,
     aviso_cliente: AvisoCliente | None = None,
+    junto_al_cierre: JuntoAlCierre | None = None,
+    retenidos: list[dict[str, Any]] | None = None,
 ) -> Respuesta:
     """Guarda el desenlace de ``ejecucion`` y devuelve lo que se le dice al cliente.
 
@@ -110,6 +121,11 @@ def cerrar_ejecucion(
     del mensaje (la escribe la aplicación, no el modelo: llega tal cual).
     Con ``avisar``, si el cliente no tiene el chat conectado, un aviso a su correo en la
     misma transacción que la respuesta (``aviso_cliente``; sin él, «respuesta nueva»).
+    ``junto_al_cierre(conexion, estado)``: sentencias que se confirman con el desenlace, en
+    su transacción (la decisión aplicada): viajan con el cierre, sin viaje ni commit propios.
+    ``retenidos``: con una lista, el cierre de una respuesta marca como entregados, en la
+    misma sentencia, los mensajes que el cliente escribió mientras esperaba, y los añade a
+    ella tras el commit (``retenidos.responder_retenidos`` los contesta).
     """
     ejecutor.comprobar(thread_id)  # fencing: sin el candado del hilo no se escribe el desenlace
     pausa = ejecucion.pausa
@@ -118,7 +134,7 @@ def cerrar_ejecucion(
             pausa.value, ejecutor.registro, _nombres_de_productos(ejecutor, textos.skus_de(pausa.value))), nota)
         peticion = encolar_pausa(
             ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
-            mensajes_estado=ejecucion.mensajes, texto=texto,
+            mensajes_estado=ejecucion.mensajes, texto=texto, junto_al_cierre=junto_al_cierre,
         )
         with ejecutor.pool.connection() as c, c.pipeline():  # los dos NOTIFY en un viaje
             if avisar:
@@ -131,7 +147,7 @@ def cerrar_ejecucion(
     estado = "necesita_persona" if limite_alcanzado(ultimo) else "abierta"
     texto = textos.con_nota(mensaje_final(mensajes_estado), nota)
     respuesta_de = getattr(ultimo, "id", None)
-    if not avisar:
+    if not avisar and junto_al_cierre is None and retenidos is None:
         with ejecutor.pool.connection() as c:
             mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar,
                                   respuesta_de=respuesta_de)
@@ -140,13 +156,22 @@ def cerrar_ejecucion(
         suceso="respuesta", clave=f"respuesta:{respuesta_de or hashlib.sha256(texto.encode()).hexdigest()}",
         urgente=True,
     )
-    # El cierre, su NOTIFY y el aviso al cliente en una transacción (el aviso, en un
-    # savepoint: si falla, la respuesta queda igual).
-    with ejecutor.pool.connection() as c, c.pipeline(), c.transaction():
-        mensajes.cerrar_turno(c, thread_id, texto, estado=estado, desencolar=desencolar,
-                              respuesta_de=respuesta_de)
-        mensajes.avisar(c, thread_id)
-        avisar_cliente(c, thread_id, aviso)
+    # El cierre, su NOTIFY, el aviso al cliente (en un savepoint: si falla, la respuesta
+    # queda igual) y lo que va junto al cierre, en una transacción y en modo pipeline.
+    with ejecutor.pool.connection() as c, c.pipeline():
+        with c.transaction():
+            cierre = mensajes.cerrar_turno(
+                c, thread_id, texto, estado=estado, desencolar=desencolar, respuesta_de=respuesta_de,
+                entregar_retenidos=retenidos is not None,
+            )
+            if avisar:
+                mensajes.avisar(c, thread_id)
+                avisar_cliente(c, thread_id, aviso)
+            if junto_al_cierre is not None:
+                junto_al_cierre(c, "respondida")
+        fila = cierre.fetchone() if retenidos is not None else None
+    if fila is not None:
+        retenidos.extend(fila["retenidos"] or [])
     return Respuesta("respondida", texto, thread_id, trace_id)
 
 

@@ -37,9 +37,17 @@ WITH desencolada AS (
     INSERT INTO mensajes_conversacion (thread_id, rol, texto, respuesta_de)
     VALUES (%(thread_id)s, 'agente', %(texto)s, %(respuesta_de)s)
     ON CONFLICT (thread_id, respuesta_de) WHERE respuesta_de IS NOT NULL DO NOTHING
+), entregados AS (
+    UPDATE mensajes_conversacion SET entregado_en = now()
+    WHERE %(entregar_retenidos)s AND thread_id = %(thread_id)s AND rol = 'cliente' AND retenido
+      AND entregado_en IS NULL
+    RETURNING id, texto
 )
 UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
 WHERE thread_id = %(thread_id)s
+RETURNING (SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'texto', e.texto) ORDER BY e.id),
+                           '[]'::jsonb)
+           FROM entregados e) AS retenidos
 """
 SELECT_MENSAJES_SQL = """
 SELECT id, rol, texto, retenido, creado FROM mensajes_conversacion
@@ -63,12 +71,18 @@ def anotar_mensaje(
 
 def cerrar_turno(
     conexion: psycopg.Connection, thread_id: str, texto: str, *, estado: str, desencolar: bool,
-    respuesta_de: str | None = None,
-) -> None:
-    conexion.execute(
+    respuesta_de: str | None = None, entregar_retenidos: bool = False,
+) -> psycopg.Cursor:
+    """Apunta la respuesta y el estado del turno (y desencola la pausa si ``desencolar``).
+
+    ``entregar_retenidos``: en la misma sentencia marca como entregados los mensajes que el
+    cliente escribió mientras esperaba (ver ``retenidos``) y los devuelve en la columna
+    ``retenidos`` del cursor (en modo pipeline, legible tras el commit).
+    """
+    return conexion.execute(
         CERRAR_TURNO_SQL,
         {"thread_id": thread_id, "texto": texto, "estado": estado, "desencolar": desencolar,
-         "respuesta_de": respuesta_de},
+         "respuesta_de": respuesta_de, "entregar_retenidos": entregar_retenidos},
     )
 
 

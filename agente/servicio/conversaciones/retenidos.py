@@ -33,17 +33,23 @@ RETURNING id, texto
 """
 
 
-def responder_retenidos(ejecutor: Ejecutor, thread_id: str, ctx: ContextoCliente) -> Respuesta | None:
+def responder_retenidos(
+    ejecutor: Ejecutor, thread_id: str, ctx: ContextoCliente, *, filas: list[dict] | None = None,
+) -> Respuesta | None:
     """Entrega al agente los mensajes retenidos sin entregar (None si no hay ninguno).
 
     Quien llama tiene el candado del hilo y el hilo ya no está en pausa. Los mensajes van
     juntos, en su orden, como un solo turno del cliente (ya están en la conversación: no
     se anotan otra vez). Si el turno acaba en otra pausa, se encola como cualquier otra.
+    ``filas``: los ya marcados como entregados por quien llama (el cierre de la decisión
+    lo hace en su misma sentencia, ``desenlace.cerrar_ejecucion(retenidos=...)``); sin
+    ellas, se marcan aquí.
     """
     ejecutor.comprobar(thread_id)
-    with ejecutor.pool.connection() as c:
-        filas = sorted(c.execute(ENTREGAR_RETENIDOS_SQL, {"thread_id": thread_id}).fetchall(),
-                       key=lambda f: f["id"])
+    if filas is None:
+        with ejecutor.pool.connection() as c:
+            filas = c.execute(ENTREGAR_RETENIDOS_SQL, {"thread_id": thread_id}).fetchall()
+    filas = sorted(filas, key=lambda f: f["id"])
     if not filas:
         return None
     texto = "\n\n".join(f["texto"] for f in filas)

@@ -278,16 +278,24 @@ class Decisiones:
             urgente=registro.encargado_id != SISTEMA,
             datos={"nota": registro.nota, "fallo": bool(fallo)},
         )
+
+        def marcar_aplicada(conexion, estado: str) -> None:
+            # Con el desenlace, en su transacción: aplicada si y solo si cerrada.
+            conexion.execute(MARCAR_DECISION_APLICADA_SQL, {
+                "id": registro.id, "resultado": FALLIDA if fallo else estado, "fallo": fallo})
+
+        retenidos: list[dict[str, Any]] = []
         respuesta = desenlace.cerrar_ejecucion(
             self._ejecutor, registro.thread_id, ctx, ejecucion, trace_id=registro.trace_id,
-            avisar=True, nota=registro.nota, aviso_cliente=aviso,
+            avisar=True, nota=registro.nota, aviso_cliente=aviso, junto_al_cierre=marcar_aplicada,
+            retenidos=retenidos,
         )
         if fallo:
             respuesta = replace(respuesta, fallo=fallo)
-        self.marcar_aplicada(registro, FALLIDA if fallo else respuesta.estado, fallo=fallo)
         if respuesta.estado == "respondida":
-            # Lo que el cliente escribió mientras esperaba: se contesta ya, con el mismo candado.
-            responder_retenidos(self._ejecutor, registro.thread_id, ctx)
+            # Lo que el cliente escribió mientras esperaba (el cierre ya lo marcó como
+            # entregado): se contesta ya, con el mismo candado.
+            responder_retenidos(self._ejecutor, registro.thread_id, ctx, filas=retenidos)
         evento(logger, "decision_aplicada", thread_id=registro.thread_id, trace_id=registro.trace_id,
                decision_id=registro.id, resultado=respuesta.estado)
         return respuesta
