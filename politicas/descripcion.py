@@ -35,7 +35,26 @@ from politicas.veredicto import Veredicto
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-__all__ = ["DescripcionEncargado"]
+__all__ = ["CLAVE_DESCRIPCIONES_FIJADAS", "DescripcionEncargado"]
+
+# ``configurable`` de una reanudación: {tool_call_id: descripción} que vio quien firmó.
+CLAVE_DESCRIPCIONES_FIJADAS = "descripciones_fijadas"
+
+
+def _fijada(tool_call_id: Any) -> str | None:
+    """La descripción guardada en la pausa, si esta ejecución es su reanudación.
+
+    Al reanudar, LangGraph vuelve a ejecutar el nodo de la pausa hasta ``interrupt()``, que
+    devuelve la decisión sin mirar la petición: la descripción se volvería a calcular (y a
+    leer de la base) para nada. Quien reanuda pasa las que se enseñaron al firmar.
+    """
+    from langgraph.config import get_config
+
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # fuera de una ejecución del grafo (pruebas unitarias)
+        return None
+    return (configurable.get(CLAVE_DESCRIPCIONES_FIJADAS) or {}).get(tool_call_id)
 
 _MAX_TEXTO_CLIENTE = 300
 
@@ -121,6 +140,9 @@ class DescripcionEncargado:
         })
 
     def __call__(self, tool_call: Mapping[str, Any], state: Any, runtime: Any) -> str:
+        fijada = _fijada(tool_call.get("id"))
+        if fijada is not None:
+            return fijada
         contexto = contexto_de(runtime)
         herramienta = tool_call.get("name") or ""
         args = dict(tool_call.get("args") or {})

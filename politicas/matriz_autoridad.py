@@ -48,6 +48,7 @@ __all__ = [
     "ROLES_POR_DEFECTO",
     "Matriz",
     "Permiso",
+    "VersionesMatriz",
     "Requisito",
     "admite_firma",
     "autoridad_necesaria",
@@ -380,3 +381,30 @@ def leer_matriz(
 def leer_matriz_por_id(conexion: psycopg.Connection, matriz_id: int) -> Matriz | None:
     """La versión exacta que guardó un veredicto o un aviso."""
     return _cargar(conexion.execute(SELECT_MATRIZ_ID_SQL, {"id": matriz_id}).fetchone())
+
+
+class VersionesMatriz:
+    """Las versiones de la matriz ya leídas por id, para todo un proceso.
+
+    Una versión no se modifica ni se borra (disparadores de sql/008): leída una vez, vale
+    siempre; así la pausa y la firma no vuelven a la base por ella. Trampa: una migración
+    que añade las filas de una regla nueva a versiones guardadas (sql/016) llega con código
+    nuevo, que arranca con la caché vacía. Es por pool (una base): nunca global al módulo,
+    porque las pruebas recrean bases con los mismos ids.
+    """
+
+    def __init__(self, *, maximo: int = 256) -> None:
+        if maximo < 1:
+            raise ValueError("maximo debe ser al menos 1")
+        self._maximo = maximo
+        self._versiones: dict[int, Matriz] = {}
+
+    def leer(self, conexion: psycopg.Connection, matriz_id: int) -> Matriz | None:
+        matriz = self._versiones.get(matriz_id)
+        if matriz is None:
+            matriz = leer_matriz_por_id(conexion, matriz_id)
+            if matriz is not None:
+                if len(self._versiones) >= self._maximo:
+                    self._versiones.clear()  # cientos de versiones: raro; se vuelven a leer
+                self._versiones[matriz_id] = matriz
+        return matriz

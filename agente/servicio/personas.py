@@ -8,13 +8,16 @@ transacción, para que la baja y la decisión se vean en el mismo instante.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import psycopg
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import Prohibido
 from agente.servicio.resultados import Encargado
 
-__all__ = ["contexto_de_cliente", "encargado_activo"]
+__all__ = ["contexto_de_cliente", "encargado_activo", "encargado_de_fila"]
 
 SELECT_CLIENTE_SQL = "SELECT id, tienda, nombre FROM clientes WHERE id = %(cliente_id)s"
 # Las tiendas donde firma: la suya y, si es regional, las de su región (firmantes_tienda).
@@ -41,7 +44,13 @@ def contexto_de_cliente(
 def encargado_activo(conexion: psycopg.Connection, encargado_id: str) -> Encargado:
     """El firmante (encargado, gerente o regional), si existe y está activo; si no,
     ``Prohibido`` (403). Con su rol y las tiendas donde firma."""
-    fila = conexion.execute(SELECT_ENCARGADO_SQL, {"encargado_id": encargado_id}).fetchone()
+    return encargado_de_fila(
+        conexion.execute(SELECT_ENCARGADO_SQL, {"encargado_id": encargado_id}).fetchone(), encargado_id
+    )
+
+
+def encargado_de_fila(fila: Mapping[str, Any] | None, encargado_id: str) -> Encargado:
+    """``encargado_activo`` desde una fila ya leída (la misma forma que ``SELECT_ENCARGADO_SQL``)."""
     if fila is None:
         raise Prohibido(f"encargado desconocido: {encargado_id}")
     if not fila["activo"]:

@@ -72,6 +72,7 @@ class RegistroDecision:
     decisiones: list[dict[str, Any]]
     trace_id: str | None
     nota: str | None = None  # del encargado: se añade al mensaje final del cliente
+    peticion: dict[str, Any] | None = None  # la de la pausa (action_requests, tool_call_ids)
 
     @classmethod
     def desde_fila(cls, fila: dict[str, Any]) -> RegistroDecision:
@@ -84,12 +85,22 @@ class RegistroDecision:
             decisiones=list(fila["decisiones"]),
             trace_id=fila.get("trace_id"),
             nota=fila.get("nota"),
+            peticion=fila.get("peticion"),
         )
 
     @property
     def resume(self) -> dict[str, Any]:
         """El valor de ``Command(resume=...)``: responde solo a esa interrupción."""
         return {self.interrupt_id: {"decisions": self.decisiones}}
+
+    @property
+    def descripciones(self) -> dict[str, str]:
+        """{tool_call_id: descripción} que vio quien firmó (vacío sin la petición)."""
+        peticion = self.peticion or {}
+        ids = peticion.get("tool_call_ids") or []
+        acciones = peticion.get("action_requests") or []
+        return {i: a["description"] for i, a in zip(ids, acciones, strict=False)
+                if isinstance(a, dict) and isinstance(a.get("description"), str)}
 
 
 @dataclass(frozen=True)

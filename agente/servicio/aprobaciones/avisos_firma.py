@@ -38,10 +38,12 @@ SELECT motivos FROM evaluaciones_politica WHERE thread_id = %(thread_id)s AND to
 def avisar_pausa(
     conexion: psycopg.Connection, *, thread_id: str, interrupt_id: str, ctx: ContextoCliente,
     peticion: Mapping[str, Any], requisito: Mapping[str, Any], matriz: Matriz | None = None,
+    motivos: Mapping[str, tuple[str, ...]] | None = None,
 ) -> int:
     """Encola los avisos de la pausa a quien puede firmarla (la acción más exigente manda).
 
-    ``matriz``: la versión ``requisito["matriz_id"]`` si ya se leyó en esta transacción.
+    ``matriz``: la versión ``requisito["matriz_id"]`` si ya se leyó en esta transacción;
+    ``motivos``: los de cada veredicto, si ya se leyeron (``firmas.requisito_de_pausa``).
     """
     try:
         ids = list(peticion.get("tool_call_ids") or [])
@@ -50,17 +52,19 @@ def avisar_pausa(
         principal = next((a for a in acciones if a["tool_call_id"] == _mas_exigente(requisito)), None)
         indice = ids.index(principal["tool_call_id"]) if principal and principal["tool_call_id"] in ids else 0
         solicitud = solicitudes[indice] if indice < len(solicitudes) else {}
-        motivos: tuple[str, ...] = ()
-        if principal is not None:
+        motivos_principal: tuple[str, ...] = ()
+        if principal is not None and motivos is not None and principal["tool_call_id"] in motivos:
+            motivos_principal = tuple(motivos[principal["tool_call_id"]])
+        elif principal is not None:
             fila = conexion.execute(
                 SELECT_MOTIVOS_SQL, {"thread_id": thread_id, "id": principal["tool_call_id"]}
             ).fetchone()
-            motivos = tuple(fila["motivos"] or ()) if fila else ()
+            motivos_principal = tuple(fila["motivos"] or ()) if fila else ()
         importe = dinero.importe_o_none(requisito.get("importe"))
         aviso = AvisoAprobacion(
             thread_id=thread_id, interrupt_id=interrupt_id, tienda=ctx.tienda, cliente_id=ctx.cliente_id,
             herramienta=solicitud.get("name") or "", importe=importe,
-            pedido=(solicitud.get("args") or {}).get("pedido"), motivos=motivos,
+            pedido=(solicitud.get("args") or {}).get("pedido"), motivos=motivos_principal,
             requisito=Requisito(importe, int(requisito.get("firmas_necesarias") or 1),
                                 requisito.get("rol_minimo") or "encargado"),
             matriz_id=requisito.get("matriz_id"), matriz=matriz,

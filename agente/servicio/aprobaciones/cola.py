@@ -47,9 +47,23 @@ SELECT peticion FROM encolada
 """
 SELECT_APROBACION_SQL = "SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s"
 # ``vencida`` con el reloj de la base, el mismo que fijó ``caduca`` al encolar.
+# Con la pausa, en la misma lectura: las firmas ya recogidas (``firmas_previas``, en orden)
+# y el firmante que decide (``firmante``, la fila de ``personas.SELECT_ENCARGADO_SQL``;
+# NULL si no existe o decide el sistema).
 SELECT_APROBACION_PARA_DECIDIR_SQL = """
-SELECT *, caduca <= now() AS vencida FROM aprobaciones_pendientes
-WHERE thread_id = %(thread_id)s FOR UPDATE
+SELECT a.*, a.caduca <= now() AS vencida,
+       (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'encargado_id', f.encargado_id, 'rol', f.rol, 'decisiones', f.decisiones)
+                ORDER BY f.id), '[]'::jsonb)
+        FROM firmas_aprobacion f
+        WHERE f.thread_id = a.thread_id AND f.interrupt_id = a.interrupt_id) AS firmas_previas,
+       (SELECT to_jsonb(e) FROM (
+            SELECT e.id, e.tienda, e.nombre, e.activo, e.rol,
+                   array(SELECT ft.tienda FROM firmantes_tienda ft WHERE ft.encargado_id = e.id
+                         ORDER BY ft.tienda) AS tiendas
+            FROM encargados e WHERE e.id = %(encargado_id)s) e) AS firmante
+FROM aprobaciones_pendientes a
+WHERE a.thread_id = %(thread_id)s FOR UPDATE OF a
 """
 MARCAR_DECIDIENDO_SQL = """
 UPDATE aprobaciones_pendientes SET estado = 'decidiendo', asignada_a = %(encargado)s

@@ -41,6 +41,7 @@ from politicas.matriz_autoridad import (
     ROLES_POR_DEFECTO,
     Matriz,
     Requisito,
+    VersionesMatriz,
     admite_firma,
     autoridad_necesaria,
     firmas_completas,
@@ -53,7 +54,7 @@ __all__ = ["FirmaParcial", "MatricesLeidas", "firmar", "requisito_de_pausa", "re
 
 SELECT_AUTORIDAD_SQL = """
 SELECT tool_call_id, requiere_encargado, autoridad_importe, autoridad_firmas, autoridad_rol,
-       autoridad_matriz_id, autoridad_regla
+       autoridad_matriz_id, autoridad_regla, motivos
 FROM evaluaciones_politica
 WHERE thread_id = %(thread_id)s AND tool_call_id = ANY(%(ids)s)
 """
@@ -114,15 +115,19 @@ class MatricesLeidas:
     """Las versiones de la matriz que hacen falta en una pausa o una decisión, leídas una vez
     por transacción (la pausa las comparte con sus avisos)."""
 
-    def __init__(self, conexion: psycopg.Connection) -> None:
+    def __init__(self, conexion: psycopg.Connection, *, versiones: VersionesMatriz | None = None) -> None:
         self._conexion = conexion
         self._leidas: dict[Any, Matriz | None] = {}
+        self._versiones = versiones  # las del proceso (Ejecutor.versiones_matriz)
 
     def por_id(self, matriz_id: int | None) -> Matriz | None:
         if matriz_id is None:
             return None
         if matriz_id not in self._leidas:
-            self._leidas[matriz_id] = leer_matriz_por_id(self._conexion, matriz_id)
+            self._leidas[matriz_id] = (
+                self._versiones.leer(self._conexion, matriz_id) if self._versiones is not None
+                else leer_matriz_por_id(self._conexion, matriz_id)
+            )
         return self._leidas[matriz_id]
 
     def ya_leida(self, matriz_id: int | None) -> Matriz | None:
@@ -139,15 +144,20 @@ class MatricesLeidas:
 def requisito_de_pausa(
     conexion: psycopg.Connection, *, thread_id: str, tienda: str, llamadas: Sequence[Mapping[str, Any]],
     registro: Registro, matrices: MatricesLeidas | None = None,
+    motivos: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
     """La autoridad de una pausa (para ``aprobaciones_pendientes.requisito``), desde los
     veredictos guardados de sus ``llamadas`` con firma (tool_calls del último AIMessage).
+    ``motivos``: si se da, se llena con los motivos de cada veredicto leído (los avisos de
+    la pausa los enseñan sin volver a leerlos).
 
     Una llamada con firma sin veredicto guardado exige el rol más alto (falla cerrada).
     """
     ids = [t["id"] for t in llamadas]
     filas = {f["tool_call_id"]: f for f in conexion.execute(
         SELECT_AUTORIDAD_SQL, {"thread_id": thread_id, "ids": ids}).fetchall()}
+    if motivos is not None:
+        motivos.update({i: tuple(f["motivos"] or ()) for i, f in filas.items()})
     matrices = matrices or MatricesLeidas(conexion)
     roles: Sequence[str] = ROLES_POR_DEFECTO
     acciones = []
@@ -243,7 +253,7 @@ def _completa(matriz: Matriz | None, accion: Mapping[str, Any], roles: Sequence[
 
 def firmar(
     conexion: psycopg.Connection, *, fila: Mapping[str, Any], firmante: Encargado,
-    decisiones: list[dict[str, Any]],
+    decisiones: list[dict[str, Any]], matrices: MatricesLeidas | None = None,
 ) -> FirmaParcial | list[dict[str, Any]]:
     """Recoge la firma de ``firmante`` (decisiones ya validadas) en la pausa ``fila``
     (bloqueada ``FOR UPDATE`` por quien llama). Devuelve ``FirmaParcial`` si aún faltan
@@ -255,7 +265,9 @@ def firmar(
         DecisionNoValida: una edición sube el importe que otra persona ya firmó (422).
     """
     clave = {"thread_id": fila["thread_id"], "interrupt_id": fila["interrupt_id"]}
-    previas = conexion.execute(SELECT_FIRMAS_SQL, clave).fetchall()
+    previas = fila.get("firmas_previas")  # leídas con la pausa (cola.SELECT_APROBACION_PARA_DECIDIR_SQL)
+    if previas is None:
+        previas = conexion.execute(SELECT_FIRMAS_SQL, clave).fetchall()
     if any(p["encargado_id"] == firmante.encargado_id for p in previas):
         raise YaFirmada(
             "ya has firmado esta aprobación: la firma que falta tiene que ser de otra persona"
@@ -264,7 +276,7 @@ def firmar(
     acciones = list(requisito.get("acciones") or [])
     ids = list((fila.get("peticion") or {}).get("tool_call_ids") or [])
     por_id = {a["tool_call_id"]: a for a in acciones}
-    matrices = MatricesLeidas(conexion)
+    matrices = matrices or MatricesLeidas(conexion)
     roles_previos = [p["rol"] for p in previas]
     combinadas: list[dict[str, Any]] = []
     nuevas_acciones: list[dict[str, Any]] = []

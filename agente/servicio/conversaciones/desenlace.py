@@ -73,10 +73,11 @@ def encolar_pausa(
     with ejecutor.pool.connection() as c, c.pipeline(), c.transaction():
         # La autoridad se fija aquí, una vez, desde los veredictos guardados; los avisos a
         # quien puede firmar se encolan en la misma transacción (nunca rompen la pausa).
-        matrices = firmas.MatricesLeidas(c)
+        matrices = firmas.MatricesLeidas(c, versiones=ejecutor.versiones_matriz)
+        motivos: dict[str, tuple[str, ...]] = {}
         requisito = firmas.requisito_de_pausa(
             c, thread_id=thread_id, tienda=ctx.tienda, llamadas=llamadas, registro=ejecutor.registro,
-            matrices=matrices,
+            matrices=matrices, motivos=motivos,
         )
         peticion = cola.encolar(
             c,
@@ -93,7 +94,7 @@ def encolar_pausa(
         )
         avisos.avisar_pausa(c, thread_id=thread_id, interrupt_id=interrupcion.id, ctx=ctx,
                             peticion=peticion, requisito=requisito,
-                            matriz=matrices.ya_leida(requisito.get("matriz_id")))
+                            matriz=matrices.ya_leida(requisito.get("matriz_id")), motivos=motivos)
         if junto_al_cierre is not None:
             junto_al_cierre(c, "esperando_aprobacion")
         return peticion

@@ -23,6 +23,7 @@ from agente.servicio.conversaciones.candados import CandadosHilo
 from agente.servicio.conversaciones.limite import LimiteEjecuciones
 from agente.servicio.resultados import Ejecucion
 from herramientas import Registro
+from politicas.matriz_autoridad import VersionesMatriz
 
 __all__ = ["Ejecutor", "config_lectura"]
 
@@ -59,6 +60,7 @@ class Ejecutor:
         self.espera_candado = espera_candado
         self.candados = candados
         self.limite = limite
+        self.versiones_matriz = VersionesMatriz()  # inmutables: una lectura por proceso
 
     def sitio(self):
         """Un sitio entre las ejecuciones a la vez (``Saturado`` si no llega a tiempo).

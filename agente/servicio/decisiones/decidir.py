@@ -43,6 +43,7 @@ from agente.servicio.conversaciones.retenidos import responder_retenidos
 from agente.servicio.conversaciones.turnos import leer_consulta
 from agente.servicio.decisiones.validacion import validar_decisiones, validar_nota
 from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, Respuesta
+from politicas.descripcion import CLAVE_DESCRIPCIONES_FIJADAS
 
 __all__ = ["FALLIDA", "SISTEMA", "Decisiones"]
 
@@ -56,7 +57,7 @@ INSERT INTO decisiones_encargado
      nota)
 VALUES (%(thread_id)s, %(interrupt_id)s, %(encargado_id)s, %(tienda)s, %(peticion)s,
         %(decisiones)s, %(espera)s, %(trace_id)s, %(nota)s)
-RETURNING id, thread_id, interrupt_id, encargado_id, decisiones, trace_id, nota
+RETURNING id, thread_id, interrupt_id, encargado_id, decisiones, trace_id, nota, peticion
 """
 MARCAR_DECISION_APLICADA_SQL = """
 UPDATE decisiones_encargado SET aplicada = now(), resultado = %(resultado)s, fallo = %(fallo)s
@@ -176,10 +177,15 @@ class Decisiones:
         # «decidiendo») viajan con la siguiente lectura, y BEGIN con la primera: 3 viajes
         # menos. Cada lectura sincroniza, así que un error sale donde salía.
         with ejecutor.pool.connection() as c, c.pipeline(), c.transaction():
-            encargado = None if sistema else personas.encargado_activo(c, encargado_id)
             fila = c.execute(
-                cola.SELECT_APROBACION_PARA_DECIDIR_SQL, {"thread_id": thread_id}
+                cola.SELECT_APROBACION_PARA_DECIDIR_SQL,
+                {"thread_id": thread_id, "encargado_id": None if sistema else encargado_id},
             ).fetchone()
+            # Quien firma se comprueba antes que la pausa (un desconocido recibe 403, no 404).
+            encargado = None if sistema else (
+                personas.encargado_activo(c, encargado_id) if fila is None
+                else personas.encargado_de_fila(fila["firmante"], encargado_id)
+            )
             if fila is None:
                 if leer_consulta(c, thread_id) is None:
                     raise HiloNoEncontrado(f"conversación no encontrada: {thread_id}")
@@ -200,7 +206,10 @@ class Decisiones:
                 fila["peticion"], decisiones, registro=ejecutor.registro, conexion=c
             )
             if encargado is not None:
-                firmado = firmas.firmar(c, fila=fila, firmante=encargado, decisiones=normalizadas)
+                firmado = firmas.firmar(
+                    c, fila=fila, firmante=encargado, decisiones=normalizadas,
+                    matrices=firmas.MatricesLeidas(c, versiones=ejecutor.versiones_matriz),
+                )
                 if isinstance(firmado, firmas.FirmaParcial):
                     evento(logger, "firma_parcial", thread_id=thread_id, trace_id=fila["trace_id"],
                            encargado_id=encargado_id, tienda=fila["tienda"], firmas=firmado.firmas,
@@ -251,10 +260,12 @@ class Decisiones:
     # -- aplicar (también lo usa el conciliador) ----------------------------------------------
 
     def config(self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str) -> dict[str, Any]:
-        return self._ejecutor.config(
+        config = self._ejecutor.config(
             registro.thread_id, ctx, trace_id=registro.trace_id, tipo=tipo,
             encargado_id=registro.encargado_id,
         )
+        config["configurable"][CLAVE_DESCRIPCIONES_FIJADAS] = registro.descripciones
+        return config
 
     def aplicar(self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str) -> Respuesta:
         """Reanuda con una decisión ya registrada, con el candado del hilo."""
