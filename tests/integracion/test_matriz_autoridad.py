@@ -21,6 +21,7 @@ from agente.servicio.politica.gestion_autoridad import (
 from politicas.matriz_autoridad import (
     Matriz,
     Requisito,
+    VersionesMatriz,
     admite_firma,
     autoridad_necesaria,
     firmas_completas,
@@ -243,6 +244,24 @@ def test_una_version_guardada_no_se_puede_modificar_ni_borrar(conexion):
         conexion.execute("UPDATE limites_autoridad SET limite = 5000 WHERE rol = 'encargado'")
     with pytest.raises(psycopg.errors.RaiseException):
         conexion.execute("DELETE FROM matrices_autoridad")
+
+
+def test_las_versiones_de_un_proceso_se_leen_de_la_base_una_sola_vez_y_no_se_comparten(conexion, bd_url):
+    v1 = fijar_matriz(conexion, tienda="talavera", limites=_limites("200"),
+                      dos_firmas_por_encima={"reembolso": D("400")}, autor="ger-talavera")
+    versiones = VersionesMatriz()
+    assert versiones.leer(conexion, v1.id) == leer_matriz_por_id(conexion, v1.id)
+    # La segunda vez no toca la conexión (cerrada: cualquier consulta fallaría).
+    cerrada = psycopg.connect(bd_url)
+    cerrada.close()
+    assert versiones.leer(cerrada, v1.id).limite("encargado", "reembolso") == D("200.00")
+    # Otra caché (otro pool, otra base) sí va a la base: nunca es global al módulo.
+    with pytest.raises(psycopg.OperationalError):
+        VersionesMatriz().leer(cerrada, v1.id)
+    # Un id que no existe no se guarda: se vuelve a mirar.
+    assert versiones.leer(conexion, 10**9) is None
+    with pytest.raises(psycopg.OperationalError):
+        versiones.leer(cerrada, 10**9)
 
 
 def test_una_matriz_incoherente_no_se_guarda(conexion):

@@ -7,6 +7,7 @@ import time
 from decimal import Decimal
 
 import psycopg
+import psycopg_pool
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig
@@ -529,6 +530,28 @@ def test_descripcion_usa_el_veredicto_guardado(pool, politica):
     ejecutar_sql(pool, "UPDATE politicas_tienda SET limite_reembolso = 500 WHERE tienda = 'talavera'")
     texto = descripcion(pool)(llamada, {"messages": []}, runtime_grafo(ANA))
     assert MOTIVO_120 in texto
+
+
+def test_al_reanudar_la_descripcion_es_la_que_vio_quien_firmo_sin_volver_a_la_base(pool, politica):
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    from politicas.descripcion import CLAVE_DESCRIPCIONES_FIJADAS
+
+    llamada = {"name": "reembolsar", "args": REEMBOLSO_120, "id": "call-d", "type": "tool_call"}
+    politica.necesita_encargado(peticion("reembolsar", REEMBOLSO_120, ANA, id="call-d"))
+    vista = descripcion(pool)(llamada, {"messages": []}, runtime_grafo(ANA))
+    # La reanudación pasa la descripción de la pausa en ``configurable``; el pool cerrado
+    # prueba que no se consulta nada más.
+    cerrado = ConnectionPool(pool.conninfo, open=False)
+    marca = var_child_runnable_config.set(
+        {"configurable": {CLAVE_DESCRIPCIONES_FIJADAS: {"call-d": vista, "otra": "no es esta"}}})
+    try:
+        assert descripcion(cerrado)(llamada, {"messages": []}, runtime_grafo(ANA)) == vista
+        # Una llamada sin descripción fijada se calcula (y aquí, sin base, falla).
+        with pytest.raises(psycopg_pool.PoolClosed):
+            descripcion(cerrado)({**llamada, "id": "call-nueva"}, {"messages": []}, runtime_grafo(ANA))
+    finally:
+        var_child_runnable_config.reset(marca)
 
 
 def test_descripcion_de_reembolso_de_lineas_concretas(pool):
