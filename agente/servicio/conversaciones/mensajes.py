@@ -41,9 +41,15 @@ WITH desencolada AS (
 UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
 WHERE thread_id = %(thread_id)s
 """
+# Con los mensajes que escribe una persona de la tienda (sql/027, rol «tienda», con su
+# nombre en ``autor``): comparten la secuencia de ids, así que ``desde`` vale para los dos.
 SELECT_MENSAJES_SQL = """
-SELECT id, rol, texto, retenido, creado FROM mensajes_conversacion
-WHERE thread_id = %(thread_id)s AND id > %(desde)s ORDER BY id
+SELECT id, rol, texto, retenido, creado, NULL::text AS autor FROM mensajes_conversacion
+WHERE thread_id = %(thread_id)s AND id > %(desde)s
+UNION ALL
+SELECT id, 'tienda', texto, false, creado, autor_nombre FROM mensajes_tienda
+WHERE thread_id = %(thread_id)s AND id > %(desde)s
+ORDER BY id
 """
 
 
