@@ -10,15 +10,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agente.servicio import MAX_TEXTO_TIENDA
 from agente.web.esquemas import NO_VACIO
+from politicas.gobierno import NOMBRE_REGLA
+from politicas.valores import VALORES
 
 __all__ = [
     "ConversacionTienda",
     "EstadoConversacion",
+    "GestionPolitica",
     "MensajeTienda",
     "MensajeTiendaCreado",
     "PaginaConversaciones",
     "ResumenConversacion",
     "TiendaAdministrada",
+    "gestion_politica",
     "mensaje_creado",
     "resumen",
     "transcripcion",
@@ -84,6 +88,27 @@ class ConversacionTienda(ResumenConversacion):
 class TiendaAdministrada(BaseModel):
     id: str
     nombre: str
+
+
+class ValorPolitica(BaseModel):
+    clave: str
+    descripcion: str
+    tipo: Literal["dinero", "entero"]
+    rango: str = Field(description="El dominio en español («entre 1 y 720 horas»).")
+
+
+class GestionPolitica(BaseModel):
+    """Lo que necesita la página «Política»: dónde y qué se puede cambiar."""
+
+    tiendas: list[TiendaAdministrada]
+    valores: list[ValorPolitica]
+    reglas: dict[str, str] = Field(description="{regla de la matriz: su nombre en plural, en español}.")
+
+
+def gestion_politica(tiendas: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"tiendas": tiendas, "reglas": dict(NOMBRE_REGLA), "valores": [
+        {"clave": v.nombre, "descripcion": v.descripcion, "tipo": v.tipo, "rango": v.rango()}
+        for v in VALORES.values()]}
 
 
 _CAMPOS_RESUMEN = tuple(ResumenConversacion.model_fields)

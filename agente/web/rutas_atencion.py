@@ -90,10 +90,11 @@ def escribir(thread_id: str, cuerpo: formas.MensajeTienda, servicio: ServicioWeb
 
 
 @router.get("/api/politica", summary="Tiendas cuya política administra",
-            response_model=list[formas.TiendaAdministrada], responses=_ERRORES)
+            response_model=formas.GestionPolitica, responses=_ERRORES)
 def tiendas_politica(servicio: ServicioWeb, encargado: EncargadoActual):
     """La suya (gerente) o las de su región (regional), para leer y proponer cambios en
-    ``/api/politica/{tienda}``. Un encargado no administra la política: 403."""
+    ``/api/politica/{tienda}``, con cada valor que se puede fijar (descripción y dominio) y el
+    nombre de cada regla de la matriz. Un encargado no administra la política: 403."""
     if encargado.rol not in politica_tienda.ROLES_ADMINISTRAN:
         raise Prohibido("solo un gerente o un regional administra la política de la tienda")
-    return servicio.atencion.tiendas(tuple(encargado.tiendas))
+    return formas.gestion_politica(servicio.atencion.tiendas(tuple(encargado.tiendas)))

@@ -133,5 +133,10 @@ def test_paginas(http, tok, como):
 def test_tiendas_de_la_pagina_de_politica(http, como):
     assert http.get("/api/politica", headers=como("enc-talavera")).status_code == 403
     assert http.get("/api/politica", headers=como("C-0001")).status_code == 403
-    assert [t["id"] for t in http.get("/api/politica", headers=como("ger-talavera")).json()] == ["talavera"]
-    assert {t["id"] for t in http.get("/api/politica", headers=como("reg-centro")).json()} == {"talavera", "madrid-centro"}
+    gerente = http.get("/api/politica", headers=como("ger-talavera")).json()
+    assert [t["id"] for t in gerente["tiendas"]] == ["talavera"]
+    assert gerente["reglas"]["reembolso"] == "reembolsos"
+    assert {"clave": "horas_caducidad", "tipo": "entero"}.items() <= next(
+        v for v in gerente["valores"] if v["clave"] == "horas_caducidad").items()
+    regional = http.get("/api/politica", headers=como("reg-centro")).json()
+    assert {t["id"] for t in regional["tiendas"]} == {"talavera", "madrid-centro"}
