@@ -57,6 +57,13 @@ def test_escribir_al_cliente_no_cambia_la_aprobacion_pendiente(http, tok, como, 
     assert (fila["encargado_id"], fila["thread_id"], fila["tienda"]) == ("enc-talavera", hilo, "talavera")
     assert fila["texto"] == "Hola Ana, soy Lucía: lo reviso esta tarde." and fila["creado"] is not None
 
+    # Sin el chat abierto, el aviso por correo de siempre; uno solo aunque escriba otra vez.
+    avisos = "SELECT count(*) AS n FROM avisos_salida WHERE thread_id = %(h)s AND tipo = 'cliente'"
+    assert sql(bd_url, avisos, {"h": hilo})[0]["n"] == 1
+    assert _escribir(http, como, hilo, "enc-talavera", "Y te llamo mañana.").status_code == 201
+    assert sql(bd_url, avisos, {"h": hilo})[0]["n"] == 1
+    assert _foto_de_la_pausa(bd_url, hilo) == antes
+
     # La firma después se aplica como siempre (la pausa no se tocó).
     r = decidir_como(http, como, hilo, "enc-talavera")
     assert r.status_code == 200, r.text

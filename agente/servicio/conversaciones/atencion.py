@@ -8,8 +8,9 @@
   filtrar y paginar en la base), y una prueba comprueba que las dos coinciden.
 - ``transcripcion``: los mensajes del cliente, del agente y de la tienda, por orden.
 - ``escribir``: guarda el mensaje en ``mensajes_tienda`` (sql/027: mensaje y auditoría en
-  una fila) y avisa al chat abierto (``NOTIFY``). Ni toma el candado del hilo ni toca el
-  grafo, la cola o el checkpoint: una aprobación pendiente sigue exactamente igual.
+  una fila) y avisa al chat abierto (``NOTIFY``) o, si no lo tiene abierto, por correo
+  (``avisos_cliente``). Ni toma el candado del hilo ni toca el grafo, la cola o el
+  checkpoint: una aprobación pendiente sigue exactamente igual.
 
 El modelo no ve estos mensajes: no están en el estado del grafo (escribir en él con una
 pausa pendiente la rompería; ``docs/trampas.md``). Lo que la persona promete lo sabe el
@@ -26,6 +27,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from agente.notificaciones.avisos_cliente import AvisoCliente, avisar_cliente
 from agente.nucleo.errores import HiloNoEncontrado, Prohibido, TextoNoValido
 from agente.servicio.conversaciones import mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
@@ -194,6 +196,9 @@ def escribir(
     }).fetchone()
     pendiente = conexion.execute(TRACE_PENDIENTE_SQL, {"thread_id": thread_id}).fetchone()
     mensajes.avisar(conexion, thread_id)  # el NOTIFY sale al confirmar: el chat lo relee
+    # Sin el chat abierto, el aviso por correo de siempre («tienes una respuesta nueva»), en
+    # horario de la tienda y sin encadenar si ya hay uno por salir; nunca rompe el mensaje.
+    avisar_cliente(conexion, thread_id, AvisoCliente(suceso="respuesta", clave=f"tienda:{fila['id']}"))
     return {**fila, "trace_id": pendiente["trace_id"] if pendiente else None}
 
 
