@@ -147,3 +147,18 @@ def test_tiendas_de_la_pagina_de_politica(http, como):
         v for v in gerente["valores"] if v["clave"] == "horas_caducidad").items()
     regional = http.get("/api/politica", headers=como("reg-centro")).json()
     assert {t["id"] for t in regional["tiendas"]} == {"talavera", "madrid-centro"}
+
+
+def test_el_estado_es_el_mismo_que_ve_el_cliente(http, tok, como):
+    """La regla de ``portal_cliente`` (Python) y la de la búsqueda (SQL) dan lo mismo."""
+    conversacion_en_pausa(http, tok)  # C-0001: esperando a la tienda
+    for texto in ("Quiero devolver el pedido P-20260920-0102", "¿Dónde está mi pedido P-20260928-0039?"):
+        hilo = http.post("/api/conversaciones", headers=como("C-0002")).json()["thread_id"]
+        r = http.post(f"/api/conversaciones/{hilo}/mensajes", headers=como("C-0002"), json={"texto": texto})
+        assert r.status_code == 200, r.text
+    tienda = {c["thread_id"]: c["estado_cliente"]
+              for c in http.get(RUTA, headers=como("enc-talavera")).json()["conversaciones"]}
+    portal = {c["thread_id"]: c["estado_cliente"] for cliente in ("C-0001", "C-0002")
+              for c in http.get("/api/conversaciones", headers=como(cliente)).json() if c["mensajes"]}
+    assert tienda == portal
+    assert set(tienda.values()) == {"esperando_tienda", "resuelta", "abierta"}
