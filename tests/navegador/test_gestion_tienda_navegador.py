@@ -33,6 +33,7 @@ def test_la_gerente_propone_ampliar_y_la_regional_lo_ve_por_firmar(navegador, ba
     pestana.click()
     expect(pagina.locator("#titulo-matriz")).to_contain_text("Matriz de autoridad · versión", timeout=ESPERA_MS)
     expect(pagina.locator("#titulo-umbrales")).to_contain_text("Umbrales · versión")
+    expect(pagina.locator("#contenido-politica")).not_to_contain_text("null")
     fila = pagina.locator("#politica table tr", has_text="Reembolsos")
     expect(fila).to_contain_text("300,00 EUR")  # encargado firma hasta 300,00 EUR
     sin_violaciones_graves(gerente, "gestion-politica")
@@ -46,6 +47,13 @@ def test_la_gerente_propone_ampliar_y_la_regional_lo_ve_por_firmar(navegador, ba
     expect(pagina.locator(".resultado-politica")).to_contain_text("300,00 EUR → 400,00 EUR")
     expect(fila).to_contain_text("300,00 EUR")  # ampliar no cambia nada todavía
     sin_violaciones_graves(gerente, "gestion-politica-solicitud")
+    # Endurecer se aplica al momento: versión nueva de los umbrales, con su autora.
+    pagina.get_by_label("Qué cambiar").select_option(label="Plazo de una operación que espera firma; pasado, se rechaza sola.")
+    pagina.get_by_label("Nuevo valor").fill("48")
+    pagina.get_by_role("button", name="Proponer el cambio").click()
+    expect(pagina.locator(".aplicada")).to_contain_text("Aplicado", timeout=ESPERA_MS)
+    expect(pagina.locator("#titulo-umbrales")).to_contain_text("Umbrales · versión 2")
+    expect(pagina.locator(".version-vigente").first).to_contain_text("ger-talavera")
 
     regional = Pagina(navegador, base)
     regional.entrar(REGIONAL, "/encargado")
@@ -83,7 +91,7 @@ def test_buscar_la_conversacion_y_escribir_al_cliente_que_lo_ve_en_directo(naveg
     panel.get_by_label("Pedido").fill("P-20260917-0041")
     panel.get_by_label("Estado").select_option(label="Esperando a la tienda")
     panel.get_by_role("button", name="Buscar").click()
-    expect(bandeja.locator("#estado-conversaciones")).to_have_text("1 conversaciones", timeout=ESPERA_MS)
+    expect(bandeja.locator("#estado-conversaciones")).to_have_text("1 conversación", timeout=ESPERA_MS)
     expect(lista.locator("li")).to_have_count(1)
     expect(lista).to_contain_text("Ana García López (C-0001)")
     expect(lista).to_contain_text("Esperando a la tienda")

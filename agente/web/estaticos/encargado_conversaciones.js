@@ -66,7 +66,8 @@ export function iniciarConversaciones({ token, alCaducar }) {
         el("span", { class: "detalle-conv" }, [fecha(c.actividad), c.tienda_nombre,
           c.pedidos.join(", "), c.tema].filter(Boolean).join(" · "))))));
       const paginas = Math.max(1, Math.ceil(r.total / POR_PAGINA));
-      estado.textContent = r.total ? `${r.total} conversaciones` : "Ninguna conversación cumple la búsqueda.";
+      estado.textContent = r.total === 0 ? "Ninguna conversación cumple la búsqueda."
+        : r.total === 1 ? "1 conversación" : `${r.total} conversaciones`;
       pagina.textContent = `Página ${n} de ${paginas}`;
       anterior.disabled = n <= 1;
       siguiente.disabled = n >= paginas;

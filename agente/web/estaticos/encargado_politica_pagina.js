@@ -127,8 +127,9 @@ export function iniciarPaginaPolitica({ token }) {
     const tienda = selector.value;
     try {
       const p = await api(`/api/politica/${encodeURIComponent(tienda)}`, { token: token() });
+      // replaceChildren escribiría «null» como texto: el aviso, solo si lo hay.
       contenido.replaceChildren(
-        aviso ? el("p", { class: "aplicada", role: "status" }, aviso) : null,
+        ...(aviso ? [el("p", { class: "aplicada", role: "status" }, aviso)] : []),
         tablaUmbrales(p, gestion.valores), tablaMatriz(p, gestion.reglas), historia(p),
         formCambio(p, gestion, { token, tienda, alCambiar: () => cargar("Aplicado: ya es la versión vigente.") }));
     } catch (e) {
