@@ -39,6 +39,9 @@ corta, sin construir el agente: por eso ``politica_tienda``, ``cambios_politica`
 
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
 from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
+from agente.servicio.conversaciones.atencion import ESTADOS_CLIENTE as ESTADOS_CONVERSACION
+from agente.servicio.conversaciones.atencion import MAX_TEXTO as MAX_TEXTO_TIENDA
+from agente.servicio.conversaciones.atencion import Busqueda as BusquedaConversaciones
 from agente.servicio.decisiones.decididas import FORMATOS_CSV as FORMATOS_CSV_DECISIONES
 from agente.servicio.decisiones.decididas import TIPOS as TIPOS_DECISION
 from agente.servicio.decisiones.decididas import Filtros as FiltrosDecisiones
@@ -82,6 +85,9 @@ from agente.servicio.tienda.registros import (
 )
 
 __all__ = [
+    "BusquedaConversaciones",
+    "ESTADOS_CONVERSACION",
+    "MAX_TEXTO_TIENDA",
     "Aplicado",
     "CambioEstado",
     "ClaveApi",

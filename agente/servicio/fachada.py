@@ -17,6 +17,7 @@ from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio.aprobaciones.firmas import FirmaParcial
 from agente.servicio.auditoria.informe import informe as informe_auditoria
 from agente.servicio.conversaciones import portal_cliente, ritmo
+from agente.servicio.conversaciones.atencion import Atencion
 from agente.servicio.conversaciones.candados import CandadosHilo
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.conversaciones.escucha import Escucha
@@ -104,6 +105,7 @@ class Servicio:
         )
         self.ingesta = IngestaTienda(pool)
         self.ejecuciones_protocolo = Ejecuciones(pool)
+        self.atencion = Atencion(ejecutor=self.ejecutor)  # «Conversaciones» y «Escribir al cliente»
 
     # Lo compartido vive en el ejecutor; aquí solo se lee (la web, la CLI y el bench lo usan).
     pool = property(lambda self: self.ejecutor.pool, doc="El pool de conexiones (ConnectionPool).")

@@ -25,6 +25,7 @@ from agente.web import (
     errores_http,
     metricas,
     recolector,
+    rutas_atencion,
     rutas_avisos_cliente,
     rutas_cliente,
     rutas_demo,
@@ -181,6 +182,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_historial.router)
     app.include_router(rutas_encargado.router)
     app.include_router(rutas_politica.router)
+    app.include_router(rutas_atencion.router)  # conversaciones de la tienda y «Escribir al cliente»
     app.include_router(rutas_demo.router)
     app.include_router(rutas_pagos.router)  # webhook del proveedor de pagos (firma, sin token)
     app.include_router(rutas_avisos_cliente.router)

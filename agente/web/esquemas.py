@@ -153,10 +153,12 @@ class RespuestaTurno(BaseModel):
 
 class MensajeHistorial(BaseModel):
     id: int
-    rol: Literal["cliente", "agente"]
+    rol: Literal["cliente", "agente", "tienda"] = Field(
+        description="«tienda»: lo escribió una persona de la tienda (su nombre en «autor»).")
     texto: str
     fecha: datetime
     retenido: bool = Field(description="Llegó mientras se esperaba a un encargado: lo verá él.")
+    autor: str | None = Field(default=None, description="Rol «tienda»: el nombre de quien lo escribió.")
 
 
 class Conversacion(BaseModel):
@@ -249,6 +251,7 @@ def conversacion(historial: dict[str, Any]) -> dict[str, Any]:
                 "texto": m["texto"],
                 "fecha": m["creado"],
                 "retenido": bool(m.get("retenido")),
+                "autor": m.get("autor"),
             }
             for m in historial["mensajes"]
         ],

@@ -44,10 +44,11 @@ class MensajeRetenido(BaseModel):
 
 
 class MensajeTranscripcion(BaseModel):
-    rol: Literal["cliente", "agente"]
+    rol: Literal["cliente", "agente", "tienda"]
     texto: str
     fecha: datetime
     retenido: bool = Field(description="Lo escribió el cliente mientras esperaba la decisión.")
+    autor: str | None = Field(default=None, description="Rol «tienda»: el nombre de quien lo escribió.")
 
 
 class PedidoResumen(BaseModel):

@@ -102,6 +102,7 @@ def _mensaje_json(mensaje: dict[str, Any], estado: str) -> dict[str, Any]:
         "texto": mensaje["texto"],
         "fecha": mensaje["creado"].isoformat(),
         "retenido": bool(mensaje.get("retenido")),
+        "autor": mensaje.get("autor"),
         "estado": estado,
     }
 

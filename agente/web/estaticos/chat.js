@@ -47,8 +47,10 @@ function mostrarAviso(estadoHilo) {
   document.body.dataset.estado = estadoHilo || "";
 }
 
-function burbuja(rol, texto, { fecha: cuando, retenido, id } = {}) {
-  const quien = rol === "cliente" ? "Tú" : (estado.tienda || "Tienda");
+function burbuja(rol, texto, { fecha: cuando, retenido, id, autor } = {}) {
+  // Un mensaje de una persona de la tienda («Escribir al cliente») va firmado con su nombre.
+  const tienda = estado.tienda || "Tienda";
+  const quien = rol === "cliente" ? "Tú" : rol === "tienda" && autor ? `${autor} · ${tienda}` : tienda;
   return el(
     "li",
     { class: `mensaje ${rol}`, "data-id": id ?? null },
@@ -82,7 +84,7 @@ function elegirPedido(pedido) {
 
 function pintar(conversacion) {
   const lista = $("mensajes");
-  const burbujas = conversacion.mensajes.map((m) => burbuja(m.rol, m.texto, { fecha: m.fecha, retenido: m.retenido, id: m.id }));
+  const burbujas = conversacion.mensajes.map((m) => burbuja(m.rol, m.texto, { fecha: m.fecha, retenido: m.retenido, id: m.id, autor: m.autor }));
   lista.replaceChildren(...(burbujas.length ? burbujas : [saludo()]));
   for (const m of conversacion.mensajes) estado.ultimoId = Math.max(estado.ultimoId, m.id);
   mostrarAviso(conversacion.estado);

@@ -7,6 +7,8 @@ import { mostrarEntradas, programarRenovacion } from "./encargado_sesion.js";
 import { bloqueFicha, bloqueFirmas, textoPlazo, textoReclamo } from "./encargado_ficha.js";
 import { iniciarHistorial } from "./encargado_historial.js";
 import { iniciarSolicitudesPolitica } from "./encargado_politica.js";
+import { iniciarConversaciones } from "./encargado_conversaciones.js";
+import { iniciarPaginaPolitica } from "./encargado_politica_pagina.js";
 
 const $ = (id) => document.getElementById(id);
 const TITULO = document.title;
@@ -433,14 +435,18 @@ function atajo(ev) {
   }
 }
 
+// Cada pestaña y su panel; ``estado.alAbrir[panel]`` lo que hace al abrirse (si algo).
+const PESTANAS = [["tab-pendientes", "bandeja"], ["tab-historial", "historial"],
+  ["tab-conversaciones", "conversaciones"], ["tab-politica", "politica"]];
+
 function pestana(cual) {
-  for (const [tab, panel] of [["tab-pendientes", "bandeja"], ["tab-historial", "historial"]]) {
+  for (const [tab, panel] of PESTANAS) {
     const activa = panel === cual;
     $(tab).setAttribute("aria-selected", String(activa));
     $(tab).tabIndex = activa ? 0 : -1;
     $(panel).hidden = !activa;
   }
-  if (cual === "historial") estado.historial.buscar();
+  estado.alAbrir?.[cual]?.();
 }
 
 function salir(motivo) {
@@ -474,18 +480,24 @@ function iniciar() {
   $("sonido").addEventListener("change", () => localStorage.setItem("agente.sonido", $("sonido").checked ? "1" : "0"));
   $("filtros").addEventListener("input", filtrar);
   $("filtros").addEventListener("submit", (e) => e.preventDefault());
-  $("tab-pendientes").addEventListener("click", () => pestana("bandeja"));
-  $("tab-historial").addEventListener("click", () => pestana("historial"));
+  for (const [tab, panel] of PESTANAS) $(tab).addEventListener("click", () => pestana(panel));
   $("pestanas").addEventListener("keydown", (e) => {
     if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
-      const otra = e.target.id === "tab-pendientes" ? "tab-historial" : "tab-pendientes";
-      $(otra).focus();
-      $(otra).click();
+      const visibles = PESTANAS.map(([tab]) => $(tab)).filter((t) => !t.hidden);
+      const i = visibles.indexOf(e.target) + (e.key === "ArrowRight" ? 1 : -1);
+      const otra = visibles[(i + visibles.length) % visibles.length];
+      otra.focus();
+      otra.click();
     }
   });
   document.addEventListener("keydown", atajo);
   // La sesión se renueva: las partes de la página leen siempre el token vigente.
   estado.historial = iniciarHistorial({ token: () => estado.token, alCaducar: salir });
+  estado.alAbrir = {
+    historial: () => estado.historial.buscar(),
+    conversaciones: iniciarConversaciones({ token: () => estado.token, alCaducar: salir }),
+    politica: iniciarPaginaPolitica({ token: () => estado.token }),
+  };
   iniciarSolicitudesPolitica({ token: () => estado.token, yo: estado.yo });
   // El plazo y la espera corren en la página; los datos llegan solos por el flujo.
   setInterval(() => {
