@@ -179,6 +179,31 @@ def test_hitl_when_se_vuelve_a_evaluar_al_reanudar_y_un_false_ejecuta_aunque_se_
     assert caja.ejecutadas == [("pagar", 120.0)]  # el rechazo del encargado se ignoró
 
 
+def test_hitl_la_descripcion_se_vuelve_a_calcular_al_reanudar_y_el_producto_pasa_la_fijada():
+    caja, descritas = Caja(), []
+
+    def describir(tool_call, state, runtime):
+        descritas.append(tool_call["id"])
+        return f"pagar {tool_call['args']['importe']}"
+
+    agente, config = _agente_con_firma(caja, _propuesta(), regla={
+        "allowed_decisions": ["approve"], "description": describir}), _config()
+    _hasta_la_pausa(agente, config)
+    agente.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config, version="v2")
+    # El nodo se repite hasta interrupt(): la descripción (y lo que lea) se calcula otra vez
+    # para una petición que nadie mira.
+    assert len(descritas) == 2 and descritas[0] == descritas[1]
+    assert caja.ejecutadas == [("pagar", 120.0)]
+    # El producto: la reanudación lleva las descripciones que vio quien firmó.
+    from agente.servicio.resultados import RegistroDecision
+
+    registro = RegistroDecision(
+        id=1, thread_id="h", interrupt_id="i", encargado_id="enc", decisiones=[], trace_id=None,
+        peticion={"tool_call_ids": ["c1"], "action_requests": [{"name": "pagar", "description": "vista"}]},
+    )
+    assert registro.descripciones == {"c1": "vista"}
+
+
 def test_hitl_al_reanudar_sin_context_when_lo_ve_vacio_y_el_ejecutor_siempre_lo_pasa():
     caja, vistos = Caja(), []
 
