@@ -479,7 +479,7 @@ def ejecutar(url_admin: str, niveles: tuple[int, ...] | None = None, *, tope: fl
     Los niveles de ``REPETIDOS`` se miden dos veces, la segunda tras todos los demás (así las dos
     pasadas de un nivel no comparten el mismo rato de la máquina)."""
     duracion = util.segun_modo(20.0, 6.0)
-    calentamiento = util.segun_modo(6.0, 3.0)
+    calentamiento = util.segun_modo(8.0, 4.0)
     niveles = niveles or util.segun_modo(NIVELES, (25, 50))
     latencia = Latencia()
     resultado: dict[str, Any] = {
