@@ -400,7 +400,7 @@ def markdown(r: dict) -> str:
         "## Cómo reproducir",
         "",
         "```bash",
-        "make bench                 # todo (≈13 min en 2 CPU); escribe bench/resultados.json y este documento",
+        "make bench                 # todo (≈15-17 min en 2 CPU); escribe bench/resultados.json y este documento",
         "BENCH_RAPIDO=1 make bench  # humo (1-2 min): bench/resultados-rapido.json, no toca este documento",
         ".venv/bin/python -m bench --solo turnos,carga   # partes sueltas: bench/resultados-parcial.json",
         ".venv/bin/python -m bench --solo ingesta        # agente importar de 100.000 pedidos (no va por defecto)",
