@@ -218,12 +218,11 @@ def proceso_b(url: str, proveedor_url: str, duracion: float, calentamiento: floa
         uso = resource.getrusage(resource.RUSAGE_SELF)
         marcas.append((uso.ru_utime + uso.ru_stime, cpu_postgres(url, base)))
 
-    for momento in (desde, hasta):
-        threading.Timer(momento - time.monotonic(), marcar).start()
+    temporizadores = [threading.Timer(momento - time.monotonic(), marcar) for momento in (desde, hasta)]
     trabajadores = [threading.Thread(target=hilo, args=(i,)) for i in range(hilos)]
-    for t in trabajadores:
+    for t in [*temporizadores, *trabajadores]:
         t.start()
-    for t in trabajadores:
+    for t in [*trabajadores, *temporizadores]:  # la última marca puede llegar tras el último turno
         t.join()
     pool.close()
     turnos = len([f for f in fines if desde <= f <= hasta])
