@@ -20,7 +20,10 @@ clientes simultáneos) una base nueva y un servidor nuevo:
   es turnos/s ÷ ideal;
 - después de cada nivel, los invariantes de ``bench.carga`` (auditoría, pausas, pasarela).
 
-Al final, dos servidores sobre una base con 200 clientes (cada petición al siguiente).
+Los niveles de 25, 50 y 100 se miden dos veces (la segunda vuelta tras todos los demás). Después,
+dos servidores sobre una base con 200 clientes (cada petición al siguiente) y la capacidad por
+núcleo de :mod:`bench.nucleo`: B con el mismo proveedor, el nivel en que el proceso usa el 70 %
+de un núcleo y la regla de dimensionado comprobada con dos procesos.
 """
 
 from __future__ import annotations
@@ -39,10 +42,12 @@ from typing import Any
 import httpx
 import psycopg
 
-from bench import carga, util
+from bench import carga, nucleo, util
+from bench.perfil import espiar_servidor
 from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnProceso
 
 NIVELES = (25, 50, 100, 200)
+REPETIDOS = (25, 50, 100)  # dos pasadas cada uno (200 ya satura el núcleo: una)
 CLIENTES_DOS_PROCESOS = 200
 CLIENTES_CPU = 25  # con el modelo offline la CPU se satura con pocos clientes
 PARES_POR_CLIENTE = 30
@@ -337,6 +342,7 @@ def _cuentas(datos: Datos, estadisticas: dict[str, Any] | None, desde: float, ha
     return {
         "turnos": len(en_ventana),
         "turnos_por_segundo": round(len(en_ventana) / segundos, 2),
+        "decisiones": len([d for d in decisiones if d.fin <= hasta]),
         "decisiones_por_segundo": round(len([d for d in decisiones if d.fin <= hasta]) / segundos, 2),
         "modelo_por_turno_s": round(modelo_medio, 3),
         "ideal_sin_tope": round(clientes / modelo_medio, 2) if modelo_medio else None,
@@ -404,9 +410,9 @@ def un_nivel(url_admin: str, nombre: str, clientes: int, *, servidores: int, dur
         if proveedor is not None:
             proveedor.reiniciar()
         memoria_antes = [s.memoria() for s in procesos]
-        perfil = _perfilar(procesos[0].proceso.pid, nombre, calentamiento, duracion)
-        cpu = _CpuVentana([s.proceso.pid for s in procesos], calentamiento, duracion,
-                          proveedor.proceso.pid if proveedor is not None else None)
+        perfil = espiar_servidor(procesos[0].proceso.pid, nombre, calentamiento, duracion)
+        cpu = nucleo.CpuVentana([s.proceso.pid for s in procesos], calentamiento, duracion,
+                                proveedor.proceso.pid if proveedor is not None else None, url_admin, nombre)
         with SondeoConexiones(url_admin, nombre) as sondeo:
             inicio = time.time()
             fin = inicio + calentamiento + duracion
@@ -446,76 +452,9 @@ def un_nivel(url_admin: str, nombre: str, clientes: int, *, servidores: int, dur
     }
     if resultado.get("cpu_servidores_s") and resultado["turnos"]:
         resultado["cpu_ms_por_turno"] = round(1000 * resultado["cpu_servidores_s"] / resultado["turnos"], 1)
+    nucleo.por_ejecucion(resultado)
     _imprimir(nombre, resultado)
     return resultado
-
-
-class _CpuVentana:
-    """CPU (usuario + sistema) de los servidores y del proveedor dentro de la ventana medida,
-    y la carga de la máquina: un proceso de Python no pasa de un núcleo (el GIL)."""
-
-    def __init__(self, pids: list[int], calentamiento: float, duracion: float, pid_proveedor: int | None):
-        import psutil
-
-        self._procesos = [psutil.Process(p) for p in pids]
-        self._proveedor = psutil.Process(pid_proveedor) if pid_proveedor else None
-        self.duracion = duracion
-        self._marcas: list[tuple[float, list[float], float]] = []
-        self._hilo = threading.Timer(calentamiento, self._marcar, kwargs={"otra": True})
-        self._hilo.daemon = True
-        self._hilo.start()
-
-    def _cpu(self, proceso) -> float:
-        try:
-            t = proceso.cpu_times()
-            return t.user + t.system
-        except Exception:
-            return 0.0
-
-    def _marcar(self, otra: bool = False) -> None:
-        import os
-
-        import psutil
-
-        self._marcas.append((time.monotonic(), [self._cpu(p) for p in self._procesos],
-                             self._cpu(self._proveedor) if self._proveedor else 0.0))
-        self._yo = [*getattr(self, "_yo", []), self._cpu(psutil.Process())]  # el conductor (este proceso)
-        self._carga = os.getloadavg()[0]
-        if otra:
-            t = threading.Timer(self.duracion, self._marcar)
-            t.daemon = True
-            t.start()
-
-    def resumen(self) -> dict[str, Any]:
-        if len(self._marcas) < 2:
-            return {}
-        (t0, c0, p0), (t1, c1, p1) = self._marcas[0], self._marcas[1]
-        return {
-            "cpu_servidores_nucleos": [round((b - a) / (t1 - t0), 2) for a, b in zip(c0, c1, strict=True)],
-            "cpu_proveedor_nucleos": round((p1 - p0) / (t1 - t0), 2),
-            "cpu_conductor_nucleos": round((self._yo[1] - self._yo[0]) / (t1 - t0), 2),
-            "carga_maquina_1min": round(self._carga, 2),
-            "cpu_servidores_s": round(sum(c1) - sum(c0), 2),
-        }
-
-
-def _perfilar(pid: int, nombre: str, calentamiento: float, duracion: float):
-    """``BENCH_PERFIL=carpeta``: py-spy (``pip install py-spy``) sobre el primer servidor
-    durante la ventana (solo el hilo que tiene el GIL: lo que gasta el núcleo del proceso), formato
-    *collapsed* en ``carpeta/<nivel>.txt``."""
-    import os
-    import shutil
-    import subprocess
-
-    carpeta = os.environ.get("BENCH_PERFIL")
-    espia = shutil.which("py-spy") or str(util.RAIZ / ".venv" / "bin" / "py-spy")
-    if not carpeta or not os.path.exists(espia):
-        return None
-    os.makedirs(carpeta, exist_ok=True)
-    orden = [espia, "record", "--pid", str(pid), "--rate", "100", "--gil", "--format", "raw",
-             "--duration", str(int(duracion)), "--nonblocking", "-o", f"{carpeta}/{nombre}.txt"]
-    return subprocess.Popen(["sh", "-c", f"sleep {calentamiento}; exec " + " ".join(orden)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _imprimir(nombre: str, r: dict[str, Any]) -> None:
@@ -534,15 +473,19 @@ def _imprimir(nombre: str, r: dict[str, Any]) -> None:
 
 
 def ejecutar(url_admin: str, niveles: tuple[int, ...] | None = None, *, tope: float | None = None,
-             dos_procesos: bool = True) -> dict[str, Any]:
-    """Todo el bench de capacidad. ``tope``: turnos/s de CPU ya medidos (se salta esa medida)."""
-    duracion = util.segun_modo(30.0, 8.0)
+             dos_procesos: bool = True, por_nucleo: bool = True) -> dict[str, Any]:
+    """Todo el bench de capacidad. ``tope``: turnos/s de CPU ya medidos (se salta esa medida).
+
+    Los niveles de ``REPETIDOS`` se miden dos veces, la segunda tras todos los demás (así las dos
+    pasadas de un nivel no comparten el mismo rato de la máquina)."""
+    duracion = util.segun_modo(20.0, 6.0)
     calentamiento = util.segun_modo(8.0, 4.0)
-    niveles = niveles or util.segun_modo(NIVELES, (25, 100))
+    niveles = niveles or util.segun_modo(NIVELES, (25, 50))
     latencia = Latencia()
     resultado: dict[str, Any] = {
         "latencia": {"primer_token_s": latencia.primer_token, "tokens_por_segundo": latencia.tokens_por_segundo},
         "niveles": {},
+        "segundas": {},
     }
     if tope is None:
         print(f"[capacidad] tope de CPU: {CLIENTES_CPU} clientes con el modelo offline…", flush=True)
@@ -551,11 +494,8 @@ def ejecutar(url_admin: str, niveles: tuple[int, ...] | None = None, *, tope: fl
         resultado["cpu"] = cpu
         tope = cpu["turnos_por_segundo"]
     with ProveedorEnProceso(latencia) as proveedor:
-        casos = [(f"bench_cap_{n}", n, 1) for n in niveles]
-        if dos_procesos:
-            casos.append((f"bench_cap_dos_{CLIENTES_DOS_PROCESOS}",
-                          util.segun_modo(CLIENTES_DOS_PROCESOS, 50), 2))
-        for nombre, clientes, servidores in casos:
+
+        def medir(nombre: str, clientes: int, servidores: int = 1, rotulo: str | None = None) -> dict[str, Any]:
             print(f"[capacidad] {clientes} clientes, {servidores} servidor(es), latencia "
                   f"{latencia.primer_token} s + {latencia.tokens_por_segundo:g} tokens/s…", flush=True)
             r = un_nivel(url_admin, nombre, clientes, servidores=servidores, duracion=duracion,
@@ -563,39 +503,80 @@ def ejecutar(url_admin: str, niveles: tuple[int, ...] | None = None, *, tope: fl
             ideal = min(x for x in (r["ideal_sin_tope"], tope * servidores) if x)
             r["ideal"] = round(ideal, 2)
             r["R"] = round(r["turnos_por_segundo"] / ideal, 3) if ideal else None
-            clave = "dos_procesos" if servidores == 2 else str(clientes)
-            if servidores == 2:
-                resultado["dos_procesos"] = r
-            else:
-                resultado["niveles"][clave] = r
+            r["rotulo"] = rotulo or str(clientes)
             print(f"    ideal {r['ideal']} turnos/s → R = {100 * (r['R'] or 0):.0f} %", flush=True)
+            return r
+
+        for vuelta in (1, 2):
+            for n in niveles:
+                if vuelta == 1:
+                    resultado["niveles"][str(n)] = medir(f"bench_cap_{n}", n)
+                elif n in REPETIDOS:
+                    resultado["segundas"][str(n)] = medir(f"bench_cap_{n}_2", n, rotulo=f"{n} (2.ª)")
+        if dos_procesos:
+            clientes = util.segun_modo(CLIENTES_DOS_PROCESOS, 50)
+            resultado["dos_procesos"] = medir(f"bench_cap_dos_{clientes}", clientes, 2)
+        if por_nucleo:
+            resultado["nucleo"] = _por_nucleo(url_admin, proveedor.url, medir, resultado, duracion, calentamiento)
     return resultado
+
+
+def _por_nucleo(url_admin: str, proveedor_url: str, medir, resultado: dict[str, Any], duracion: float,
+                calentamiento: float) -> dict[str, Any]:
+    """B con el mismo proveedor, el nivel del 70 % de un núcleo y la regla comprobada con dos procesos."""
+    # B con tantos hilos como clientes tiene el nivel más bajo: se compara con ese nivel.
+    menor = min(resultado["niveles"], key=int)
+    print(f"[capacidad] B (create_agent + PostgresSaver) con el mismo proveedor, {menor} hilos…", flush=True)
+    b = nucleo.medir_b(url_admin, proveedor_url, duracion=duracion, calentamiento=calentamiento, hilos=int(menor))
+    print(f"    B: {b}", flush=True)
+    corridas = [*resultado["niveles"].values(), *resultado["segundas"].values()]
+    busqueda = nucleo.buscar_70(lambda n: medir(f"bench_cap_70_{n}", n, rotulo=f"{n} (≤ 70 %)"), corridas,
+                                util.segun_modo(2, 1))
+    e = busqueda["elegida"]
+    dispersiones = [nucleo.dispersion(resultado["niveles"][k]["turnos_por_segundo"], r["turnos_por_segundo"])
+                    for k, r in resultado["segundas"].items()]
+    dos = None
+    if e is not None:
+        dos = medir("bench_cap_dos_70", 2 * e["clientes"], 2, rotulo=f"{2 * e['clientes']} (2 × nivel del 70 %)")
+    return {
+        "b": b,
+        "busqueda": busqueda,
+        "referencia": nucleo.referencia([resultado["niveles"][menor],
+                                         *([resultado["segundas"][menor]] if menor in resultado["segundas"] else [])]),
+        "regla": nucleo.regla(e, [d for d in dispersiones if d is not None], dos) if e else None,
+        "dos_70": dos,
+    }
 
 
 # --- Documento -----------------------------------------------------------------------------
 
 
-def _coma(valor: float | None, decimales: int = 1) -> str:
-    return "—" if valor is None else f"{valor:.{decimales}f}".replace(".", ",")
-
-
-def linea_capacidad(r: dict[str, Any], latencia: dict[str, float]) -> str:
+def linea_capacidad(r: dict[str, Any], latencia: dict[str, float], segunda: dict[str, Any] | None = None) -> str:
     donde = "por proceso" if r["servidores"] == 1 else f"en {r['servidores']} procesos sobre una base"
-    return (f"Capacidad: {r['clientes']} conversaciones simultáneas {donde} con latencia de modelo "
-            f"{_coma(latencia['primer_token_s'])} s: {_coma(r['turnos_por_segundo'], 2)} turnos/s "
-            f"({_coma(100 * r['R'], 0)} % del ideal), errores {r['errores']}, conexiones máx {r['conexiones_max']}")
+    linea = (f"Capacidad: {r['clientes']} conversaciones simultáneas {donde} con latencia de modelo "
+             f"{nucleo.coma(latencia['primer_token_s'])} s: {nucleo.coma(r['turnos_por_segundo'], 2)} turnos/s "
+             f"({nucleo.coma(100 * r['R'], 0)} % del ideal), errores {r['errores']}, conexiones máx {r['conexiones_max']}")
+    if segunda is None:
+        return linea
+    d = nucleo.dispersion(r["turnos_por_segundo"], segunda["turnos_por_segundo"])
+    return (f"{linea}; segunda pasada {nucleo.coma(segunda['turnos_por_segundo'], 2)} turnos/s "
+            f"({nucleo.coma(100 * segunda['R'], 0)} % del ideal), errores {segunda['errores']}; dispersión "
+            f"{nucleo.coma(100 * d if d is not None else None, 0)} %")
 
 
-def markdown(c: dict[str, Any], tabla, invariantes_md) -> list[str]:
-    """La sección del documento (``tabla`` e ``invariantes_md`` son los de ``bench.__main__``)."""
+def markdown(c: dict[str, Any], tabla, invariantes_md, objetivo_p99_ms: float = 250.0) -> list[str]:
+    """La sección del documento (``tabla``, ``invariantes_md`` y el objetivo son de ``bench.__main__``)."""
     lat = c["latencia"]
     cpu = c["cpu"]
-    filas_r = [*c["niveles"].values(), *([c["dos_procesos"]] if "dos_procesos" in c else [])]
+    segundas = c.get("segundas", {})
+    n = c.get("nucleo") or {}
+    filas_r = [*c["niveles"].values(), *segundas.values(), *n.get("busqueda", {}).get("buscados", []),
+               *([c["dos_procesos"]] if "dos_procesos" in c else []), *([n["dos_70"]] if n.get("dos_70") else [])]
     lineas = [
         "## 7. Capacidad con la latencia de un modelo real",
         "",
         f"Un `agente serve` (uvicorn, otro proceso) con `AGENTE_MODELO=openai:latencia` contra "
-        f"`tests/apoyo/proveedor_latencia.py` ({_coma(lat['primer_token_s'])} s hasta el primer token, "
+        f"`tests/apoyo/proveedor_latencia.py` ({nucleo.coma(lat['primer_token_s'])} s hasta el primer token, "
         f"{lat['tokens_por_segundo']:g} tokens/s) por el cliente real `langchain-openai`. Cada cliente "
         "abre una conversación, consulta un pedido y devuelve uno (pequeño sin firma o grande con "
         "firma, alternando), en directo (SSE) y sin pausa entre mensajes; cuatro encargados deciden "
@@ -603,16 +584,17 @@ def markdown(c: dict[str, Any], tabla, invariantes_md) -> list[str]:
         "calentamiento; base y servidor nuevos en cada nivel. *Sin modelo*: el turno menos el tiempo "
         "que el proveedor tardó en las peticiones de ese turno (marca `[ref …]` en el mensaje). "
         f"*Ideal*: clientes ÷ tiempo de modelo por turno, con el tope de la CPU: "
-        f"**{_coma(cpu['turnos_por_segundo'], 2)} turnos/s** con el modelo offline y {cpu['clientes']} "
+        f"**{nucleo.coma(cpu['turnos_por_segundo'], 2)} turnos/s** con el modelo offline y {cpu['clientes']} "
         f"clientes (errores {cpu['errores']}, conexiones máx {cpu['conexiones_max']}).",
         "",
-        *[f"- {linea_capacidad(r, lat)}" for r in filas_r],
+        *[f"- {linea_capacidad(r, lat, segundas.get(k))}" for k, r in c["niveles"].items()],
+        *[f"- {linea_capacidad(r, lat)}" for r in filas_r[len(c["niveles"]) + len(segundas):]],
         "",
     ]
     filas = []
     for r in filas_r:
         filas.append([
-            r["clientes"], r["servidores"], r.get("ejecuciones_simultaneas_por_servidor") or "—",
+            r.get("rotulo", r["clientes"]), r["servidores"], r.get("ejecuciones_simultaneas_por_servidor") or "—",
             r["turnos"], r["turnos_por_segundo"], r["modelo_por_turno_s"], r["ideal"],
             f"{100 * r['R']:.0f} %", f"{r['turno']['p50_ms']:.0f} / {r['turno']['p99_ms']:.0f}",
             f"{r['turno_menos_modelo']['p50_ms']:.0f} / {r['turno_menos_modelo']['p99_ms']:.0f}",
@@ -633,7 +615,7 @@ def markdown(c: dict[str, Any], tabla, invariantes_md) -> list[str]:
     lineas += ["", f"Invariantes del nivel de {filas_r[-1]['clientes']} clientes en {filas_r[-1]['servidores']} "
                "procesos:", ""]
     lineas += invariantes_md(filas_r[-1]["invariantes"], filas_r[-1]["recuentos"])
-    return lineas
+    return lineas + (nucleo.markdown(c, tabla, objetivo_p99_ms) if n else [])
 
 
 def main(argv: list[str] | None = None) -> None:

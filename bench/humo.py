@@ -1,4 +1,4 @@
-"""``python -m bench.humo sentencias|explain|ingesta URL``: en pequeño, lo del bench que toca el interior del producto.
+"""``python -m bench.humo sentencias|explain|ingesta|nucleo URL``: en pequeño, lo del bench que toca el interior del producto.
 
 ``make bench`` no entra en ``make test`` (tarda minutos) y por eso se rompió dos veces sin que
 nadie lo viera. La prueba ``tests/procesos/test_bench_humo.py`` lanza este módulo en un
@@ -8,7 +8,9 @@ programa) y lee el JSON de la última línea que imprime:
 - ``sentencias``: sentencias psycopg por caso (B, C) y escenario en una conversación sin
   calentamiento (``turnos.contar``: la fábrica del servicio con el pool trazado);
 - ``explain``: el plan de la SQL de la bandeja (``crecimiento._explain``);
-- ``ingesta``: ``agente importar`` de 300 pedidos generados, dos veces (``ingesta._importar``).
+- ``ingesta``: ``agente importar`` de 300 pedidos generados, dos veces (``ingesta._importar``);
+- ``nucleo``: el caso B de la capacidad por núcleo (``nucleo.proceso_b``: ``create_agent`` +
+  ``PostgresSaver`` en streaming contra el proveedor OpenAI simulado) con 2 hilos y un proveedor rápido.
 """
 
 from __future__ import annotations
@@ -48,12 +50,21 @@ def ingesta(url: str) -> dict:
             "pico_rss_mib": primera["pico_rss_mib"]}
 
 
+def nucleo(url: str) -> dict:
+    from bench import nucleo as bench_nucleo
+    from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnProceso
+
+    with ProveedorEnProceso(Latencia(primer_token=0.05, tokens_por_segundo=2000)) as proveedor:
+        return bench_nucleo.proceso_b(url, proveedor.url, duracion=3.0, calentamiento=0.5, hilos=2)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.humo", description=__doc__.splitlines()[0])
-    parser.add_argument("parte", choices=("sentencias", "explain", "ingesta"))
+    parser.add_argument("parte", choices=("sentencias", "explain", "ingesta", "nucleo"))
     parser.add_argument("url")
     args = parser.parse_args(argv)
-    resultado = {"sentencias": sentencias, "explain": explain, "ingesta": ingesta}[args.parte](args.url)
+    partes = {"sentencias": sentencias, "explain": explain, "ingesta": ingesta, "nucleo": nucleo}
+    resultado = partes[args.parte](args.url)
     print(json.dumps(resultado, ensure_ascii=False))
 
 

@@ -164,5 +164,20 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(resultado, indent=1, ensure_ascii=False))
 
 
+def espiar_servidor(pid: int, nombre: str, calentamiento: float, duracion: float):
+    """``BENCH_PERFIL=carpeta``: py-spy (``pip install py-spy``) sobre el primer servidor
+    durante la ventana (solo el hilo que tiene el GIL: lo que gasta el núcleo del proceso), formato
+    *collapsed* en ``carpeta/<nivel>.txt``."""
+    carpeta = os.environ.get("BENCH_PERFIL")
+    espia = shutil.which("py-spy") or str(util.RAIZ / ".venv" / "bin" / "py-spy")
+    if not carpeta or not os.path.exists(espia):
+        return None
+    os.makedirs(carpeta, exist_ok=True)
+    orden = [espia, "record", "--pid", str(pid), "--rate", "100", "--gil", "--format", "raw",
+             "--duration", str(int(duracion)), "--nonblocking", "-o", f"{carpeta}/{nombre}.txt"]
+    return subprocess.Popen(["sh", "-c", f"sleep {calentamiento}; exec " + " ".join(orden)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 if __name__ == "__main__":
     main()

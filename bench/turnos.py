@@ -56,8 +56,9 @@ APROBAR = [{"type": "approve"}]
 # --- Los casos -------------------------------------------------------------------------
 
 
-def agente_pelado(pool, checkpointer):
-    """``create_agent`` con las herramientas del producto y la pausa mínima del framework."""
+def agente_pelado(pool, checkpointer, modelo=None):
+    """``create_agent`` con las herramientas del producto y la pausa mínima del framework
+    (``modelo``: el offline si no se da; ``bench.nucleo`` le pasa uno de OpenAI)."""
     from langchain.agents import create_agent
     from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig
 
@@ -70,7 +71,7 @@ def agente_pelado(pool, checkpointer):
         return Decimal(str(peticion.tool_call["args"].get("importe", "0"))) > LIMITE_BASE
 
     return create_agent(
-        ModeloOffline(),
+        modelo or ModeloOffline(),
         tools=crear_herramientas(pool=pool, pasarela=PasarelaSimulada(pool=pool)),
         middleware=[
             HumanInTheLoopMiddleware(

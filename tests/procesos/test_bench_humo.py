@@ -37,3 +37,13 @@ def test_el_recuento_de_sentencias_corre_con_la_fabrica_del_servicio(bd_url):
 def test_el_explain_de_la_bandeja_usa_la_sql_de_la_cola(bd_url):
     plan = _humo("explain", bd_url)
     assert "aprobaciones_pendientes" in plan
+
+
+def test_el_caso_b_de_la_capacidad_por_nucleo_corre_en_directo_contra_el_proveedor_openai(bd_url):
+    # B (create_agent + PostgresSaver en streaming) con el proveedor simulado: turnos dentro de la
+    # ventana, ninguno falla (tras aprobar la pausa hay reembolso) y se mide su CPU y la de PostgreSQL.
+    r = _humo("nucleo", bd_url)
+    assert r["errores"] == 0, r["ejemplos_errores"]
+    assert r["turnos"] > 0
+    assert r["cpu_ms_por_ejecucion"] > 0
+    assert r["cpu_postgres_ms_por_ejecucion"] > 0
