@@ -123,7 +123,11 @@ def test_buscar_la_conversacion_y_escribir_al_cliente_que_lo_ve_en_directo(naveg
     sin_violaciones_graves(cliente, "gestion-chat-mensaje-tienda")
     # La aprobación sigue en la bandeja, sin decidir.
     bandeja.get_by_role("tab", name="Pendientes").click()
-    expect(bandeja.locator("article.tarjeta", has_text="Ana García López")).to_be_visible()
+    tarjeta = bandeja.locator("article.tarjeta", has_text="Ana García López")
+    expect(tarjeta).to_be_visible()
     expect(bandeja.locator("#cuenta")).to_have_text("1")
+    # Y su conversación, en la tarjeta (leída de nuevo), dice quién de la tienda escribió.
+    bandeja.reload()
+    expect(tarjeta.locator(".linea-chat.tienda .quien")).to_have_text("Lucía Moreno (tienda)", timeout=ESPERA_MS)
     cliente.limpia()
     encargada.limpia()

@@ -36,7 +36,8 @@ function transcripcion(mensajes) {
   return el("details", { class: "transcripcion", open: true },
     el("summary", {}, `Conversación (${mensajes.length} mensajes)`),
     el("ol", { class: "mensajes-ficha" }, mensajes.map((m) => el("li", { class: `linea-chat ${m.rol}${m.retenido ? " retenido" : ""}` },
-      el("span", { class: "quien" }, m.rol === "cliente" ? "Cliente" : "Agente"),
+      el("span", { class: "quien" }, m.rol === "cliente" ? "Cliente"
+        : m.rol === "tienda" ? `${m.autor || "La tienda"} (tienda)` : "Agente"),
       el("span", { class: "cuando" }, ` · ${fecha(m.fecha)}`),
       m.retenido ? el("span", { class: "marca-retenido" }, " · mientras esperaba") : null,
       el("p", { class: "texto-cliente" }, m.texto)))));
