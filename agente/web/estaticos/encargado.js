@@ -183,6 +183,7 @@ async function enviarDecision(tarjeta) {
     }
     tarjeta.classList.add("resuelta");
     tarjeta.dataset.resuelta = "1";
+    contar();
     for (const control of tarjeta.querySelectorAll("button, input, textarea")) control.disabled = true;
     resultado.replaceChildren(
       r.estado === "fallida"
@@ -371,11 +372,6 @@ function aplicarLista(lista) {
   }
   if (nuevas && !estado.primera) avisarNueva();
   estado.primera = false;
-  // Lo que espera TU firma: las que ya firmaste (falta la de otra persona) no cuentan.
-  const mias = lista.filter((a) => !a.mi_firma?.ya_firmada).length;
-  estado.pendientes = mias;
-  $("cuenta").textContent = String(mias);
-  document.title = mias ? `(${mias}) ${TITULO}` : TITULO;
   rellenarFiltros(lista);
   filtrar();
   $("actualizado").textContent = `En directo · actualizado a las ${new Date().toLocaleTimeString("es-ES")}`;
@@ -420,14 +416,25 @@ function cumple(a) {
     && esperando >= espera;
 }
 
+/** Lo que espera TU firma, en la pestaña y el título: ni las ya decididas ni las que ya
+ * firmaste (falta la de otra persona). */
+function contar() {
+  const mias = [...estado.tarjetas.values()]
+    .filter((t) => !t.dataset.resuelta && !t._aprobacion.mi_firma?.ya_firmada).length;
+  estado.pendientes = mias;
+  $("cuenta").textContent = String(mias);
+  document.title = mias ? `(${mias}) ${TITULO}` : TITULO;
+}
+
 function filtrar() {
+  contar();
   let visibles = 0;
   for (const tarjeta of estado.tarjetas.values()) {
     const ver = Boolean(tarjeta.dataset.resuelta) || cumple(tarjeta._aprobacion);
     tarjeta.hidden = !ver;
     if (ver) visibles += 1;
   }
-  $("vacia").hidden = estado.tarjetas.size > 0;
+  $("vacia").hidden = $("tarjetas").children.length > 0;
   $("filtrada").hidden = !(estado.tarjetas.size > 0 && visibles === 0);
   $("firmadas").hidden = $("tarjetas-firmadas").children.length === 0;
 }
