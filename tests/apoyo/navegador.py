@@ -59,7 +59,7 @@ class Pagina:
         CAPTURAS.mkdir(parents=True, exist_ok=True)
         for etiqueta, tamano in (("escritorio", ESCRITORIO), ("movil", MOVIL)):
             self.pagina.set_viewport_size(tamano)
-            assert self.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), etiqueta
+            assert self.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), (nombre, etiqueta)
             resultado = Axe().run(self.pagina)
             graves = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
                       for v in resultado.response["violations"] if v["impact"] in GRAVES]

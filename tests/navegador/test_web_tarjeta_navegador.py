@@ -66,6 +66,11 @@ def _no_desborda(locator) -> bool:
 
 def test_dos_firmas_vistas_por_los_tres_firmantes(navegador, base, bd_url, http, como):
     hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
+    # El gerente tiene la bandeja abierta desde antes de la primera firma.
+    gerente = _bandeja(navegador, base, "Marta Jiménez (ger-talavera)")
+    pagina3 = gerente.pagina
+    tarjeta3 = pagina3.locator("#tarjetas article.tarjeta", has_text=PEDIDO_650)
+    gerente.expect(tarjeta3.locator(".firmas")).to_contain_text("2 firmas: 0 de 2", timeout=ESPERA_MS)
 
     # 1. La encargada que firma primero: a 1280 px, dos columnas y la tabla entera.
     primera = _bandeja(navegador, base, "Lucía Moreno (enc-talavera)")
@@ -116,11 +121,9 @@ def test_dos_firmas_vistas_por_los_tres_firmantes(navegador, base, bd_url, http,
     segunda.accesible("tarjeta-dos-firmas-no-cuenta")
     assert sql(bd_url, "SELECT count(*) AS n FROM firmas_aprobacion")[0]["n"] == 1
 
-    # 3. El gerente completa; los recuentos son ciertos antes y después.
-    gerente = _bandeja(navegador, base, "Marta Jiménez (ger-talavera)")
-    pagina3 = gerente.pagina
+    # 3. El gerente (su página sigue abierta: la firma le llegó en directo) completa; los
+    # recuentos son ciertos antes y después.
     expect(pagina3.locator("#sesion")).to_have_text("Marta Jiménez · Gerente · Talavera de la Reina", timeout=ESPERA_MS)
-    tarjeta3 = pagina3.locator("#tarjetas article.tarjeta", has_text=PEDIDO_650)
     expect(tarjeta3.locator(".firmas")).to_contain_text("2 firmas: 1 de 2", timeout=ESPERA_MS)
     expect(tarjeta3.locator(".aviso-firma")).to_be_hidden()
     expect(pagina3.locator("#cuenta")).to_have_text("1")

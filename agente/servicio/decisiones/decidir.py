@@ -37,7 +37,7 @@ from agente.nucleo.fechas import fecha_hora
 from agente.nucleo.registro_log import evento
 from agente.servicio import personas
 from agente.servicio.aprobaciones import cola, firmas
-from agente.servicio.conversaciones import desenlace
+from agente.servicio.conversaciones import desenlace, mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.conversaciones.retenidos import responder_retenidos
 from agente.servicio.conversaciones.turnos import leer_consulta
@@ -209,6 +209,8 @@ class Decisiones:
             if encargado is not None:
                 firmado = firmas.firmar(c, fila=fila, firmante=encargado, decisiones=normalizadas)
                 if isinstance(firmado, firmas.FirmaParcial):
+                    # Las bandejas abiertas, al momento: la firma nueva cambia recuentos y quién puede.
+                    mensajes.avisar_bandeja(c, fila["tienda"])
                     evento(logger, "firma_parcial", thread_id=thread_id, trace_id=fila["trace_id"],
                            encargado_id=encargado_id, tienda=fila["tienda"], firmas=firmado.firmas,
                            firmas_necesarias=firmado.firmas_necesarias)
