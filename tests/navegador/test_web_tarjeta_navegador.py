@@ -86,7 +86,9 @@ def test_dos_firmas_vistas_por_los_tres_firmantes(navegador, base, bd_url, http,
         assert caja["x"] + caja["width"] <= 1280, columna
     conversacion = tarjeta.locator(".lado-conversacion").bounding_box()
     decision = tarjeta.locator(".lado-decision").bounding_box()
-    assert conversacion["x"] + conversacion["width"] <= decision["x"] and conversacion["y"] == decision["y"]
+    # Lado a lado: la decisión a la derecha de la conversación, a su altura (no debajo).
+    assert conversacion["x"] + conversacion["width"] <= decision["x"]
+    assert decision["y"] <= conversacion["y"] < decision["y"] + decision["height"]
     expect(tarjeta.locator(".aviso-firma")).to_be_hidden()
     expect(pagina.locator(".atajos")).to_be_visible()  # con teclado y ratón, sí
     primera.accesible("tarjeta-dos-firmas-antes")
