@@ -50,6 +50,15 @@ def test_650_cada_firmante_sabe_antes_de_pulsar_si_su_firma_cuenta(http, como):
     assert http.get("/api/aprobaciones", headers=como("enc-talavera")).json() == []
 
 
+def test_650_si_firma_antes_el_gerente_la_segunda_puede_ser_de_cualquiera(http, como):
+    hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
+    assert decidir_como(http, como, hilo, "ger-talavera").json()["estado"] == "esperando_firmas"
+    assert _mi_firma(http, como, hilo, "enc-talavera") == {
+        "puede": True, "motivo": None, "ya_firmada": False, "falta": "1 firma"}
+    assert _mi_firma(http, como, hilo, "ger-talavera")["falta"] == "1 firma"
+    assert decidir_como(http, como, hilo, "enc-talavera").json()["estado"] == "aplicada"
+
+
 def test_350_el_encargado_ve_su_limite_y_el_gerente_puede(http, como):
     hilo = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     mia = _mi_firma(http, como, hilo, "enc-talavera")
