@@ -8,6 +8,8 @@
   persona dos veces es ``YaFirmada`` (409); una firma que no cuenta es ``Prohibido`` (403,
   con el límite en el mensaje); si aún faltan firmas se guarda y devuelve ``FirmaParcial``;
   si se cumple (o alguien rechaza), devuelve la decisión combinada que se reanuda una vez.
+- ``mi_firma``: para la bandeja, ANTES de firmar: si la firma de quien mira contaría, con la
+  misma comprobación (``_comprobar``) y los mismos textos que ``firmar``, y qué falta.
 
 Regla de la combinación, por acción: un rechazo de cualquiera termina la aprobación (las
 acciones que esa firma no rechaza solo se aplican si ya tienen sus firmas; si no, se
