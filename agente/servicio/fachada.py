@@ -138,10 +138,10 @@ class Servicio:
     # -- cola y decisiones --------------------------------------------------------------------
 
     def aprobaciones_pendientes(
-        self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50
+        self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50, *, firmante: Encargado | None = None
     ) -> list[dict[str, Any]]:
-        """La cola de una tienda, de varias (las de un regional) o de todas (None)."""
-        return self.decisiones.bandeja(tienda, limite)
+        """La cola de una tienda, de varias (un regional) o de todas (None); y ``mi_firma`` de ``firmante``."""
+        return self.decisiones.bandeja(tienda, limite, firmante=firmante)
 
     def aprobacion(
         self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None
@@ -160,9 +160,10 @@ class Servicio:
 
     # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
 
-    def ficha_aprobacion(self, thread_id: str, *, tiendas: tuple[str, ...] | None = None) -> dict[str, Any]:
-        """La aprobación con su transcripción, el historial del cliente y las líneas del libro."""
-        fila = self.decisiones.aprobacion(thread_id, tiendas=tiendas)
+    def ficha_aprobacion(self, thread_id: str, *, firmante: Encargado) -> dict[str, Any]:
+        """La aprobación (de una de sus tiendas) con su transcripción, el historial del cliente,
+        las líneas del libro y si su firma contaría."""
+        fila = self.decisiones.aprobacion(thread_id, tiendas=firmante.tiendas, firmante=firmante)
         with self.pool.connection() as c:
             return ficha(c, fila)
 
@@ -199,6 +200,10 @@ class Servicio:
     def tiendas_de(self, encargado_id: str) -> list[str]:
         with self.pool.connection() as c:
             return reclamos.tiendas_de(c, encargado_id)
+
+    def nombres_de_tiendas(self, tiendas: list[str] | tuple[str, ...]) -> dict[str, str]:
+        with self.pool.connection() as c:
+            return reclamos.nombres_de_tiendas(c, tiendas)
 
     def decisiones_tomadas(
         self, encargado_id: str, filtros: decididas.Filtros

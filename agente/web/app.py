@@ -181,6 +181,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_cliente.router)
     app.include_router(rutas_historial.router)
     app.include_router(rutas_encargado.router)
+    app.include_router(rutas_encargado.router_sesion)
     app.include_router(rutas_politica.router)
     app.include_router(rutas_atencion.router)  # conversaciones de la tienda y «Escribir al cliente»
     app.include_router(rutas_demo.router)

@@ -153,9 +153,19 @@ class Detalle(BaseModel):
     dinero: bool = Field(description="Un importe: se enseña en euros.")
 
 
+class MiFirma(BaseModel):
+    puede: bool = Field(description=(
+        "Si tu firma contaría ahora aprobando tal cual (la misma comprobación que la decisión: "
+        "si no, aprobar da 403 o 409). Rechazar cuenta siempre, salvo si ya firmaste."))
+    motivo: str | None = Field(description="Por qué no contaría («tu límite es 300,00 EUR...»).")
+    ya_firmada: bool = Field(description="Ya firmaste esta aprobación: falta la firma de otra persona.")
+    falta: str | None = Field(description="Con alguna firma dada, lo que falta: «1 firma (gerente o regional)».")
+
+
 class Aprobacion(BaseModel):
     thread_id: str
     tienda: str
+    tienda_nombre: str = Field(description="El nombre de la tienda, para leerlo («Talavera de la Reina»).")
     estado: str = Field(description="pendiente | decidiendo")
     cliente: Cliente
     creada: datetime
@@ -179,6 +189,21 @@ class Aprobacion(BaseModel):
         "argumentos (nombres y precios de un cambio, direcciones, límite de un vale...)."))
     requisito: Requisito = Field(description="La autoridad que exige, fijada al pausar (o al editar).")
     firmas: list[Firma] = Field(description="Las firmas ya recogidas, la primera antes.")
+    mi_firma: MiFirma | None = Field(default=None, description="Si la firma de quien pregunta contaría, y si no, por qué.")
+
+
+class TiendaResumen(BaseModel):
+    id: str
+    nombre: str = Field(description="El nombre de la tienda, para leerlo («Talavera de la Reina»).")
+
+
+class Firmante(BaseModel):
+    id: str
+    nombre: str
+    rol: Literal["encargado", "gerente", "regional"]
+    tienda: TiendaResumen = Field(description="La suya (la de su token).")
+    tiendas: list[TiendaResumen] = Field(description=(
+        "Donde firma, por nombre: la suya y, si es regional, las de su región."))
 
 
 class EncargadoResumen(BaseModel):
@@ -215,6 +240,7 @@ class DecisionTomada(BaseModel):
     id: int
     thread_id: str
     tienda: str
+    tienda_nombre: str = Field(description="El nombre de la tienda, para leerlo.")
     encargado: EncargadoResumen = Field(description="Quien la completó (la última firma).")
     cliente: Cliente
     decidida: datetime
@@ -288,6 +314,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
     return {
         "thread_id": fila["thread_id"],
         "tienda": fila["tienda"],
+        "tienda_nombre": fila.get("tienda_nombre") or fila["tienda"],
         "estado": fila.get("estado", "pendiente"),
         "cliente": {"id": fila["cliente_id"], "nombre": fila.get("cliente_nombre") or fila["cliente_id"]},
         "creada": fila["creada"],
@@ -307,6 +334,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
              "decision": "edit" if any(d.get("type") == "edit" for d in f["decisiones"] or []) else "approve"}
             for f in fila.get("firmas") or []
         ],
+        **({"mi_firma": fila["mi_firma"]} if "mi_firma" in fila else {}),
     }
 
 

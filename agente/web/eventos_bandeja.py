@@ -37,33 +37,35 @@ AGRUPAR_SEGUNDOS = 0.5
 logger = logging.getLogger(__name__)
 
 
-def lista_bandeja(servicio, tiendas: list[str], limite: int = 200) -> list[dict]:
-    """La bandeja en JSON (fechas como texto), como ``GET /api/aprobaciones``."""
-    filas = servicio.aprobaciones_pendientes(tiendas, limite)
+def lista_bandeja(servicio, tiendas: list[str], limite: int = 200, *, firmante=None) -> list[dict]:
+    """La bandeja en JSON (fechas como texto), como ``GET /api/aprobaciones`` (``mi_firma``
+    de ``firmante``, si se da)."""
+    filas = servicio.aprobaciones_pendientes(tiendas, limite, firmante=firmante)
     return [
         esquemas_bandeja.Aprobacion.model_validate(esquemas_bandeja.aprobacion(f, servicio.registro)).model_dump(mode="json")
         for f in filas
     ]
 
 
-def _leer(servicio, tiendas: list[str], vigencia: Vigencia | None) -> tuple[list[dict], Fin | None]:
+def _leer(servicio, tiendas: list[str], vigencia: Vigencia | None, firmante=None) -> tuple[list[dict], Fin | None]:
     """La bandeja y, DESPUÉS, quien la mira: una tarjeta creada tras una baja implica que la
     baja ya estaba confirmada al comprobar, así que nunca sale."""
-    lista = lista_bandeja(servicio, tiendas)
+    lista = lista_bandeja(servicio, tiendas, firmante=firmante)
     return lista, vigencia.comprobar() if vigencia is not None else None
 
 
 async def flujo_bandeja(
-    servicio, oyente: Oyente, tiendas: list[str], vigencia: Vigencia | None = None
+    servicio, oyente: Oyente, tiendas: list[str], vigencia: Vigencia | None = None, *, firmante=None
 ) -> AsyncIterator[dict[str, str]]:
     """Eventos ``bandeja``; con ``vigencia``, un ``fin`` y se cierra cuando quien la abrió
-    ya no tiene acceso (se comprueba en cada relectura, y al caducar su token)."""
+    ya no tiene acceso (se comprueba en cada relectura, y al caducar su token). Con
+    ``firmante``, cada aprobación dice si su firma contaría (``mi_firma``)."""
     cola = oyente.suscribir(TODOS)  # antes de leer: ningún aviso cae en el hueco
     try:
         anterior = None
         while True:
             try:
-                lista, fin = await run_in_threadpool(_leer, servicio, tiendas, vigencia)
+                lista, fin = await run_in_threadpool(_leer, servicio, tiendas, vigencia, firmante)
             except ERRORES_BD_CAIDA:
                 logger.warning("bandeja en vivo de %s cerrada: la base de datos no responde", ",".join(tiendas))
                 return

@@ -15,11 +15,23 @@ from agente.web.directo import ejecutar_decision, en_hilo_del_agente
 from agente.web.eventos_bandeja import flujo_bandeja
 
 router = APIRouter(prefix="/api/aprobaciones", tags=["encargado"])
+router_sesion = APIRouter(tags=["encargado"])
 
 _ERRORES = {
     401: {"model": esquemas.Error, "description": "Sin token o token no válido o caducado."},
     403: {"model": esquemas.Error, "description": "Otra tienda, o firmante de baja."},
 }
+
+
+@router_sesion.get("/api/sesion", summary="Quién ha entrado", response_model=esquemas_bandeja.Firmante,
+                   responses=_ERRORES)
+def sesion(servicio: ServicioWeb, encargado: EncargadoActual):
+    """El firmante del token: su nombre, su rol y las tiendas donde firma, con su nombre
+    legible (la cabecera de la bandeja: «Regional · Talavera de la Reina y Madrid-Centro»)."""
+    nombres = servicio.nombres_de_tiendas(encargado.tiendas)
+    tienda = lambda t: {"id": t, "nombre": nombres.get(t, t)}  # noqa: E731
+    return {"id": encargado.encargado_id, "nombre": encargado.nombre, "rol": encargado.rol,
+            "tienda": tienda(encargado.tienda), "tiendas": [tienda(t) for t in encargado.tiendas]}
 
 
 @router.get("", summary="Bandeja de sus tiendas", response_model=list[esquemas_bandeja.Aprobacion], responses=_ERRORES)
@@ -31,11 +43,13 @@ def bandeja(
         description="Solo esta tienda; una de las suyas (un regional, las de su región).")] = None,
 ):
     """Aprobaciones pendientes de las tiendas del firmante (la suya; un regional, todas las
-    de su región), la más antigua primero, con la autoridad que exige cada una y sus firmas."""
+    de su región), la más antigua primero, con la autoridad que exige cada una, sus firmas y
+    si la firma de quien pregunta contaría (``mi_firma``: si no, por qué)."""
     if tienda is not None and tienda not in encargado.tiendas:
         raise Prohibido("solo puedes ver la bandeja de tu tienda" if len(encargado.tiendas) == 1
                         else "solo puedes ver la bandeja de las tiendas de tu región")
-    filas = servicio.aprobaciones_pendientes([tienda] if tienda else list(encargado.tiendas), limite)
+    filas = servicio.aprobaciones_pendientes([tienda] if tienda else list(encargado.tiendas), limite,
+                                             firmante=encargado)
     return [esquemas_bandeja.aprobacion(f, servicio.registro) for f in filas]
 
 
@@ -53,7 +67,8 @@ async def eventos_bandeja(servicio: ServicioWeb, oyente: OyenteWeb, acceso: Enca
     Quien lo abrió se vuelve a comprobar con cada evento y al menos cada 15 s: si lo dan de
     baja, deja de firmar en una de sus tiendas o caduca su token, llega un último evento
     ``fin`` ``{"motivo": "baja" | "sin_tienda" | "caducado", "detalle"}`` y el flujo se cierra."""
-    flujo = flujo_bandeja(servicio, oyente, list(acceso.encargado.tiendas), acceso.vigencia)
+    flujo = flujo_bandeja(servicio, oyente, list(acceso.encargado.tiendas), acceso.vigencia,
+                          firmante=acceso.encargado)
     return EventSourceResponse(flujo, ping=15)
 
 
@@ -67,7 +82,7 @@ def una_aprobacion(thread_id: str, servicio: ServicioWeb, encargado: EncargadoAc
     """La aprobación pendiente de un hilo de la tienda del encargado, con la transcripción
     (``conversacion``), los últimos 90 días del cliente (``historial_cliente``) y las líneas de
     cada pedido con su estado en el libro de compensaciones (``pedidos``)."""
-    return esquemas_bandeja.aprobacion(servicio.ficha_aprobacion(thread_id, tiendas=encargado.tiendas), servicio.registro)
+    return esquemas_bandeja.aprobacion(servicio.ficha_aprobacion(thread_id, firmante=encargado), servicio.registro)
 
 
 _ERRORES_RECLAMO = {

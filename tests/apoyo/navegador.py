@@ -10,13 +10,14 @@ from pathlib import Path
 
 from .rutas import RAIZ
 
-__all__ = ["CAPTURAS", "CHROMIUM", "ESCRITORIO", "ESPERA_MS", "MOVIL", "Pagina"]
+__all__ = ["CAPTURAS", "CHROMIUM", "ESCRITORIO", "ESPERA_MS", "GRAVES", "MOVIL", "Pagina"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CAPTURAS = RAIZ / "artefactos" / "capturas"
 ESCRITORIO = {"width": 1280, "height": 800}
 MOVIL = {"width": 390, "height": 844}
 ESPERA_MS = 15_000
+GRAVES = {"serious", "critical"}  # lo que axe-core no puede encontrar
 
 
 class Pagina:
@@ -48,6 +49,21 @@ class Pagina:
             self.pagina.set_viewport_size(tamano)
             # Usable a 390 px: nada se sale por la derecha.
             assert self.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), etiqueta
+            self.pagina.screenshot(path=str(CAPTURAS / f"{nombre}-{etiqueta}.png"), full_page=True)
+        self.pagina.set_viewport_size(ESCRITORIO)
+
+    def accesible(self, nombre: str) -> None:
+        """Como ``capturar``, y además axe-core sin nada serio ni crítico a cada ancho."""
+        from axe_playwright_python.sync_playwright import Axe
+
+        CAPTURAS.mkdir(parents=True, exist_ok=True)
+        for etiqueta, tamano in (("escritorio", ESCRITORIO), ("movil", MOVIL)):
+            self.pagina.set_viewport_size(tamano)
+            assert self.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), (nombre, etiqueta)
+            resultado = Axe().run(self.pagina)
+            graves = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+                      for v in resultado.response["violations"] if v["impact"] in GRAVES]
+            assert graves == [], (nombre, etiqueta, graves)
             self.pagina.screenshot(path=str(CAPTURAS / f"{nombre}-{etiqueta}.png"), full_page=True)
         self.pagina.set_viewport_size(ESCRITORIO)
 

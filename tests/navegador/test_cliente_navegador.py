@@ -13,12 +13,11 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.apoyo.navegador import CAPTURAS, ESCRITORIO, ESPERA_MS, MOVIL, Pagina
+from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import DEVOLVER_CAFETERA, EDITAR_A_90, ajustes_web, cab, sql, token
 
 pytestmark = pytest.mark.navegador
 
-GRAVES = {"serious", "critical"}
 RETENIDO = "¿Hay novedades?"
 # Cinco decisiones de personas de Talavera de unas 2 h: bastantes para decir la espera típica.
 HILO_ESPERAS_SQL = "INSERT INTO consultas_asistente (thread_id, cliente_id, tienda) VALUES ('h-espera-demo', 'C-0002', 'talavera')"
@@ -27,22 +26,6 @@ INSERT INTO decisiones_encargado (thread_id, interrupt_id, encargado_id, tienda,
 SELECT 'h-espera-demo', 'i-' || n, 'enc-talavera', 'talavera', '{}', '[{"type": "approve"}]', 7000 + n
 FROM generate_series(1, 5) AS n;
 """
-
-
-def _sin_violaciones_graves(pagina: Pagina, nombre: str) -> None:
-    """axe-core a 1280 y a 390 px, sin desbordar por la derecha; una captura de cada tamaño."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    CAPTURAS.mkdir(parents=True, exist_ok=True)
-    for etiqueta, tamano in (("escritorio", ESCRITORIO), ("movil", MOVIL)):
-        pagina.pagina.set_viewport_size(tamano)
-        assert pagina.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), (nombre, etiqueta)
-        resultado = Axe().run(pagina.pagina)
-        graves = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
-                  for v in resultado.response["violations"] if v["impact"] in GRAVES]
-        assert graves == [], (nombre, etiqueta, graves)
-        pagina.pagina.screenshot(path=str(CAPTURAS / f"cliente-{nombre}-{etiqueta}.png"), full_page=True)
-    pagina.pagina.set_viewport_size(ESCRITORIO)
 
 
 def test_la_demo_ensena_cargos_y_escenarios_y_la_pagina_tiene_favicon(navegador, base):
@@ -60,7 +43,7 @@ def test_la_demo_ensena_cargos_y_escenarios_y_la_pagina_tiene_favicon(navegador,
     icono = demo.pagina.locator("link[rel=icon]").get_attribute("href")
     assert httpx.get(f"{base}{icono}").status_code == 200
     assert httpx.get(f"{base}/favicon.ico").headers["content-type"].startswith("image/svg+xml")
-    _sin_violaciones_graves(demo, "demo")
+    demo.accesible("cliente-demo")
     demo.limpia()
 
 
@@ -74,7 +57,7 @@ def test_el_cliente_ve_su_nombre_su_tienda_la_espera_y_el_desenlace_de_lo_que_es
     pagina, expect = cliente.pagina, cliente.expect
     expect(pagina.locator("#sesion")).to_have_text("Ana García López · Talavera de la Reina")
     expect(pagina.locator("#saludo")).to_contain_text("Hola, Ana.")
-    _sin_violaciones_graves(cliente, "saludo")
+    cliente.accesible("cliente-saludo")
 
     pagina.get_by_label("Tu mensaje").fill(DEVOLVER_CAFETERA)
     pagina.get_by_role("button", name="Enviar").click()
@@ -85,7 +68,7 @@ def test_el_cliente_ve_su_nombre_su_tienda_la_espera_y_el_desenlace_de_lo_que_es
     pagina.get_by_label("Tu mensaje").fill(RETENIDO)
     pagina.get_by_role("button", name="Enviar").click()
     expect(pagina.locator("#informacion")).to_contain_text("sigue pendiente", timeout=ESPERA_MS)
-    _sin_violaciones_graves(cliente, "esperando")
+    cliente.accesible("cliente-esperando")
     pagina.evaluate("window.__sinRecargar = true")
 
     (hilo,) = [f["thread_id"] for f in sql(bd_url, "SELECT thread_id FROM aprobaciones_pendientes")]
@@ -109,5 +92,5 @@ def test_el_cliente_ve_su_nombre_su_tienda_la_espera_y_el_desenlace_de_lo_que_es
     expect(entradas).to_have_count(1)
     expect(entradas.first).to_contain_text("resuelta")
     expect(entradas.first).to_contain_text("Quiero devolver la cafetera")
-    _sin_violaciones_graves(cliente, "conversaciones")
+    cliente.accesible("cliente-conversaciones")
     cliente.limpia()

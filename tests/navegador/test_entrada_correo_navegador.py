@@ -71,7 +71,7 @@ def test_una_sesion_de_bandeja_por_enlace_de_correo_no_deja_tokens_en_ninguna_ur
             p.pagina.goto(enlace)
             p.pagina.get_by_role("button", name="Entrar en la bandeja").click()
             p.pagina.wait_for_url(f"{base}/encargado", timeout=ESPERA_MS)
-            p.expect(p.pagina.locator("#sesion")).to_have_text("Encargado enc-talavera · tienda talavera",
+            p.expect(p.pagina.locator("#sesion")).to_have_text("Lucía Moreno · Encargado · Talavera de la Reina",
                                                                 timeout=ESPERA_MS)
             sesion = p.pagina.evaluate("sessionStorage.getItem('agente.token.encargado')")
 

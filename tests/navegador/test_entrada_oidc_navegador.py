@@ -95,7 +95,7 @@ def test_un_encargado_entra_por_oidc_decide_en_su_bandeja_y_cierra_sesion(navega
     _empezar(p)
     _login_en_el_proveedor(p.pagina, oidc_real, "lucia")
     p.pagina.wait_for_url(f"{base}/encargado", timeout=ESPERA_MS)
-    p.expect(p.pagina.locator("#sesion")).to_have_text("Encargado enc-talavera · tienda talavera", timeout=ESPERA_MS)
+    p.expect(p.pagina.locator("#sesion")).to_have_text("Lucía Moreno · Encargado · Talavera de la Reina", timeout=ESPERA_MS)
     assert "token" not in p.pagina.url  # el fragmento se quita al leerlo
     sesion = p.pagina.evaluate("sessionStorage.getItem('agente.token.encargado')")
     assert sesion.count(".") == 2

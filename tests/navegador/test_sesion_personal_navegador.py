@@ -28,7 +28,7 @@ def test_la_bandeja_renueva_el_token_de_la_sesion_a_media_vida(navegador, bd_url
         p.pagina.clock.install()
         inicial = emitir_sesion(ajustes, LUCIA, "correo")
         p.pagina.goto(f"{base}/encargado#token={inicial}")
-        p.expect(p.pagina.locator("#sesion")).to_have_text("Encargado enc-talavera · tienda talavera",
+        p.expect(p.pagina.locator("#sesion")).to_have_text("Lucía Moreno · Encargado · Talavera de la Reina",
                                                             timeout=ESPERA_MS)
         assert p.pagina.evaluate(LEER) == inicial
         p.pagina.clock.run_for(30_000)

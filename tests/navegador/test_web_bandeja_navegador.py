@@ -13,36 +13,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.apoyo.navegador import CAPTURAS, ESCRITORIO, ESPERA_MS, MOVIL, Pagina
+from tests.apoyo.navegador import ESPERA_MS, Pagina
 
 pytestmark = pytest.mark.navegador
 
 HELD = "¿Dónde está mi pedido P-20260919-0055?"
 NOTA = "Te devolvemos 90 € porque la caja llegó abierta."
-GRAVES = {"serious", "critical"}
-
-
-def _sin_violaciones_graves(pagina: Pagina, nombre: str) -> None:
-    """axe-core en escritorio y a 390 px; guarda la captura de cada tamaño."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    CAPTURAS.mkdir(parents=True, exist_ok=True)
-    for etiqueta, tamano in (("escritorio", ESCRITORIO), ("movil", MOVIL)):
-        pagina.pagina.set_viewport_size(tamano)
-        assert pagina.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), (nombre, etiqueta)
-        resultado = Axe().run(pagina.pagina)
-        graves = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
-                  for v in resultado.response["violations"] if v["impact"] in GRAVES]
-        assert graves == [], (nombre, etiqueta, graves)
-        pagina.pagina.screenshot(path=str(CAPTURAS / f"bandeja-{nombre}-{etiqueta}.png"), full_page=True)
-    pagina.pagina.set_viewport_size(ESCRITORIO)
 
 
 def test_recorrido_completo_de_cliente_y_encargado(navegador, base, tmp_path):
     demo = Pagina(navegador, base)
     demo.pagina.goto(f"{base}/demo")
     demo.pagina.get_by_role("button", name="Ana García López (C-0001)").wait_for(timeout=ESPERA_MS)
-    _sin_violaciones_graves(demo, "demo")
+    demo.accesible("bandeja-demo")
 
     cliente = Pagina(navegador, base)
     cliente.entrar("Ana García López (C-0001)", "/")
@@ -51,7 +34,7 @@ def test_recorrido_completo_de_cliente_y_encargado(navegador, base, tmp_path):
     # El saludo ofrece sus pedidos: elige la cafetera.
     boton = chat.locator("#saludo button[data-pedido='P-20260917-0041']")
     expect(boton).to_be_visible(timeout=ESPERA_MS)
-    _sin_violaciones_graves(cliente, "chat-saludo")
+    cliente.accesible("bandeja-chat-saludo")
     boton.click()
     caja = chat.get_by_label("Tu mensaje")
     expect(caja).to_have_value("Pedido P-20260917-0041: ")
@@ -67,7 +50,7 @@ def test_recorrido_completo_de_cliente_y_encargado(navegador, base, tmp_path):
     expect(chat.locator("#mensajes li.cliente").last).to_contain_text(HELD, timeout=ESPERA_MS)
     # Fecha y hora en cada mensaje.
     assert "/" in chat.locator("#mensajes li.cliente time").first.inner_text()
-    _sin_violaciones_graves(cliente, "chat-pendiente")
+    cliente.accesible("bandeja-chat-pendiente")
 
     encargado = Pagina(navegador, base)
     encargado.entrar("Lucía Moreno (enc-talavera)", "/encargado")
@@ -82,7 +65,7 @@ def test_recorrido_completo_de_cliente_y_encargado(navegador, base, tmp_path):
     expect(tarjeta.locator(".plazo")).to_contain_text("Caduca en")
     tarjeta.get_by_role("button", name="Lo atiendo yo").click()
     expect(tarjeta.locator(".reclamo")).to_contain_text("La atiendes tú", timeout=ESPERA_MS)
-    _sin_violaciones_graves(encargado, "bandeja-pendientes")
+    encargado.accesible("bandeja-bandeja-pendientes")
 
     tarjeta.get_by_role("button", name="Editar importe").click()
     tarjeta.get_by_label("Nuevo importe (EUR)").fill("90")
@@ -104,7 +87,7 @@ def test_recorrido_completo_de_cliente_y_encargado(navegador, base, tmp_path):
     expect(fila).to_contain_text("Editada", timeout=ESPERA_MS)
     expect(fila).to_contain_text("90,00 EUR")
     expect(fila).to_contain_text("Reembolso · P-20260917-0041")  # el título, no «reembolsar»
-    _sin_violaciones_graves(encargado, "bandeja-historial")
+    encargado.accesible("bandeja-bandeja-historial")
     with bandeja.expect_download() as descarga:
         bandeja.get_by_role("button", name="Exportar CSV").click()
     ruta = tmp_path / "decisiones.csv"

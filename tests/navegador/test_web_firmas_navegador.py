@@ -70,16 +70,17 @@ def test_la_tarjeta_muestra_requisito_firmas_y_plazo_y_el_gerente_completa_la_se
     gerente.limpia()
 
 
-def test_una_encargada_sin_limite_suficiente_ve_su_limite_y_la_pausa_sigue(navegador, base, bd_url):
+def test_una_encargada_sin_limite_suficiente_ve_su_limite_antes_de_pulsar_y_la_pausa_sigue(navegador, base, bd_url):
     hilo = _pausa(base, bd_url, "C-0009", PEDIDO_350)
     encargada = Pagina(navegador, base)
     encargada.entrar("Lucía Moreno (enc-talavera)", "/encargado")
     expect = encargada.expect
     tarjeta = encargada.pagina.locator("article.tarjeta", has_text=PEDIDO_350)
     expect(tarjeta.locator(".firmas")).to_contain_text("necesita gerente", timeout=ESPERA_MS)
-    tarjeta.get_by_role("button", name="Aprobar").click()
-    tarjeta.get_by_role("button", name="Enviar decisión").click()
-    expect(tarjeta.locator(".resultado")).to_contain_text("300,00 EUR", timeout=ESPERA_MS)
+    # Lo sabe antes de pulsar (issue 30): su límite junto a los botones y «Aprobar» deshabilitado.
+    expect(tarjeta.locator(".aviso-firma")).to_contain_text("300,00 EUR", timeout=ESPERA_MS)
+    expect(tarjeta.get_by_role("button", name="Aprobar · tu firma no cuenta")).to_be_disabled()
+    expect(tarjeta.get_by_role("button", name="Enviar decisión")).to_be_disabled()
     expect(tarjeta).not_to_have_class("resuelta")
     encargada.capturar("firmas-limite-insuficiente")
     assert sql(bd_url, "SELECT count(*) AS n FROM firmas_aprobacion")[0]["n"] == 0

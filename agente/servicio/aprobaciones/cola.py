@@ -76,7 +76,7 @@ DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s
 # del índice (tienda, creada, thread_id) y, solo para sus filas, los mensajes retenidos y
 # los motivos de la política de cada acción (en el orden de las acciones).
 _BANDEJA_SQL = """
-SELECT a.*, c.nombre AS cliente_nombre,
+SELECT a.*, c.nombre AS cliente_nombre, ti.nombre AS tienda_nombre,
        extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
        coalesce(r.retenidos, '[]'::jsonb) AS retenidos,
        coalesce(m.motivos, '[]'::jsonb) AS motivos,
@@ -88,6 +88,7 @@ FROM (
     LIMIT %(limite)s
 ) a
 JOIN clientes c ON c.id = a.cliente_id
+JOIN tiendas ti ON ti.id = a.tienda
 LEFT JOIN LATERAL (
     SELECT jsonb_agg(jsonb_build_object('texto', mc.texto, 'creado', mc.creado) ORDER BY mc.id) AS retenidos
     FROM mensajes_conversacion mc

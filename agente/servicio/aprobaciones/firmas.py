@@ -8,6 +8,8 @@
   persona dos veces es ``YaFirmada`` (409); una firma que no cuenta es ``Prohibido`` (403,
   con el límite en el mensaje); si aún faltan firmas se guarda y devuelve ``FirmaParcial``;
   si se cumple (o alguien rechaza), devuelve la decisión combinada que se reanuda una vez.
+- ``mi_firma``: para la bandeja, ANTES de firmar: si la firma de quien mira contaría, con la
+  misma comprobación (``_comprobar``) y los mismos textos que ``firmar``, y qué falta.
 
 Regla de la combinación, por acción: un rechazo de cualquiera termina la aprobación (las
 acciones que esa firma no rechaza solo se aplican si ya tienen sus firmas; si no, se
@@ -50,7 +52,7 @@ from politicas.matriz_autoridad import (
     puede_firmar,
 )
 
-__all__ = ["FirmaParcial", "MatricesLeidas", "firmar", "requisito_de_pausa", "requisito_publico"]
+__all__ = ["FirmaParcial", "MatricesLeidas", "firmar", "mi_firma", "requisito_de_pausa", "requisito_publico"]
 
 SELECT_AUTORIDAD_SQL = """
 SELECT tool_call_id, requiere_encargado, autoridad_importe, autoridad_firmas, autoridad_rol,
@@ -71,6 +73,8 @@ ACTUALIZAR_REQUISITO_SQL = """
 UPDATE aprobaciones_pendientes SET requisito = %(requisito)s WHERE thread_id = %(thread_id)s
 """
 SIN_FIRMAS = "no reunió las firmas necesarias antes del rechazo de otra operación"
+YA_FIRMADA = "ya has firmado esta aprobación: la firma que falta tiene que ser de otra persona"
+NO_BASTA = "tu firma no basta para esta aprobación"
 
 
 @dataclass(frozen=True)
@@ -269,9 +273,7 @@ def firmar(
     if previas is None:
         previas = conexion.execute(SELECT_FIRMAS_SQL, clave).fetchall()
     if any(p["encargado_id"] == firmante.encargado_id for p in previas):
-        raise YaFirmada(
-            "ya has firmado esta aprobación: la firma que falta tiene que ser de otra persona"
-        )
+        raise YaFirmada(YA_FIRMADA)
     requisito = dict(fila.get("requisito") or {})
     acciones = list(requisito.get("acciones") or [])
     ids = list((fila.get("peticion") or {}).get("tool_call_ids") or [])
@@ -306,7 +308,7 @@ def firmar(
         accion = _requisito_accion(accion, importe, matriz)
         permitido, motivo = _comprobar(matriz, accion, firmante.rol, roles_previos)
         if not permitido and not rechaza:
-            raise Prohibido(motivo or "tu firma no basta para esta aprobación")
+            raise Prohibido(motivo or NO_BASTA)
         completas.append(permitido and _completa(matriz, accion, [*roles_previos, firmante.rol]))
         nuevas_acciones.append(accion)
         combinadas.append(ultima if completas[-1] or not rechaza else
@@ -325,3 +327,40 @@ def firmar(
         thread_id=fila["thread_id"], firmas=len(previas) + 1,
         firmas_necesarias=int(nuevo.get("firmas_necesarias") or 1),
     )
+
+
+# -- antes de firmar: ¿contaría mi firma? ----------------------------------------------------
+
+
+def _quien_falta(matriz: Matriz | None, accion: Mapping[str, Any], roles_previos: Sequence[str]) -> str:
+    """«1 firma (gerente o regional)»: lo que le falta a la acción con las firmas dadas."""
+    faltan = max(1, int(accion.get("firmas") or 1) - len(roles_previos))
+    texto = f"{faltan} firma" + ("s" if faltan > 1 else "")
+    roles = matriz.roles if matriz is not None else ROLES_POR_DEFECTO
+    minimo = _nivel(roles, accion.get("rol_minimo") or roles[0])
+    if minimo == 0 or any(_nivel(roles, r) >= minimo for r in roles_previos if r in roles):
+        return texto  # ya la cubre una firma dada: vale la de cualquiera
+    arriba = list(roles[minimo:])
+    quien = arriba[0] if len(arriba) == 1 else ", ".join(arriba[:-1]) + " o " + arriba[-1]
+    return f"{texto} ({quien})"
+
+
+def mi_firma(matrices: MatricesLeidas, fila: Mapping[str, Any], firmante: Encargado) -> dict[str, Any]:
+    """Si la firma de ``firmante`` (aprobando tal cual) contaría ahora en la pausa ``fila`` de
+    la bandeja (con ``firmas``), con la misma comprobación que ``firmar`` (``_comprobar``):
+    ``{"puede", "motivo", "ya_firmada", "falta"}``. Un rechazo cuenta siempre (salvo si ya
+    firmó); ``falta``: las firmas que quedan («1 firma (gerente o regional)») si ya hay alguna."""
+    previas = list(fila.get("firmas") or [])
+    roles_previos = [p["rol"] for p in previas]
+    acciones = list((fila.get("requisito") or {}).get("acciones") or [])
+    falta = None
+    if previas:
+        mas = max(acciones, key=lambda a: int(a.get("firmas") or 1), default={"firmas": 1})
+        falta = _quien_falta(matrices.por_id(mas.get("matriz_id")), mas, roles_previos)
+    if any(p["encargado"] == firmante.encargado_id for p in previas):
+        return {"puede": False, "motivo": YA_FIRMADA, "ya_firmada": True, "falta": falta}
+    for accion in acciones:
+        permitido, motivo = _comprobar(matrices.por_id(accion.get("matriz_id")), accion, firmante.rol, roles_previos)
+        if not permitido:
+            return {"puede": False, "motivo": motivo or NO_BASTA, "ya_firmada": False, "falta": falta}
+    return {"puede": True, "motivo": None, "ya_firmada": False, "falta": falta}

@@ -68,12 +68,13 @@ def nombre_operacion(herramienta: str | None) -> str:
 SELECT_DECISIONES_SQL = """
 SELECT p.*, coalesce(fi.firmas, '[]'::jsonb) AS firmas
 FROM (
-SELECT d.id, d.thread_id, d.interrupt_id, d.tienda, d.encargado_id, e.nombre AS encargado_nombre,
+SELECT d.id, d.thread_id, d.interrupt_id, d.tienda, coalesce(ti.nombre, d.tienda) AS tienda_nombre, d.encargado_id, e.nombre AS encargado_nombre,
        e.rol AS encargado_rol, c.cliente_id, cl.nombre AS cliente_nombre, d.decidida, d.aplicada,
        d.resultado, d.espera_segundos, d.peticion, d.decisiones, d.nota, d.fallo, count(*) OVER () AS total
 FROM decisiones_encargado d
 JOIN consultas_asistente c ON c.thread_id = d.thread_id
 JOIN clientes cl ON cl.id = c.cliente_id
+LEFT JOIN tiendas ti ON ti.id = d.tienda
 LEFT JOIN encargados e ON e.id = d.encargado_id
 WHERE (%(tiendas)s::text[] IS NULL OR d.tienda = ANY(%(tiendas)s))
   AND (%(tienda)s::text IS NULL OR d.tienda = %(tienda)s)
@@ -206,7 +207,7 @@ def buscar(
     }).fetchall()
     total = filas[0]["total"] if filas else 0
     return [{
-        "id": f["id"], "thread_id": f["thread_id"], "tienda": f["tienda"],
+        "id": f["id"], "thread_id": f["thread_id"], "tienda": f["tienda"], "tienda_nombre": f["tienda_nombre"],
         "encargado": {"id": f["encargado_id"], "nombre": f["encargado_nombre"] or f["encargado_id"]},
         "cliente": {"id": f["cliente_id"], "nombre": f["cliente_nombre"]},
         "decidida": f["decidida"], "aplicada": f["aplicada"], "resultado": f["resultado"],

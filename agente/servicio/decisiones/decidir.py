@@ -37,7 +37,7 @@ from agente.nucleo.fechas import fecha_hora
 from agente.nucleo.registro_log import evento
 from agente.servicio import personas
 from agente.servicio.aprobaciones import cola, firmas
-from agente.servicio.conversaciones import desenlace
+from agente.servicio.conversaciones import desenlace, mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.conversaciones.retenidos import responder_retenidos
 from agente.servicio.conversaciones.turnos import leer_consulta
@@ -89,19 +89,26 @@ class Decisiones:
 
     # -- bandeja --------------------------------------------------------------------------
 
-    def bandeja(self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50) -> list[dict[str, Any]]:
-        """La cola de una tienda, de varias (un regional) o de todas (None)."""
+    def bandeja(
+        self, tienda: str | list[str] | tuple[str, ...] | None, limite: int = 50, *,
+        firmante: Encargado | None = None,
+    ) -> list[dict[str, Any]]:
+        """La cola de una tienda, de varias (un regional) o de todas (None). Con ``firmante``,
+        cada fila dice además si su firma contaría (``mi_firma``, ``firmas.mi_firma``)."""
         with self._ejecutor.pool.connection() as c:
             filas = cola.bandeja(c, tienda, limite)
+            _con_mi_firma(c, filas, firmante)
         return [self._con_traza(f) for f in filas]
 
     def aprobacion(
-        self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None
+        self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None,
+        firmante: Encargado | None = None,
     ) -> dict[str, Any]:
         """La aprobación pendiente de un hilo; ``Prohibido`` si no es de ``tienda`` (o de
-        ninguna de ``tiendas``)."""
+        ninguna de ``tiendas``). Con ``firmante``, también ``mi_firma``."""
         with self._ejecutor.pool.connection() as c:
             fila = cola.aprobacion_detallada(c, thread_id)
+            _con_mi_firma(c, [fila] if fila else [], firmante)
         if fila is None:
             raise NadaPendiente(f"no hay ninguna aprobación pendiente en {thread_id}")
         permitidas = tiendas if tiendas is not None else ((tienda,) if tienda is not None else None)
@@ -211,6 +218,8 @@ class Decisiones:
                     matrices=firmas.MatricesLeidas(c, versiones=ejecutor.versiones_matriz),
                 )
                 if isinstance(firmado, firmas.FirmaParcial):
+                    # Las bandejas abiertas, al momento: la firma nueva cambia recuentos y quién puede.
+                    mensajes.avisar_bandeja(c, fila["tienda"])
                     evento(logger, "firma_parcial", thread_id=thread_id, trace_id=fila["trace_id"],
                            encargado_id=encargado_id, tienda=fila["tienda"], firmas=firmado.firmas,
                            firmas_necesarias=firmado.firmas_necesarias)
@@ -329,6 +338,13 @@ class Decisiones:
     def marcar_aplicada(self, registro: RegistroDecision, resultado: str, *, fallo: str | None = None) -> None:
         with self._ejecutor.pool.connection() as c:
             c.execute(MARCAR_DECISION_APLICADA_SQL, {"id": registro.id, "resultado": resultado, "fallo": fallo})
+
+
+def _con_mi_firma(conexion, filas: list[dict[str, Any]], firmante: Encargado | None) -> None:
+    if firmante is not None:
+        matrices = firmas.MatricesLeidas(conexion)  # una lectura por versión de la matriz
+        for fila in filas:
+            fila["mi_firma"] = firmas.mi_firma(matrices, fila, firmante)
 
 
 def _sin_prefijo(texto: str) -> str:

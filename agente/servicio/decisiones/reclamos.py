@@ -16,13 +16,14 @@ from agente.nucleo.errores import NadaPendiente, Prohibido, ReclamadaPorOtro
 from agente.servicio import personas
 from agente.servicio.conversaciones import mensajes
 
-__all__ = ["MINUTOS_RECLAMO", "reclamar", "soltar", "tiendas_de"]
+__all__ = ["MINUTOS_RECLAMO", "nombres_de_tiendas", "reclamar", "soltar", "tiendas_de"]
 
 MINUTOS_RECLAMO = 15
 
 SELECT_TIENDAS_SQL = """
 SELECT DISTINCT tienda FROM firmantes_tienda WHERE encargado_id = %(encargado)s ORDER BY tienda
 """
+SELECT_NOMBRES_TIENDAS_SQL = "SELECT id, nombre FROM tiendas WHERE id = ANY(%(tiendas)s::text[]) ORDER BY nombre"
 SELECT_PARA_RECLAMAR_SQL = """
 SELECT a.thread_id, a.tienda, a.estado, a.asignada_a, e.nombre AS asignada_nombre,
        a.reclamada_hasta, a.reclamada_hasta > now() AS vigente
@@ -44,6 +45,12 @@ WHERE thread_id = %(thread_id)s AND estado = 'pendiente'
 def tiendas_de(conexion: psycopg.Connection, encargado_id: str) -> list[str]:
     """Las tiendas donde firma (la suya y, si es regional, las de su región)."""
     return [f["tienda"] for f in conexion.execute(SELECT_TIENDAS_SQL, {"encargado": encargado_id})]
+
+
+def nombres_de_tiendas(conexion: psycopg.Connection, tiendas: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """El nombre legible de cada tienda («Talavera de la Reina»), por nombre."""
+    filas = conexion.execute(SELECT_NOMBRES_TIENDAS_SQL, {"tiendas": list(tiendas)})
+    return {f["id"]: f["nombre"] for f in filas}
 
 
 def _fila(conexion: psycopg.Connection, thread_id: str, encargado_id: str) -> dict[str, Any]:

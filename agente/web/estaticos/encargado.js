@@ -9,6 +9,7 @@ import { iniciarHistorial } from "./encargado_historial.js";
 import { iniciarSolicitudesPolitica } from "./encargado_politica.js";
 import { iniciarConversaciones } from "./encargado_conversaciones.js";
 import { iniciarPaginaPolitica } from "./encargado_politica_pagina.js";
+import { bloqueAvisoFirma, firmaPropia, pintarMiFirma, textoSesion } from "./encargado_firma.js";
 
 const $ = (id) => document.getElementById(id);
 const TITULO = document.title;
@@ -31,7 +32,7 @@ const importeEscrito = (texto) => {
 const BOTONES = { approve: "Aprobar", edit: "Editar importe", reject: "Rechazar con motivo", respond: "Responder" };
 const ATAJOS = { a: "approve", e: "edit", r: "reject" };
 const CON_NOTA = new Set(["edit", "reject"]);
-const estado = { token: null, yo: null, tarjetas: new Map(), fuente: null, primera: true, pendientes: 0 };
+const estado = { token: null, yo: null, perfil: null, tarjetas: new Map(), fuente: null, primera: true, pendientes: 0 };
 let contador = 0;
 
 function mostrarNota(texto) {
@@ -108,6 +109,13 @@ function controlesAccion(tarjeta, accion, indice) {
     };
     boton.addEventListener("click", elegir);
     boton._elegir = elegir;
+    boton._soltar = () => {
+      boton.setAttribute("aria-pressed", "false");
+      eleccion.tipo = null;
+      eleccion.campo = null;
+      campos.replaceChildren();
+      actualizarEnvio(tarjeta);
+    };
     botones.append(boton);
   }
   contenedor.append(botones, campos);
@@ -158,13 +166,26 @@ async function enviarDecision(tarjeta) {
       metodo: "POST", token: estado.token, cuerpo,
     });
     if (r.estado === "esperando_firmas") {
-      // Firma parcial (autoridad escalonada): la tarjeta sigue, con la firma nueva.
+      // Firma parcial (autoridad escalonada): la tarjeta pasa a «Firmada por ti», sin «Aprobar»;
+      // la ficha trae enseguida las firmas y lo que falta.
       resultado.textContent = `Firma registrada: ${r.firmas} de ${r.firmas_necesarias}. Falta otra firma.`;
+      const faltan = r.firmas_necesarias - r.firmas;
+      tarjeta._aprobacion.mi_firma = { puede: false, ya_firmada: true, motivo: null, falta: `${faltan} firma${faltan > 1 ? "s" : ""}` };
+      pintarMiFirma(tarjeta, BOTONES);
+      colocar(tarjeta);
       cargarFicha(tarjeta);
       return;
     }
+    // La última firma: el recuento de la tarjeta la cuenta («2 de 2»).
+    const tipos = cuerpo.decisiones.map((d) => d.type);
+    if (r.estado === "aplicada" && !tipos.includes("reject") && !tipos.includes("respond")) {
+      const firmas = [...(tarjeta._aprobacion.firmas || []), firmaPropia(estado.perfil, tipos.includes("edit") ? "edit" : "approve")];
+      tarjeta._aprobacion = { ...tarjeta._aprobacion, firmas };
+      tarjeta.querySelector(".firmas").replaceWith(bloqueFirmas(tarjeta._aprobacion));
+    }
     tarjeta.classList.add("resuelta");
     tarjeta.dataset.resuelta = "1";
+    contar();
     for (const control of tarjeta.querySelectorAll("button, input, textarea")) control.disabled = true;
     resultado.replaceChildren(
       r.estado === "fallida"
@@ -196,6 +217,11 @@ async function cargarFicha(tarjeta) {
     const ficha = await api(`/api/aprobaciones/${encodeURIComponent(tarjeta.dataset.thread)}`, { token: estado.token });
     tarjeta.querySelector(".ficha").replaceWith(bloqueFicha(ficha));
     tarjeta.querySelector(".firmas").replaceWith(bloqueFirmas(ficha));
+    if (ficha.mi_firma && !tarjeta.dataset.resuelta) {
+      tarjeta._aprobacion = { ...tarjeta._aprobacion, firmas: ficha.firmas, mi_firma: ficha.mi_firma };
+      pintarMiFirma(tarjeta, BOTONES);
+      colocar(tarjeta);
+    }
   } catch (e) {
     if (!(e instanceof ErrorApi) || e.estado !== 404) tarjeta.querySelector(".ficha").textContent = e.detalle || "";
   }
@@ -230,6 +256,7 @@ function crearTarjeta(aprobacion) {
   tarjeta.append(
     el("header", { class: "cabecera-tarjeta" },
       el("h3", { id: `titulo-${n}` }, `${aprobacion.cliente.nombre} (${aprobacion.cliente.id})`),
+      el("p", { class: "tienda-tarjeta" }, "Tienda: ", el("strong", {}, aprobacion.tienda_nombre || aprobacion.tienda)),
       el("p", { class: "espera" },
         "Esperando ", el("span", { class: "tiempo" }, duracion(aprobacion.espera_segundos)),
         ` · desde ${fecha(aprobacion.creada)}`),
@@ -240,12 +267,17 @@ function crearTarjeta(aprobacion) {
           onclick: (ev) => reclamar(tarjeta, ev.currentTarget.dataset.soltar === "1") }, "Lo atiendo yo")),
       el("p", { class: "estado-tarjeta", role: "status" })),
   );
+  // En escritorio, dos columnas (CSS grid): la conversación y el pedido a un lado, la decisión
+  // al otro; en el móvil, apiladas (primero la decisión).
+  const decision = el("div", { class: "lado-decision" });
+  const conversacion = el("div", { class: "lado-conversacion" });
+  tarjeta.append(el("div", { class: "cuerpo-tarjeta" }, decision, conversacion));
   aprobacion.acciones.forEach((accion, i) => {
     const motivos = accion.motivos.length
       ? el("div", { class: "motivos" }, el("p", { class: "subtitulo" }, "Por qué necesita tu firma:"),
         el("ul", {}, accion.motivos.map((m) => el("li", {}, m))))
       : null;
-    tarjeta.append(el("section", { class: "accion", "aria-label": accion.titulo || accion.nombre },
+    decision.append(el("section", { class: "accion", "aria-label": accion.titulo || accion.nombre },
       el("h4", {}, accion.titulo || accion.nombre),
       datosAccion(accion),
       motivos,
@@ -253,11 +285,12 @@ function crearTarjeta(aprobacion) {
         el("p", { class: "descripcion" }, accion.descripcion)) : null,
       controlesAccion(tarjeta, accion, i)));
   });
-  tarjeta.append(bloqueRetenidos(aprobacion), el("div", { class: "ficha" }, "Cargando la conversación…"));
-  tarjeta.append(el("p", { class: "campo bloque-nota", hidden: true },
+  conversacion.append(bloqueRetenidos(aprobacion), el("div", { class: "ficha" }, "Cargando la conversación…"));
+  decision.append(bloqueAvisoFirma());
+  decision.append(el("p", { class: "campo bloque-nota", hidden: true },
     el("label", { for: `nota-${n}` }, "Nota para el cliente (opcional; se añade al mensaje final)"),
     el("textarea", { id: `nota-${n}`, rows: 2, maxlength: 2000 })));
-  tarjeta.append(el("footer", { class: "pie-tarjeta" },
+  decision.append(el("footer", { class: "pie-tarjeta" },
     traza ? el("a", { href: traza, target: "_blank", rel: "noopener noreferrer" }, "Ver traza") : null,
     el("button", { type: "button", class: "enviar", disabled: true, onclick: () => enviarDecision(tarjeta) },
       "Enviar decisión"),
@@ -291,6 +324,16 @@ function actualizarTarjeta(tarjeta, aprobacion) {
   }
   if (aprobacion.firmas || aprobacion.requisito) tarjeta.querySelector(".firmas").replaceWith(bloqueFirmas(aprobacion));
   tarjeta._aprobacion = { ...tarjeta._aprobacion, ...aprobacion, recibida: Date.now() };
+  if (!tarjeta.dataset.resuelta && !tarjeta.dataset.enviando) pintarMiFirma(tarjeta, BOTONES);
+}
+
+/** La firmada por ti (falta la de otra persona) va a su sección; las demás, a «Pendientes». */
+const contenedorDe = (tarjeta) => $(tarjeta._aprobacion.mi_firma?.ya_firmada ? "tarjetas-firmadas" : "tarjetas");
+
+function colocar(tarjeta) {
+  const destino = contenedorDe(tarjeta);
+  if (tarjeta.parentElement !== destino) destino.append(tarjeta);
+  filtrar();
 }
 
 function avisarNueva() {
@@ -309,7 +352,7 @@ function avisarNueva() {
 function aplicarLista(lista) {
   mostrarNota("");
   const vistas = new Set();
-  let anterior = null;
+  const anteriores = new Map();
   let nuevas = 0;
   for (const aprobacion of lista) {
     vistas.add(aprobacion.thread_id);
@@ -320,18 +363,17 @@ function aplicarLista(lista) {
       estado.tarjetas.set(aprobacion.thread_id, tarjeta);
       nuevas += 1;
     }
-    if (anterior) anterior.after(tarjeta);
-    else $("tarjetas").prepend(tarjeta);
-    anterior = tarjeta;
+    if (tarjeta.dataset.resuelta) continue; // se queda donde está, con su resultado
+    const destino = contenedorDe(tarjeta);
+    if (anteriores.has(destino)) anteriores.get(destino).after(tarjeta);
+    else destino.prepend(tarjeta);
+    anteriores.set(destino, tarjeta);
   }
   for (const [thread, tarjeta] of estado.tarjetas) {
     if (!vistas.has(thread) && !tarjeta.dataset.resuelta && !tarjeta.dataset.enviando) quitarTarjeta(tarjeta);
   }
   if (nuevas && !estado.primera) avisarNueva();
   estado.primera = false;
-  estado.pendientes = lista.length;
-  $("cuenta").textContent = String(lista.length);
-  document.title = lista.length ? `(${lista.length}) ${TITULO}` : TITULO;
   rellenarFiltros(lista);
   filtrar();
   $("actualizado").textContent = `En directo · actualizado a las ${new Date().toLocaleTimeString("es-ES")}`;
@@ -339,15 +381,15 @@ function aplicarLista(lista) {
 }
 
 function rellenarFiltros(lista) {
-  const opciones = (id, valores) => {
+  const opciones = (id, valores, nombres = {}) => {
     const select = $(id);
     const actual = select.value;
-    select.replaceChildren(select.options[0], ...[...valores].sort().map((v) => el("option", { value: v }, v)));
+    select.replaceChildren(select.options[0], ...[...valores].sort().map((v) => el("option", { value: v }, nombres[v] || v)));
     select.value = [...valores].includes(actual) ? actual : "";
   };
   opciones("f-herramienta", new Set(lista.flatMap((a) => a.acciones.map((x) => x.titulo || x.nombre))));
   const tiendas = new Set(lista.map((a) => a.tienda));
-  opciones("f-tienda", tiendas);
+  opciones("f-tienda", tiendas, Object.fromEntries(lista.map((a) => [a.tienda, a.tienda_nombre])));
   $("campo-tienda").hidden = tiendas.size < 2;
 }
 
@@ -376,15 +418,27 @@ function cumple(a) {
     && esperando >= espera;
 }
 
+/** Lo que espera TU firma, en la pestaña y el título: ni las ya decididas ni las que ya
+ * firmaste (falta la de otra persona). */
+function contar() {
+  const mias = [...estado.tarjetas.values()]
+    .filter((t) => !t.dataset.resuelta && !t._aprobacion.mi_firma?.ya_firmada).length;
+  estado.pendientes = mias;
+  $("cuenta").textContent = String(mias);
+  document.title = mias ? `(${mias}) ${TITULO}` : TITULO;
+}
+
 function filtrar() {
+  contar();
   let visibles = 0;
   for (const tarjeta of estado.tarjetas.values()) {
     const ver = Boolean(tarjeta.dataset.resuelta) || cumple(tarjeta._aprobacion);
     tarjeta.hidden = !ver;
     if (ver) visibles += 1;
   }
-  $("vacia").hidden = estado.tarjetas.size > 0;
+  $("vacia").hidden = $("tarjetas").children.length > 0;
   $("filtrada").hidden = !(estado.tarjetas.size > 0 && visibles === 0);
+  $("firmadas").hidden = $("tarjetas-firmadas").children.length === 0;
 }
 
 function tokenVigente() {
@@ -417,7 +471,7 @@ function abrirEventos() {
 function atajo(ev) {
   if (ev.target.closest("input, textarea, select") && !(ev.ctrlKey && ev.key === "Enter")) return;
   const tarjeta = document.activeElement?.closest?.("article.tarjeta");
-  const visibles = [...$("tarjetas").querySelectorAll("article.tarjeta:not([hidden])")];
+  const visibles = [...document.querySelectorAll("#tarjetas article.tarjeta:not([hidden]), #tarjetas-firmadas article.tarjeta:not([hidden])")];
   if (ev.key === "j" || ev.key === "k") {
     const i = tarjeta ? visibles.indexOf(tarjeta) : -1;
     const siguiente = visibles[Math.max(0, Math.min(visibles.length - 1, i + (ev.key === "j" ? 1 : -1)))];
@@ -470,7 +524,9 @@ function iniciar() {
   const datos = estado.token && datosToken(estado.token);
   if (!datos || datos.rol !== "encargado") return pedirToken(CLAVES.encargado, mostrarEntradas);
   estado.yo = datos.encargado_id;
-  $("sesion").textContent = `Encargado ${datos.encargado_id} · tienda ${datos.tienda}`;
+  $("sesion").textContent = datos.encargado_id;
+  // En un móvil los filtros empiezan plegados: la primera tarjeta, en la primera pantalla.
+  $("caja-filtros").open = matchMedia("(min-width: 720px)").matches;
   $("pestanas").hidden = false;
   $("bandeja").hidden = false;
   $("salir").hidden = false;
@@ -498,6 +554,11 @@ function iniciar() {
     conversaciones: iniciarConversaciones({ token: () => estado.token, alCaducar: salir }),
     politica: iniciarPaginaPolitica({ token: () => estado.token }),
   };
+  api("/api/sesion", { token: estado.token }).then((perfil) => {
+    estado.perfil = perfil;
+    $("sesion").textContent = textoSesion(perfil);
+    estado.historial.tiendas(perfil.tiendas);
+  }).catch(() => {});
   iniciarSolicitudesPolitica({ token: () => estado.token, yo: estado.yo });
   // El plazo y la espera corren en la página; los datos llegan solos por el flujo.
   setInterval(() => {

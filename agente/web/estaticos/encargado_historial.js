@@ -50,6 +50,7 @@ function fila(d) {
   const acciones = d.acciones.length ? d.acciones : [{}];
   return acciones.map((a, n) => el("tr", {},
     el("td", {}, fecha(d.decidida)),
+    el("td", {}, d.tienda_nombre || d.tienda),
     el("td", {}, `${d.cliente.nombre} (${d.cliente.id})`),
     el("td", {}, [a.titulo || a.nombre, a.pedido].filter(Boolean).join(" · ")), // «Reembolso», no «reembolsar»
     d.estado === "fallida"
@@ -99,5 +100,12 @@ export function iniciarHistorial({ token, alCaducar }) {
   $("csv").addEventListener("click", exportar);
   $("anterior").addEventListener("click", () => buscar(pagina - 1));
   $("siguiente").addEventListener("click", () => buscar(pagina + 1));
-  return { buscar: () => buscar(pagina) };
+  return {
+    buscar: () => buscar(pagina),
+    // El filtro por tienda, solo a quien firma en más de una (una regional).
+    tiendas(lista) {
+      $("h-tienda").replaceChildren($("h-tienda").options[0], ...lista.map((t) => el("option", { value: t.id }, t.nombre)));
+      $("campo-h-tienda").hidden = lista.length < 2;
+    },
+  };
 }
