@@ -20,6 +20,12 @@ ESPERA_MS = 15_000
 GRAVES = {"serious", "critical"}  # lo que axe-core no puede encontrar
 
 
+# Lo que se sale por la derecha (para el mensaje del fallo): etiqueta, id y clase.
+_DESBORDAN = """[...document.querySelectorAll('body *')]
+  .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+  .slice(0, 8).map((e) => `${e.tagName}#${e.id}.${e.className}`)"""
+
+
 class Pagina:
     """Una pestaña en su propio contexto (sesión aparte), con los diálogos y peticiones externas anotados."""
 
@@ -59,7 +65,8 @@ class Pagina:
         CAPTURAS.mkdir(parents=True, exist_ok=True)
         for etiqueta, tamano in (("escritorio", ESCRITORIO), ("movil", MOVIL)):
             self.pagina.set_viewport_size(tamano)
-            assert self.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), (nombre, etiqueta)
+            assert self.pagina.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"), (
+                nombre, etiqueta, self.pagina.evaluate(_DESBORDAN))
             resultado = Axe().run(self.pagina)
             graves = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
                       for v in resultado.response["violations"] if v["impact"] in GRAVES]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.apoyo.accesibilidad import sin_violaciones_graves
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 
 pytestmark = pytest.mark.navegador
@@ -36,7 +35,7 @@ def test_la_gerente_propone_ampliar_y_la_regional_lo_ve_por_firmar(navegador, ba
     expect(pagina.locator("#contenido-politica")).not_to_contain_text("null")
     fila = pagina.locator("#politica table tr", has_text="Reembolsos")
     expect(fila).to_contain_text("300,00 EUR")  # encargado firma hasta 300,00 EUR
-    sin_violaciones_graves(gerente, "gestion-politica")
+    gerente.accesible("gestion-politica")
 
     pagina.get_by_label("Qué cambiar").select_option(label="Límite de encargado en reembolsos")
     pagina.get_by_label("Nuevo valor").fill("400,00")
@@ -46,7 +45,7 @@ def test_la_gerente_propone_ampliar_y_la_regional_lo_ve_por_firmar(navegador, ba
     expect(creada).to_contain_text("Queda como solicitud", timeout=ESPERA_MS)
     expect(pagina.locator(".resultado-politica")).to_contain_text("300,00 EUR → 400,00 EUR")
     expect(fila).to_contain_text("300,00 EUR")  # ampliar no cambia nada todavía
-    sin_violaciones_graves(gerente, "gestion-politica-solicitud")
+    gerente.accesible("gestion-politica-solicitud")
     # Endurecer se aplica al momento: versión nueva de los umbrales, con su autora.
     pagina.get_by_label("Qué cambiar").select_option(label="Plazo de una operación que espera firma; pasado, se rechaza sola.")
     pagina.get_by_label("Nuevo valor").fill("48")
@@ -61,7 +60,7 @@ def test_la_gerente_propone_ampliar_y_la_regional_lo_ve_por_firmar(navegador, ba
     regional.expect(tarjeta).to_be_visible(timeout=ESPERA_MS)
     regional.expect(tarjeta).to_contain_text("Límite de encargado en reembolsos: 300,00 EUR → 400,00 EUR")
     regional.expect(tarjeta).to_contain_text("Marta Jiménez")
-    sin_violaciones_graves(regional, "gestion-politica-regional")
+    regional.accesible("gestion-politica-regional")
     regional.expect(regional.pagina.get_by_role("tab", name="Política")).to_be_visible()
 
     encargada = Pagina(navegador, base)
@@ -95,7 +94,7 @@ def test_buscar_la_conversacion_y_escribir_al_cliente_que_lo_ve_en_directo(naveg
     expect(lista.locator("li")).to_have_count(1)
     expect(lista).to_contain_text("Ana García López (C-0001)")
     expect(lista).to_contain_text("Esperando a la tienda")
-    sin_violaciones_graves(encargada, "gestion-conversaciones-busqueda")
+    encargada.accesible("gestion-conversaciones-busqueda")
     panel.get_by_label("Estado").select_option(label="Resuelta")
     panel.get_by_role("button", name="Buscar").click()
     expect(bandeja.locator("#estado-conversaciones")).to_contain_text("Ninguna conversación", timeout=ESPERA_MS)
@@ -107,10 +106,10 @@ def test_buscar_la_conversacion_y_escribir_al_cliente_que_lo_ve_en_directo(naveg
     vista = bandeja.locator("#vista-conversacion")
     expect(vista).to_contain_text("quiero devolver la cafetera", ignore_case=True, timeout=ESPERA_MS)
     expect(vista).to_contain_text("con una aprobación pendiente")
-    sin_violaciones_graves(encargada, "gestion-conversacion")
+    encargada.accesible("gestion-conversacion")
     vista.get_by_role("button", name="Escribir al cliente").click()
     vista.get_by_label("Mensaje para Ana García López (lo verá firmado con tu nombre)").fill(MENSAJE)
-    sin_violaciones_graves(encargada, "gestion-escribir")
+    encargada.accesible("gestion-escribir")
     vista.get_by_role("button", name="Enviar al cliente").click()
     expect(vista.locator(".resultado")).to_contain_text("Enviado", timeout=ESPERA_MS)
     expect(vista.locator(".linea-chat.tienda")).to_contain_text("Lucía Moreno (tienda)")
@@ -120,7 +119,7 @@ def test_buscar_la_conversacion_y_escribir_al_cliente_que_lo_ve_en_directo(naveg
     expect(del_tienda).to_contain_text(MENSAJE, timeout=ESPERA_MS)
     expect(del_tienda.locator(".autor")).to_contain_text("Lucía Moreno")
     expect(chat.locator("#aviso")).to_contain_text("pendiente de revisión por un encargado")
-    sin_violaciones_graves(cliente, "gestion-chat-mensaje-tienda")
+    cliente.accesible("gestion-chat-mensaje-tienda")
     # La aprobación sigue en la bandeja, sin decidir.
     bandeja.get_by_role("tab", name="Pendientes").click()
     tarjeta = bandeja.locator("article.tarjeta", has_text="Ana García López")

@@ -8,7 +8,6 @@ import httpx
 import pytest
 
 from agente.web.auth import emitir_token
-from tests.apoyo.accesibilidad import sin_violaciones_graves
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import ajustes_web, cab
 
@@ -39,5 +38,5 @@ def test_la_tarjeta_de_un_cambio_mas_caro_da_nombres_precios_y_diferencia(navega
     assert pares["Quién paga la diferencia"].startswith("la paga el cliente")
     # Ningún SKU suelto en lugar del nombre.
     assert "CAF-004" not in pares["Producto nuevo"]
-    sin_violaciones_graves(encargada, "tarjeta-cambio")
+    encargada.accesible("tarjeta-cambio")
     encargada.limpia()

@@ -47,16 +47,13 @@ SELECT peticion FROM encolada
 """
 SELECT_APROBACION_SQL = "SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s"
 # ``vencida`` con el reloj de la base, el mismo que fijó ``caduca`` al encolar.
-# Con la pausa, en la misma lectura: las firmas ya recogidas (``firmas_previas``, en orden)
-# y el firmante que decide (``firmante``, la fila de ``personas.SELECT_ENCARGADO_SQL``;
-# NULL si no existe o decide el sistema).
+# Con la pausa, en la misma lectura, el firmante que decide (``firmante``, la fila de
+# ``personas.SELECT_ENCARGADO_SQL``; NULL si no existe o decide el sistema). Las firmas ya
+# recogidas NO: una subconsulta usa la foto de la sentencia, tomada antes de esperar al
+# FOR UPDATE, y no vería la firma que otra persona acaba de confirmar (las dos creerían
+# ser la primera; tests/api/test_firmas.py::test_dos_firmas_a_la_vez_...).
 SELECT_APROBACION_PARA_DECIDIR_SQL = """
 SELECT a.*, a.caduca <= now() AS vencida,
-       (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                    'encargado_id', f.encargado_id, 'rol', f.rol, 'decisiones', f.decisiones)
-                ORDER BY f.id), '[]'::jsonb)
-        FROM firmas_aprobacion f
-        WHERE f.thread_id = a.thread_id AND f.interrupt_id = a.interrupt_id) AS firmas_previas,
        (SELECT to_jsonb(e) FROM (
             SELECT e.id, e.tienda, e.nombre, e.activo, e.rol,
                    array(SELECT ft.tienda FROM firmantes_tienda ft WHERE ft.encargado_id = e.id

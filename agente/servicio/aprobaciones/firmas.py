@@ -269,9 +269,7 @@ def firmar(
         DecisionNoValida: una edición sube el importe que otra persona ya firmó (422).
     """
     clave = {"thread_id": fila["thread_id"], "interrupt_id": fila["interrupt_id"]}
-    previas = fila.get("firmas_previas")  # leídas con la pausa (cola.SELECT_APROBACION_PARA_DECIDIR_SQL)
-    if previas is None:
-        previas = conexion.execute(SELECT_FIRMAS_SQL, clave).fetchall()
+    previas = conexion.execute(SELECT_FIRMAS_SQL, clave).fetchall()
     if any(p["encargado_id"] == firmante.encargado_id for p in previas):
         raise YaFirmada(YA_FIRMADA)
     requisito = dict(fila.get("requisito") or {})

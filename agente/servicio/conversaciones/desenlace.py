@@ -133,14 +133,18 @@ def cerrar_ejecucion(
     if pausa is not None:
         texto = textos.con_nota(textos.mensaje_espera(
             pausa.value, ejecutor.registro, _nombres_de_productos(ejecutor, textos.skus_de(pausa.value))), nota)
-        peticion = encolar_pausa(
-            ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
-            mensajes_estado=ejecucion.mensajes, texto=texto, junto_al_cierre=junto_al_cierre,
-        )
-        with ejecutor.pool.connection() as c, c.pipeline():  # los dos NOTIFY en un viaje
+        def con_avisos(c: psycopg.Connection, estado: str) -> None:
+            # Los NOTIFY en la transacción de la pausa: salen al confirmarla, sin viaje propio.
             if avisar:
                 mensajes.avisar(c, thread_id)
             mensajes.avisar_bandeja(c, ctx.tienda)  # la bandeja en vivo la ve al momento
+            if junto_al_cierre is not None:
+                junto_al_cierre(c, estado)
+
+        peticion = encolar_pausa(
+            ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
+            mensajes_estado=ejecucion.mensajes, texto=texto, junto_al_cierre=con_avisos,
+        )
         _registrar_veredictos(ejecutor, thread_id, peticion, trace_id)
         return Respuesta("esperando_aprobacion", texto, thread_id, trace_id)
     mensajes_estado = ejecucion.mensajes
@@ -163,10 +167,9 @@ def cerrar_ejecucion(
         with c.transaction():
             cierre = mensajes.cerrar_turno(
                 c, thread_id, texto, estado=estado, desencolar=desencolar, respuesta_de=respuesta_de,
-                entregar_retenidos=retenidos is not None,
+                entregar_retenidos=retenidos is not None, avisar=avisar,
             )
             if avisar:
-                mensajes.avisar(c, thread_id)
                 avisar_cliente(c, thread_id, aviso)
             if junto_al_cierre is not None:
                 junto_al_cierre(c, "respondida")

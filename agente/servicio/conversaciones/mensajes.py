@@ -47,7 +47,9 @@ UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
 WHERE thread_id = %(thread_id)s
 RETURNING (SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'texto', e.texto) ORDER BY e.id),
                            '[]'::jsonb)
-           FROM entregados e) AS retenidos
+           FROM entregados e) AS retenidos,
+          -- El NOTIFY de ``avisar`` en la misma sentencia (sale al confirmar, como siempre).
+          CASE WHEN %(avisar)s THEN (SELECT true FROM pg_notify(%(canal)s, %(thread_id)s)) END AS avisado
 """
 # Con los mensajes que escribe una persona de la tienda (sql/027, rol «tienda», con su
 # nombre en ``autor``): comparten la secuencia de ids, así que ``desde`` vale para los dos.
@@ -77,9 +79,10 @@ def anotar_mensaje(
 
 def cerrar_turno(
     conexion: psycopg.Connection, thread_id: str, texto: str, *, estado: str, desencolar: bool,
-    respuesta_de: str | None = None, entregar_retenidos: bool = False,
+    respuesta_de: str | None = None, entregar_retenidos: bool = False, avisar: bool = False,
 ) -> psycopg.Cursor:
     """Apunta la respuesta y el estado del turno (y desencola la pausa si ``desencolar``).
+    ``avisar``: además, el ``NOTIFY`` de ``avisar()`` en la misma sentencia.
 
     ``entregar_retenidos``: en la misma sentencia marca como entregados los mensajes que el
     cliente escribió mientras esperaba (ver ``retenidos``) y los devuelve en la columna
@@ -88,7 +91,8 @@ def cerrar_turno(
     return conexion.execute(
         CERRAR_TURNO_SQL,
         {"thread_id": thread_id, "texto": texto, "estado": estado, "desencolar": desencolar,
-         "respuesta_de": respuesta_de, "entregar_retenidos": entregar_retenidos},
+         "respuesta_de": respuesta_de, "entregar_retenidos": entregar_retenidos,
+         "avisar": avisar, "canal": CANAL_NOTIFY},
     )
 
 
