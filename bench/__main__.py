@@ -136,7 +136,9 @@ def _seccion_turnos(r: dict) -> list[str]:
         "## 1. Coste por turno: framework frente a producto",
         "",
         f"{t['iteraciones']} conversaciones por caso (más {t['calentamiento']} de calentamiento), los "
-        f"{len(CASOS)} casos intercalados en un proceso y en orden aleatorio en cada iteración. Milisegundos.",
+        f"{len(CASOS)} casos intercalados en un proceso y en orden aleatorio en cada iteración. Antes de cada conversación, fuera del cronómetro, "
+        "se vacían los exportadores de D y E (su trabajo de fondo no cae en el turno de otro caso). "
+        "Milisegundos.",
         "",
     ]
     lineas += [f"- **{c}**: {t['casos'][c]}" for c in CASOS] + [""]

@@ -15,6 +15,8 @@ A y B llevan ``HumanInTheLoopMiddleware`` con un ``when`` en Python puro (import
 60 EUR), lo mínimo que escribiría quien use el framework para pausar el reembolso
 grande; sin él no habría pausa que reanudar. Cada conversación usa un cliente nuevo
 (sin devoluciones previas) con dos pedidos propios, así los reembolsos no se agotan.
+Antes de cada conversación, fuera del cronómetro, se vacían los exportadores de D y E:
+si no, sus hilos de fondo compiten por el GIL dentro del turno del caso siguiente.
 
 Después, fuera del cronómetro, una pasada de recuento para B y C: cada sentencia que
 el proceso manda por psycopg, con su origen, y los viajes de ida y vuelta leídos del
@@ -102,6 +104,9 @@ class CasoPelado:
     def _config(self, hilo: str) -> dict:
         return {"configurable": {"thread_id": hilo}}
 
+    def drenar(self) -> None:
+        """Sin trazas: nada que vaciar."""
+
     def turno(self, hilo, entrada, ctx):
         from langchain_core.messages import HumanMessage
 
@@ -152,6 +157,9 @@ class CasoLangfuse(CasoPelado):
     def _config(self, hilo: str) -> dict:
         return {"configurable": {"thread_id": hilo}, "callbacks": [self.manejador]}
 
+    def drenar(self) -> None:
+        self.cliente.flush()
+
     def cerrar(self) -> None:
         self.cliente.flush()
         self.cliente.shutdown()
@@ -163,6 +171,9 @@ class CasoServicio:
     def __init__(self, nombre: str, servicio) -> None:
         self.nombre = nombre
         self.servicio = servicio
+
+    def drenar(self) -> None:
+        self.servicio.trazador.flush()  # apagado (C): no hace nada
 
     def conversacion(self, cliente: util.ClienteBench, medir) -> None:
         s = self.servicio
@@ -257,6 +268,10 @@ def cronometrar(url: str, *, iteraciones: int, calentamiento: int = 3, semilla: 
                 azar.shuffle(orden)
                 for caso in orden:
                     destino = muestras[caso] if i >= calentamiento else defaultdict(list)
+                    # Fuera del cronómetro: lo que D y E exportan en segundo plano (los hilos
+                    # del SDK) no debe caer en el turno del caso siguiente.
+                    for instancia in instancias.values():
+                        instancia.drenar()
 
                     def medir(escenario, funcion, destino=destino):
                         t0 = time.perf_counter_ns()
