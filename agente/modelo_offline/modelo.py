@@ -62,6 +62,11 @@ class ModeloOffline(BaseChatModel):
     que no tiene) y streaming (la respuesta final palabra a palabra).
     """
 
+    # LangChain lo pone como ``ls_model_name`` en los metadatos de cada llamada y Langfuse
+    # lo lee de ahí: la generación sale con su modelo en la traza (sin él, el SDK avisa en
+    # cada turno de que no sabe qué modelo es).
+    model_name: str = "offline-reglas"
+
     @property
     def _llm_type(self) -> str:
         return "offline-reglas"

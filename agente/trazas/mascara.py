@@ -22,6 +22,8 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
+from pydantic import BaseModel
+
 CORREO = "[CORREO]"
 TELEFONO = "[TELÉFONO]"
 IBAN = "[IBAN]"
@@ -154,6 +156,15 @@ def _enmascarar_otro(valor: Any) -> Any:
         return enmascarar_valor(valor.value)
     if dataclasses.is_dataclass(valor) and not isinstance(valor, type):
         return enmascarar_valor(dataclasses.asdict(valor))
+    if isinstance(valor, BaseModel):
+        # Los mensajes de LangChain: la misma rama del ``EventSerializer`` del SDK
+        # (``model_dump()`` y recorrer), sin su ida y vuelta por ``json.dumps``/``loads``,
+        # que era más de la mitad del coste de enmascarar un historial.
+        try:
+            volcado = valor.model_dump()
+        except Exception:  # un modelo que no se deja volcar: por el serializador del SDK
+            return enmascarar_valor(_a_json(valor))
+        return enmascarar_valor(volcado)
     return enmascarar_valor(_a_json(valor))
 
 
@@ -178,6 +189,10 @@ def enmascarar(*, data: Any, **_: Any) -> Any:
     (sin decir qué campo son) y el SDK los escribe clave a clave; los metadatos nunca son
     una lista.
     """
+    if type(data) is list:
+        texto = _lista_como_texto(data)
+        if texto is not None:
+            return texto
     limpio = enmascarar_valor(data)
     if type(limpio) is list:
         try:
@@ -185,6 +200,28 @@ def enmascarar(*, data: Any, **_: Any) -> Any:
         except ValueError:  # NaN o infinito: que el SDK los pase a texto, como siempre
             return limpio
     return limpio
+
+
+def _lista_como_texto(lista: list[Any]) -> str | None:
+    """La lista ya como texto JSON, elemento a elemento por su texto crudo (None: hay algo
+    que no es JSON puro, y va por el camino largo). Cada generación repite el prompt de
+    sistema, las definiciones de las herramientas y el historial: casi todo ya visto."""
+    partes = []
+    for elemento in lista:
+        try:
+            crudo = json.dumps(elemento, allow_nan=False)
+        except (TypeError, ValueError):
+            return None
+        if len(crudo) > _MAX_RECORDADO:
+            partes.append(_elemento_enmascarado.__wrapped__(crudo))
+        else:
+            partes.append(_elemento_enmascarado(crudo))
+    return "[" + ", ".join(partes) + "]"  # lo mismo que json.dumps de la lista
+
+
+@functools.lru_cache(maxsize=1024)
+def _elemento_enmascarado(crudo: str) -> str:
+    return json.dumps(enmascarar_valor(json.loads(crudo)), allow_nan=False)
 
 
 # Atributos que el ``mask=`` del SDK ya cubre (entrada, salida y metadatos de cada

@@ -275,6 +275,33 @@ def test_una_lista_sale_como_el_texto_json_que_habria_escrito_el_sdk():
     assert json.loads(texto)[2]["content"] == {"importe": "19.90", "grande": str(10**25)}
 
 
+def test_un_historial_de_mensajes_se_enmascara_igual_que_por_el_serializador_del_sdk():
+    # El atajo de ``model_dump()`` para los modelos pydantic debe dar lo mismo que la ida y
+    # vuelta por el ``EventSerializer`` del SDK (el camino de antes), byte a byte.
+    from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+
+    from agente.trazas.mascara import _a_json
+
+    historial = [
+        SystemMessage("Eres el asistente de la tienda."),
+        HumanMessage("soy ana@example.com, llamadme al 600 111 001; pedido P-20260917-0041"),
+        AIMessage(
+            "", id="run-1",
+            tool_calls=[{"name": "reembolsar", "id": "c1",
+                         "args": {"pedido": "P-20260917-0041", "importe": "120.00", "unidades": 2}}],
+            usage_metadata={"input_tokens": 10, "output_tokens": 3, "total_tokens": 13},
+            response_metadata={"modelo": "offline", "tarjeta": 4111111111111111},
+        ),
+        ToolMessage(json.dumps({"reembolso": "RE-000001", "iban": "ES91 2100 0418 4502 0005 1332"}),
+                    tool_call_id="c1", name="reembolsar"),
+    ]
+    antes = json.dumps([enmascarar_valor(_a_json(m)) for m in historial], allow_nan=False)
+    texto = enmascarar(data=historial)
+    assert texto == antes
+    assert "ana@example.com" not in texto and "600 111 001" not in texto and "4111111111111111" not in texto
+    assert "P-20260917-0041" in texto and "120.00" in texto
+
+
 def test_los_diccionarios_y_lo_que_no_es_json_valido_no_se_adelantan():
     # Los metadatos también pasan por mask= y el SDK los escribe clave a clave.
     assert enmascarar(data={"tienda": "T1", "correo": "a@b.es"}) == {"tienda": "T1", "correo": CORREO}
@@ -818,3 +845,21 @@ def test_las_definiciones_de_herramientas_viajan_una_vez_por_ejecucion(receptor,
     assert completas[0][0]["function"]["description"] == "Reembolsa un pedido."
     assert "parameters" in completas[0][0]["function"]
     assert solo_nombre[0] == [{"type": "function", "function": {"name": "reembolsar"}}]
+
+
+def test_las_generaciones_del_modelo_offline_llevan_su_modelo_en_la_traza(receptor, trazador):
+    from agente.modelo_offline import ModeloOffline
+
+    trace_id = trazador.nuevo_trace_id()
+    agente = create_agent(ModeloOffline(), [reembolsar], checkpointer=InMemorySaver(),
+                          context_schema=ContextoCliente)
+    agente.invoke(
+        {"messages": [{"role": "user", "content": "Hola, ¿qué tal?"}]},
+        config_de(trazador, trace_id, "turno_cliente"), context=CONTEXTO, version="v2",
+    )
+    trazador.flush()
+
+    generaciones = [s for s in receptor.spans_de(trace_id)
+                    if s.atributos.get("langfuse.observation.type") == "generation"]
+    assert generaciones
+    assert {g.atributos.get("langfuse.observation.model.name") for g in generaciones} == {"offline-reglas"}
