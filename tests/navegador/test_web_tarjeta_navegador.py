@@ -64,6 +64,23 @@ def _no_desborda(locator) -> bool:
     return locator.evaluate("e => e.scrollWidth <= e.clientWidth")
 
 
+# Texto de la opción más larga de cada select frente a su hueco (sin relleno ni flecha):
+# un select no desborda en scrollWidth, corta el texto sin avisar.
+_SELECTS_CORTADOS_JS = """sel => [...document.querySelectorAll(sel)].filter(s => s.offsetParent).map(s => {
+  const estilo = getComputedStyle(s), lienzo = document.createElement('canvas').getContext('2d');
+  lienzo.font = `${estilo.fontWeight} ${estilo.fontSize} ${estilo.fontFamily}`;
+  const texto = Math.max(...[...s.options].map(o => lienzo.measureText(o.text).width));
+  const hueco = s.clientWidth - parseFloat(estilo.paddingLeft) - parseFloat(estilo.paddingRight) - 20;
+  return texto > hueco ? `${s.id}: ${Math.round(texto)} > ${Math.round(hueco)}` : null;
+}).filter(Boolean)"""
+
+
+def _selects_sin_cortar(pagina, selector: str) -> list[str]:
+    """Los selects visibles cuya opción más larga no cabe (vacío: todos caben)."""
+    pagina.locator("#caja-filtros").evaluate("d => d.open = true")
+    return pagina.evaluate(_SELECTS_CORTADOS_JS, selector)
+
+
 def test_dos_firmas_vistas_por_los_tres_firmantes(navegador, base, bd_url, http, como):
     hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     # El gerente tiene la bandeja abierta desde antes de la primera firma.
@@ -91,6 +108,7 @@ def test_dos_firmas_vistas_por_los_tres_firmantes(navegador, base, bd_url, http,
     assert decision["y"] <= conversacion["y"] < decision["y"] + decision["height"]
     expect(tarjeta.locator(".aviso-firma")).to_be_hidden()
     expect(pagina.locator(".atajos")).to_be_visible()  # con teclado y ratón, sí
+    assert _selects_sin_cortar(pagina, "#filtros select") == []
     primera.accesible("tarjeta-dos-firmas-antes")
     tarjeta.get_by_role("button", name="Aprobar").click()
     tarjeta.get_by_role("button", name="Enviar decisión").click()
