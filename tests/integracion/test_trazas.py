@@ -821,20 +821,24 @@ class ModeloConHerramientas(ModeloGuion):
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
 
-def test_las_definiciones_de_herramientas_viajan_una_vez_por_ejecucion(receptor, trazador):
+def _generaciones(receptor, trazador, modelo, texto: str) -> list:
+    """Un turno de ``create_agent`` con ``modelo`` y ``reembolsar``, trazado: sus generaciones."""
     trace_id = trazador.nuevo_trace_id()
-    agente = create_agent(
-        ModeloConHerramientas(respuestas=[propuesta_reembolso(), respuesta_final()]),
-        [reembolsar], checkpointer=InMemorySaver(), context_schema=ContextoCliente,
-    )
+    agente = create_agent(modelo, [reembolsar], checkpointer=InMemorySaver(), context_schema=ContextoCliente)
     agente.invoke(
-        {"messages": [{"role": "user", "content": "Devolvedme lo del pedido P-20260917-0041"}]},
+        {"messages": [{"role": "user", "content": texto}]},
         config_de(trazador, trace_id, "turno_cliente"), context=CONTEXTO, version="v2",
     )
     trazador.flush()
+    return [s for s in receptor.spans_de(trace_id)
+            if s.atributos.get("langfuse.observation.type") == "generation"]
 
-    generaciones = [s for s in receptor.spans_de(trace_id)
-                    if s.atributos.get("langfuse.observation.type") == "generation"]
+
+def test_las_definiciones_de_herramientas_viajan_una_vez_por_ejecucion(receptor, trazador):
+    generaciones = _generaciones(
+        receptor, trazador, ModeloConHerramientas(respuestas=[propuesta_reembolso(), respuesta_final()]),
+        "Devolvedme lo del pedido P-20260917-0041",
+    )
     assert len(generaciones) == 2
     entradas = [json.loads(g.atributos["langfuse.observation.input"]) for g in generaciones]
     herramientas = [[m["content"] for m in e
@@ -850,16 +854,6 @@ def test_las_definiciones_de_herramientas_viajan_una_vez_por_ejecucion(receptor,
 def test_las_generaciones_del_modelo_offline_llevan_su_modelo_en_la_traza(receptor, trazador):
     from agente.modelo_offline import ModeloOffline
 
-    trace_id = trazador.nuevo_trace_id()
-    agente = create_agent(ModeloOffline(), [reembolsar], checkpointer=InMemorySaver(),
-                          context_schema=ContextoCliente)
-    agente.invoke(
-        {"messages": [{"role": "user", "content": "Hola, ¿qué tal?"}]},
-        config_de(trazador, trace_id, "turno_cliente"), context=CONTEXTO, version="v2",
-    )
-    trazador.flush()
-
-    generaciones = [s for s in receptor.spans_de(trace_id)
-                    if s.atributos.get("langfuse.observation.type") == "generation"]
+    generaciones = _generaciones(receptor, trazador, ModeloOffline(), "Hola, ¿qué tal?")
     assert generaciones
     assert {g.atributos.get("langfuse.observation.model.name") for g in generaciones} == {"offline-reglas"}
