@@ -177,6 +177,9 @@ class Aprobacion(BaseModel):
     acciones: list[Accion]
     traza_url: str | None
     mensajes_retenidos: list[MensajeRetenido]
+    ultimo_mensaje_tienda: int | None = Field(default=None, description=(
+        "El id del último mensaje que alguien de la tienda escribió al cliente (None: ninguno). "
+        "Si cambia, la conversación de la tarjeta creció: reléela con GET /api/aprobaciones/{id}."))
     reclamada: Reclamo | None = Field(default=None, description="«Lo atiendo yo» vigente, si lo hay.")
     conversacion: list[MensajeTranscripcion] | None = Field(
         default=None, description="Solo en GET /api/aprobaciones/{id}: la transcripción.")
@@ -326,6 +329,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
         "mensajes_retenidos": [
             {"texto": m["texto"], "fecha": m["creado"]} for m in fila.get("retenidos") or []
         ],
+        "ultimo_mensaje_tienda": fila.get("ultimo_mensaje_tienda"),
         "reclamada": _reclamo(fila),
         **{k: fila[k] for k in ("conversacion", "historial_cliente", "pedidos", "detalles") if k in fila},
         "requisito": requisito_publico(fila.get("requisito")),

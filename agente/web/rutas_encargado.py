@@ -61,8 +61,9 @@ def bandeja(
 )
 async def eventos_bandeja(servicio: ServicioWeb, oyente: OyenteWeb, acceso: EncargadoDeEventos):
     """Flujo SSE: un evento ``bandeja`` ``{"pendientes", "aprobaciones"}`` al abrir y cada vez
-    que la bandeja de la tienda cambia (pausa nueva, mensaje retenido, decisión, reclamación),
-    lo cambie el proceso que sea. Token solo en la cabecera (nunca en la URL, que se registra).
+    que la bandeja de la tienda cambia (pausa nueva, mensaje retenido, decisión, reclamación,
+    un mensaje de la tienda al cliente), lo cambie el proceso que sea. Token solo en la
+    cabecera (nunca en la URL, que se registra).
 
     Quien lo abrió se vuelve a comprobar con cada evento y al menos cada 15 s: si lo dan de
     baja, deja de firmar en una de sus tiendas o caduca su token, llega un último evento

@@ -155,6 +155,42 @@ def test_650_por_el_sdk_una_firma_de_encargado_espera_y_la_del_gerente_aplica_un
     assert auditoria.returncode == 0, auditoria.stdout + auditoria.stderr
 
 
+def test_el_mensaje_de_la_tienda_sale_en_la_transcripcion_del_sdk_en_su_orden(base, ajustes):
+    """«Escribir al cliente» con la pausa pendiente: el SDK lo ve como un ``ai`` más, con el
+    nombre de quien firma, en el estado, la historia y el flujo del hilo; la aprobación sigue
+    igual y, al firmarla, la respuesta final va detrás."""
+    cliente = _sync(base, ajustes, "C-0001")
+    hilo = cliente.threads.create()["thread_id"]
+    cliente.runs.wait(hilo, "agente", input={"messages": [{"role": "user", "content": DEVOLVER_CAFETERA}]})
+    texto = "Hola Ana, soy Marta, la gerente: reviso tu cafetera esta tarde."
+    vistos = _seguir_hilo(cliente, hilo, texto)
+    app = base.removesuffix("/langgraph")
+    r = httpx.post(f"{app}/api/personal/conversaciones/{hilo}/mensajes", json={"texto": texto},
+                   headers={"Authorization": f"Bearer {_tok(ajustes, 'ger-talavera')}"})
+    assert r.status_code == 201, r.text
+
+    de_la_tienda = {"rol": "tienda", "autor": "Marta Jiménez"}
+    mensajes = cliente.threads.get_state(hilo)["values"]["messages"]
+    assert [(m["type"], m["name"], m["additional_kwargs"]) for m in mensajes] == [
+        ("human", None, {}), ("ai", None, {}), ("ai", "Marta Jiménez", de_la_tienda)]
+    assert mensajes[-1]["content"] == texto and mensajes[-1]["id"] == f"m-{r.json()['id']}"
+    assert cliente.threads.get_history(hilo)[0]["values"]["messages"] == mensajes
+    assert cliente.threads.get(hilo)["values"]["messages"] == mensajes
+    parte = vistos.get(timeout=30)  # el flujo del hilo, abierto antes, lo ve llegar
+    while not isinstance(parte, Exception) and not any(m["content"] == texto for m in parte.data["messages"]):
+        parte = vistos.get(timeout=30)
+    assert not isinstance(parte, Exception), parte
+    assert parte.data["messages"] == mensajes
+    # La aprobación no cambió: quien firma la reanuda y la respuesta va detrás.
+    encargado = _sync(base, ajustes, "enc-talavera")
+    assert encargado.threads.get(hilo)["status"] == "interrupted"
+    valores = encargado.runs.wait(hilo, "agente", command={"resume": {"decisions": [{"type": "approve"}]}})
+    assert "__interrupt__" not in valores
+    assert [m["additional_kwargs"].get("rol") for m in valores["messages"]] == [None, None, "tienda", None]
+    assert "120,00 EUR" in valores["messages"][-1]["content"]
+    assert _reembolsos(ajustes.database_url) == [Decimal("120.00")]
+
+
 def test_lo_que_el_producto_no_admite_lo_rechaza_el_sdk_con_un_detail_en_espanol(base, ajustes):
     cliente = _sync(base, ajustes, "C-0001")
     hilo = cliente.threads.create()["thread_id"]

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 
+import httpx
 import pytest
 
 from agente.web.app import crear_app
+from agente.web.auth import emitir_token
+from tests.apoyo.firmas import TIENDA_DE
 from tests.apoyo.navegador import CHROMIUM
-from tests.apoyo.web_util import ajustes_web, servidor_en_hilo
+from tests.apoyo.web_util import ajustes_web, cab, servidor_en_hilo
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +42,24 @@ def base(bd_url):
     """La URL de la app servida por uvicorn en un hilo, sobre la base del test."""
     with servidor_en_hilo(crear_app(ajustes_web(bd_url))) as url:
         yield url
+
+
+@pytest.fixture
+def http(base):
+    """Un cliente HTTP de la misma app, para lo que otra persona hace por la API."""
+    with httpx.Client(base_url=base, timeout=60) as cliente:
+        yield cliente
+
+
+@pytest.fixture
+def como(bd_url):
+    """Las cabeceras de cualquier sujeto de la demo (cliente o firmante) con su tienda."""
+    ajustes = ajustes_web(bd_url)
+
+    def _como(sujeto: str) -> dict[str, str]:
+        rol = "cliente" if sujeto.startswith("C-") else "encargado"
+        return cab(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=TIENDA_DE[sujeto]))
+    return _como
 
 
 @pytest.fixture(scope="session")

@@ -6,14 +6,18 @@
   política por firmar»); a un encargado no se le enseña;
 - la pestaña «Conversaciones»: la búsqueda por pedido y estado, la transcripción y «Escribir
   al cliente», que el cliente (otra pestaña con el chat abierto) ve en directo, firmado,
-  mientras su aprobación sigue pendiente.
+  mientras su aprobación sigue pendiente;
+- la tarjeta pendiente abierta en la bandeja: lo que otra persona de la tienda escribe al
+  cliente aparece en su conversación sin recargar, firmado («Nombre (tienda)»).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.apoyo.firmas import pausa_con
 from tests.apoyo.navegador import ESPERA_MS, Pagina
+from tests.apoyo.web_util import DEVOLVER_CAFETERA
 
 pytestmark = pytest.mark.navegador
 
@@ -129,4 +133,30 @@ def test_buscar_la_conversacion_y_escribir_al_cliente_que_lo_ve_en_directo(naveg
     bandeja.reload()
     expect(tarjeta.locator(".linea-chat.tienda .quien")).to_have_text("Lucía Moreno (tienda)", timeout=ESPERA_MS)
     cliente.limpia()
+    encargada.limpia()
+
+
+def test_la_tarjeta_abierta_ve_sin_recargar_lo_que_otra_persona_de_la_tienda_escribe(navegador, base, http, como):
+    hilo = pausa_con(http, como, "C-0001", DEVOLVER_CAFETERA)
+    encargada = Pagina(navegador, base)
+    encargada.entrar(ENCARGADA, "/encargado")
+    expect, bandeja = encargada.expect, encargada.pagina
+    tarjeta = bandeja.locator("article.tarjeta", has_text="Ana García López")
+    conversacion = tarjeta.locator(".ficha")
+    expect(conversacion).to_contain_text("quiero devolver la cafetera", ignore_case=True, timeout=ESPERA_MS)
+    expect(conversacion.locator(".linea-chat.tienda")).to_have_count(0)
+    bandeja.evaluate("window.sinRecargar = true")
+
+    # La gerente, desde otro sitio, escribe al cliente de ese hilo por la API.
+    texto = "Hola Ana, soy Marta, la gerente: mañana te llamamos por la cafetera."
+    r = http.post(f"/api/personal/conversaciones/{hilo}/mensajes", headers=como("ger-talavera"), json={"texto": texto})
+    assert r.status_code == 201, r.text
+
+    de_la_tienda = conversacion.locator(".linea-chat.tienda")
+    expect(de_la_tienda).to_have_count(1, timeout=ESPERA_MS)
+    expect(de_la_tienda.locator(".quien")).to_have_text("Marta Jiménez (tienda)")
+    expect(de_la_tienda).to_contain_text(texto)
+    assert bandeja.evaluate("window.sinRecargar") is True  # la misma página: no se recargó
+    expect(bandeja.locator("#cuenta")).to_have_text("1")  # la aprobación sigue pendiente
+    encargada.accesible("gestion-tarjeta-mensaje-tienda")
     encargada.limpia()

@@ -16,40 +16,21 @@ axe-core sin nada serio ni crítico en cada estado, a 1280 y 390 px. Capturas en
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from agente.web.auth import emitir_token
 from tests.apoyo.firmas import (
     PEDIDO_350,
     PEDIDO_650,
-    TIENDA_DE,
     decidir_como,
     pausa_con,
     pausa_de_pedido,
 )
 from tests.apoyo.navegador import ESPERA_MS, MOVIL, Pagina
-from tests.apoyo.web_util import ajustes_web, cab, sql
+from tests.apoyo.web_util import sql
 
 pytestmark = pytest.mark.navegador
 
 FALTA = "falta 1 firma (gerente o regional)"
-
-
-@pytest.fixture
-def http(base):
-    with httpx.Client(base_url=base, timeout=60) as cliente:
-        yield cliente
-
-
-@pytest.fixture
-def como(bd_url):
-    ajustes = ajustes_web(bd_url)
-
-    def _como(sujeto: str) -> dict[str, str]:
-        rol = "cliente" if sujeto.startswith("C-") else "encargado"
-        return cab(emitir_token(ajustes, rol=rol, sujeto=sujeto, tienda=TIENDA_DE[sujeto]))
-    return _como
 
 
 def _bandeja(navegador, base, boton: str, viewport=None) -> Pagina:

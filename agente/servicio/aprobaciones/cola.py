@@ -72,10 +72,13 @@ DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s
 # Una página de la bandeja, la más antigua primero, en una sola sentencia: la página sale
 # del índice (tienda, creada, thread_id) y, solo para sus filas, los mensajes retenidos y
 # los motivos de la política de cada acción (en el orden de las acciones).
+# ``ultimo_mensaje_tienda``: el id del último «Escribir al cliente» del hilo; al cambiar,
+# la lista cambia, la bandeja en vivo la emite y la página relee la conversación.
 _BANDEJA_SQL = """
 SELECT a.*, c.nombre AS cliente_nombre, ti.nombre AS tienda_nombre,
        extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
        coalesce(r.retenidos, '[]'::jsonb) AS retenidos,
+       (SELECT max(s.id) FROM mensajes_tienda s WHERE s.thread_id = a.thread_id) AS ultimo_mensaje_tienda,
        coalesce(m.motivos, '[]'::jsonb) AS motivos,
        coalesce(fi.firmas, '[]'::jsonb) AS firmas
 FROM (

@@ -195,7 +195,10 @@ def escribir(
         "autor_nombre": nombre, "texto": limpio,
     }).fetchone()
     pendiente = conexion.execute(TRACE_PENDIENTE_SQL, {"thread_id": thread_id}).fetchone()
-    mensajes.avisar(conexion, thread_id)  # el NOTIFY sale al confirmar: el chat lo relee
+    # El NOTIFY sale al confirmar: el chat lo relee, y las bandejas en vivo (suscritas a
+    # todos los avisos) releen la lista, cuyo ``ultimo_mensaje_tienda`` cambia: la tarjeta
+    # abierta relee su conversación.
+    mensajes.avisar(conexion, thread_id)
     # Sin el chat abierto, el aviso por correo de siempre («tienes una respuesta nueva»), en
     # horario de la tienda y sin encadenar si ya hay uno por salir; nunca rompe el mensaje.
     avisar_cliente(conexion, thread_id, AvisoCliente(suceso="respuesta", clave=f"tienda:{fila['id']}"))

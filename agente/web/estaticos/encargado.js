@@ -318,10 +318,10 @@ function actualizarTarjeta(tarjeta, aprobacion) {
   const decidiendo = aprobacion.estado === "decidiendo" && !tarjeta.dataset.enviando;
   tarjeta.querySelector(".estado-tarjeta").textContent = decidiendo ? "Otro encargado la está decidiendo ahora." : "";
   pintarReclamo(tarjeta, aprobacion.reclamada);
-  if (aprobacion.mensajes_retenidos.length !== tarjeta._aprobacion.mensajes_retenidos.length) {
-    tarjeta.querySelector(".retenidos").replaceWith(bloqueRetenidos(aprobacion));
-    cargarFicha(tarjeta); // la transcripción también creció
-  }
+  const retenidos = aprobacion.mensajes_retenidos.length !== tarjeta._aprobacion.mensajes_retenidos.length;
+  if (retenidos) tarjeta.querySelector(".retenidos").replaceWith(bloqueRetenidos(aprobacion));
+  // La transcripción creció: un retenido o alguien de la tienda que escribió al cliente.
+  if (retenidos || aprobacion.ultimo_mensaje_tienda !== tarjeta._aprobacion.ultimo_mensaje_tienda) cargarFicha(tarjeta);
   if (aprobacion.firmas || aprobacion.requisito) tarjeta.querySelector(".firmas").replaceWith(bloqueFirmas(aprobacion));
   tarjeta._aprobacion = { ...tarjeta._aprobacion, ...aprobacion, recibida: Date.now() };
   if (!tarjeta.dataset.resuelta && !tarjeta.dataset.enviando) pintarMiFirma(tarjeta, BOTONES);

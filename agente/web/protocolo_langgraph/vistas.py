@@ -2,9 +2,14 @@
 
 Los ``values`` de un hilo son ``{"messages": [...]}`` con la transcripción que ve el cliente
 (lo que escribió, lo que le contestó el agente y lo que la aplicación le dijo: la espera,
-la nota del encargado), como mensajes de LangChain serializados. No son los mensajes
-internos del grafo (llamadas a herramientas, avisos en inglés de la edición): esos los ve
-un ingeniero con ``agente hilo``.
+la nota del encargado, lo que una persona de la tienda le escribió), como mensajes de
+LangChain serializados. No son los mensajes internos del grafo (llamadas a herramientas,
+avisos en inglés de la edición): esos los ve un ingeniero con ``agente hilo``.
+
+Un mensaje de la tienda («Escribir al cliente») es un ``ai`` más, en su orden, con el nombre
+de quien lo firmó en ``name`` y ``additional_kwargs`` ``{"rol": "tienda", "autor": ...}``
+para distinguirlo del agente. No está en el estado del grafo (escribirlo ahí con una pausa
+pendiente rompería la aprobación): solo en esta transcripción.
 
 Las ``interrupts`` (la petición de firma por lotes: ``action_requests`` y
 ``review_configs``) solo las ve quien firma: llevan los motivos de la política, y un
@@ -73,6 +78,8 @@ def _mensaje(m: dict[str, Any]) -> dict[str, Any]:
             "name": None, "id": f"m-{m['id']}"}
     if m["rol"] == "cliente":
         return {**base, "type": "human", "example": False}
+    if m["rol"] == "tienda":
+        base = {**base, "name": m.get("autor"), "additional_kwargs": {"rol": "tienda", "autor": m.get("autor")}}
     return {**base, "type": "ai", "example": False, "tool_calls": [], "invalid_tool_calls": [],
             "usage_metadata": None}
 
