@@ -275,6 +275,23 @@ def test_una_lista_sale_como_el_texto_json_que_habria_escrito_el_sdk():
     assert json.loads(texto)[2]["content"] == {"importe": "19.90", "grande": str(10**25)}
 
 
+def test_una_lista_de_json_puro_sale_igual_por_el_atajo_recordado_y_la_segunda_vez_tambien():
+    # La entrada de cada generación (el SDK ya la pasa a dicts): va elemento a elemento por
+    # su texto JSON, recordado; debe dar el mismo texto que enmascarar la lista entera.
+    entrada = [
+        {"role": "system", "content": "Eres el asistente de la tienda «talavera»."},
+        {"role": "user", "content": "soy ana@example.com, mi DNI 12345678Z; pedido P-20260917-0041"},
+        {"role": "tool", "content": {"type": "function", "function": {"name": "reembolsar",
+                                                                      "telefono": 600111001}}},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "args": {"unidades": 2}}]},
+    ]
+    esperado = json.dumps(enmascarar_valor(entrada), allow_nan=False)
+    assert enmascarar(data=entrada) == esperado
+    assert enmascarar(data=entrada) == esperado  # ya recordado
+    assert "ana@example.com" not in esperado and "12345678Z" not in esperado and "600111001" not in esperado
+    assert "P-20260917-0041" in esperado
+
+
 def test_un_historial_de_mensajes_se_enmascara_igual_que_por_el_serializador_del_sdk():
     # El atajo de ``model_dump()`` para los modelos pydantic debe dar lo mismo que la ida y
     # vuelta por el ``EventSerializer`` del SDK (el camino de antes), byte a byte.

@@ -100,12 +100,8 @@ SELECT b.*, {estado} AS estado_cliente FROM b
 """).format(base=sql.SQL(_BASE_SQL), estado=sql.SQL(ESTADO_CLIENTE_SQL))
 TIENDA_DE_SQL = "SELECT tienda FROM consultas_asistente WHERE thread_id = %(thread_id)s"
 TRANSCRIPCION_SQL = """
-SELECT id, rol, texto, retenido, creado, NULL::text AS autor FROM mensajes_conversacion
-WHERE thread_id = %(thread_id)s
-UNION ALL
-SELECT id, 'tienda', texto, false, creado, autor_nombre FROM mensajes_tienda
-WHERE thread_id = %(thread_id)s
-ORDER BY id
+SELECT id, rol, texto, retenido, creado, autor FROM transcripcion
+WHERE thread_id = %(thread_id)s ORDER BY id
 """
 INSERT_SQL = """
 INSERT INTO mensajes_tienda (thread_id, tienda, encargado_id, autor_nombre, texto)

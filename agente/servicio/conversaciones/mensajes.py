@@ -51,15 +51,11 @@ RETURNING (SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'texto', e.t
           -- El NOTIFY de ``avisar`` en la misma sentencia (sale al confirmar, como siempre).
           CASE WHEN %(avisar)s THEN (SELECT true FROM pg_notify(%(canal)s, %(thread_id)s)) END AS avisado
 """
-# Con los mensajes que escribe una persona de la tienda (sql/027, rol «tienda», con su
-# nombre en ``autor``): comparten la secuencia de ids, así que ``desde`` vale para los dos.
+# Con los mensajes que escribe una persona de la tienda (la vista de sql/028, rol «tienda»,
+# con su nombre en ``autor``): comparten la secuencia de ids, así que ``desde`` vale para los dos.
 SELECT_MENSAJES_SQL = """
-SELECT id, rol, texto, retenido, creado, NULL::text AS autor FROM mensajes_conversacion
-WHERE thread_id = %(thread_id)s AND id > %(desde)s
-UNION ALL
-SELECT id, 'tienda', texto, false, creado, autor_nombre FROM mensajes_tienda
-WHERE thread_id = %(thread_id)s AND id > %(desde)s
-ORDER BY id
+SELECT id, rol, texto, retenido, creado, autor FROM transcripcion
+WHERE thread_id = %(thread_id)s AND id > %(desde)s ORDER BY id
 """
 
 

@@ -32,14 +32,10 @@ __all__ = [
 
 DIAS_HISTORIAL = 90
 
-# Con lo que escribió una persona de la tienda (sql/027), en su sitio por id.
+# Con lo que escribió una persona de la tienda (la vista de sql/028), en su sitio por id.
 SELECT_CONVERSACION_SQL = """
-SELECT id, rol, texto, creado AS fecha, retenido, NULL::text AS autor FROM mensajes_conversacion
-WHERE thread_id = %(thread_id)s
-UNION ALL
-SELECT id, 'tienda', texto, creado, false, autor_nombre FROM mensajes_tienda
-WHERE thread_id = %(thread_id)s
-ORDER BY id
+SELECT id, rol, texto, creado AS fecha, retenido, autor FROM transcripcion
+WHERE thread_id = %(thread_id)s ORDER BY id
 """
 PEDIDOS_SQL = """coalesce((SELECT jsonb_agg(jsonb_build_object(
              'id', p.id, 'fecha', p.fecha, 'estado', p.estado, 'importe', p.importe::text)

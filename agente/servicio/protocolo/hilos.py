@@ -2,9 +2,8 @@
 
 Una sola sentencia por búsqueda: la página de ``consultas_asistente`` (del cliente, o de
 las tiendas de quien firma), con la fila de la cola si espera firmas y la transcripción
-que ve el cliente (con los mensajes de la tienda, sql/027: comparten la secuencia de ids,
-así que se mezclan por id y ``desde`` vale para los dos). Quién puede ver qué lo fija quien llama (``cliente_id`` o ``tiendas``);
-aquí solo se filtra.
+que ve el cliente (la vista ``transcripcion`` de sql/028, con los mensajes de la tienda).
+Quién puede ver qué lo fija quien llama (``cliente_id`` o ``tiendas``); aquí solo se filtra.
 """
 
 from __future__ import annotations
@@ -29,11 +28,7 @@ LEFT JOIN LATERAL (
     SELECT jsonb_agg(jsonb_build_object('id', t.id, 'rol', t.rol, 'texto', t.texto,
                                         'retenido', t.retenido, 'creado', t.creado, 'autor', t.autor)
                      ORDER BY t.id) AS mensajes
-    FROM (SELECT mc.id, mc.rol, mc.texto, mc.retenido, mc.creado, NULL::text AS autor
-          FROM mensajes_conversacion mc WHERE mc.thread_id = c.thread_id
-          UNION ALL
-          SELECT mt.id, 'tienda', mt.texto, false, mt.creado, mt.autor_nombre
-          FROM mensajes_tienda mt WHERE mt.thread_id = c.thread_id) t
+    FROM transcripcion t WHERE t.thread_id = c.thread_id
 ) m ON true
 WHERE (%(cliente_id)s::text IS NULL OR c.cliente_id = %(cliente_id)s)
   AND (%(tiendas)s::text[] IS NULL OR c.tienda = ANY(%(tiendas)s::text[]))
