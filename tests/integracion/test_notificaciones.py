@@ -192,8 +192,8 @@ def test_un_aviso_urgente_sale_de_madrugada(conexion, pool):
 
 @pytest.mark.parametrize("en_pipeline", [False, True], ids=["normal", "pipeline"])
 def test_un_fallo_al_encolar_avisos_no_rompe_la_pausa(conexion, en_pipeline):
-    # La pausa del servicio encola en modo pipeline (desenlace.encolar_pausa): el error
-    # tiene que salir dentro del savepoint de los avisos también ahí.
+    # Con o sin modo pipeline (el servicio hoy no lo usa; quien llame puede): el error
+    # tiene que salir dentro del savepoint de los avisos.
     with conexion.pipeline() if en_pipeline else contextlib.nullcontext(), conexion.transaction():
         aviso = pausar(conexion, PEDIDO_350)
         roto = Requisito(importe=None, firmas=1, rol_minimo="rol-inexistente")  # viola una FK

@@ -43,7 +43,11 @@ WITH acciones AS (
     UPDATE consultas_asistente SET estado = 'esperando_aprobacion', actualizada = now()
     WHERE thread_id = %(thread_id)s
 )
-SELECT peticion FROM encolada
+SELECT peticion,
+       -- El NOTIFY de las bandejas abiertas en la misma sentencia (sale al confirmar).
+       CASE WHEN %(canal)s::text IS NOT NULL
+            THEN (SELECT true FROM pg_notify(%(canal)s, %(carga)s)) END AS avisada
+FROM encolada
 """
 SELECT_APROBACION_SQL = "SELECT * FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s"
 # ``vencida`` con el reloj de la base, el mismo que fijó ``caduca`` al encolar.
@@ -61,10 +65,6 @@ SELECT a.*, a.caduca <= now() AS vencida,
             FROM encargados e WHERE e.id = %(encargado_id)s) e) AS firmante
 FROM aprobaciones_pendientes a
 WHERE a.thread_id = %(thread_id)s FOR UPDATE OF a
-"""
-MARCAR_DECIDIENDO_SQL = """
-UPDATE aprobaciones_pendientes SET estado = 'decidiendo', asignada_a = %(encargado)s
-WHERE thread_id = %(thread_id)s AND estado = 'pendiente'
 """
 BORRAR_APROBACION_SQL = """
 DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s
@@ -128,9 +128,11 @@ def encolar(
     llamadas: list[dict[str, Any]],
     texto: str | None = None,
     requisito: dict[str, Any] | None = None,
+    notificar: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """Encola la pausa; ``llamadas`` son las tool_calls con firma del último AIMessage;
     ``requisito``: la autoridad que exige (``firmas.requisito_de_pausa``), fijada aquí.
+    ``notificar``: ``(canal, carga)`` de un ``NOTIFY`` que viaja en la misma sentencia.
 
     Devuelve la petición guardada, con ``tool_call_ids`` en el orden de ``action_requests``.
     """
@@ -150,6 +152,8 @@ def encolar(
                                               "importe": None, "version_matriz": None,
                                               "matriz_id": None, "acciones": []}),
             "horas_caducidad": DEFECTOS["horas_caducidad"],
+            "canal": notificar[0] if notificar else None,
+            "carga": notificar[1] if notificar else None,
         },
     ).fetchone()["peticion"]
 

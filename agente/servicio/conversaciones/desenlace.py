@@ -68,9 +68,9 @@ def encolar_pausa(
     ultimo = next((m for m in reversed(mensajes_estado) if isinstance(m, AIMessage)), None)
     con_firma = ejecutor.registro.decisiones_permitidas()
     llamadas = [t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in con_firma]
-    # Modo pipeline: BEGIN, el savepoint de los avisos y COMMIT viajan con la sentencia de
-    # al lado (3 viajes menos); cada lectura sincroniza, así que un error sale donde salía.
-    with ejecutor.pool.connection() as c, c.pipeline(), c.transaction():
+    # Sin modo pipeline: sobre el socket local un viaje cuesta menos que la maquinaria de
+    # pipeline de psycopg (``python -m bench.transacciones``), y cada error sale en su sentencia.
+    with ejecutor.pool.connection() as c, c.transaction():
         # La autoridad se fija aquí, una vez, desde los veredictos guardados; los avisos a
         # quien puede firmar se encolan en la misma transacción (nunca rompen la pausa).
         matrices = firmas.MatricesLeidas(c, versiones=ejecutor.versiones_matriz)
@@ -91,6 +91,8 @@ def encolar_pausa(
             llamadas=llamadas,
             texto=texto,
             requisito=requisito,
+            # Las bandejas abiertas la ven al momento: el NOTIFY va en la sentencia de la cola.
+            notificar=(mensajes.CANAL_NOTIFY, mensajes.PREFIJO_BANDEJA + ctx.tienda),
         )
         avisos.avisar_pausa(c, thread_id=thread_id, interrupt_id=interrupcion.id, ctx=ctx,
                             peticion=peticion, requisito=requisito,
@@ -134,16 +136,16 @@ def cerrar_ejecucion(
         texto = textos.con_nota(textos.mensaje_espera(
             pausa.value, ejecutor.registro, _nombres_de_productos(ejecutor, textos.skus_de(pausa.value))), nota)
         def con_avisos(c: psycopg.Connection, estado: str) -> None:
-            # Los NOTIFY en la transacción de la pausa: salen al confirmarla, sin viaje propio.
+            # El NOTIFY del chat en la transacción de la pausa: sale al confirmarla.
             if avisar:
                 mensajes.avisar(c, thread_id)
-            mensajes.avisar_bandeja(c, ctx.tienda)  # la bandeja en vivo la ve al momento
             if junto_al_cierre is not None:
                 junto_al_cierre(c, estado)
 
         peticion = encolar_pausa(
             ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
-            mensajes_estado=ejecucion.mensajes, texto=texto, junto_al_cierre=con_avisos,
+            mensajes_estado=ejecucion.mensajes, texto=texto,
+            junto_al_cierre=con_avisos if avisar or junto_al_cierre is not None else None,
         )
         _registrar_veredictos(ejecutor, thread_id, peticion, trace_id)
         return Respuesta("esperando_aprobacion", texto, thread_id, trace_id)
@@ -162,8 +164,8 @@ def cerrar_ejecucion(
         urgente=True,
     )
     # El cierre, su NOTIFY, el aviso al cliente (en un savepoint: si falla, la respuesta
-    # queda igual) y lo que va junto al cierre, en una transacción y en modo pipeline.
-    with ejecutor.pool.connection() as c, c.pipeline():
+    # queda igual) y lo que va junto al cierre, en una transacción (sin pipeline: ver arriba).
+    with ejecutor.pool.connection() as c:
         with c.transaction():
             cierre = mensajes.cerrar_turno(
                 c, thread_id, texto, estado=estado, desencolar=desencolar, respuesta_de=respuesta_de,

@@ -82,7 +82,7 @@ def cerrar_turno(
 
     ``entregar_retenidos``: en la misma sentencia marca como entregados los mensajes que el
     cliente escribió mientras esperaba (ver ``retenidos``) y los devuelve en la columna
-    ``retenidos`` del cursor (en modo pipeline, legible tras el commit).
+    ``retenidos`` del cursor (legible también tras el commit).
     """
     return conexion.execute(
         CERRAR_TURNO_SQL,

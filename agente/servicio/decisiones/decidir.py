@@ -51,7 +51,13 @@ logger = logging.getLogger(__name__)
 
 SISTEMA = "sistema"  # quien «decide» al caducar una aprobación
 
+# La fila de la cola pasa a «decidiendo» y la decisión se escribe en la misma sentencia
+# (la fila ya está bloqueada FOR UPDATE por esta transacción): un viaje menos.
 INSERT_DECISION_SQL = """
+WITH marcada AS (
+    UPDATE aprobaciones_pendientes SET estado = 'decidiendo', asignada_a = %(asignada_a)s
+    WHERE thread_id = %(thread_id)s AND estado = 'pendiente'
+)
 INSERT INTO decisiones_encargado
     (thread_id, interrupt_id, encargado_id, tienda, peticion, decisiones, espera_segundos, trace_id,
      nota)
@@ -180,10 +186,9 @@ class Decisiones:
         nota: str | None = None,
     ) -> tuple[RegistroDecision | firmas.FirmaParcial, dict[str, Any]]:
         ejecutor = self._ejecutor
-        # En modo pipeline las escrituras sin resultado que leer (la firma, la marca de
-        # «decidiendo») viajan con la siguiente lectura, y BEGIN con la primera: 3 viajes
-        # menos. Cada lectura sincroniza, así que un error sale donde salía.
-        with ejecutor.pool.connection() as c, c.pipeline(), c.transaction():
+        # Sin modo pipeline: en el socket local cuesta más de lo que ahorra en viajes
+        # (``python -m bench.transacciones``).
+        with ejecutor.pool.connection() as c, c.transaction():
             fila = c.execute(
                 cola.SELECT_APROBACION_PARA_DECIDIR_SQL,
                 {"thread_id": thread_id, "encargado_id": None if sistema else encargado_id},
@@ -225,15 +230,12 @@ class Decisiones:
                            firmas_necesarias=firmado.firmas_necesarias)
                     return firmado, fila
                 normalizadas = firmado
-            c.execute(
-                cola.MARCAR_DECIDIENDO_SQL,
-                {"thread_id": thread_id, "encargado": None if sistema else encargado_id},
-            )
             espera = Decimal(str(round((datetime.now(UTC) - fila["creada"]).total_seconds(), 2)))
             escrita = c.execute(
                 INSERT_DECISION_SQL,
                 {
                     "thread_id": thread_id,
+                    "asignada_a": None if sistema else encargado_id,
                     "interrupt_id": fila["interrupt_id"],
                     "encargado_id": encargado_id,
                     "tienda": fila["tienda"],
