@@ -408,6 +408,7 @@ def markdown(r: dict) -> str:
         ".venv/bin/python -m bench --solo ingesta        # agente importar de 100.000 pedidos (no va por defecto)",
         ".venv/bin/python -m bench.variantes             # segunda medida y variantes (bench/variantes.json)",
         ".venv/bin/python -m bench.perfil B C D          # perfiles con py-spy (pip install py-spy)",
+        ".venv/bin/python -m bench.transacciones         # µs de una sentencia, transacción, pipeline, savepoint",
         "```",
         "",
         "El bench arranca su propio PostgreSQL embebido en una carpeta temporal; no toca "
