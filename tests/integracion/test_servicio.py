@@ -428,6 +428,12 @@ def test_decision_con_el_hilo_ocupado_queda_registrada_y_la_aplica_el_conciliado
         with pytest.raises(HiloOcupado, match="registrada") as error:
             servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
         assert error.value.datos["registrada"] is True
+        # Registrada = la fila de la cola pasó a «decidiendo» (con quien decidió) en la misma
+        # sentencia que la decisión: otra decisión ya no entra.
+        fila = servicio.aprobacion(hilo)
+        assert (fila["estado"], fila["asignada_a"]) == ("decidiendo", "enc-talavera")
+        with pytest.raises(YaDecidida):
+            servicio.decidir(hilo, "enc-talavera", [{"type": "reject", "message": "tarde"}])
         assert servicio.reconciliar() == []  # el hilo sigue ocupado: no se toca
     assert pasarela.llamadas == []
     assert servicio.reconciliar() == [{"thread_id": hilo, "accion": "decision_aplicada"}]

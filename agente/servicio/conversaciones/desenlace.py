@@ -144,8 +144,7 @@ def cerrar_ejecucion(
 
         peticion = encolar_pausa(
             ejecutor, thread_id, ctx, pausa, trace_id=trace_id,
-            mensajes_estado=ejecucion.mensajes, texto=texto,
-            junto_al_cierre=con_avisos if avisar or junto_al_cierre is not None else None,
+            mensajes_estado=ejecucion.mensajes, texto=texto, junto_al_cierre=con_avisos,
         )
         _registrar_veredictos(ejecutor, thread_id, peticion, trace_id)
         return Respuesta("esperando_aprobacion", texto, thread_id, trace_id)
