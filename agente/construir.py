@@ -1,6 +1,7 @@
 """Ensambla el agente: modelo, herramientas, prompt, errores, firma y límites.
 
-Orden del middleware: en ``wrap_*`` el primero envuelve a los demás. Los límites envuelven
+Orden del middleware: en ``wrap_*`` el primero envuelve a los demás. La revalidación de
+los efectos va por fuera de los errores (su ``NecesitaFirma`` se convierte en una pausa). Los límites envuelven
 directamente al modelo (dentro de los reintentos: un reintento no cuenta dos veces) y
 cortan una respuesta que se pasa antes de que la firma la vea: no se pide firma para
 algo que no se va a ejecutar.
@@ -17,6 +18,7 @@ from agente.middleware.aprobacion import middleware_aprobacion
 from agente.middleware.errores import middleware_errores
 from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import crear_prompt_cliente, prompt_cliente
+from agente.middleware.revalidacion import RevalidacionEfectos
 from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.operaciones import OPERACIONES
@@ -58,25 +60,26 @@ def construir_agente(
     vigilancia = (
         [VigenciaCandado(comprobar=vigencia, con_efectos=registro.con_efectos())] if vigencia else []
     )
+    descripcion = DescripcionEncargado(
+        pool=pool,
+        politica=politica,
+        titulos={h.nombre: h.titulo_encargado for h in registro if h.titulo_encargado},
+        operaciones=operaciones,
+    )
+    decisiones = registro.decisiones_permitidas()
     return create_agent(
         modelo,
         tools=crear_herramientas(
-            pool=pool, pasarela=pasarela, registro=registro, politica=PoliticaTienda(pool=pool)
+            pool=pool, pasarela=pasarela, registro=registro, politica=PoliticaTienda(pool=pool),
+            revalidador=politica,
         ),
         middleware=[
             *vigilancia,
+            # Fuera de los errores: un efecto que ya no sale sin firma pausa, no es un error.
+            RevalidacionEfectos(politica=politica, descripcion=descripcion, decisiones=decisiones),
             crear_prompt_cliente(fuente_prompt) if fuente_prompt is not None else prompt_cliente,
             *middleware_errores(reintentables=registro.reintentables(), pausa_inicial=pausa_reintentos),
-            middleware_aprobacion(
-                decisiones=registro.decisiones_permitidas(),
-                politica=politica,
-                descripcion=DescripcionEncargado(
-                    pool=pool,
-                    politica=politica,
-                    titulos={h.nombre: h.titulo_encargado for h in registro if h.titulo_encargado},
-                    operaciones=operaciones,
-                ),
-            ),
+            middleware_aprobacion(decisiones=decisiones, politica=politica, descripcion=descripcion),
             LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,
                 llamadas_modelo_hilo=llamadas_modelo_hilo,

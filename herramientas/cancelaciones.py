@@ -34,8 +34,9 @@ from agente.nucleo.errores import (
     ImporteNoValido,
 )
 from agente.nucleo.operaciones import CANCELACION
+from agente.nucleo.puertos import Revalidador
 from herramientas import libro, movimientos
-from herramientas.envoltorios import Dependencias, _ejecucion, _sin_sangria
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, sin_sangria
 from herramientas.pasarela import Pasarela
 from herramientas.pedidos import normalizar_id
 
@@ -116,6 +117,7 @@ def cancelar_pedido(
     motivo: str,
     aprobado_por: str | None = None,
     trace_id: str | None = None,
+    revalidador: Revalidador | None = None,
     pasarela: Pasarela,
 ) -> dict[str, Any]:
     """Cancela el pedido entero ``pedido`` del cliente y devuelve lo pagado; resultado JSON-able.
@@ -128,7 +130,7 @@ def cancelar_pedido(
         ErrorPasarela: el pedido queda cancelado y la devolución pendiente (texto para el cliente).
     """
     llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
-                            aprobado_por=aprobado_por, trace_id=trace_id)
+                            aprobado_por=aprobado_por, trace_id=trace_id, revalidador=revalidador)
     pedido = normalizar_id(pedido)
     importe = dinero.importe(importe)
     clave = {"clave": llamada.clave}
@@ -174,7 +176,7 @@ def _apuntar(
                 f"el importe de una cancelación es lo pagado por el pedido entero, "
                 f"{dinero.eur(fila_pedido['importe'])}, no {dinero.eur(importe)}; no se ha cancelado nada",
                 pagado=dinero.texto(fila_pedido["importe"]))
-        libro.exigir_no_evaluada_imposible(conexion, llamada)
+        libro.exigir_veredicto_vigente(conexion, llamada)
         comunes = {**llamada.parametros(), "pedido": pedido, "tienda": fila_pedido["tienda"],
                    "importe": fila_pedido["importe"], "motivo": motivo}
         cancelacion_id = conexion.execute(INSERT_CANCELACION_SQL, comunes).fetchone()["id"]
@@ -229,8 +231,8 @@ def crear_cancelar_pedido(dependencias: Dependencias) -> BaseTool:
         """
         return json.dumps(
             cancelar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido, importe=importe, motivo=motivo,
-                            pasarela=pasarela, **_ejecucion(runtime)),
+                            pasarela=pasarela, **datos_de_ejecucion(runtime, dependencias)),
             ensure_ascii=False,
         )
 
-    return _sin_sangria(cancelar_pedido_)
+    return sin_sangria(cancelar_pedido_)

@@ -6,7 +6,7 @@ from langchain.tools import BaseTool
 from psycopg_pool import ConnectionPool
 
 # El puerto del núcleo, por envoltorios: el paquete raíz no importa de agente/ (contrato).
-from herramientas.envoltorios import FuentePolitica
+from herramientas.envoltorios import FuentePolitica, Revalidador
 from herramientas.pasarela import Pasarela
 from herramientas.registro import REGISTRO, Dependencias, Registro
 
@@ -19,10 +19,15 @@ def crear_herramientas(
     pasarela: Pasarela,
     registro: Registro = REGISTRO,
     politica: FuentePolitica | None = None,
+    revalidador: Revalidador | None = None,
 ) -> list[BaseTool]:
     """Las herramientas de ``registro`` atadas a ``pool`` y ``pasarela``, en su orden.
 
     ``politica`` (``politicas.PoliticaTienda``, la pasa ``agente.construir``) es lo que
     devuelve ``consultar_politica``; sin ella esa herramienta falla al llamarla.
+    ``revalidador`` (``politicas.PoliticaAprobacion``) vuelve a decidir cada efecto en su
+    transacción (``herramientas.libro.exigir_veredicto_vigente``).
     """
-    return registro.construir(Dependencias(pool=pool, pasarela=pasarela, politica=politica))
+    return registro.construir(
+        Dependencias(pool=pool, pasarela=pasarela, politica=politica, revalidador=revalidador)
+    )

@@ -23,8 +23,9 @@ from pydantic import BaseModel, Field
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.direcciones import Direccion, direccion
 from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio, PedidoNoEncontrado
+from agente.nucleo.puertos import Revalidador
 from herramientas import libro
-from herramientas.envoltorios import Dependencias, _ejecucion
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion
 from herramientas.esquemas import DESCRIPCION_PEDIDO
 from herramientas.pedidos import normalizar_id
 
@@ -103,6 +104,7 @@ def cambiar_direccion(
     localidad: str,
     aprobado_por: str | None = None,
     trace_id: str | None = None,
+    revalidador: Revalidador | None = None,
 ) -> dict[str, Any]:
     """Pone ``calle``, ``codigo_postal`` y ``localidad`` (la provincia sale del código postal)
     como dirección de envío de ``pedido`` y apunta el cambio. Devuelve su número (CD-...),
@@ -115,7 +117,7 @@ def cambiar_direccion(
         ConflictoIdempotencia: la misma llamada con otra dirección.
     """
     llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
-                            aprobado_por=aprobado_por, trace_id=trace_id)
+                            aprobado_por=aprobado_por, trace_id=trace_id, revalidador=revalidador)
     pedido = normalizar_id(pedido)
     nueva = direccion(calle, codigo_postal, localidad)
     clave = {"thread_id": thread_id, "tool_call_id": tool_call_id}
@@ -131,7 +133,7 @@ def cambiar_direccion(
                 f"el pedido {pedido} {ESTADOS_TEXTO.get(fila['estado'], fila['estado'])} y su dirección ya no "
                 "se puede cambiar; solo la de un pedido pendiente. Si ya está en camino, el cliente puede "
                 "rechazar la entrega o contactar con el transportista", pedido=pedido, estado=fila["estado"])
-        libro.exigir_no_evaluada_imposible(conexion, llamada)
+        libro.exigir_veredicto_vigente(conexion, llamada)
         evaluacion = conexion.execute(SELECT_VALORES_SQL, clave).fetchone()
         insertada = conexion.execute(INSERT_CAMBIO_SQL, {
             **clave, "pedido": pedido, "cliente_id": contexto.cliente_id, "tienda": fila["tienda"],
@@ -178,7 +180,7 @@ def crear_cambiar_direccion(dependencias: Dependencias) -> BaseTool:
         Úsala solo cuando el cliente haya pedido cambiar la dirección de envío y te haya dado la dirección nueva completa: calle con número, código postal (5 cifras) y localidad; si falta algo, pídeselo antes y no lo inventes. Consulta antes el pedido con `consultar_pedido`: un pedido enviado, entregado o cancelado no puede cambiar de dirección (díselo al cliente: si ya está en camino, puede rechazar la entrega). Un cambio a otra provincia, o de un pedido de importe alto, queda a la espera de la aprobación de un encargado; no lo repitas ni lo reformules mientras tanto. Devuelve JSON con el número del cambio (CD-...), el pedido, `direccion_anterior` (null si no tenía), `direccion_nueva` (con la provincia) y el estado "hecho"; `repetido: true` quiere decir que este mismo cambio ya estaba hecho. Si falla con «código postal no válido», pide al cliente que lo revise.
         """
         resultado = cambiar_direccion(pool, contexto=contexto_de(runtime), pedido=pedido, calle=calle,
-                                      codigo_postal=codigo_postal, localidad=localidad, **_ejecucion(runtime))
+                                      codigo_postal=codigo_postal, localidad=localidad, **datos_de_ejecucion(runtime, dependencias))
         return json.dumps(resultado, ensure_ascii=False)
 
     # El docstring es la descripción que lee el modelo: sin la sangría del código.

@@ -19,7 +19,7 @@ from langchain.tools import BaseTool, ToolRuntime, tool
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import contexto_de
-from agente.nucleo.puertos import FuentePolitica
+from agente.nucleo.puertos import FuentePolitica, Revalidador
 from herramientas import pedidos, reembolsos, sustituciones
 from herramientas.esquemas import (
     ConsultarEncargadoArgs,
@@ -37,8 +37,9 @@ def _json(datos: Any) -> str:
     return json.dumps(datos, ensure_ascii=False)
 
 
-def _ejecucion(runtime: ToolRuntime) -> dict[str, Any]:
-    """Hilo, llamada y metadatos de la ejecución; los valida la función de dominio."""
+def datos_de_ejecucion(runtime: ToolRuntime, dependencias: Dependencias) -> dict[str, Any]:
+    """Hilo, llamada, metadatos de la ejecución y revalidador: los argumentos comunes de
+    toda función de dominio con efecto (los valida ella)."""
     config = runtime.config or {}
     metadatos = config.get("metadata") or {}
     return {
@@ -46,6 +47,7 @@ def _ejecucion(runtime: ToolRuntime) -> dict[str, Any]:
         "tool_call_id": runtime.tool_call_id or "",
         "aprobado_por": metadatos.get("aprobado_por"),
         "trace_id": metadatos.get("trace_id"),
+        "revalidador": dependencias.revalidador,
     }
 
 
@@ -57,14 +59,19 @@ class Dependencias:
     en ``politicas/``, que esta capa no importa: lo pasa el ensamblaje
     (``agente.construir``, con ``politicas.PoliticaTienda``). Sin él, ``consultar_politica``
     se construye pero falla al llamarla (nunca inventa una política).
+
+    ``revalidador``: la política que vuelve a decidir cada efecto en su transacción, bajo el
+    candado del cliente (``herramientas.libro.exigir_veredicto_vigente``); también la pasa
+    el ensamblaje.
     """
 
     pool: ConnectionPool
     pasarela: Pasarela
     politica: FuentePolitica | None = None
+    revalidador: Revalidador | None = None
 
 
-def _sin_sangria(herramienta: BaseTool) -> BaseTool:
+def sin_sangria(herramienta: BaseTool) -> BaseTool:
     # El docstring es la descripción que lee el modelo: sin la sangría del código.
     herramienta.description = inspect.cleandoc(herramienta.description)
     return herramienta
@@ -81,7 +88,7 @@ def crear_consultar_pedido(dependencias: Dependencias) -> BaseTool:
         """
         return _json(pedidos.consultar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido))
 
-    return _sin_sangria(consultar_pedido)
+    return sin_sangria(consultar_pedido)
 
 
 def crear_consultar_politica(dependencias: Dependencias) -> BaseTool:
@@ -100,7 +107,7 @@ def crear_consultar_politica(dependencias: Dependencias) -> BaseTool:
             )
         return fuente.texto_para_cliente(contexto)
 
-    return _sin_sangria(consultar_politica)
+    return sin_sangria(consultar_politica)
 
 
 def crear_stock_alternativas(dependencias: Dependencias) -> BaseTool:
@@ -114,7 +121,7 @@ def crear_stock_alternativas(dependencias: Dependencias) -> BaseTool:
         """
         return _json(pedidos.stock_alternativas(pool, contexto=contexto_de(runtime), sku=sku))
 
-    return _sin_sangria(stock_alternativas)
+    return sin_sangria(stock_alternativas)
 
 
 def crear_reembolsar(dependencias: Dependencias) -> BaseTool:
@@ -142,11 +149,11 @@ def crear_reembolsar(dependencias: Dependencias) -> BaseTool:
                 motivo=motivo,
                 lineas=lineas,
                 pasarela=pasarela,
-                **_ejecucion(runtime),
+                **datos_de_ejecucion(runtime, dependencias),
             )
         )
 
-    return _sin_sangria(reembolsar)
+    return sin_sangria(reembolsar)
 
 
 def crear_sustituir(dependencias: Dependencias) -> BaseTool:
@@ -167,11 +174,11 @@ def crear_sustituir(dependencias: Dependencias) -> BaseTool:
                 sku_original=sku_original,
                 sku_nuevo=sku_nuevo,
                 pasarela=pasarela,
-                **_ejecucion(runtime),
+                **datos_de_ejecucion(runtime, dependencias),
             )
         )
 
-    return _sin_sangria(sustituir)
+    return sin_sangria(sustituir)
 
 
 def crear_consultar_encargado(dependencias: Dependencias) -> BaseTool:
@@ -186,4 +193,4 @@ def crear_consultar_encargado(dependencias: Dependencias) -> BaseTool:
         contexto_de(runtime)  # sin cliente no hay tienda a la que preguntar
         return pedidos.consultar_encargado(pregunta)
 
-    return _sin_sangria(consultar_encargado)
+    return sin_sangria(consultar_encargado)

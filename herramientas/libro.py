@@ -29,7 +29,7 @@ from agente.nucleo.errores import (
     ErrorDominio,
     PedidoNoEncontrado,
 )
-from agente.nucleo.puertos import CLAVE_IMPOSIBLE
+from agente.nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE, Revalidador, texto_en_revision
 from herramientas.asignacion import UnidadLibre
 from herramientas.pedidos import clave_idempotencia
 
@@ -40,6 +40,7 @@ __all__ = [
     "elegibilidad",
     "exigir_entregado",
     "exigir_no_evaluada_imposible",
+    "exigir_veredicto_vigente",
     "historial",
     "lineas_del_libro",
     "mover_stock",
@@ -98,7 +99,9 @@ SELECT e.pedido_id, e.cliente_id, e.tienda, e.estado, e.entregado, e.entregado_e
        e.dias_desde_entrega, e.ventana_dias, e.dentro_de_ventana, e.reembolsos, e.sustituciones,
        e.compensado, e.unidades_libres, e.reembolsable,
        (SELECT ev.umbrales ->> %(clave)s FROM evaluaciones_politica ev
-        WHERE ev.thread_id = %(thread_id)s AND ev.tool_call_id = %(tool_call_id)s) AS razon_imposible
+        WHERE ev.thread_id = %(thread_id)s AND ev.tool_call_id = %(tool_call_id)s) AS razon_imposible,
+       (SELECT ev.umbrales ->> %(clave_revision)s FROM evaluaciones_politica ev
+        WHERE ev.thread_id = %(thread_id)s AND ev.tool_call_id = %(tool_call_id)s) AS en_revision
 FROM elegibilidad_pedidos e WHERE e.pedido_id = %(pedido)s
 """
 
@@ -134,7 +137,8 @@ ON CONFLICT (tienda, sku) DO UPDATE SET unidades = stock.unidades + 1
 
 # La razón por la que la política no pidió firma a esta llamada: la vio imposible.
 SELECT_EVALUADA_IMPOSIBLE_SQL = """
-SELECT umbrales ->> %(clave)s AS razon FROM evaluaciones_politica
+SELECT umbrales ->> %(clave)s AS razon, umbrales ->> %(clave_revision)s AS en_revision
+FROM evaluaciones_politica
 WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
 
@@ -148,6 +152,10 @@ class Llamada:
 
     ``clave`` es la de idempotencia (``hilo:llamada``); sin hilo o sin llamada, construirla
     es ``ContextoAusente``: no hay garantía de no ejecutar dos veces.
+
+    ``revalidador``: la política que vuelve a decidir la regla en la transacción del efecto
+    (``exigir_veredicto_vigente``); el agente siempre lo pasa. Sin él (una prueba que llama
+    a la función de dominio sin agente) no se revalida.
     """
 
     contexto: ContextoCliente
@@ -155,6 +163,7 @@ class Llamada:
     tool_call_id: str
     aprobado_por: str | None = None
     trace_id: str | None = None
+    revalidador: Revalidador | None = None
     clave: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -242,8 +251,8 @@ def elegibilidad(conexion: psycopg.Connection, pedido: str, *, llamada: Llamada 
     if llamada is None:
         return conexion.execute(SELECT_ELEGIBILIDAD_SQL, {"pedido": pedido}).fetchone()
     return conexion.execute(SELECT_ELEGIBILIDAD_DE_LLAMADA_SQL, {
-        "pedido": pedido, "clave": CLAVE_IMPOSIBLE, "thread_id": llamada.thread_id,
-        "tool_call_id": llamada.tool_call_id,
+        "pedido": pedido, "clave": CLAVE_IMPOSIBLE, "clave_revision": CLAVE_EN_REVISION,
+        "thread_id": llamada.thread_id, "tool_call_id": llamada.tool_call_id,
     }).fetchone()
 
 
@@ -274,17 +283,42 @@ def exigir_no_evaluada_imposible(
     llamada=llamada)`` no vuelve a la base.
     """
     if hechos is not None and "razon_imposible" in hechos:
-        fila = {"razon": hechos["razon_imposible"]}
+        fila = {"razon": hechos["razon_imposible"], "en_revision": hechos.get("en_revision")}
     else:
         fila = conexion.execute(SELECT_EVALUADA_IMPOSIBLE_SQL, {
-            "clave": CLAVE_IMPOSIBLE, "thread_id": llamada.thread_id, "tool_call_id": llamada.tool_call_id,
+            "clave": CLAVE_IMPOSIBLE, "clave_revision": CLAVE_EN_REVISION,
+            "thread_id": llamada.thread_id, "tool_call_id": llamada.tool_call_id,
         }).fetchone()
+    if fila is not None and fila["en_revision"]:
+        # Otra conversación espera ya la firma por estas unidades: ni efecto ni otra tarjeta.
+        pedido = hechos["pedido_id"] if hechos else None
+        raise ErrorDominio(texto_en_revision(pedido or "indicado"), en_revision=fila["en_revision"])
     if fila is not None and fila["razon"]:
         raise ErrorDominio(
             f"esta operación no pasó por un encargado porque al proponerla no era posible "
             f"({fila['razon']}) y los datos han cambiado desde entonces; no se ha hecho nada. "
             "Vuelve a proponerla para que se revise de nuevo",
             razon=fila["razon"],
+        )
+
+
+def exigir_veredicto_vigente(
+    conexion: psycopg.Connection, llamada: Llamada, *, hechos: dict | None = None
+) -> None:
+    """El veredicto que dejó salir la llamada sin firma sigue valiendo al escribir el efecto.
+
+    Se llama en la transacción del efecto, con el pedido bloqueado, tras las comprobaciones
+    propias y justo antes de escribir: primero lo imposible (``exigir_no_evaluada_imposible``);
+    después el revalidador toma el candado del cliente y vuelve a decidir la regla con los
+    hechos de ahora (otras conversaciones del mismo cliente pudieron dar un vale, reenviar la
+    línea o devolver algo mientras tanto). Si ya no sale sin firma, ``NecesitaFirma`` y la
+    transacción se deshace sin escribir nada.
+    """
+    exigir_no_evaluada_imposible(conexion, llamada, hechos=hechos)
+    if llamada.revalidador is not None:
+        llamada.revalidador.revalidar(
+            conexion, thread_id=llamada.thread_id, tool_call_id=llamada.tool_call_id,
+            cliente_id=llamada.contexto.cliente_id,
         )
 
 

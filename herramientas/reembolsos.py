@@ -22,6 +22,7 @@ from psycopg_pool import ConnectionPool
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ConflictoIdempotencia
+from agente.nucleo.puertos import Revalidador
 from herramientas import libro, movimientos
 from herramientas.asignacion import LineaPedida, asignar, normalizar_lineas
 from herramientas.pasarela import Pasarela
@@ -67,6 +68,7 @@ def reembolsar(
     lineas: list[Any] | None = None,
     aprobado_por: str | None = None,
     trace_id: str | None = None,
+    revalidador: Revalidador | None = None,
     pasarela: Pasarela,
 ) -> dict[str, Any]:
     """Reembolsa ``importe`` de unidades libres del pedido del cliente; resultado JSON-able.
@@ -79,7 +81,7 @@ def reembolsar(
     texto para el cliente y el reembolso apuntado como pendiente.
     """
     llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
-                            aprobado_por=aprobado_por, trace_id=trace_id)
+                            aprobado_por=aprobado_por, trace_id=trace_id, revalidador=revalidador)
     pedido = normalizar_id(pedido)
     importe = dinero.importe(importe)
     pedidas = normalizar_lineas(lineas)
@@ -133,7 +135,7 @@ def _apuntar(
             pedido=pedido,
             lineas_del_pedido=libro.numeros_de_linea(conexion, pedido),
         )
-        libro.exigir_no_evaluada_imposible(conexion, llamada, hechos=hechos)
+        libro.exigir_veredicto_vigente(conexion, llamada, hechos=hechos)
         comunes = {"pedido": pedido, "tienda": fila_pedido["tienda"], "importe": importe,
                    "motivo": motivo}
         nueva = conexion.execute(

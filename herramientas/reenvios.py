@@ -28,8 +28,9 @@ from pydantic import BaseModel, Field
 from agente.nucleo import dinero, fechas
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio
+from agente.nucleo.puertos import Revalidador
 from herramientas import libro
-from herramientas.envoltorios import Dependencias, _ejecucion, _json, _sin_sangria
+from herramientas.envoltorios import Dependencias, _json, datos_de_ejecucion, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO
 from herramientas.pedidos import normalizar_id
 
@@ -124,10 +125,11 @@ def reenviar(
     descripcion: str = "",
     aprobado_por: str | None = None,
     trace_id: str | None = None,
+    revalidador: Revalidador | None = None,
 ) -> dict[str, Any]:
     """Reenvía ``unidades`` de la ``linea`` del pedido sin cargo; devuelve el reenvío (RV-...)."""
     llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
-                            aprobado_por=aprobado_por, trace_id=trace_id)
+                            aprobado_por=aprobado_por, trace_id=trace_id, revalidador=revalidador)
     argumentos = {"pedido": normalizar_id(pedido), "linea": linea, "unidades": unidades, "motivo": motivo}
     if motivo not in MOTIVOS:
         raise ErrorDominio(f"motivo no válido: {motivo!r} (no_llego o llego_roto)")
@@ -184,7 +186,7 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, args: dict, *, descri
                 f"por él ({dinero.eur(linea['precio_unitario'] * unidades)})", pedido=pedido,
                 sin_stock=True)
         # Tras las comprobaciones propias (que dan el error verdadero si sigue siendo imposible).
-        libro.exigir_no_evaluada_imposible(conexion, llamada)
+        libro.exigir_veredicto_vigente(conexion, llamada)
         conexion.execute(RETIRAR_STOCK_SQL, {"tienda": tienda, "sku": linea["sku"], "unidades": unidades})
         vez = conexion.execute(SELECT_VECES_SQL, {"pedido": pedido, "linea": numero_linea}).fetchone()["veces"] + 1
         insertado = conexion.execute(INSERT_REENVIO_SQL, {
@@ -289,7 +291,7 @@ def crear_reenviar(dependencias: Dependencias) -> BaseTool:
         Úsala solo cuando el cliente pida que le llegue el producto (otro igual) porque no le ha llegado o llegó roto, después de `consultar_pedido`, con la `linea` de ese producto. Si el cliente prefiere el dinero, es un reembolso, no un reenvío. Un pedido pendiente (aún sin enviar) o cancelado no se reenvía. Un pedido enviado hace pocos días aún no llega tarde: la herramienta lo rechaza y dice hasta qué fecha esperarlo; cuéntaselo al cliente y no lo reenvíes. Según la política de la tienda puede quedar a la espera de un encargado (un producto caro, una línea ya reenviada, un pedido que consta como entregado y el cliente dice que no llegó); no la repitas mientras tanto. Devuelve JSON con el número de reenvío (RV-...), el pedido, el nombre del `producto`, las `unidades`, la `tienda` desde la que sale, `vez` (1 = primer reenvío de esa línea) y `cargo` "0.00"; `repetido: true` quiere decir que ya estaba hecho y no se ha enviado dos veces. Si falla porque no queda stock, no se ha enviado nada: ofrece al cliente el reembolso de lo que pagó. Nunca le digas al cliente códigos de producto (SKU).
         """
         return _json(reenviar(pool, contexto=contexto_de(runtime), pedido=pedido, linea=linea,
-                              unidades=unidades, motivo=motivo, descripcion=descripcion, **_ejecucion(runtime)))
+                              unidades=unidades, motivo=motivo, descripcion=descripcion, **datos_de_ejecucion(runtime, dependencias)))
 
-    return _sin_sangria(reenviar_herramienta)
+    return sin_sangria(reenviar_herramienta)
 

@@ -40,6 +40,7 @@ from agente.nucleo.errores import (
     ErrorPasarela,
     ProductoNoEncontrado,
 )
+from agente.nucleo.puertos import Revalidador
 from herramientas import asignacion, estados_proveedor, libro, movimientos, politica_fijada
 from herramientas.pasarela import CADUCADO, COBRO, EN_CURSO, Pasarela
 from herramientas.pedidos import normalizar_id
@@ -106,6 +107,7 @@ def sustituir(
     pasarela: Pasarela,
     aprobado_por: str | None = None,
     trace_id: str | None = None,
+    revalidador: Revalidador | None = None,
 ) -> dict[str, Any]:
     """Cambia una unidad de ``sku_original`` del pedido por ``sku_nuevo`` y liquida la diferencia.
 
@@ -117,7 +119,7 @@ def sustituir(
     mismos SKU. Repetir la clave con el cobro pendiente lo reintenta.
     """
     llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
-                            aprobado_por=aprobado_por, trace_id=trace_id)
+                            aprobado_por=aprobado_por, trace_id=trace_id, revalidador=revalidador)
     argumentos = {
         "pedido": normalizar_id(pedido),
         "sku_original": normalizar_id(sku_original),
@@ -162,7 +164,7 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
         hechos = libro.elegibilidad(conexion, pedido, llamada=llamada)
         libro.exigir_entregado(hechos)
         unidad = _unidad_libre(conexion, pedido=pedido, sku=sku_original)
-        libro.exigir_no_evaluada_imposible(conexion, llamada, hechos=hechos)
+        libro.exigir_veredicto_vigente(conexion, llamada, hechos=hechos)
         productos = {
             p["sku"]: p
             for p in conexion.execute(

@@ -26,7 +26,9 @@ from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio, ImporteNoValido
 from agente.nucleo.operaciones import VALE, VALE_DIAS_CADUCIDAD_DEFECTO
+from agente.nucleo.puertos import Revalidador
 from herramientas import libro
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO, Importe
 from herramientas.pedidos import normalizar_id
 
@@ -84,6 +86,7 @@ def compensar_con_vale(
     motivo: str,
     aprobado_por: str | None = None,
     trace_id: str | None = None,
+    revalidador: Revalidador | None = None,
 ) -> dict[str, Any]:
     """Emite un vale de ``importe`` por la ``linea`` del pedido entregado del cliente.
 
@@ -92,7 +95,7 @@ def compensar_con_vale(
     no escribe nada.
     """
     llamada = libro.Llamada(contexto=contexto, thread_id=thread_id, tool_call_id=tool_call_id,
-                            aprobado_por=aprobado_por, trace_id=trace_id)
+                            aprobado_por=aprobado_por, trace_id=trace_id, revalidador=revalidador)
     pedido = normalizar_id(pedido)
     importe = dinero.importe(importe)
     motivo = (motivo or "").strip()[:500] or "compensación al cliente"
@@ -135,7 +138,7 @@ def _emitir(conexion: psycopg.Connection, llamada: libro.Llamada, *, pedido: str
             raise ImporteNoValido(
                 f"un vale no puede pasar de lo pagado por la línea ({dinero.eur(fila_linea['pagado'])})",
                 maximo=dinero.texto(fila_linea["pagado"]))
-        libro.exigir_no_evaluada_imposible(conexion, llamada)
+        libro.exigir_veredicto_vigente(conexion, llamada)
         dias = conexion.execute(SELECT_CADUCIDAD_SQL, {"tienda": fila_pedido["tienda"],
                                                        "defecto": VALE_DIAS_CADUCIDAD_DEFECTO}).fetchone()["dias"]
         conexion.execute(INSERT_VALE_SQL, {
@@ -177,7 +180,7 @@ class CompensarConValeArgs(BaseModel):
     )
 
 
-def crear_compensar_con_vale(dependencias: Any) -> BaseTool:
+def crear_compensar_con_vale(dependencias: Dependencias) -> BaseTool:
     pool = dependencias.pool
 
     @tool(VALE.herramienta, args_schema=CompensarConValeArgs)
@@ -187,15 +190,9 @@ def crear_compensar_con_vale(dependencias: Any) -> BaseTool:
 
         Úsala solo cuando el cliente acepte quedarse el producto a cambio de una compensación, después de `consultar_pedido`, con un pedido entregado y la línea del producto afectado. Si quiere devolverlo, usa `reembolsar`; si quiere otro producto, `sustituir`. Un vale y un reembolso o un cambio de la misma línea son compensar dos veces: no los propongas juntos. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado (un importe por encima del máximo sin firma, o un segundo vale en 90 días), que puede bajar el importe; no la repitas mientras tanto. Devuelve JSON con el código del vale (`vale`, VA- y diez dígitos), el pedido, el `importe`, la fecha en que `caduca` y el estado "emitido": dale al cliente el código, el importe y la caducidad. `repetido: true` quiere decir que ese vale ya estaba emitido y no se ha dado otro.
         """
-        config = runtime.config or {}
-        metadatos = config.get("metadata") or {}
         return json.dumps(compensar_con_vale(
-            pool, contexto=contexto_de(runtime),
-            thread_id=(config.get("configurable") or {}).get("thread_id") or "",
-            tool_call_id=runtime.tool_call_id or "", pedido=pedido, linea=linea, importe=importe,
-            motivo=motivo, aprobado_por=metadatos.get("aprobado_por"), trace_id=metadatos.get("trace_id"),
+            pool, contexto=contexto_de(runtime), pedido=pedido, linea=linea, importe=importe,
+            motivo=motivo, **datos_de_ejecucion(runtime, dependencias),
         ), ensure_ascii=False)
 
-    compensar_con_vale_tool.description = "\n\n".join(
-        p.strip() for p in (compensar_con_vale_tool.description or "").split("\n\n"))
-    return compensar_con_vale_tool
+    return sin_sangria(compensar_con_vale_tool)

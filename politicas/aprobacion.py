@@ -48,11 +48,11 @@ from psycopg.types.json import Jsonb
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ContextoAusente
 from politicas.autoridad import autoridad_requerida
-from politicas.defectos import instantanea, parametros_defecto
+from politicas.defectos import instantanea
 from politicas.hechos import consulta_de_hechos
 from politicas.matriz_autoridad import matriz_de_json
 from politicas.reglas import REGLAS, Dictamen, Regla
-from politicas.reglas.base import texto_de
+from politicas.revalidacion import elevar_veredicto, parametros_de_hechos, revalidar_llamada
 from politicas.veredicto import (
     SELECT_EVALUACION_SQL,
     Veredicto,
@@ -61,6 +61,7 @@ from politicas.veredicto import (
 )
 
 if TYPE_CHECKING:
+    import psycopg
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from psycopg_pool import ConnectionPool
 
@@ -257,14 +258,10 @@ class PoliticaAprobacion:
     ) -> Veredicto:
         regla = self._catalogo.get(self._reglas.get(herramienta) or "")
         clave = {"thread_id": thread_id, "tool_call_id": tool_call_id}
-        parametros = {
-            **parametros_defecto(),
-            **(regla.parametros(args) if regla else {}),
-            **clave,
-            "tienda": contexto.tienda,
-            "cliente_id": contexto.cliente_id,
-            "pedido": texto_de(args.get("pedido")),
-        }
+        parametros = parametros_de_hechos(
+            regla, args, thread_id=thread_id, tool_call_id=tool_call_id, herramienta=herramienta,
+            tienda=contexto.tienda, cliente_id=contexto.cliente_id,
+        )
         with self._pool.connection() as conexion, conexion.cursor(row_factory=dict_row) as cur:
             hechos = cur.execute(regla.consulta if regla else _SIN_REGLA_SQL, parametros).fetchone()
             if hechos["herramienta"] is not None:
@@ -302,6 +299,43 @@ class PoliticaAprobacion:
                 f"veredicto de {thread_id}/{tool_call_id} ni guardado ni legible tras la carrera"
             )
         return veredicto_de_fila(fila)
+
+    def revalidar(
+        self, conexion: psycopg.Connection, *, thread_id: str, tool_call_id: str, cliente_id: str
+    ) -> None:
+        """El ``Revalidador`` de las herramientas (``agente.nucleo.puertos``): decide otra vez
+        la llamada en la transacción de su efecto, bajo el candado del cliente
+        (``politicas.revalidacion``). ``NecesitaFirma`` si ya no sale sin firma."""
+        revalidar_llamada(
+            conexion,
+            regla_de=lambda herramienta: self._catalogo.get(self._reglas.get(herramienta) or ""),
+            regla_de_matriz=self._reglas.get,
+            thread_id=thread_id, tool_call_id=tool_call_id, cliente_id=cliente_id,
+        )
+
+    def elevar(self, *, thread_id: str, tool_call_id: str, revalidacion: Any) -> Veredicto:
+        """Guarda el veredicto «pide firma» de una llamada que la revalidación paró y lo
+        devuelve (también lo recuerda: la descripción de la pausa lo lee justo después)."""
+        with self._pool.connection() as conexion:
+            elevar_veredicto(conexion, thread_id=thread_id, tool_call_id=tool_call_id,
+                             revalidacion=revalidacion)
+            veredicto = leer_veredicto(conexion, thread_id=thread_id, tool_call_id=tool_call_id)
+        if veredicto is None:
+            raise RuntimeError(f"veredicto de {thread_id}/{tool_call_id} desaparecido al elevarlo")
+        with self._cerrojo:
+            self._recordados[(thread_id, tool_call_id)] = veredicto
+        return veredicto
+
+    def revalidada(self, *, thread_id: str, tool_call_id: str) -> bool:
+        """Si la revalidación elevó el veredicto de la llamada (su pausa sale de la herramienta).
+
+        Sin ir a la base si este proceso recuerda el veredicto «sin firma» del ``when``."""
+        with self._cerrojo:
+            recordado = self._recordados.get((thread_id, tool_call_id))
+        if recordado is not None and (recordado.revalidada or not recordado.requiere_encargado):
+            return recordado.revalidada
+        veredicto = self.veredicto_guardado(thread_id=thread_id, tool_call_id=tool_call_id)
+        return bool(veredicto and veredicto.revalidada)
 
     def veredicto_guardado(self, *, thread_id: str, tool_call_id: str) -> Veredicto | None:
         """El veredicto guardado (motivos, umbrales, autoridad) de una llamada, o None."""

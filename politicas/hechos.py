@@ -42,8 +42,11 @@ __all__ = [
     "consulta_de_hechos",
 ]
 
-# Los pone la política en cada consulta: la llamada, el cliente y el pedido de sus args.
-PARAMETROS_COMUNES = frozenset({"thread_id", "tool_call_id", "tienda", "cliente_id", "pedido"})
+# Los pone la política en cada consulta: la llamada (hilo, id, herramienta y sus args como
+# JSON), el cliente y el pedido de sus args.
+PARAMETROS_COMUNES = frozenset(
+    {"thread_id", "tool_call_id", "tienda", "cliente_id", "pedido", "herramienta", "args"}
+)
 
 
 @dataclass(frozen=True)
@@ -151,11 +154,31 @@ CATALOGO: Mapping[str, Hecho] = {
             " 'reenviadas', (SELECT count(*) FROM compensaciones_unidad c WHERE c.pedido_id = l.pedido_id"
             " AND c.linea = l.linea AND c.reenvio_id IS NOT NULL),"
             " 'reenvios', (SELECT count(*) FROM reenvios r WHERE r.pedido_id = l.pedido_id AND r.linea = l.linea),"
-            " 'stock', coalesce((SELECT s.unidades FROM stock s WHERE s.tienda = p.tienda AND s.sku = l.sku), 0))"
+            " 'stock', coalesce((SELECT s.unidades FROM stock s WHERE s.tienda = p.tienda AND s.sku = l.sku), 0),"
+            " 'vales', (SELECT count(*) FROM vales v WHERE v.pedido_id = l.pedido_id AND v.linea = l.linea"
+            " AND v.estado <> 'anulado'))"
             " FROM lineas_pedido l JOIN productos pr ON pr.sku = l.sku"
             " JOIN libro_lineas ll ON ll.pedido_id = l.pedido_id AND ll.linea = l.linea"
             " WHERE l.pedido_id = p.id AND l.linea = %(linea)s::int)",
             frozenset({"linea"}),
+        ),
+        # Política serializable (sql/029): otra conversación del cliente tiene ya en la cola de
+        # firmas una acción sobre las mismas unidades (el hilo de la más antigua), y cuántas
+        # acciones sobre este pedido rechazó un encargado (o el plazo) en la ventana de
+        # devoluciones: lo rechazado no sale sin firma por otra operación.
+        Hecho(
+            "en_revision",
+            "(SELECT r.thread_id FROM reservas_pendientes r"
+            " WHERE r.cliente_id = %(cliente_id)s::text AND r.thread_id <> %(thread_id)s::text"
+            " AND r.pedido_id = p.id AND (r.lineas IS NULL"
+            " OR lineas_de_accion(p.id, %(herramienta)s::text, %(args)s::jsonb) IS NULL"
+            " OR r.lineas && lineas_de_accion(p.id, %(herramienta)s::text, %(args)s::jsonb))"
+            " ORDER BY r.creada LIMIT 1)",
+        ),
+        Hecho(
+            "rechazadas_pedido",
+            "(SELECT count(*)::int FROM acciones_rechazadas x WHERE x.pedido_id = p.id"
+            " AND x.decidida > now() - make_interval(days => t.ventana_devoluciones_dias))",
         ),
     )
 }
@@ -173,7 +196,7 @@ _PLANTILLA = sql.SQL(
            autoridad_importe, autoridad_firmas, autoridad_rol, autoridad_matriz_id,
            autoridad_regla, false AS nueva
     FROM evaluaciones_politica
-    WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
+    WHERE {filtro_previa}
 ),
 tienda AS (
     SELECT {umbrales}
@@ -201,9 +224,17 @@ class ConsultaHechos:
     parametros: frozenset[str]
 
 
+_PREVIA_DE_LA_LLAMADA = sql.SQL("thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s")
+# Al revalidar en el efecto los hechos se calculan siempre: el veredicto guardado ya se leyó.
+_SIN_PREVIA = sql.SQL("false")
+
+
 @functools.cache
-def consulta_de_hechos(nombres: tuple[str, ...]) -> ConsultaHechos:
+def consulta_de_hechos(nombres: tuple[str, ...], *, revalidar: bool = False) -> ConsultaHechos:
     """La consulta de ``previa`` + tienda + los hechos ``nombres`` (en ese orden).
+
+    ``revalidar``: sin ``previa`` (nunca devuelve el veredicto guardado): los hechos de
+    ahora, para volver a decidir dentro de la transacción del efecto.
 
     Raises:
         ValueError: un hecho que no está en ``CATALOGO`` o cuyo nombre choca con una
@@ -222,7 +253,8 @@ def consulta_de_hechos(nombres: tuple[str, ...]) -> ConsultaHechos:
         for n in nombres
     )
     texto = _PLANTILLA.format(
-        umbrales=columnas_con_defecto("pt"), hechos=hechos, matriz=sql.SQL(MATRIZ_VIGENTE_JSON_SQL)
+        umbrales=columnas_con_defecto("pt"), hechos=hechos, matriz=sql.SQL(MATRIZ_VIGENTE_JSON_SQL),
+        filtro_previa=_SIN_PREVIA if revalidar else _PREVIA_DE_LA_LLAMADA,
     ).as_string()
     propios = frozenset().union(*(CATALOGO[n].parametros for n in nombres))
     return ConsultaHechos(sql=texto, parametros=propios)

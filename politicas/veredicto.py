@@ -43,6 +43,8 @@ class Veredicto:
     nuevo: bool = False
     autoridad: Autoridad | None = None
     version_politica: int = 0
+    # La revalidación del efecto lo elevó a «pide firma» (politicas.revalidacion).
+    revalidada: bool = False
 
     def como_json(self) -> dict[str, Any]:
         return {
@@ -55,7 +57,7 @@ class Veredicto:
 SELECT_EVALUACION_SQL = """
 SELECT requiere_encargado, motivos, umbrales, herramienta, version_politica,
        autoridad_importe, autoridad_firmas, autoridad_rol, autoridad_matriz_id, autoridad_regla,
-       false AS nueva
+       false AS nueva, revalidada IS NOT NULL AS revalidada
 FROM evaluaciones_politica
 WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
@@ -95,6 +97,7 @@ def veredicto_de_fila(fila: Mapping[str, Any]) -> Veredicto:
         nuevo=bool(fila["nueva"]),
         autoridad=_autoridad_de_fila(fila),
         version_politica=int(fila["version_politica"]),
+        revalidada=bool(fila.get("revalidada")),
     )
 
 

@@ -5,8 +5,10 @@
 - ``pool``: el pool de conexiones del proceso, la comprobación de conexión y lo que
   significa «la base no responde» (``ERRORES_BD_CAIDA``);
 - ``migraciones``: ``sql/NNN_*.sql`` en orden y el esquema del checkpointer;
-- ``checkpointer``: ``PostgresSaver`` sobre el pool, sin su candado de instancia;
-- ``claves_candado``: las claves de todos los candados consultivos (advisory locks).
+- ``checkpointer``: ``PostgresSaver`` sobre el pool, sin su candado de instancia.
 
-Sin re-exportaciones: importar ``agente.bd.claves_candado`` no arrastra psycopg ni LangGraph.
+Las claves de los candados consultivos viven en ``agente.nucleo.claves_candado``: las usan
+también la política y las herramientas (el candado de cada cliente), que solo importan el núcleo.
+
+Sin re-exportaciones.
 """

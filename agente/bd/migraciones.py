@@ -20,8 +20,8 @@ from pathlib import Path
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from agente.bd.claves_candado import CANDADO_MIGRACIONES
 from agente.bd.pool import KWARGS_CONEXION
+from agente.nucleo.claves_candado import CANDADO_MIGRACIONES
 from agente.nucleo.errores import ErrorConfiguracion
 
 __all__ = ["CARPETA_SQL", "Migracion", "migraciones_disponibles", "migrar"]

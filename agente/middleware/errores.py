@@ -23,7 +23,7 @@ from langchain.agents.middleware import (
     ToolRetryMiddleware,
 )
 
-from agente.nucleo.errores import CandadoPerdido, ContextoAusente, ErrorDominio
+from agente.nucleo.errores import CandadoPerdido, ContextoAusente, ErrorDominio, NecesitaFirma
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +40,9 @@ def _hilo(request: ToolCallRequest) -> str | None:
 
 
 def convertir_error(exc: Exception, request: ToolCallRequest) -> str | None:
-    if isinstance(exc, ContextoAusente | CandadoPerdido):
+    if isinstance(exc, ContextoAusente | CandadoPerdido | NecesitaFirma):
         # Sin cliente, o sin el candado del hilo: nada que contar al modelo; que pare la ejecución.
+        # NecesitaFirma sube a RevalidacionEfectos, que la convierte en una pausa.
         return None
     if isinstance(exc, ErrorDominio):
         return f"Error: {exc.mensaje}"

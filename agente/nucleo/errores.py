@@ -9,6 +9,7 @@
     ├── ConflictoIdempotencia         misma clave, otros argumentos (409)
     ├── AprobacionCaducada            stock o precio cambiaron desde la propuesta (409)
     ├── SinStock                      (409)
+    ├── NecesitaFirma                 al ejecutar, la regla ya no deja hacerlo sin firma (409)
     ├── ErrorPasarela                 el proveedor de pagos falló (502)
     ├── EventoNoValido                un webhook del proveedor sin firma válida o viejo (400)
     ├── HiloNoEncontrado              (404)
@@ -85,6 +86,26 @@ class AprobacionCaducada(ErrorDominio):
 
 class SinStock(ErrorDominio):
     estado_http = 409
+
+
+class NecesitaFirma(ErrorDominio):
+    """El efecto volvió a decidir su regla bajo el candado del cliente y ya no sale sin firma.
+
+    Lo lanza la revalidación (``agente.nucleo.puertos.Revalidador``) dentro de la transacción
+    del efecto, que se deshace: no se escribe nada. ``revalidacion`` lleva el veredicto nuevo
+    (motivos, umbrales, autoridad) para guardarlo; el middleware de revalidación lo convierte
+    en una pausa normal para un encargado, nunca en un error que lea el cliente.
+    """
+
+    estado_http = 409
+
+    def __init__(self, motivos: tuple[str, ...], *, revalidacion: object = None) -> None:
+        super().__init__(
+            "esta operación necesita ahora la firma de un encargado: " + "; ".join(motivos),
+            motivos=list(motivos),
+        )
+        self.motivos = tuple(motivos)
+        self.revalidacion = revalidacion
 
 
 class ErrorPasarela(ErrorDominio):

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agente.bd.claves_candado import CANDADO_TAREAS
+from agente.nucleo.claves_candado import CANDADO_TAREAS
 from agente.servicio.aprobaciones.avisos_firma import escalar_y_entregar
 from agente.servicio.fachada import Servicio
 

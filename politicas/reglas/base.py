@@ -22,14 +22,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo.puertos import CLAVE_IMPOSIBLE
+from agente.nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE
 from politicas.hechos import PARAMETROS_COMUNES, consulta_de_hechos
 
 __all__ = [
     "MOTIVO_PEDIDO_NO_ENCONTRADO",
     "Dictamen",
     "Regla",
+    "en_revision",
     "imposible",
+    "motivo_rechazadas",
     "motivo_compensaciones",
     "motivo_vales",
     "motivos_de_elegibilidad",
@@ -84,6 +86,11 @@ class Regla:
     @property
     def consulta(self) -> str:
         return consulta_de_hechos(self.hechos).sql
+
+    @property
+    def consulta_revalidacion(self) -> str:
+        """Los mismos hechos sin el veredicto guardado: para decidir otra vez en el efecto."""
+        return consulta_de_hechos(self.hechos, revalidar=True).sql
 
 
 def texto_de(valor: Any) -> str | None:
@@ -142,3 +149,23 @@ def razon_imposible(eleg: Mapping[str, Any] | None, *, sin_unidades: str | None)
 def imposible(razon: str, umbrales: Mapping[str, Any], importe: Decimal | None) -> Dictamen:
     """Sin firma (no hay nada que aprobar) y con la razón guardada para la herramienta."""
     return Dictamen(motivos=(), umbrales={**umbrales, CLAVE_IMPOSIBLE: razon}, importe=importe)
+
+
+def en_revision(h: Mapping[str, Any], umbrales: Mapping[str, Any], importe: Decimal | None) -> Dictamen | None:
+    """Otra conversación del cliente espera ya la firma por las mismas unidades (hecho
+    ``en_revision``): sin firma y sin tarjeta nueva; la herramienta dice que ya se revisa.
+    None si no hay ninguna."""
+    hilo = h.get("en_revision")
+    if not hilo:
+        return None
+    return Dictamen(motivos=(), umbrales={**umbrales, CLAVE_EN_REVISION: hilo}, importe=importe)
+
+
+def motivo_rechazadas(h: Mapping[str, Any]) -> str | None:
+    """«un encargado rechazó hace poco 1 operación de este pedido»: lo rechazado no sale sin
+    firma por otra operación (hecho ``rechazadas_pedido``)."""
+    n = h.get("rechazadas_pedido")
+    if not n:
+        return None
+    return (f"un encargado rechazó {_veces(n, 'operación', 'operaciones')} de este pedido en los "
+            f"últimos {h['ventana_devoluciones_dias']} días: lo rechazado no sale sin firma por otra vía")

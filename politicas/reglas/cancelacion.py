@@ -14,7 +14,14 @@ from typing import Any
 
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import CANCELACION as OPERACION
-from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla, imposible
+from politicas.reglas.base import (
+    MOTIVO_PEDIDO_NO_ENCONTRADO,
+    Dictamen,
+    Regla,
+    en_revision,
+    imposible,
+    motivo_rechazadas,
+)
 
 __all__ = ["CANCELACION"]
 
@@ -38,10 +45,16 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
         # Se devuelve lo pagado, ni más ni menos: la herramienta rechaza otro importe.
         return imposible(f"el importe indicado no es lo pagado por el pedido ({dinero.eur(importe)})",
                          umbrales, importe)
+    ya_en_revision = en_revision(h, umbrales, importe)
+    if ya_en_revision:
+        return ya_en_revision
     motivos = []
     if importe > limite:
         motivos.append(
             f"cancelación de {dinero.eur(importe)} supera el límite de {dinero.eur(limite)} de la tienda")
+    rechazadas = motivo_rechazadas(h)
+    if rechazadas:
+        motivos.append(rechazadas)
     return Dictamen(motivos=tuple(motivos), umbrales=umbrales, importe=importe)
 
 

@@ -19,8 +19,10 @@ from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
     Regla,
+    en_revision,
     imposible,
     motivo_compensaciones,
+    motivo_rechazadas,
     motivo_vales,
     razon_imposible,
 )
@@ -62,6 +64,9 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     razon = razon_imposible(eleg, sin_unidades=_sin_unidades(eleg)) if h["pedido_existe"] and eleg else None
     if razon:
         return imposible(razon, _umbrales(h), importe)
+    ya_en_revision = en_revision(h, _umbrales(h), importe)
+    if ya_en_revision:
+        return ya_en_revision
     motivos: list[str | None] = []
     if not h["pedido_existe"]:
         motivos.append(MOTIVO_PEDIDO_NO_ENCONTRADO)
@@ -80,6 +85,7 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
         motivos.append(motivo_compensaciones(0, eleg["sustituciones"]))
     # Un vale no ocupa la unidad (el cliente se la quedó): reembolsarla después lo ve alguien.
     motivos.append(motivo_vales(h.get("vales_pedido")))
+    motivos.append(motivo_rechazadas(h))
     return Dictamen(motivos=tuple(m for m in motivos if m), umbrales=_umbrales(h), importe=importe)
 
 

@@ -21,7 +21,15 @@ from typing import Any
 
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import REENVIO as OPERACION
-from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla, imposible, texto_de
+from politicas.reglas.base import (
+    MOTIVO_PEDIDO_NO_ENCONTRADO,
+    Dictamen,
+    Regla,
+    en_revision,
+    imposible,
+    motivo_rechazadas,
+    texto_de,
+)
 
 __all__ = ["REENVIO", "entero_de"]
 
@@ -86,6 +94,9 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
             return imposible("unidades ya reembolsadas o cambiadas", umbrales, importe)
         elif linea["stock"] < unidades:
             return imposible("sin stock en la tienda", umbrales, importe)
+    ya_en_revision = en_revision(h, umbrales, importe)
+    if ya_en_revision:
+        return ya_en_revision
     # Lo que pide firma.
     if estado == "enviado" and h["enviado_en"] is None:
         motivos.append("no consta la fecha de envío del pedido")
@@ -97,6 +108,12 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
         motivos.append(f"cada unidad vale {dinero.eur(precio)} (sin firma hasta {dinero.eur(h['limite_reenvio'])})")
     if linea is not None and linea["reenvios"]:
         motivos.append(f"esta línea ya se reenvió {_veces(linea['reenvios'])}")
+    if linea is not None and linea.get("vales"):
+        # El vale compensó ya la línea (el cliente se quedó el producto): reenviarla es compensar dos veces.
+        motivos.append("esta línea ya tuvo un vale de compensación")
+    rechazadas = motivo_rechazadas(h)
+    if rechazadas:
+        motivos.append(rechazadas)
     if precio is not None:
         umbrales["precio_unidad"] = dinero.texto(precio)
     return Dictamen(motivos=tuple(motivos), umbrales=umbrales, importe=importe)

@@ -22,7 +22,9 @@ from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
     Regla,
+    en_revision,
     imposible,
+    motivo_rechazadas,
     motivo_vales,
     motivos_de_elegibilidad,
     razon_imposible,
@@ -60,8 +62,14 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     if diferencia is not None and diferencia > maximo:
         limite = f" (límite {dinero.eur(maximo)})" if maximo > 0 else ""
         motivos.append(f"el producto nuevo cuesta {dinero.eur(diferencia)} más que el original{limite}")
+    limite_reembolso = h["limite_reembolso"]
+    if diferencia is not None and -diferencia > limite_reembolso:
+        # El dinero que sale por un cambio a algo más barato cuenta como un reembolso.
+        motivos.append(f"el cambio devuelve {dinero.eur(-diferencia)} y supera el límite de "
+                       f"{dinero.eur(limite_reembolso)} de la tienda para devolver dinero")
     umbrales = {
         "diferencia_max_sustitucion": dinero.texto(maximo),
+        "limite_reembolso": dinero.texto(limite_reembolso),
         "pvp_original": dinero.texto(original) if original is not None else None,
         "pvp_nuevo": dinero.texto(nuevo) if nuevo is not None else None,
     }
@@ -74,17 +82,24 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     razon = razon_imposible(eleg, sin_unidades=compensado) if h["pedido_existe"] else None
     if razon:
         return imposible(razon, umbrales, diferencia)  # lo rechaza la herramienta, sin efecto
+    ya_en_revision = en_revision(h, umbrales, diferencia) if h["pedido_existe"] else None
+    if ya_en_revision:
+        return ya_en_revision
     if eleg is not None:
         motivos.extend(motivos_de_elegibilidad(eleg))
     vales = motivo_vales(h.get("vales_pedido"))  # el vale no ocupa la unidad: lo ve una persona
     if vales:
         motivos.append(vales)
+    rechazadas = motivo_rechazadas(h)
+    if rechazadas:
+        motivos.append(rechazadas)
     return Dictamen(
         motivos=tuple(motivos),
         umbrales=umbrales,
-        # La diferencia tal cual: <= 0 (un cambio que no cuesta más) lo firma el rol más bajo;
-        # None (precio desconocido), el más alto (politicas.matriz_autoridad).
-        importe=diferencia,
+        # El dinero que mueve el cambio, en cualquier sentido: lo que se cobra o lo que se
+        # devuelve (la firma autoriza las dos cosas); 0 lo firma el rol más bajo; None (precio
+        # desconocido), el más alto (politicas.matriz_autoridad).
+        importe=abs(diferencia) if diferencia is not None else None,
     )
 
 

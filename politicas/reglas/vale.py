@@ -17,7 +17,14 @@ from typing import Any
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import VALE as OPERACION
 from agente.nucleo.operaciones import VALE_VENTANA_DIAS
-from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla, imposible
+from politicas.reglas.base import (
+    MOTIVO_PEDIDO_NO_ENCONTRADO,
+    Dictamen,
+    Regla,
+    en_revision,
+    imposible,
+    motivo_rechazadas,
+)
 
 __all__ = ["VALE", "importe_automatico", "linea_de"]
 
@@ -58,6 +65,9 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
             return imposible("pedido aún no entregado", umbrales, importe)
         if h["importe_linea_vale"] is None:
             return imposible("la línea no es de este pedido", umbrales, importe)
+        ya_en_revision = en_revision(h, umbrales, importe)
+        if ya_en_revision:
+            return ya_en_revision
     motivos: list[str] = []
     if not h["pedido_existe"]:
         motivos.append(MOTIVO_PEDIDO_NO_ENCONTRADO)
@@ -75,7 +85,11 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     if h["vales_cliente_recientes"]:
         motivos.append(_vales(h["vales_cliente_recientes"]))
     if h["compensaciones_linea_vale"]:
-        motivos.append("la línea ya tuvo un reembolso o un cambio: un vale encima la compensaría dos veces")
+        motivos.append("la línea ya tuvo un reembolso, un cambio o un reenvío: un vale encima la "
+                       "compensaría dos veces")
+    rechazadas = motivo_rechazadas(h)
+    if rechazadas:
+        motivos.append(rechazadas)
     return Dictamen(motivos=tuple(motivos), umbrales=umbrales, importe=importe)
 
 

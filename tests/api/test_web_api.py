@@ -355,7 +355,7 @@ def test_decidir_pasado_el_plazo_da_409_y_la_aprobacion_sigue_pendiente(http, to
 
 
 def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pendiente(bd_url):
-    from agente.bd.claves_candado import ESPACIO_HILOS
+    from agente.nucleo.claves_candado import ESPACIO_HILOS
     from agente.servicio.fabrica import crear_servicio
 
     ajustes = ajustes_web(bd_url)

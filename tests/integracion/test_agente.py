@@ -139,7 +139,7 @@ print(salida.value["messages"][-1].content)
         ("C-0002", f"Quiero devolver la sartén del pedido {PEDIDO_PEQUENO} porque se pega", "respondida", "RE-"),
         ("C-0001", DEVOLVER_CAFETERA, "esperando_aprobacion", "pendiente de revisión"),
         ("C-0001", f"Quiero cambiar la cafetera del pedido {PEDIDO_GRANDE} por una más barata", "respondida", "¿Confirmas el cambio"),
-        ("C-0001", f"Quiero cambiar la cafetera del pedido {PEDIDO_GRANDE} por la CAF-002", "respondida", "SU-"),
+        ("C-0001", f"Quiero cambiar la cafetera del pedido {PEDIDO_GRANDE} por la CAF-005", "respondida", "SU-"),
         ("C-0001", f"Quiero cambiar la cafetera del pedido {PEDIDO_GRANDE} por la CAF-004", "esperando_aprobacion", "pendiente de revisión"),
         ("C-0001", "¿Tenéis la jarra de repuesto de la cafetera?", "esperando_aprobacion", "consulta"),
         ("C-0003", "Quiero devolver las sábanas del pedido P-20260801-0007 porque no me gustan", "esperando_aprobacion", "pendiente"),

@@ -16,8 +16,8 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.modelos import crear_modelo
+from agente.nucleo.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import CandadoPerdido, Saturado
 from agente.servicio.conversaciones.candados import NOMBRE_APLICACION
 from agente.servicio.fabrica import crear_servicio

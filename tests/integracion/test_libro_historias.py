@@ -124,8 +124,12 @@ def test_la_auditoria_de_la_cli_sale_con_1_ante_un_movimiento_sin_asiento(bd_url
 
 
 def test_cambio_a_una_mas_barata_devuelve_la_diferencia_una_vez_y_el_cliente_lo_lee(servicio_averiable, bd_url):
-    _, r = conversacion(servicio_averiable, "C-0001",
-                        "Quiero cambiar la cafetera del pedido P-20260917-0041 por una más barata", "Sí")
+    hilo, r = conversacion(servicio_averiable, "C-0001",
+                           "Quiero cambiar la cafetera del pedido P-20260917-0041 por una más barata", "Sí")
+    # Devuelve 90,10 EUR, más que el límite de reembolso sin firma (60,00): firma un encargado.
+    assert r.estado == "esperando_aprobacion", r.mensaje_cliente
+    assert consultar(bd_url, "SELECT numero FROM reembolsos") == []
+    r = servicio_averiable.decidir(hilo, "enc-talavera", [{"type": "approve"}])
     assert r.estado == "respondida", r.mensaje_cliente
     (reembolso,) = consultar(bd_url, "SELECT numero, importe, estado, concepto FROM reembolsos")
     assert reembolso["concepto"] == "diferencia" and reembolso["estado"] == "emitido"

@@ -154,12 +154,21 @@ def test_sustitucion_por_producto_mas_caro_requiere_encargado(politica):
     assert politica.necesita_encargado(peticion("sustituir", _sustitucion("CAF-004"), ANA)) is True
     v = veredicto(politica, "sustituir", _sustitucion("CAF-004"), ANA)
     assert v.motivos == ("el producto nuevo cuesta 129,00 EUR más que el original",)
-    assert v.umbrales == {"diferencia_max_sustitucion": "0.00", "pvp_original": "120.00", "pvp_nuevo": "249.00"}
+    assert v.umbrales == {"diferencia_max_sustitucion": "0.00", "limite_reembolso": "60.00",
+                          "pvp_original": "120.00", "pvp_nuevo": "249.00"}
 
 
-@pytest.mark.parametrize("sku_nuevo", ["CAF-002", "CAF-003"], ids=["mas_barato", "mismo_precio"])
+@pytest.mark.parametrize("sku_nuevo", ["CAF-005", "CAF-003"], ids=["mas_barato", "mismo_precio"])
 def test_sustitucion_por_producto_igual_o_mas_barato_no_requiere_encargado(politica, sku_nuevo):
+    # CAF-005 devuelve 51,00 EUR: dentro del límite de reembolso sin firma (60,00).
     assert politica.necesita_encargado(peticion("sustituir", _sustitucion(sku_nuevo), ANA)) is False
+
+
+def test_sustitucion_que_devuelve_mas_que_el_limite_de_reembolso_requiere_encargado(politica):
+    v = veredicto(politica, "sustituir", _sustitucion("CAF-002"), ANA)
+    assert v.requiere_encargado is True
+    assert v.motivos == ("el cambio devuelve 90,10 EUR y supera el límite de 60,00 EUR de la tienda "
+                         "para devolver dinero",)
 
 
 def test_sustitucion_dentro_de_la_diferencia_admitida_por_la_tienda(pool, politica):
@@ -174,7 +183,7 @@ def test_sustitucion_con_sku_desconocido_requiere_encargado(politica):
 
 
 def test_sustitucion_de_producto_que_no_esta_en_el_pedido_requiere_encargado(politica):
-    args = {"pedido": "P-20260917-0041", "sku_original": "CAF-003", "sku_nuevo": "CAF-002"}
+    args = {"pedido": "P-20260917-0041", "sku_original": "CAF-003", "sku_nuevo": "CAF-005"}
     v = veredicto(politica, "sustituir", args, ANA)
     assert v.requiere_encargado is True
     assert v.motivos == ("el producto CAF-003 no está en el pedido",)

@@ -7,6 +7,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from agente.bd.pool import KWARGS_CONEXION
@@ -188,7 +189,7 @@ def test_regla_de_sustitucion_decide_con_los_hechos():
         "el producto nuevo cuesta 1.234,50 EUR más que el original (límite 1.000,00 EUR)",
     )
     assert dictamen.importe == D("1234.50")
-    assert dictamen.umbrales == {"diferencia_max_sustitucion": "1000.00",
+    assert dictamen.umbrales == {"diferencia_max_sustitucion": "1000.00", "limite_reembolso": "60.00",
                                  "pvp_original": "1000.00", "pvp_nuevo": "2234.50"}
     sin_skus = REGLAS["sustitucion"].decidir({**hechos, "pvp_original": None, "pvp_nuevo": None}, {})
     assert sin_skus.motivos == ("producto no encontrado: (sin indicar)",) * 2
@@ -219,7 +220,8 @@ def test_con_veredicto_guardado_la_consulta_de_hechos_no_lee_tablas_de_negocio(p
     args = {**REEMBOLSO_120, "sku_original": "CAF-001", "sku_nuevo": "CAF-004"}
     veredicto(politica, herramienta, args, ANA, id="guardado")
     parametros = {**parametros_defecto(), **REGLAS[regla].parametros(args), "thread_id": "t1",
-                  "tienda": ANA.tienda, "cliente_id": ANA.cliente_id, "pedido": args["pedido"]}
+                  "tienda": ANA.tienda, "cliente_id": ANA.cliente_id, "pedido": args["pedido"],
+                  "herramienta": "reembolsar", "args": Jsonb(args)}
 
     def leidas(tool_call_id: str) -> dict[str, int]:
         with pool.connection() as c:
@@ -315,7 +317,8 @@ def test_la_descripcion_de_un_cambio_mas_barato_lleva_la_diferencia_con_signo(po
     llamada = {"name": "sustituir", "args": args, "id": "s1", "type": "tool_call"}
     texto = DescripcionEncargado(pool=pool, politica=nueva_politica(pool))(llamada, {}, runtime_grafo(ANA))
     assert "Diferencia de precio: -90,10 EUR." in texto
-    assert "Política: no exige firma." in texto
+    # Lo que devuelve un cambio cuenta contra el límite de reembolso de la tienda (60,00 EUR).
+    assert "el cambio devuelve 90,10 EUR y supera el límite de 60,00 EUR" in texto
 
 
 # --- el texto de la política para el cliente ---------------------------------------------------

@@ -8,9 +8,9 @@ import typer
 from psycopg import sql
 from typer.testing import CliRunner
 
-from agente.bd.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
 from agente.bd.pool import KWARGS_CONEXION
 from agente.cli.operacion import limpiar as orden_limpiar
+from agente.nucleo.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
 from agente.retencion import limpiar
 from agente.servicio.fabrica import crear_servicio
 from tests.apoyo.fabricas import (

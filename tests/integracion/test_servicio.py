@@ -13,8 +13,8 @@ from contextlib import contextmanager
 import psycopg
 import pytest
 
-from agente.bd.claves_candado import ESPACIO_HILOS
 from agente.bd.pool import KWARGS_CONEXION
+from agente.nucleo.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import (
     AprobacionPendiente,
     DecisionNoAplicable,
@@ -307,7 +307,7 @@ def test_auditoria_cero_en_una_mezcla_y_uno_con_reembolso_por_fuera(servicio, bd
 
 @pytest.mark.temporal
 def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
-    from agente.bd.claves_candado import CANDADO_TAREAS
+    from agente.nucleo.claves_candado import CANDADO_TAREAS
     from agente.servicio.periodicas import una_pasada
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)

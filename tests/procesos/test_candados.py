@@ -16,7 +16,7 @@ import time
 import psycopg
 import pytest
 
-from agente.bd.claves_candado import ESPACIO_HILOS
+from agente.nucleo.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import CandadoPerdido, HiloOcupado
 from agente.servicio.conversaciones.candados import NOMBRE_APLICACION, CandadosHilo
 from tests.apoyo.rutas import RAIZ

@@ -71,7 +71,7 @@ CAMBIO = OperacionConEfecto(
     herramientas=("sustituir",),
     regla="sustitucion",
     hechos=("pedido_existe", "sku_original_en_pedido", "pvp_original", "pvp_nuevo", "elegibilidad",
-            "libres_sku_original", "vales_pedido"),
+            "libres_sku_original", "vales_pedido", "en_revision", "rechazadas_pedido"),
     matriz=EnMatriz(singular="este cambio", plural="cambios de producto",
                     limites=LIMITES_POR_DEFECTO, dos_firmas_por_encima=DOS_FIRMAS_POR_DEFECTO),
     # La diferencia se liquida por la pasarela: a favor, un reembolso; a cargo, un cobro.

@@ -58,7 +58,7 @@ CANCELACION = OperacionConEfecto(
     nombre="cancelacion",
     herramientas=("cancelar_pedido",),
     regla="cancelacion",
-    hechos=("pedido_existe", "estado_pedido", "importe_pedido"),
+    hechos=("pedido_existe", "estado_pedido", "importe_pedido", "en_revision", "rechazadas_pedido"),
     # Las mismas filas que el reembolso: lo que sale es dinero devuelto.
     matriz=EnMatriz(singular="esta cancelación", plural="cancelaciones",
                     limites=LIMITES_POR_DEFECTO, dos_firmas_por_encima=DOS_FIRMAS_POR_DEFECTO),

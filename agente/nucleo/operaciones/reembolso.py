@@ -47,7 +47,7 @@ REEMBOLSO = OperacionConEfecto(
     herramientas=("reembolsar",),
     regla="reembolso",
     hechos=("pedido_existe", "estado_pedido", "entregado_en", "dias_entregado",
-            "devoluciones_recientes", "elegibilidad", "vales_pedido"),
+            "devoluciones_recientes", "elegibilidad", "vales_pedido", "en_revision", "rechazadas_pedido"),
     matriz=EnMatriz(singular="este reembolso", plural="reembolsos",
                     limites=LIMITES_POR_DEFECTO, dos_firmas_por_encima=DOS_FIRMAS_POR_DEFECTO),
     libro=EnLibro(tabla="reembolsos", prefijo="RE", importe="importe", creado="creado",

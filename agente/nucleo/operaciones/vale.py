@@ -65,7 +65,7 @@ VALE = OperacionConEfecto(
     herramientas=("compensar_con_vale",),
     regla="vale",
     hechos=("pedido_existe", "estado_pedido", "importe_linea_vale", "vales_cliente_recientes",
-            "compensaciones_linea_vale"),
+            "compensaciones_linea_vale", "en_revision", "rechazadas_pedido"),
     matriz=EnMatriz(singular="este vale", plural="vales de compensación",
                     limites={"encargado": Decimal("50.00"), "gerente": Decimal("300.00"), "regional": None}),
     # Un pasivo (lo que la tienda debe en vales vivos), no un movimiento de la pasarela.

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from agente.bd.claves_candado import ESPACIO_HILOS
+from agente.nucleo.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import CandadoPerdido, HiloOcupado
 from agente.nucleo.esperas import espera_tras
 

@@ -67,7 +67,11 @@ def encolar_pausa(
         trace_id = trace_id or (estado.metadata or {}).get("trace_id")
     ultimo = next((m for m in reversed(mensajes_estado) if isinstance(m, AIMessage)), None)
     con_firma = ejecutor.registro.decisiones_permitidas()
-    llamadas = [t for t in (ultimo.tool_calls if ultimo else []) if t["name"] in con_firma]
+    # Una pausa que sale de la herramienta (la revalidación del efecto) nombra su llamada; la
+    # de LangChain es la de todas las llamadas con firma del último mensaje del modelo.
+    propias = (interrupcion.value or {}).get("tool_call_ids") if isinstance(interrupcion.value, dict) else None
+    llamadas = [t for t in (ultimo.tool_calls if ultimo else [])
+                if t["name"] in con_firma and (propias is None or t["id"] in propias)]
     # Sin modo pipeline: sobre el socket local un viaje cuesta menos que la maquinaria de
     # pipeline de psycopg (``python -m bench.transacciones``), y cada error sale en su sentencia.
     with ejecutor.pool.connection() as c, c.transaction():

@@ -28,8 +28,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.bd.claves_candado import CANDADO_POLITICA_SQL
 from agente.notificaciones.bandeja_salida import encolar_aviso
+from agente.nucleo.claves_candado import CANDADO_POLITICA_SQL
 from agente.nucleo.errores import (
     DecisionNoValida,
     NadaPendiente,

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 import psycopg
 
-from agente.bd.claves_candado import CANDADO_MATRIZ_SQL
+from agente.nucleo.claves_candado import CANDADO_MATRIZ_SQL
 from agente.nucleo.errores import Prohibido
 from agente.nucleo.operaciones import OPERACIONES
 from politicas.matriz_autoridad import SELECT_ROLES_SQL, Matriz, leer_matriz_por_id

@@ -10,12 +10,13 @@ bloquean entre sí: por eso se eligen aquí, juntas, y ningún otro módulo escr
   hilos ``ESPACIO_HILOS`` (el candado de cada conversación, ``agente.servicio.conversaciones.candados``).
 - De transacción, con ``pg_advisory_xact_lock`` sobre ``hashtext`` de un texto con prefijo
   (se sueltan al terminar la transacción): las versiones de la matriz de autoridad de un
-  ámbito y los cambios de la política de una tienda.
+  ámbito, los cambios de la política de una tienda y los efectos de un mismo cliente.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "CANDADO_CLIENTE_SQL",
     "CANDADO_MATRIZ_SQL",
     "CANDADO_MIGRACIONES",
     "CANDADO_POLITICA_SQL",
@@ -36,3 +37,8 @@ ESPACIO_HILOS = 7_310_002
 CANDADO_MATRIZ_SQL = "SELECT pg_advisory_xact_lock(hashtext('matriz_autoridad:' || %(ambito)s))"
 # Serializa los cambios de una tienda: proponer, firmar y aplicar ven la política vigente.
 CANDADO_POLITICA_SQL = "SELECT pg_advisory_xact_lock(hashtext('politica_tienda:' || %(tienda)s))"
+
+# Serializa los efectos de un mismo cliente (todas sus conversaciones): el efecto vuelve a
+# decidir su regla bajo este candado, en su transacción, antes de escribir (issue 38).
+# Orden fijo para no interbloquear: primero el pedido (FOR UPDATE), después el cliente.
+CANDADO_CLIENTE_SQL = "SELECT pg_advisory_xact_lock(hashtext('cliente:' || %(cliente_id)s))"
