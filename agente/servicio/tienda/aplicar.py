@@ -75,15 +75,23 @@ WHERE EXISTS (SELECT 1 FROM productos WHERE sku = %(id)s)
 ON CONFLICT (tienda, sku) DO UPDATE SET unidades = EXCLUDED.unidades
 RETURNING sku
 """
-# El pedido (bloqueado si existe) con lo que los libros ya tienen de él.
-PEDIDO_SQL = """
-SELECT p.tienda, p.estado, p.cliente_id, p.fecha, p.enviado_en, p.entregado_en,
-       EXISTS (SELECT 1 FROM efectos e WHERE e.pedido_id = p.id) AS con_efectos,
+# El pedido, bloqueado si existe: la ingesta y las operaciones del chat
+# (``herramientas.libro.bloquear_pedido``) se esperan en esta fila. Solo la fila: tras esperar
+# al candado se relee ella, pero una subconsulta o un JOIN seguirían con la foto de antes
+# (docs/trampas.md) y no verían la cancelación o el reembolso que el chat acaba de confirmar.
+BLOQUEAR_PEDIDO_SQL = """
+SELECT tienda, estado, cliente_id, fecha, enviado_en, entregado_en FROM pedidos
+WHERE id = %(id)s FOR UPDATE
+"""
+# Lo que los libros ya tienen del pedido y su última versión, en la sentencia siguiente al
+# candado (foto nueva): de aquí salen los 409.
+HECHOS_PEDIDO_SQL = """
+SELECT EXISTS (SELECT 1 FROM efectos e WHERE e.pedido_id = p.id) AS con_efectos,
        EXISTS (SELECT 1 FROM cancelaciones c WHERE c.pedido_id = p.id) AS cancelado_por_chat,
        r.version, r.huella
 FROM pedidos p
 LEFT JOIN ingesta_registros r ON r.tipo = 'pedido' AND r.tienda = p.tienda AND r.id = p.id
-WHERE p.id = %(id)s FOR UPDATE OF p
+WHERE p.id = %(id)s
 """
 # Por línea: la unidad más alta ocupada en el libro (o 0 si solo tiene un vale).
 COMPENSADAS_SQL = """
@@ -224,6 +232,14 @@ def aplicar_stock(cur, tienda: str, sku: str, datos: DatosStock, clave: str | No
     return _aplicar(cur, "stock", tienda, sku, datos, clave, escribir)
 
 
+def _pedido_bloqueado(cur, id_: str) -> dict | None:
+    """El pedido bloqueado y, leído después del candado, lo que los libros tienen de él."""
+    pedido = cur.execute(BLOQUEAR_PEDIDO_SQL, {"id": id_}).fetchone()
+    if pedido is None:
+        return None
+    return pedido | cur.execute(HECHOS_PEDIDO_SQL, {"id": id_}).fetchone()
+
+
 def _comprobar_libros(cur, id_: str, actual: dict, datos: DatosPedido) -> None:
     """409 si el cuerpo nuevo rompería lo que el libro ya apuntó de este pedido."""
     if datos.cliente_id != actual["cliente_id"] and actual["con_efectos"]:
@@ -253,7 +269,7 @@ def _comprobar_libros(cur, id_: str, actual: dict, datos: DatosPedido) -> None:
 
 def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | None = None) -> Aplicado:
     coherencia(datos)
-    actual = cur.execute(PEDIDO_SQL, {"id": id_}).fetchone()
+    actual = _pedido_bloqueado(cur, id_)
     if actual is not None and actual["tienda"] != tienda:
         raise _rechazo("id", f"el pedido {id_} es de otra tienda")
     hash_, cuerpo = huella(datos)
@@ -291,7 +307,7 @@ def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | 
 def aplicar_estado(cur, tienda: str, id_: str, cambio: CambioEstado, clave: str | None = None,
                    *, ahora: datetime | None = None) -> Aplicado:
     """El caso común y barato: ``enviado`` o ``entregado`` (con fecha) de un pedido existente."""
-    actual = cur.execute(PEDIDO_SQL, {"id": id_}).fetchone()
+    actual = _pedido_bloqueado(cur, id_)
     if actual is None or actual["tienda"] != tienda:
         raise PedidoNoEncontrado(id_)
     fecha = cambio.fecha or ahora or datetime.now().astimezone()
