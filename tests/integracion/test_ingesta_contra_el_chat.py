@@ -6,12 +6,15 @@ ingesta (el chat recibe su error). Nunca las dos cosas: un pedido cancelado o re
 por el chat que además acaba ``enviado`` (o ``pendiente``) rompe los libros. En main, antes
 del arreglo, pasaba en ~15 % de las carreras: la ingesta leía «¿tiene cancelaciones o
 reembolsos?» en una subconsulta de su ``FOR UPDATE``, con la foto de antes de esperar al
-candado (docs/trampas.md).
+candado (docs/trampas.md). Y dos altas a la vez del mismo pedido: la segunda no pisa lo que
+el chat hizo entre medias.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -20,7 +23,9 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio, RegistroRechazado
 from agente.servicio import ingesta_tienda
-from agente.servicio.tienda.registros import CambioEstado
+from agente.servicio.tienda.aplicar import aplicar_pedido
+from agente.servicio.tienda.registros import CambioEstado, DatosPedido
+from herramientas import cancelaciones
 from herramientas.cancelaciones import NoCancelable, cancelar_pedido
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
@@ -147,3 +152,44 @@ def test_reembolsar_por_el_chat_y_devolver_el_pedido_atras_a_la_vez_nunca_deja_u
           AND EXISTS (SELECT 1 FROM reembolsos r WHERE r.pedido_id = p.id)""")
     assert rotos == []
     assert finales["chat"] + finales["tienda"] == CARRERAS_REEMBOLSO
+
+
+def _cuerpo(estado: str) -> DatosPedido:
+    ahora = datetime.now(UTC).replace(microsecond=0)
+    return DatosPedido.model_validate({
+        "cliente_id": "C-0001", "fecha": ahora - timedelta(days=2), "estado": estado,
+        "enviado_en": ahora - timedelta(days=1) if estado == "enviado" else None,
+        "lineas": [{"linea": 1, "sku": "MEN-001", "unidades": 1, "precio_unitario": "24.90"}]})
+
+
+def test_dos_altas_a_la_vez_del_mismo_pedido_no_pisan_lo_que_el_chat_hizo_entre_medias(bd_url):
+    """La segunda alta no vio el pedido (aún no existía) y espera al INSERT de la primera; si
+    entre medias el cliente lo canceló, no lo pisa: da el 409 de un pedido que ya existe."""
+    pedido = "P-20261123-0001"
+    resultado = {}
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as a, psycopg.connect(bd_url, **KWARGS_CONEXION) as b:
+        with a.transaction(), a.cursor() as cur_a:
+            assert aplicar_pedido(cur_a, "talavera", pedido, _cuerpo("pendiente")).resultado == "creado"
+
+            def segunda():
+                with b.transaction(), b.cursor() as cur_b:
+                    resultado["b"] = capturar(lambda: aplicar_pedido(cur_b, "talavera", pedido, _cuerpo("enviado")))
+
+            hilo = threading.Thread(target=segunda)
+            hilo.start()
+            limite = time.monotonic() + 10
+            while not a.execute("SELECT count(*) AS n FROM pg_locks WHERE pid = %(pid)s AND NOT granted",
+                                {"pid": b.info.backend_pid}).fetchone()["n"]:
+                assert time.monotonic() < limite, "la segunda alta no llegó a esperar a la primera"
+                time.sleep(0.01)
+            # Lo que escribe el chat al cancelar, confirmado junto con el alta.
+            a.execute(cancelaciones.INSERT_CANCELACION_SQL, {
+                "clave": "hilo:c", "thread_id": "hilo", "tool_call_id": "c", "pedido": pedido,
+                "cliente_id": "C-0001", "tienda": "talavera", "importe": "24.90", "motivo": "ya no lo quiero",
+                "aprobado_por": None, "trace_id": None})
+            a.execute(cancelaciones.MARCAR_CANCELADO_SQL, {"pedido": pedido})
+        hilo.join(10)
+    assert isinstance(resultado["b"], RegistroRechazado), resultado["b"]
+    assert "canceló el pedido por el chat" in str(resultado["b"])
+    assert consultar(bd_url, "SELECT estado, enviado_en FROM pedidos WHERE id = %(p)s", {"p": pedido}) == [
+        {"estado": "cancelado", "enviado_en": None}]

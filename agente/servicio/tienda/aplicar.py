@@ -114,7 +114,7 @@ ON CONFLICT (id) DO UPDATE SET cliente_id = EXCLUDED.cliente_id, fecha = EXCLUDE
     importe = EXCLUDED.importe, calle = EXCLUDED.calle, codigo_postal = EXCLUDED.codigo_postal,
     localidad = EXCLUDED.localidad, provincia = EXCLUDED.provincia,
     referencia_pago = EXCLUDED.referencia_pago
-WHERE pedidos.tienda = EXCLUDED.tienda
+WHERE pedidos.tienda = EXCLUDED.tienda AND %(actualizar)s
 RETURNING id
 """
 BORRAR_LINEAS_SQL = "DELETE FROM lineas_pedido WHERE pedido_id = %(id)s AND linea <> ALL(%(lineas)s)"
@@ -291,8 +291,13 @@ def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | 
         "id": id_, "cliente_id": datos.cliente_id, "tienda": tienda, "fecha": datos.fecha,
         "estado": datos.estado, "enviado_en": datos.enviado_en, "entregado_en": datos.entregado_en,
         "importe": importe, "referencia_pago": datos.referencia_pago, **_direccion(datos.direccion_envio),
+        "actualizar": actual is not None,
     }).fetchone()
-    if fila is None:  # otra transacción lo creó en otra tienda entre medias
+    if fila is None and actual is None:
+        # Otra petición lo creó entre medias (y el chat pudo ya cancelarlo o reembolsarlo): no
+        # se pisa, se aplica otra vez por el camino de un pedido que existe, bloqueado y con sus 409.
+        return aplicar_pedido(cur, tienda, id_, datos, clave)
+    if fila is None:
         raise _rechazo("id", f"el pedido {id_} es de otra tienda")
     numeros = [lin.linea for lin in lineas]
     if actual is not None:
