@@ -4,6 +4,9 @@ que rompería los libros se rechaza (409) antes de escribir nada.
 Cada función corre dentro de la transacción (o del punto de guardado) de quien la llama:
 un registro se aplica entero o no se aplica. Una versión nueva (cuerpo con otra huella)
 deja su fila en ``ingesta_versiones`` con el cuerpo y la marca de tiempo.
+
+Un pedido que ya existe se bloquea antes de nada, como en las operaciones del chat: las dos
+se turnan en su fila y lo que decide un 409 se lee después del candado.
 """
 
 from __future__ import annotations
