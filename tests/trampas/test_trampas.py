@@ -727,6 +727,51 @@ def test_un_advisory_lock_de_sesion_se_suelta_en_cuanto_se_pierde_la_conexion(ur
         otra.execute("SELECT pg_advisory_unlock_all()")
 
 
+def test_postgres_tras_esperar_un_for_update_las_subconsultas_y_los_join_ven_la_foto_vieja(url_admin):
+    """La fila bloqueada se relee tras la espera; una subconsulta o un JOIN sin bloquear, no.
+    La sentencia siguiente sí lo ve: por eso el producto lee lo que decide después del candado
+    (tests/unidad/test_sql_candados.py lo busca en todo el SQL del producto)."""
+    sufijo = uuid.uuid4().hex[:8]
+    padres, hijos, notas = (f"trampa_{n}_{sufijo}" for n in ("padres", "hijos", "notas"))
+    crear = sql.SQL("CREATE TABLE {} (id int PRIMARY KEY, estado text); CREATE TABLE {} (padre int); "
+                    "CREATE TABLE {} (id int PRIMARY KEY, texto text); INSERT INTO {} VALUES (1, 'pendiente'); "
+                    "INSERT INTO {} VALUES (1, 'vieja')").format(*map(sql.Identifier, (padres, hijos, notas, padres, notas)))
+    bloquear = sql.SQL("SELECT p.estado, EXISTS (SELECT 1 FROM {} h WHERE h.padre = p.id) AS con_hijos, n.texto "
+                       "FROM {} p JOIN {} n ON n.id = p.id WHERE p.id = 1 FOR UPDATE OF p").format(
+        *map(sql.Identifier, (hijos, padres, notas)))
+    with psycopg.connect(url_admin, autocommit=True) as a, psycopg.connect(url_admin, autocommit=True) as b:
+        a.execute(crear)
+        try:
+            a.execute("BEGIN")
+            a.execute(sql.SQL("SELECT 1 FROM {} WHERE id = 1 FOR UPDATE").format(sql.Identifier(padres)))
+            visto = {}
+
+            def esperar_y_leer():
+                with b.transaction():
+                    visto["candado"] = b.execute(bloquear).fetchone()
+                    visto["siguiente"] = b.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE padre = 1), "
+                                                           "(SELECT texto FROM {} WHERE id = 1)").format(
+                        sql.Identifier(hijos), sql.Identifier(notas))).fetchone()
+
+            hilo = threading.Thread(target=esperar_y_leer)
+            hilo.start()
+            limite = time.monotonic() + 10
+            while not a.execute("SELECT count(*) FROM pg_locks WHERE pid = %s AND NOT granted",
+                                (b.info.backend_pid,)).fetchone()[0]:
+                assert time.monotonic() < limite, "la segunda sesión no llegó a esperar el candado"
+                time.sleep(0.01)
+            a.execute(sql.SQL("UPDATE {} SET estado = 'cancelado' WHERE id = 1").format(sql.Identifier(padres)))
+            a.execute(sql.SQL("INSERT INTO {} VALUES (1)").format(sql.Identifier(hijos)))
+            a.execute(sql.SQL("UPDATE {} SET texto = 'nueva' WHERE id = 1").format(sql.Identifier(notas)))
+            a.execute("COMMIT")
+            hilo.join(10)
+            # La fila bloqueada, releída; la subconsulta y el JOIN, con la foto de antes de esperar.
+            assert visto["candado"] == ("cancelado", False, "vieja")
+            assert visto["siguiente"] == (True, "nueva")
+        finally:
+            a.execute(sql.SQL("DROP TABLE IF EXISTS {}, {}, {}").format(*map(sql.Identifier, (padres, hijos, notas))))
+
+
 def test_psycopg_no_lee_un_timestamptz_fuera_de_datetime_y_el_producto_lo_lee_como_extremo(url_admin):
     consulta = ("SELECT 1 AS id, '10000-01-01'::timestamptz AS tarde, "
                 "'infinity'::timestamptz AS infinito, '0001-01-01 BC'::timestamptz AS antes")

@@ -4,6 +4,9 @@ que rompería los libros se rechaza (409) antes de escribir nada.
 Cada función corre dentro de la transacción (o del punto de guardado) de quien la llama:
 un registro se aplica entero o no se aplica. Una versión nueva (cuerpo con otra huella)
 deja su fila en ``ingesta_versiones`` con el cuerpo y la marca de tiempo.
+
+Un pedido que ya existe se bloquea antes de nada, como en las operaciones del chat: las dos
+se turnan en su fila y lo que decide un 409 se lee después del candado.
 """
 
 from __future__ import annotations
@@ -75,15 +78,23 @@ WHERE EXISTS (SELECT 1 FROM productos WHERE sku = %(id)s)
 ON CONFLICT (tienda, sku) DO UPDATE SET unidades = EXCLUDED.unidades
 RETURNING sku
 """
-# El pedido (bloqueado si existe) con lo que los libros ya tienen de él.
-PEDIDO_SQL = """
-SELECT p.tienda, p.estado, p.cliente_id, p.fecha, p.enviado_en, p.entregado_en,
-       EXISTS (SELECT 1 FROM efectos e WHERE e.pedido_id = p.id) AS con_efectos,
+# El pedido, bloqueado si existe: la ingesta y las operaciones del chat
+# (``herramientas.libro.bloquear_pedido``) se esperan en esta fila. Solo la fila: tras esperar
+# al candado se relee ella, pero una subconsulta o un JOIN seguirían con la foto de antes
+# (docs/trampas.md) y no verían la cancelación o el reembolso que el chat acaba de confirmar.
+BLOQUEAR_PEDIDO_SQL = """
+SELECT tienda, estado, cliente_id, fecha, enviado_en, entregado_en FROM pedidos
+WHERE id = %(id)s FOR UPDATE
+"""
+# Lo que los libros ya tienen del pedido y su última versión, en la sentencia siguiente al
+# candado (foto nueva): de aquí salen los 409.
+HECHOS_PEDIDO_SQL = """
+SELECT EXISTS (SELECT 1 FROM efectos e WHERE e.pedido_id = p.id) AS con_efectos,
        EXISTS (SELECT 1 FROM cancelaciones c WHERE c.pedido_id = p.id) AS cancelado_por_chat,
        r.version, r.huella
 FROM pedidos p
 LEFT JOIN ingesta_registros r ON r.tipo = 'pedido' AND r.tienda = p.tienda AND r.id = p.id
-WHERE p.id = %(id)s FOR UPDATE OF p
+WHERE p.id = %(id)s
 """
 # Por línea: la unidad más alta ocupada en el libro (o 0 si solo tiene un vale).
 COMPENSADAS_SQL = """
@@ -106,7 +117,7 @@ ON CONFLICT (id) DO UPDATE SET cliente_id = EXCLUDED.cliente_id, fecha = EXCLUDE
     importe = EXCLUDED.importe, calle = EXCLUDED.calle, codigo_postal = EXCLUDED.codigo_postal,
     localidad = EXCLUDED.localidad, provincia = EXCLUDED.provincia,
     referencia_pago = EXCLUDED.referencia_pago
-WHERE pedidos.tienda = EXCLUDED.tienda
+WHERE pedidos.tienda = EXCLUDED.tienda AND %(actualizar)s
 RETURNING id
 """
 BORRAR_LINEAS_SQL = "DELETE FROM lineas_pedido WHERE pedido_id = %(id)s AND linea <> ALL(%(lineas)s)"
@@ -224,6 +235,14 @@ def aplicar_stock(cur, tienda: str, sku: str, datos: DatosStock, clave: str | No
     return _aplicar(cur, "stock", tienda, sku, datos, clave, escribir)
 
 
+def _pedido_bloqueado(cur, id_: str) -> dict | None:
+    """El pedido bloqueado y, leído después del candado, lo que los libros tienen de él."""
+    pedido = cur.execute(BLOQUEAR_PEDIDO_SQL, {"id": id_}).fetchone()
+    if pedido is None:
+        return None
+    return pedido | cur.execute(HECHOS_PEDIDO_SQL, {"id": id_}).fetchone()
+
+
 def _comprobar_libros(cur, id_: str, actual: dict, datos: DatosPedido) -> None:
     """409 si el cuerpo nuevo rompería lo que el libro ya apuntó de este pedido."""
     if datos.cliente_id != actual["cliente_id"] and actual["con_efectos"]:
@@ -253,7 +272,7 @@ def _comprobar_libros(cur, id_: str, actual: dict, datos: DatosPedido) -> None:
 
 def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | None = None) -> Aplicado:
     coherencia(datos)
-    actual = cur.execute(PEDIDO_SQL, {"id": id_}).fetchone()
+    actual = _pedido_bloqueado(cur, id_)
     if actual is not None and actual["tienda"] != tienda:
         raise _rechazo("id", f"el pedido {id_} es de otra tienda")
     hash_, cuerpo = huella(datos)
@@ -275,8 +294,13 @@ def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | 
         "id": id_, "cliente_id": datos.cliente_id, "tienda": tienda, "fecha": datos.fecha,
         "estado": datos.estado, "enviado_en": datos.enviado_en, "entregado_en": datos.entregado_en,
         "importe": importe, "referencia_pago": datos.referencia_pago, **_direccion(datos.direccion_envio),
+        "actualizar": actual is not None,
     }).fetchone()
-    if fila is None:  # otra transacción lo creó en otra tienda entre medias
+    if fila is None and actual is None:
+        # Otra petición lo creó entre medias (y el chat pudo ya cancelarlo o reembolsarlo): no
+        # se pisa, se aplica otra vez por el camino de un pedido que existe, bloqueado y con sus 409.
+        return aplicar_pedido(cur, tienda, id_, datos, clave)
+    if fila is None:
         raise _rechazo("id", f"el pedido {id_} es de otra tienda")
     numeros = [lin.linea for lin in lineas]
     if actual is not None:
@@ -291,7 +315,7 @@ def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | 
 def aplicar_estado(cur, tienda: str, id_: str, cambio: CambioEstado, clave: str | None = None,
                    *, ahora: datetime | None = None) -> Aplicado:
     """El caso común y barato: ``enviado`` o ``entregado`` (con fecha) de un pedido existente."""
-    actual = cur.execute(PEDIDO_SQL, {"id": id_}).fetchone()
+    actual = _pedido_bloqueado(cur, id_)
     if actual is None or actual["tienda"] != tienda:
         raise PedidoNoEncontrado(id_)
     fecha = cambio.fecha or ahora or datetime.now().astimezone()
