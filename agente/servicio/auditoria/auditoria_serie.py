@@ -77,34 +77,37 @@ sin_firma AS (
     SELECT e.tipo, e.id FROM efectos e WHERE NOT {FIRMADO_SQL}
 )"""  # noqa: S608 - constantes de este módulo
 
-VALES_EN_LA_VENTANA_SQL = _SIN_FIRMA + """
+# Con uno cualquiera en la ventana basta el anterior (no anulado) del cliente: una ventana
+# de funciones, no un recuento por vale (un cliente con muchos vales no lo vuelve cuadrático).
+VALES_EN_LA_VENTANA_SQL = _SIN_FIRMA + """,
+anteriores AS (
+    SELECT o.id, lag(o.numero) OVER w AS numero, lag(o.creado) OVER w AS creado
+    FROM vales o
+    WHERE o.estado <> 'anulado'
+    WINDOW w AS (PARTITION BY o.cliente_id ORDER BY o.creado, o.id)
+)
 SELECT 'vale_de_mas_en_la_ventana' AS hallazgo, v.numero AS referencia, v.cliente_id, v.pedido_id,
-       v.linea, 'el cliente ya tenía ' || previos.numeros || ' en los ' || %(ventana_vales)s::text
-       || ' días anteriores' AS detalle
+       v.linea, 'el cliente ya tenía ' || a.numero || ' (del ' || to_char(a.creado, 'DD/MM/YYYY')
+       || ') en los ' || %(ventana_vales)s::text || ' días anteriores' AS detalle
 FROM vales v
 JOIN sin_firma s ON s.tipo = 'vale' AND s.id = v.id
-CROSS JOIN LATERAL (
-    SELECT string_agg(o.numero, ', ' ORDER BY o.creado, o.id) AS numeros
-    FROM vales o
-    WHERE o.cliente_id = v.cliente_id AND o.estado <> 'anulado'
-      AND (o.creado, o.id) < (v.creado, v.id)
-      AND o.creado > v.creado - make_interval(days => %(ventana_vales)s)
-) previos
-WHERE v.estado <> 'anulado' AND previos.numeros IS NOT NULL
+JOIN anteriores a ON a.id = v.id
+WHERE a.creado > v.creado - make_interval(days => %(ventana_vales)s)
 ORDER BY v.creado, v.id
 """  # noqa: S608 - constantes de este módulo
 
-REENVIOS_REPETIDOS_SQL = _SIN_FIRMA + """
+REENVIOS_REPETIDOS_SQL = _SIN_FIRMA + """,
+anteriores AS (
+    SELECT o.id, lag(o.numero) OVER w AS numero
+    FROM reenvios o
+    WINDOW w AS (PARTITION BY o.pedido_id, o.linea ORDER BY o.creado, o.id)
+)
 SELECT 'reenvio_de_una_linea_ya_reenviada' AS hallazgo, r.numero AS referencia, r.cliente_id,
-       r.pedido_id, r.linea, 'la línea ya se había reenviado en ' || previos.numeros AS detalle
+       r.pedido_id, r.linea, 'la línea ya se había reenviado en ' || a.numero AS detalle
 FROM reenvios r
 JOIN sin_firma s ON s.tipo = 'reenvio' AND s.id = r.id
-CROSS JOIN LATERAL (
-    SELECT string_agg(o.numero, ', ' ORDER BY o.creado, o.id) AS numeros
-    FROM reenvios o
-    WHERE o.pedido_id = r.pedido_id AND o.linea = r.linea AND (o.creado, o.id) < (r.creado, r.id)
-) previos
-WHERE previos.numeros IS NOT NULL
+JOIN anteriores a ON a.id = r.id
+WHERE a.numero IS NOT NULL
 ORDER BY r.creado, r.id
 """  # noqa: S608 - constantes de este módulo
 
