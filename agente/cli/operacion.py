@@ -12,8 +12,9 @@ from typing import Annotated
 import typer
 
 from agente.cli.comun import errores_en_una_linea, servicio, tabla, url_migrada
+from agente.nucleo.operaciones import VALE_VENTANA_DIAS
 
-__all__ = ["TITULOS_LIBRO", "TITULOS_POLITICA", "auditoria", "limpiar", "reconciliar", "secreto"]
+__all__ = ["TITULOS_LIBRO", "TITULOS_POLITICA", "TITULOS_SERIE", "auditoria", "limpiar", "reconciliar", "secreto"]
 
 TITULOS_POLITICA = {
     "ampliacion_sin_firma": "versiones que amplían sin la firma de alguien por encima del autor",
@@ -30,6 +31,17 @@ TITULOS_LIBRO = {
     "diferencias": "cambios con la diferencia sin liquidar",
     "marcados": "movimientos marcados para una persona",
     "cancelaciones": "cancelaciones sin su reembolso, sin sus unidades o de un pedido no cancelado",
+}
+
+# Lo que un orden en serie no habría dejado pasar sin firma (``auditoria_serie``).
+TITULOS_SERIE = {
+    "vales_en_la_ventana": f"vales sin firma de un cliente que ya tenía otro en {VALE_VENTANA_DIAS} días",
+    "reenvios_repetidos": "reenvíos sin firma de una línea ya reenviada",
+    "devoluciones_de_mas": "reembolsos sin firma con el cliente ya en el máximo de devoluciones de su ventana",
+    "compensaciones_encadenadas": "compensaciones sin firma de un pedido o una línea ya compensados",
+    "sobrecompensacion": "líneas compensadas sin firma por encima de lo pagado",
+    "cancelado_y_enviado": "pedidos cancelados y a la vez enviados o entregados",
+    "reembolsado_y_reabierto": "pedidos reembolsados que han vuelto a pendiente o enviado",
 }
 
 
@@ -64,7 +76,7 @@ def auditoria(
         int, typer.Option(help="Minutos a partir de los que un movimiento pendiente es un hallazgo.")
     ] = 60,
 ) -> None:
-    """Comprueba firmas y libro (sale con código 1 si hay algún hallazgo)."""
+    """Comprueba firmas, libro, política y orden en serie (sale con código 1 si hay algún hallazgo)."""
     from agente.servicio import hallazgos_auditoria
 
     with servicio() as abierto:
@@ -84,7 +96,8 @@ def auditoria(
               [[f["id"], f["thread_id"], f["tienda"], f["encargado_id"], f["decidida"], f["fallo"]]
                for f in fallidas])
     typer.echo(f"Decisiones aprobadas cuyo efecto falló: {len(fallidas)}")
-    for seccion, clave, titulos in (("Libro", "libro", TITULOS_LIBRO), ("Política", "politica", TITULOS_POLITICA)):
+    for seccion, clave, titulos in (("Libro", "libro", TITULOS_LIBRO), ("Política", "politica", TITULOS_POLITICA),
+                                    ("En serie", "serie", TITULOS_SERIE)):
         for comprobacion, filas in informe[clave].items():
             if filas:
                 columnas = list(filas[0])

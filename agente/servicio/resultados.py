@@ -140,6 +140,8 @@ class InformeAuditoria(TypedDict):
     libro: dict[str, list[dict[str, Any]]]
     # El plano de control (``auditoria_politica.COMPROBACIONES``) -> hallazgos.
     politica: dict[str, list[dict[str, Any]]]
+    # Lo que un orden en serie no habría dejado (``auditoria_serie.COMPROBACIONES``) -> hallazgos.
+    serie: dict[str, list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)

@@ -112,12 +112,13 @@ class _Auditoria(Collector):
         informe = self.servicio.auditoria()
         familia = GaugeMetricFamily(
             "agente_auditoria_hallazgos",
-            "Hallazgos de la auditoría por comprobación (firmas, libro y política); deben ser 0.",
+            "Hallazgos de la auditoría por comprobación (firmas, libro, política y orden en serie); deben ser 0.",
             labels=["comprobacion"],
         )
         familia.add_metric(["sin_firma"], len(informe["sin_firma"]))
         familia.add_metric(["firmas"], len(informe["firmas"]))
-        for comprobacion, filas in [*informe["libro"].items(), *informe["politica"].items()]:
+        for comprobacion, filas in [*informe["libro"].items(), *informe["politica"].items(),
+                                    *informe["serie"].items()]:
             familia.add_metric([comprobacion], len(filas))
         yield familia
 

@@ -2,7 +2,8 @@
 
 Además (``auditoria_firmas``): cada efecto tuvo las firmas que exigía la autoridad guardada;
 y (``auditoria_politica``) la política misma: nadie la amplió sin la firma de alguien por
-encima, y cada efecto se ejecutó con los valores fijados al pausar.
+encima, y cada efecto se ejecutó con los valores fijados al pausar; y (``auditoria_serie``)
+nada salió sin firma que una ejecución en serie no habría dejado pasar.
 
 Una sola consulta cruza los efectos (la vista ``efectos``: reembolsos, sustituciones y
 cualquier otra operación declarada en ``agente.nucleo.operaciones``) con el veredicto
@@ -18,35 +19,24 @@ from agente.nucleo.puertos import CLAVE_IMPOSIBLE
 from agente.servicio.auditoria.auditoria_firmas import firmas_que_no_cumplen
 from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
 from agente.servicio.auditoria.auditoria_politica import auditar_politica
+from agente.servicio.auditoria.auditoria_serie import FIRMADO_SQL, FIRMAS_SQL, auditar_serie
 from agente.servicio.resultados import InformeAuditoria
 
 __all__ = ["decisiones_fallidas", "efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
 
 # ``efectos`` es la vista de todas las operaciones con efecto declaradas
 # (``agente.nucleo.operaciones``, sql/015): una operación nueva entra sola.
-SELECT_EFECTOS_SIN_FIRMA_SQL = """
-WITH firmas AS (
-    SELECT d.thread_id, d.encargado_id, t.tool_call_id, d.decisiones -> (t.n::int - 1) ->> 'type' AS tipo
-    FROM decisiones_encargado d
-    CROSS JOIN LATERAL jsonb_array_elements_text(d.peticion -> 'tool_call_ids')
-        WITH ORDINALITY AS t(tool_call_id, n)
-)
+SELECT_EFECTOS_SIN_FIRMA_SQL = f"""
+WITH {FIRMAS_SQL.strip()}
 SELECT e.tipo, e.numero, e.thread_id, e.tool_call_id, e.tienda, e.importe, e.aprobado_por,
        e.creado, ev.requiere_encargado, ev.motivos
 FROM efectos e
 LEFT JOIN evaluaciones_politica ev
        ON ev.thread_id = e.thread_id AND ev.tool_call_id = e.tool_call_id
 WHERE (ev.requiere_encargado IS NOT FALSE OR ev.umbrales ->> %(imposible)s IS NOT NULL)
-  AND NOT EXISTS (
-      SELECT 1 FROM firmas f JOIN encargados en ON en.id = f.encargado_id
-      WHERE f.thread_id = e.thread_id AND f.tool_call_id = e.tool_call_id
-        AND f.tipo IN ('approve', 'edit')
-        AND (en.tienda = e.tienda OR EXISTS (
-                 SELECT 1 FROM tiendas_regionales tr
-                 WHERE tr.encargado_id = en.id AND tr.tienda = e.tienda AND en.rol = 'regional'))
-  )
+  AND NOT {FIRMADO_SQL}
 ORDER BY e.creado
-"""
+"""  # noqa: S608 - constantes de auditoria_serie
 
 # Decisiones aprobadas (o editadas) cuyo efecto no se pudo hacer al aplicarlas (sin stock,
 # precio cambiado...): el cliente lo supo y nada se movió, pero el encargado aprobó en balde.
@@ -93,10 +83,12 @@ def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float =
         libro=auditar_libro(conexion, pendientes_mas_de_segundos=pendientes_mas_de_segundos,
                             registros_pasarela=registros_pasarela),
         politica=auditar_politica(conexion),
+        serie=auditar_serie(conexion),
     )
 
 
 def hallazgos(informe_: InformeAuditoria) -> int:
     """Cuántos hallazgos hay en total (0 = la auditoría pasa)."""
     return (len(informe_["sin_firma"]) + len(informe_.get("firmas", [])) + total_hallazgos(informe_["libro"])
-            + sum(len(v) for v in informe_.get("politica", {}).values()))
+            + sum(len(v) for v in informe_.get("politica", {}).values())
+            + sum(len(v) for v in informe_.get("serie", {}).values()))
