@@ -9,6 +9,8 @@ que cambió su cafetera de 120,00 por ella cobró 59,99 EUR.
 
 from __future__ import annotations
 
+import json
+
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
@@ -105,8 +107,19 @@ def test_el_precio_que_fija_una_tienda_si_liquida_sus_propios_cambios(http, bd_u
 
 def test_el_precio_de_una_tienda_queda_en_su_fila_y_el_catalogo_no_cambia(http, bd_url):
     _poner_producto(http, bd_url, "talavera", "CAF-003", "60.01", nombre="Cafetera espresso Crema")
-    precios = consultar(bd_url, "SELECT tienda, pvp FROM precios_tienda WHERE sku = 'CAF-003' ORDER BY tienda")
-    assert [(p["tienda"], str(p["pvp"])) for p in precios] == [("madrid-centro", "120.00"), ("talavera", "60.01")]
+    # Por un lote, igual: la tienda es la de la clave, nunca la del cuerpo.
+    lote = json.dumps({"tipo": "producto", "sku": "CAF-002", "tienda": "talavera", "nombre": "Moka",
+                       "categoria": "cafeteras", "pvp": "9.99"})
+    r = http.post("/api/tienda/v1/lotes", content=lote.encode() + b"\n", headers=_clave(bd_url, "madrid-centro"))
+    assert r.json()["invalidos"] == 1  # «tienda» no es un campo del registro
+    lote = json.dumps({"tipo": "producto", "sku": "CAF-002", "nombre": "Moka", "categoria": "cafeteras", "pvp": "9.99"})
+    r = http.post("/api/tienda/v1/lotes", content=lote.encode() + b"\n", headers=_clave(bd_url, "madrid-centro"))
+    assert r.json()["actualizados"] == 0 and r.json()["creados"] == 1, r.text  # registro nuevo de madrid-centro
+    precios = consultar(bd_url, "SELECT tienda, sku, pvp FROM precios_tienda WHERE sku IN ('CAF-002', 'CAF-003') "
+                                "ORDER BY sku, tienda")
+    assert [(p["tienda"], p["sku"], str(p["pvp"])) for p in precios] == [
+        ("madrid-centro", "CAF-002", "9.99"), ("talavera", "CAF-002", "29.90"),
+        ("madrid-centro", "CAF-003", "120.00"), ("talavera", "CAF-003", "60.01")]
     (producto,) = consultar(bd_url, "SELECT nombre, pvp_referencia FROM productos WHERE sku = 'CAF-003'")
     # El nombre es del catálogo común; el precio de referencia no lo cambia ninguna tienda.
     assert (producto["nombre"], str(producto["pvp_referencia"])) == ("Cafetera espresso Crema", "120.00")
