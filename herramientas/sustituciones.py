@@ -115,9 +115,8 @@ def sustituir(
     """Cambia una unidad de ``sku_original`` del pedido por ``sku_nuevo`` y liquida la diferencia.
 
     ``diferencia`` (en el resultado) = pvp del nuevo en la tienda del pedido menos lo pagado
-    por la unidad
-    (positiva: el cliente paga). ``liquidacion`` dice cómo se liquidó: ``ninguna``,
-    ``renunciada``, ``reembolso`` o ``cobro``, con el número y estado del movimiento. El
+    por la unidad (positiva: el cliente paga). ``liquidacion`` dice cómo se liquidó:
+    ``ninguna``, ``renunciada``, ``reembolso`` o ``cobro``, con el número y estado del movimiento. El
     precio «al proponer» sale de ``evaluaciones_politica.umbrales`` de esta misma
     llamada (claves ``pvp_original`` y ``pvp_nuevo``), si la política lo guardó con los
     mismos SKU. Repetir la clave con el cobro pendiente lo reintenta.

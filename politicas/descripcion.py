@@ -3,11 +3,11 @@
 ``DescripcionEncargado(pool=..., politica=...)`` es el callable
 ``(tool_call, state, runtime) -> str`` del middleware. Unas líneas en español con lo que
 el encargado necesita para decidir: cliente, pedido y fechas, líneas afectadas (o
-productos original y nuevo con sus precios en la tienda del pedido), importe, motivo del cliente y los motivos de la
-política. Qué se redacta depende de la regla de la herramienta (``politica.regla_de``),
-no de su nombre; el dinero, con ``agente.nucleo.dinero.eur``. Una operación declarada
-(``agente.nucleo.operaciones``) sin redacción propia se describe con su título, el pedido
-y sus campos con las etiquetas de la declaración.
+productos original y nuevo con sus precios en la tienda del pedido), importe, motivo del
+cliente y los motivos de la política. Qué se redacta depende de la regla de la herramienta
+(``politica.regla_de``), no de su nombre; el dinero, con ``agente.nucleo.dinero.eur``. Una
+operación declarada (``agente.nucleo.operaciones``) sin redacción propia se describe con
+su título, el pedido y sus campos con las etiquetas de la declaración.
 
 Los motivos salen del veredicto guardado de ese ``tool_call_id``: en ``after_model`` el
 ``when`` corre antes que la descripción, así que ya está guardado y coincide con lo que
