@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import tuple_row
 
 from agente.nucleo.direcciones import provincia_de
@@ -38,7 +39,7 @@ TIENDAS_REGIONALES = [("reg-centro", "talavera"), ("reg-centro", "madrid-centro"
 EMAILS = {i: f"{i}@tienda.example" for i, *_ in ENCARGADOS}
 CONTACTOS = [(i, "email", EMAILS[i]) for i, *_ in ENCARGADOS]
 
-# sku, nombre, categoria, pvp
+# sku, nombre, categoria, pvp (el mismo en las dos tiendas, precios_tienda: sql/030)
 PRODUCTOS = [
     ("CAF-001", "Cafetera de goteo Aroma 10 tazas", "cafeteras", D("120.00")),
     ("CAF-002", "Cafetera italiana Moka 6 tazas", "cafeteras", D("29.90")),
@@ -101,7 +102,7 @@ class PedidoDemo:
     dias_desde_compra: int
     estado: str
     dias_desde_entrega: int | None
-    lineas: tuple[tuple[str, int], ...]  # (sku, unidades); precio = pvp del catálogo
+    lineas: tuple[tuple[str, int], ...]  # (sku, unidades); precio = pvp de la tienda
 
 
 PEDIDOS_CLAVE = [
@@ -225,11 +226,11 @@ UPDATE pedidos p SET calle = c.calle, codigo_postal = c.codigo_postal, localidad
 FROM clientes c WHERE c.id = p.cliente_id AND p.id = ANY(%(pedidos)s)
 """
 
-# Una base de antes de 017/019/021/024 (las pruebas de migraciones) carga la demo sin lo que
-# aún no tiene: fecha de envío, direcciones, correos de la gente, referencia de pago.
+# Una base de antes de 017/019/021/024/030 (pruebas de migraciones) carga la demo sin lo que
+# aún no tiene: fecha de envío, direcciones, correos, referencia de pago, precio por tienda.
 COLUMNAS_SQL = """
 SELECT table_name || '.' || column_name FROM information_schema.columns
-WHERE table_schema = current_schema() AND table_name IN ('pedidos', 'encargados')
+WHERE table_schema = current_schema() AND table_name IN ('pedidos', 'encargados', 'productos')
 """
 
 UPSERT_TIENDA_SQL = """
@@ -254,10 +255,14 @@ INSERT INTO contactos_firmantes (encargado_id, canal, direccion)
 VALUES (%(encargado_id)s, %(canal)s, %(direccion)s)
 ON CONFLICT (encargado_id, canal, direccion) DO UPDATE SET baja = NULL
 """
-UPSERT_PRODUCTO_SQL = """
-INSERT INTO productos (sku, nombre, categoria, pvp) VALUES (%(sku)s, %(nombre)s, %(categoria)s, %(pvp)s)
-ON CONFLICT (sku) DO UPDATE
-SET nombre = EXCLUDED.nombre, categoria = EXCLUDED.categoria, pvp = EXCLUDED.pvp
+# {pvp}: pvp_referencia (sql/030) o, en una base de antes, el pvp común.
+UPSERT_PRODUCTO_SQL = sql.SQL("""
+INSERT INTO productos (sku, nombre, categoria, {pvp}) VALUES (%(sku)s, %(nombre)s, %(categoria)s, %(pvp)s)
+ON CONFLICT (sku) DO UPDATE SET nombre = EXCLUDED.nombre, categoria = EXCLUDED.categoria, {pvp} = EXCLUDED.{pvp}
+""")
+UPSERT_PRECIO_SQL = """
+INSERT INTO precios_tienda (tienda, sku, pvp) VALUES (%(tienda)s, %(sku)s, %(pvp)s)
+ON CONFLICT (tienda, sku) DO UPDATE SET pvp = EXCLUDED.pvp
 """
 UPSERT_STOCK_SQL = """
 INSERT INTO stock (sku, tienda, unidades) VALUES (%(sku)s, %(tienda)s, %(unidades)s)
@@ -333,18 +338,17 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
         )
         if "encargados.email" in columnas:
             cur.executemany(FIJAR_EMAIL_SQL, [{"id": i, "email": EMAILS[i]} for i, *_ in ENCARGADOS])
+        cur.executemany(UPSERT_TIENDA_REGIONAL_SQL, [{"encargado_id": e, "tienda": t} for e, t in TIENDAS_REGIONALES])
+        cur.executemany(UPSERT_CONTACTO_SQL,
+                        [{"encargado_id": e, "canal": c, "direccion": d} for e, c, d in CONTACTOS])
+        por_tienda = "productos.pvp_referencia" in columnas
         cur.executemany(
-            UPSERT_TIENDA_REGIONAL_SQL,
-            [{"encargado_id": e, "tienda": t} for e, t in TIENDAS_REGIONALES],
-        )
-        cur.executemany(
-            UPSERT_CONTACTO_SQL,
-            [{"encargado_id": e, "canal": c, "direccion": d} for e, c, d in CONTACTOS],
-        )
-        cur.executemany(
-            UPSERT_PRODUCTO_SQL,
+            UPSERT_PRODUCTO_SQL.format(pvp=sql.Identifier("pvp_referencia" if por_tienda else "pvp")),
             [{"sku": s, "nombre": n, "categoria": c, "pvp": p} for s, n, c, p in PRODUCTOS],
         )
+        if por_tienda:
+            cur.executemany(UPSERT_PRECIO_SQL, [{"tienda": t, "sku": s, "pvp": p} for t, _ in TIENDAS
+                                                for s, _, _, p in PRODUCTOS])
         cur.executemany(
             UPSERT_STOCK_SQL,
             [
@@ -353,13 +357,8 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
                 for sku, *_ in PRODUCTOS
             ],
         )
-        cur.executemany(
-            UPSERT_CLIENTE_SQL,
-            [
-                {"id": i, "tienda": t, "nombre": n, "email": e, "telefono": f}
-                for i, t, n, e, f in CLIENTES
-            ],
-        )
+        cur.executemany(UPSERT_CLIENTE_SQL, [{"id": i, "tienda": t, "nombre": n, "email": e, "telefono": f}
+                                             for i, t, n, e, f in CLIENTES])
         for pedido in PEDIDOS:
             importe = sum((pvp[sku] * unidades for sku, unidades in pedido.lineas), D("0"))
             cur.execute(

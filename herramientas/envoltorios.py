@@ -115,7 +115,7 @@ def crear_stock_alternativas(dependencias: Dependencias) -> BaseTool:
 
     @tool("stock_alternativas", args_schema=StockAlternativasArgs)
     def stock_alternativas(sku: str, runtime: ToolRuntime) -> str:
-        """Lista los productos de la misma categoría que `sku` con stock en la tienda del cliente: sku, nombre, precio (`pvp`), unidades y `diferencia` de precio respecto al producto original (positiva: el cliente pagaría más; negativa: es más barato), ordenados de menor a mayor diferencia.
+        """Lista los productos de la misma categoría que `sku` con stock en la tienda del cliente: sku, nombre, precio en su tienda (`pvp`), unidades y `diferencia` de precio respecto al producto original en su tienda (positiva: el cliente pagaría más; negativa: es más barato), ordenados de menor a mayor diferencia.
 
         Úsala cuando el cliente quiera cambiar un producto, antes de `sustituir`, y ofrécele solo productos de esta lista. Si `alternativas` está vacía, no hay cambio posible en su tienda: ofrécele el reembolso.
         """

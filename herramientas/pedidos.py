@@ -115,14 +115,20 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
 
 # --- stock_alternativas ----------------------------------------------------------------
 
+# Los precios son los de la tienda que vende (sql/030), nunca los de otra; sin precio allí,
+# la tienda no vende el producto: pvp NULL y ninguna alternativa.
 SELECT_PRODUCTO_SQL = """
-SELECT sku, nombre, categoria, pvp FROM productos WHERE sku = %(sku)s
+SELECT p.sku, p.nombre, p.categoria, pt.pvp
+FROM productos p LEFT JOIN precios_tienda pt ON pt.tienda = %(tienda)s AND pt.sku = p.sku
+WHERE p.sku = %(sku)s
 """
 
 SELECT_ALTERNATIVAS_SQL = """
-SELECT p.sku, p.nombre, p.pvp, p.pvp - o.pvp AS diferencia, s.unidades
+SELECT p.sku, p.nombre, pp.pvp, pp.pvp - po.pvp AS diferencia, s.unidades
 FROM productos o
+JOIN precios_tienda po ON po.tienda = %(tienda)s AND po.sku = o.sku
 JOIN productos p ON p.categoria = o.categoria AND p.sku <> o.sku
+JOIN precios_tienda pp ON pp.tienda = %(tienda)s AND pp.sku = p.sku
 JOIN stock s ON s.sku = p.sku AND s.tienda = %(tienda)s
 WHERE o.sku = %(sku)s AND s.unidades > 0
 ORDER BY diferencia, p.sku
@@ -130,10 +136,13 @@ ORDER BY diferencia, p.sku
 
 
 def stock_alternativas(pool: ConnectionPool, *, contexto: ContextoCliente, sku: str) -> dict:
-    """Productos de la misma categoría con stock en la tienda del cliente, por diferencia."""
+    """Productos de la misma categoría con stock en la tienda del cliente, por diferencia.
+
+    Precios y diferencia, los de la tienda del cliente: es la de sus pedidos (la ingesta no
+    admite un pedido con un cliente de otra tienda) y la que liquida el cambio."""
     sku = normalizar_id(sku)
     with pool.connection() as conexion:
-        producto = conexion.execute(SELECT_PRODUCTO_SQL, {"sku": sku}).fetchone()
+        producto = conexion.execute(SELECT_PRODUCTO_SQL, {"sku": sku, "tienda": contexto.tienda}).fetchone()
         if producto is None:
             raise ProductoNoEncontrado(sku)
         filas = conexion.execute(
@@ -143,7 +152,7 @@ def stock_alternativas(pool: ConnectionPool, *, contexto: ContextoCliente, sku: 
         "sku": producto["sku"],
         "nombre": producto["nombre"],
         "categoria": producto["categoria"],
-        "pvp": dinero.texto(producto["pvp"]),
+        "pvp": dinero.texto(producto["pvp"]) if producto["pvp"] is not None else None,
         "alternativas": [
             {
                 "sku": fila["sku"],

@@ -1,10 +1,10 @@
 """La política con la que se liquida un cambio: la fijada al pausar, no la de ahora.
 
-El veredicto de la política guarda, al evaluar la llamada, los precios que vio y los
-valores que deciden dinero (``evaluaciones_politica.umbrales`` y ``.valores``). Al ejecutar
-el cambio se compara el precio de ahora con el visto (si cambió, la aprobación caduca) y
-la diferencia mínima liquidable se toma de esa instantánea: un cambio de política entre
-la pausa y la firma no perdona ni cobra otra cosa (issue 24).
+El veredicto de la política guarda, al evaluar la llamada, los precios que vio (los de la
+tienda del pedido) y los valores que deciden dinero (``evaluaciones_politica.umbrales`` y
+``.valores``). Al ejecutar el cambio se compara el precio de ahora con el visto (si cambió,
+la aprobación caduca) y la diferencia mínima liquidable se toma de esa instantánea: un
+cambio de política entre la pausa y la firma no perdona ni cobra otra cosa (issue 24).
 """
 
 from __future__ import annotations
@@ -69,7 +69,9 @@ def valores_de_politica(conexion, evaluacion: dict | None, tienda: str) -> dict[
 
 
 def comprobar_precios(evaluacion: dict | None, *, argumentos: dict, actuales: dict) -> None:
-    """Compara el pvp de ahora con el que vio la política al evaluar esta misma llamada.
+    """Compara el pvp de ahora en la tienda del pedido (``actuales``: los productos con el
+    precio de ``precios_tienda``, sql/030) con el que vio la política al evaluar esta misma
+    llamada, que también es el de esa tienda (``politicas.hechos``).
 
     Solo si la evaluación es de ``sustituir`` con los mismos SKU: si un encargado editó
     los SKU, lo que aprobó es lo que se ejecuta ahora y no hay precio previo que comparar.
@@ -86,7 +88,7 @@ def comprobar_precios(evaluacion: dict | None, *, argumentos: dict, actuales: di
         antes = _precio_guardado(umbrales, clave)
         if antes is not None and antes != producto["pvp"]:
             raise AprobacionCaducada(
-                f"{CADUCADA}: el precio de {producto['sku']} ha cambiado desde que se propuso "
+                f"{CADUCADA}: el precio de {producto['sku']} en la tienda ha cambiado desde que se propuso "
                 f"el cambio ({dinero.eur(antes)} entonces, {dinero.eur(producto['pvp'])} "
                 "ahora); consulta de nuevo las alternativas y vuelve a proponerlo",
                 sku=producto["sku"],

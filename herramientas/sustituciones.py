@@ -4,7 +4,8 @@ Idempotentes por (hilo, tool_call_id) como los reembolsos. Solo de un pedido ent
 (``libro.exigir_entregado``); el cambio ocupa la primera unidad libre de la línea en el
 libro, así que una unidad reembolsada no se cambia ni una cambiada se reembolsa.
 
-La diferencia es ``pvp del nuevo - precio pagado por la unidad`` y se liquida por la
+La diferencia es ``pvp del nuevo en la tienda del pedido - precio pagado por la unidad``
+(``precios_tienda``, sql/030: el precio que fija otra tienda no cuenta) y se liquida por la
 pasarela (``movimientos``), salvo si en valor absoluto es menor que
 ``diferencia_minima_liquidable`` (se perdona), el valor de la política **fijado al
 evaluar la llamada** (la instantánea del veredicto de su ``tool_call_id``), no el vivo:
@@ -65,9 +66,13 @@ WHERE sustitucion_id = %(id)s AND concepto = %(concepto)s
 
 SELECT_ESTADO_SQL = "SELECT estado FROM sustituciones WHERE id = %(id)s"
 
-# FOR SHARE: un cambio de precio a la vez espera a que esta transacción termine.
+# El pvp es el de la tienda del pedido (sql/030): el de otra tienda nunca liquida este
+# cambio. NULL si la tienda no vende el producto. FOR SHARE: un cambio de precio a la vez
+# espera a que esta transacción termine.
 SELECT_PRODUCTOS_SQL = """
-SELECT sku, nombre, categoria, pvp FROM productos WHERE sku = ANY(%(skus)s) FOR SHARE
+SELECT p.sku, p.nombre, p.categoria,
+       (SELECT pt.pvp FROM precios_tienda pt WHERE pt.tienda = %(tienda)s AND pt.sku = p.sku FOR SHARE) AS pvp
+FROM productos p WHERE p.sku = ANY(%(skus)s) FOR SHARE
 """
 
 SELECT_STOCK_SQL = """
@@ -111,9 +116,9 @@ def sustituir(
 ) -> dict[str, Any]:
     """Cambia una unidad de ``sku_original`` del pedido por ``sku_nuevo`` y liquida la diferencia.
 
-    ``diferencia`` (en el resultado) = pvp del nuevo menos lo pagado por la unidad
-    (positiva: el cliente paga). ``liquidacion`` dice cómo se liquidó: ``ninguna``,
-    ``renunciada``, ``reembolso`` o ``cobro``, con el número y estado del movimiento. El
+    ``diferencia`` (en el resultado) = pvp del nuevo en la tienda del pedido menos lo pagado
+    por la unidad (positiva: el cliente paga). ``liquidacion`` dice cómo se liquidó:
+    ``ninguna``, ``renunciada``, ``reembolso`` o ``cobro``, con el número y estado del movimiento. El
     precio «al proponer» sale de ``evaluaciones_politica.umbrales`` de esta misma
     llamada (claves ``pvp_original`` y ``pvp_nuevo``), si la política lo guardó con los
     mismos SKU. Repetir la clave con el cobro pendiente lo reintenta.
@@ -168,7 +173,7 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
         productos = {
             p["sku"]: p
             for p in conexion.execute(
-                SELECT_PRODUCTOS_SQL, {"skus": [sku_original, sku_nuevo]}
+                SELECT_PRODUCTOS_SQL, {"skus": [sku_original, sku_nuevo], "tienda": tienda}
             ).fetchall()
         }
         if sku_nuevo not in productos:
@@ -179,6 +184,13 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
                 f"{sku_nuevo} ({nuevo['categoria']}) no es de la misma categoría que "
                 f"{sku_original} ({original['categoria']}): solo se cambia dentro de la categoría"
             )
+        for producto in (original, nuevo):
+            if producto["pvp"] is None:
+                raise ErrorDominio(
+                    f"{producto['sku']} no tiene precio en la tienda del pedido ({tienda}): no se "
+                    "vende allí y no se puede cambiar; ofrece solo productos de stock_alternativas",
+                    sku=producto["sku"],
+                )
         evaluacion = politica_fijada.evaluacion(conexion, llamada)
         politica_fijada.comprobar_precios(
             evaluacion, argumentos=argumentos, actuales={"pvp_original": original, "pvp_nuevo": nuevo},

@@ -3,11 +3,11 @@
 ``DescripcionEncargado(pool=..., politica=...)`` es el callable
 ``(tool_call, state, runtime) -> str`` del middleware. Unas líneas en español con lo que
 el encargado necesita para decidir: cliente, pedido y fechas, líneas afectadas (o
-productos original y nuevo con precios), importe, motivo del cliente y los motivos de la
-política. Qué se redacta depende de la regla de la herramienta (``politica.regla_de``),
-no de su nombre; el dinero, con ``agente.nucleo.dinero.eur``. Una operación declarada
-(``agente.nucleo.operaciones``) sin redacción propia se describe con su título, el pedido
-y sus campos con las etiquetas de la declaración.
+productos original y nuevo con sus precios en la tienda del pedido), importe, motivo del
+cliente y los motivos de la política. Qué se redacta depende de la regla de la herramienta
+(``politica.regla_de``), no de su nombre; el dinero, con ``agente.nucleo.dinero.eur``. Una
+operación declarada (``agente.nucleo.operaciones``) sin redacción propia se describe con
+su título, el pedido y sus campos con las etiquetas de la declaración.
 
 Los motivos salen del veredicto guardado de ese ``tool_call_id``: en ``after_model`` el
 ``when`` corre antes que la descripción, así que ya está guardado y coincide con lo que
@@ -72,8 +72,9 @@ SELECT c.nombre AS cliente,
           FROM lineas_pedido l JOIN productos pr ON pr.sku = l.sku
          WHERE l.pedido_id = p.id) AS lineas,
        (SELECT coalesce(jsonb_object_agg(pr.sku, jsonb_build_object(
-                   'nombre', pr.nombre, 'pvp', pr.pvp::text)), '{}')
+                   'nombre', pr.nombre, 'pvp', pt.pvp::text)), '{}')
           FROM productos pr
+          LEFT JOIN precios_tienda pt ON pt.sku = pr.sku AND pt.tienda = coalesce(p.tienda, c.tienda)
          WHERE pr.sku = ANY(%(skus)s::text[])) AS productos
 FROM (VALUES (1)) AS una (fila)
 LEFT JOIN clientes c ON c.id = %(cliente_id)s::text
@@ -220,6 +221,9 @@ class DescripcionEncargado:
             datos_sku = productos.get(sku) if isinstance(sku, str) else None
             if datos_sku is None:
                 texto.append(f"{rotulo}: {_del_cliente(sku or '(sin indicar)')} (no existe en el catálogo).")
+                return None
+            if datos_sku["pvp"] is None:  # la tienda del pedido no lo vende (sql/030)
+                texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), sin precio en la tienda del pedido.")
                 return None
             texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), {dinero.eur(datos_sku['pvp'])}.")
             return dinero.cuantizar(datos_sku["pvp"])

@@ -84,7 +84,8 @@ CATALOGO: Mapping[str, Hecho] = {
         ),
         Hecho(
             "pvp_original",
-            "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_original)s::text)",
+            "(SELECT pr.pvp FROM precios_tienda pr WHERE pr.sku = %(sku_original)s::text"
+            " AND pr.tienda = coalesce(p.tienda, %(tienda)s::text))",
             frozenset({"sku_original"}),
         ),
         # La elegibilidad de devoluciones y cambios vive en un solo sitio, la vista
@@ -139,7 +140,8 @@ CATALOGO: Mapping[str, Hecho] = {
         Hecho("vales_pedido", "(SELECT count(*)::int FROM vales v WHERE v.pedido_id = p.id AND v.estado <> 'anulado')"),
         Hecho(
             "pvp_nuevo",
-            "(SELECT pr.pvp FROM productos pr WHERE pr.sku = %(sku_nuevo)s::text)",
+            "(SELECT pr.pvp FROM precios_tienda pr WHERE pr.sku = %(sku_nuevo)s::text"
+            " AND pr.tienda = coalesce(p.tienda, %(tienda)s::text))",
             frozenset({"sku_nuevo"}),
         ),
         # Reenvío (sql/017): días desde que salió el pedido y la línea que se reenvía, con

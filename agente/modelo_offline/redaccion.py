@@ -225,14 +225,15 @@ def sin_alternativas(nombre: str, sku: str) -> str:
 
 def opciones_de_cambio(nombre: str, sku: str, pedido: str | None, alternativas: Sequence[dict]) -> str:
     """Las alternativas por su nombre (el cliente no lee SKUs); se elige nombrándola o por
-    precio («una más barata»)."""
+    precio («una más barata»). Los precios son los de su tienda (``stock_alternativas``):
+    otra tienda puede vender lo mismo a otro precio, y el texto lo dice."""
     opciones = "; ".join(
         f"{a.get('nombre')} ({eur(a.get('pvp'))}, diferencia "
         f"{eur(a.get('diferencia'), signo=True)})"
         for a in alternativas
     )
     return (
-        f"Para {nombre} tenemos en stock: {opciones}. ¿Por cuál quieres "
+        f"Para {nombre} tenemos en stock en tu tienda, con sus precios allí: {opciones}. ¿Por cuál quieres "
         f"cambiarlo? Por ejemplo: «cambiar {nombre} del pedido {pedido} por "
         f"{alternativas[0].get('nombre')}» o «por una más barata»."
     )
@@ -249,7 +250,7 @@ def confirmar_cambio(
     resto = f" También hay: {otras}." if otras else ""
     return (
         f"Para {nombre} te propongo {elegida.get('nombre')} "
-        f"({eur(elegida.get('pvp'))}, diferencia {eur(elegida.get('diferencia'), signo=True)}).{resto} "
+        f"({eur(elegida.get('pvp'))} en tu tienda, diferencia {eur(elegida.get('diferencia'), signo=True)}).{resto} "
         f"¿Confirmas el cambio de {nombre} del pedido {pedido} por {elegida.get('nombre')}? "
         "Responde «sí» para tramitarlo o dime otra opción."
     )

@@ -97,10 +97,11 @@ def poner_cliente(cliente_id: IdTienda, cuerpo: DatosCliente, servicio: Servicio
     return _resultado(servicio.ingerir("cliente", clave, cliente_id, cuerpo))
 
 
-@router.put("/productos/{sku}", summary="Crear o actualizar un producto", response_model=Resultado,
-            responses={**_403, **_409})
+@router.put("/productos/{sku}", summary="Crear o actualizar un producto y su precio en la tienda",
+            response_model=Resultado, responses={**_403, **_409})
 def poner_producto(sku: IdTienda, cuerpo: DatosProducto, servicio: ServicioWeb, clave: _clave("productos")):
-    """El catálogo es común a las tiendas; el precio de venta no cambia las líneas ya vendidas."""
+    """El nombre y la categoría son del catálogo común; el ``pvp`` es el precio de venta en la
+    tienda de la clave y no cambia el de ninguna otra. Tampoco cambia las líneas ya vendidas."""
     return _resultado(servicio.ingerir("producto", clave, sku, cuerpo))
 
 

@@ -1,11 +1,12 @@
 """Regla «sustitucion»: cambiar un producto del pedido por otro.
 
 Las mismas condiciones que una devolución (la vista ``elegibilidad_pedidos``): pide firma
-si el pedido no es del cliente, un producto no existe, el original no está en el pedido,
-el nuevo cuesta más que el original por encima de lo que admite la tienda, la entrega
-queda fuera del plazo de la tienda, o el pedido ya tuvo alguna compensación (reembolso o
-cambio). Un pedido sin entregar o cancelado, o un producto cuyas unidades ya se
-reembolsaron o cambiaron todas, no pide firma: ``sustituir`` lo rechaza sin escribir nada
+si el pedido no es del cliente, un producto no existe (o no tiene precio en la tienda del
+pedido: ``precios_tienda``, sql/030), el original no está en el pedido, el nuevo cuesta
+más que el original por encima de lo que admite la tienda, la entrega queda fuera del
+plazo de la tienda, o el pedido ya tuvo alguna compensación (reembolso o cambio). Un
+pedido sin entregar o cancelado, o un producto cuyas unidades ya se reembolsaron o
+cambiaron todas, no pide firma: ``sustituir`` lo rechaza sin escribir nada
 (``razon_imposible``), y pedir a un encargado algo imposible solo le haría perder el tiempo.
 Los precios vistos al proponer se guardan en los umbrales: ``sustituir`` caduca la firma
 si cambian antes de ejecutarse.

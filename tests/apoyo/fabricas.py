@@ -110,22 +110,33 @@ FROM clientes c WHERE c.id = %(cliente)s
 """
 INSERT_LINEA_SQL = """
 INSERT INTO lineas_pedido (pedido_id, linea, sku, unidades, precio_unitario)
-SELECT %(pedido)s, %(linea)s, sku, %(unidades)s, pvp FROM productos WHERE sku = %(sku)s
+VALUES (%(pedido)s, %(linea)s, %(sku)s, %(unidades)s, %(precio)s)
 """
+# El pvp de hoy en la tienda del cliente (sql/030); una base de antes de 030 (las pruebas
+# de migraciones) solo tiene el precio común productos.pvp.
+HAY_PRECIOS_TIENDA_SQL = "SELECT to_regclass('precios_tienda') IS NOT NULL AS hay"
+PRECIOS_TIENDA_SQL = """
+SELECT pt.sku, pt.pvp FROM precios_tienda pt JOIN clientes c ON c.tienda = pt.tienda
+WHERE c.id = %(cliente)s AND pt.sku = ANY(%(skus)s)
+"""
+PRECIOS_ANTERIORES_SQL = "SELECT sku, pvp FROM productos WHERE sku = ANY(%(skus)s)"
 
 
 def crear_pedido(bd_url: str, cliente_id: str, lineas: list[tuple[str, int]], *, dias_entrega: int | None = 4) -> str:
-    """Un pedido nuevo del cliente con esas líneas (precio = pvp actual). Devuelve su id."""
+    """Un pedido nuevo del cliente con esas líneas (precio = pvp actual en su tienda). Devuelve su id."""
     pedido = f"P-20261101-{9000 + next(_secuencia):04d}"
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c, c.transaction():
+        por_tienda = c.execute(HAY_PRECIOS_TIENDA_SQL).fetchone()["hay"]
         precios = {
             f["sku"]: f["pvp"]
-            for f in c.execute("SELECT sku, pvp FROM productos WHERE sku = ANY(%s)", ([s for s, _ in lineas],))
+            for f in c.execute(PRECIOS_TIENDA_SQL if por_tienda else PRECIOS_ANTERIORES_SQL,
+                               {"cliente": cliente_id, "skus": [s for s, _ in lineas]})
         }
         importe = sum((precios[s] * u for s, u in lineas), Decimal("0"))
         c.execute(INSERT_PEDIDO_SQL, {"id": pedido, "cliente": cliente_id, "dias": dias_entrega, "importe": importe})
         for n, (sku, unidades) in enumerate(lineas, 1):
-            c.execute(INSERT_LINEA_SQL, {"pedido": pedido, "linea": n, "sku": sku, "unidades": unidades})
+            c.execute(INSERT_LINEA_SQL, {"pedido": pedido, "linea": n, "sku": sku, "unidades": unidades,
+                                         "precio": precios[sku]})
     return pedido
 
 

@@ -167,7 +167,7 @@ def test_sustitucion_aprobada_tras_cambiar_el_precio_caduca_y_no_mueve_stock(ser
     stock = "SELECT unidades FROM stock WHERE tienda = 'talavera' AND sku = %(s)s"
     antes = (uno(bd_url, stock, {"s": "CAF-004"}), uno(bd_url, stock, {"s": "CAF-001"}))
     with psycopg.connect(bd_url, autocommit=True) as c:
-        c.execute("UPDATE productos SET pvp = 259.00 WHERE sku = 'CAF-004'")
+        c.execute("UPDATE precios_tienda SET pvp = 259.00 WHERE tienda = 'talavera' AND sku = 'CAF-004'")
     final = servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
     assert "caducado" in final.mensaje_cliente
     assert uno(bd_url, "SELECT count(*) FROM sustituciones") == 0

@@ -97,7 +97,7 @@ def test_ninguna_columna_de_dinero_es_float(conexion):
         """SELECT table_name, column_name, numeric_precision, numeric_scale
            FROM information_schema.columns
            WHERE table_schema = 'public'
-             AND column_name IN ('importe', 'pvp', 'precio_unitario', 'pvp_original',
+             AND column_name IN ('importe', 'pvp', 'pvp_referencia', 'precio_unitario', 'pvp_original',
                                  'pvp_nuevo', 'diferencia', 'limite_reembolso')"""
     ).fetchall()
     assert len(dinero) >= 8
@@ -158,8 +158,10 @@ def test_demo_tiene_datos_para_cada_rama_de_la_politica(conexion):
 
     # Alternativas de la cafetera: más barata, mismo precio y más cara, con stock en Talavera.
     alternativas = q(
-        """SELECT sign(a.pvp - o.pvp) AS signo FROM productos o
+        """SELECT sign(pa.pvp - po.pvp) AS signo FROM productos o
+           JOIN precios_tienda po ON po.tienda = 'talavera' AND po.sku = o.sku
            JOIN productos a ON a.categoria = o.categoria AND a.sku <> o.sku
+           JOIN precios_tienda pa ON pa.tienda = 'talavera' AND pa.sku = a.sku
            JOIN stock s ON s.sku = a.sku AND s.tienda = 'talavera' AND s.unidades > 0
            WHERE o.sku = 'CAF-001'"""
     ).fetchall()

@@ -85,9 +85,9 @@ def fijar_stock(pool, sku: str, n: int, tienda: str = "talavera") -> None:
         c.execute("UPDATE stock SET unidades = %s WHERE tienda = %s AND sku = %s", (n, tienda, sku))
 
 
-def fijar_pvp(pool, sku: str, pvp: Decimal) -> None:
+def fijar_pvp(pool, sku: str, pvp: Decimal, tienda: str = "talavera") -> None:
     with pool.connection() as c:
-        c.execute("UPDATE productos SET pvp = %s WHERE sku = %s", (pvp, sku))
+        c.execute("UPDATE precios_tienda SET pvp = %s WHERE tienda = %s AND sku = %s", (pvp, tienda, sku))
 
 
 def fila_reembolso(pool, numero: str) -> dict:

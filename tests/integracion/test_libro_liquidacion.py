@@ -177,7 +177,7 @@ def test_la_tienda_perdona_diferencias_por_debajo_de_su_minimo(pool, bd_url, ave
 def test_la_diferencia_es_sobre_lo_pagado_no_sobre_el_pvp_de_hoy(pool, bd_url, averiable, conexion):
     # El pvp de la cafetera sube a 200 después de la compra: la diferencia con CAF-002 sigue
     # siendo 29,90 - 120,00 (lo pagado), y lo devuelto nunca supera lo pagado.
-    conexion.execute("UPDATE productos SET pvp = 200 WHERE sku = 'CAF-001'")
+    conexion.execute("UPDATE precios_tienda SET pvp = 200 WHERE sku = 'CAF-001'")
     resultado = cambiar(pool, averiable, "CAF-002")
     assert resultado["diferencia"] == "-90.10"
     sin_hallazgos(conexion)

@@ -40,7 +40,7 @@ from tests.apoyo.politica import (
 )
 
 D = Decimal
-TABLAS_DE_NEGOCIO = {"pedidos", "lineas_pedido", "productos", "devoluciones", "politicas_tienda"}
+TABLAS_DE_NEGOCIO = {"pedidos", "lineas_pedido", "productos", "precios_tienda", "devoluciones", "politicas_tienda"}
 
 
 def _sin_crear(_dependencias):

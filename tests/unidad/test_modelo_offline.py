@@ -250,6 +250,16 @@ def test_cambio_sin_preferencia_lista_las_opciones(modelo):
     assert "CAF-" not in final.content
 
 
+def test_las_opciones_y_la_propuesta_de_cambio_dicen_que_el_precio_es_el_de_su_tienda(modelo):
+    # Otra tienda puede vender lo mismo a otro precio (sql/030): el cliente sabe cuál es el suyo.
+    _, opciones = _hasta_operacion(modelo, "quiero cambiar la cafetera del pedido P-20260917-0041")
+    assert "tenemos en stock en tu tienda, con sus precios allí: Cafetera italiana Moka 6 tazas (29,90 EUR" in (
+        opciones.content)
+    _, propuesta = _hasta_operacion(modelo, "quiero cambiar la cafetera del pedido P-20260917-0041 por una más barata")
+    assert "te propongo Cafetera italiana Moka 6 tazas (29,90 EUR en tu tienda, diferencia -90,10 EUR)" in (
+        propuesta.content)
+
+
 def test_cambio_eligiendo_una_opcion_por_su_nombre_pide_el_si_y_despues_cambia(modelo):
     historial, opciones = _hasta_operacion(modelo, "quiero cambiar la cafetera del pedido P-20260917-0041")
     ejemplo = opciones.content.split("Por ejemplo: «", 1)[1].split("»", 1)[0]

@@ -46,15 +46,17 @@ INSTANTANEA_COBROS_SQL = """
 SELECT pedido_id AS pedido, importe, estado FROM cobros ORDER BY pedido_id, importe
 """
 
-# Lo que la tarjeta del encargado añade a los argumentos (EnTarjeta).
+# Lo que la tarjeta del encargado añade a los argumentos (EnTarjeta). El precio del nuevo es
+# el de la tienda del pedido (precios_tienda, sql/030), el mismo con el que se liquida.
 TARJETA_CAMBIO_SQL = """
 WITH a AS (SELECT %(args)s::jsonb AS j)
 SELECT po.nombre AS "Producto original", l.precio_unitario AS "Pagado por unidad",
-       pn.nombre AS "Producto nuevo", pn.pvp AS "Precio del nuevo",
-       abs(pn.pvp - l.precio_unitario) AS "Diferencia",
+       pn.nombre AS "Producto nuevo", pt.pvp AS "Precio del nuevo",
+       abs(pt.pvp - l.precio_unitario) AS "Diferencia",
        CASE WHEN l.precio_unitario IS NULL THEN 'el producto original no está en el pedido'
-            WHEN pn.pvp > l.precio_unitario THEN 'la paga el cliente (cobro por la pasarela)'
-            WHEN pn.pvp < l.precio_unitario THEN 'se le devuelve al cliente'
+            WHEN pt.pvp IS NULL THEN 'ninguna: el producto nuevo no tiene precio en la tienda del pedido'
+            WHEN pt.pvp > l.precio_unitario THEN 'la paga el cliente (cobro por la pasarela)'
+            WHEN pt.pvp < l.precio_unitario THEN 'se le devuelve al cliente'
             ELSE 'ninguna: mismo precio' END AS "Quién paga la diferencia",
        coalesce((SELECT s.unidades FROM stock s WHERE s.tienda = p.tienda AND s.sku = pn.sku), 0)
            AS "Stock del nuevo en la tienda"
@@ -62,6 +64,7 @@ FROM a
 JOIN pedidos p ON p.id = upper(trim(a.j ->> 'pedido')) AND p.cliente_id = %(cliente)s
 JOIN productos po ON po.sku = upper(trim(a.j ->> 'sku_original'))
 JOIN productos pn ON pn.sku = upper(trim(a.j ->> 'sku_nuevo'))
+LEFT JOIN precios_tienda pt ON pt.tienda = p.tienda AND pt.sku = pn.sku
 LEFT JOIN LATERAL (SELECT lp.precio_unitario FROM lineas_pedido lp
                    WHERE lp.pedido_id = p.id AND lp.sku = po.sku ORDER BY lp.linea LIMIT 1) l ON true
 """

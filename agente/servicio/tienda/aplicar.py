@@ -68,9 +68,18 @@ ON CONFLICT (id) DO UPDATE SET nombre = EXCLUDED.nombre, email = EXCLUDED.email,
 WHERE clientes.tienda = EXCLUDED.tienda
 RETURNING id
 """
+# El catálogo (nombre, categoría) es común; el pvp es el de la tienda de la clave y solo
+# cambia su fila de precios_tienda. pvp_referencia se pone al dar de alta y no se toca más:
+# ninguna tienda cambia lo que cobra o devuelve otra (sql/030).
 UPSERT_PRODUCTO_SQL = """
-INSERT INTO productos (sku, nombre, categoria, pvp) VALUES (%(id)s, %(nombre)s, %(categoria)s, %(pvp)s)
-ON CONFLICT (sku) DO UPDATE SET nombre = EXCLUDED.nombre, categoria = EXCLUDED.categoria, pvp = EXCLUDED.pvp
+WITH producto AS (
+    INSERT INTO productos (sku, nombre, categoria, pvp_referencia)
+    VALUES (%(id)s, %(nombre)s, %(categoria)s, %(pvp)s)
+    ON CONFLICT (sku) DO UPDATE SET nombre = EXCLUDED.nombre, categoria = EXCLUDED.categoria
+    RETURNING sku
+)
+INSERT INTO precios_tienda (tienda, sku, pvp) SELECT %(tienda)s, sku, %(pvp)s FROM producto
+ON CONFLICT (tienda, sku) DO UPDATE SET pvp = EXCLUDED.pvp
 """
 UPSERT_STOCK_SQL = """
 INSERT INTO stock (sku, tienda, unidades) SELECT %(id)s, %(tienda)s, %(unidades)s
@@ -220,8 +229,8 @@ def aplicar_cliente(cur, tienda: str, id_: str, datos: DatosCliente, clave: str 
 
 def aplicar_producto(cur, tienda: str, sku: str, datos: DatosProducto, clave: str | None = None) -> Aplicado:
     def escribir():
-        cur.execute(UPSERT_PRODUCTO_SQL, {"id": sku, "nombre": datos.nombre, "categoria": datos.categoria,
-                                          "pvp": Decimal(datos.pvp)})
+        cur.execute(UPSERT_PRODUCTO_SQL, {"id": sku, "tienda": tienda, "nombre": datos.nombre,
+                                          "categoria": datos.categoria, "pvp": Decimal(datos.pvp)})
 
     return _aplicar(cur, "producto", tienda, sku, datos, clave, escribir)
 

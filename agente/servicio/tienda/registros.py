@@ -77,7 +77,9 @@ class DatosCliente(_Forma):
 class DatosProducto(_Forma):
     nombre: Texto
     categoria: str = Field(min_length=1, max_length=100)
-    pvp: Importe
+    pvp: Annotated[Importe, Field(description=(
+        'Precio de venta en la tienda de la clave, como texto: "24.90". Cada tienda tiene el '
+        "suyo: no cambia lo que cobra ni devuelve otra tienda."))]
 
 
 class DatosStock(_Forma):
