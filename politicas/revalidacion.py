@@ -4,8 +4,9 @@ El ``when`` del middleware decide con los hechos de un momento; entre ese moment
 ``COMMIT`` del efecto, otra conversación del mismo cliente puede dar un vale, reenviar la
 línea o devolver algo. Por eso cada efecto, en su transacción, con el pedido ya bloqueado:
 
-1. toma el candado del cliente (``CANDADO_CLIENTE_SQL``, de transacción: lo suelta el
-   ``COMMIT``), que serializa los efectos de todas sus conversaciones;
+1. toma el candado del cliente (``CANDADO_CLIENTE``, de transacción: lo suelta el
+   ``COMMIT``), que serializa los efectos de todas sus conversaciones, en la misma
+   sentencia que lee el veredicto guardado de la llamada;
 2. vuelve a leer los hechos de la regla en una sentencia nueva (en READ COMMITTED cada
    sentencia ve lo confirmado antes de empezar: tras esperar al candado, lo del efecto
    anterior). Trampa: no vale una subconsulta de la sentencia que espera, que usaría la
@@ -26,10 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from agente.nucleo.claves_candado import CANDADO_CLIENTE_SQL
+from agente.nucleo.claves_candado import CANDADO_CLIENTE
 from agente.nucleo.errores import ErrorDominio, NecesitaFirma
 from agente.nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE, texto_en_revision
 from politicas.autoridad import Autoridad, autoridad_requerida
@@ -46,11 +48,16 @@ __all__ = [
     "revalidar_llamada",
 ]
 
-SELECT_VEREDICTO_A_REVALIDAR_SQL = """
-SELECT herramienta, args, tienda, cliente_id, requiere_encargado, umbrales
-FROM evaluaciones_politica
-WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
-"""
+# El candado del cliente y el veredicto de la llamada en una sentencia: el veredicto es de
+# esta llamada (lo escribió su ``when`` antes) y no lo cambia quien espera el candado, así
+# que la foto de antes de la espera vale. Los hechos, no: van en la sentencia siguiente.
+BLOQUEAR_Y_LEER_VEREDICTO_SQL = sql.SQL("""
+SELECT {candado} AS candado, e.herramienta, e.args, e.tienda, e.cliente_id,
+       e.requiere_encargado, e.umbrales
+FROM (VALUES (1)) AS una (fila)
+LEFT JOIN evaluaciones_politica e
+       ON e.thread_id = %(thread_id)s AND e.tool_call_id = %(tool_call_id)s
+""").format(candado=sql.SQL(CANDADO_CLIENTE)).as_string()
 
 # Solo un veredicto «sin firma» se eleva (una vez): uno que ya pedía firma no se toca.
 ELEVAR_VEREDICTO_SQL = """
@@ -114,11 +121,10 @@ def revalidar_llamada(
         ErrorDominio: otra conversación espera ya la firma por las mismas unidades, o la
             regla ve ahora imposible lo que la herramienta dejó pasar (no se escribe nada).
     """
-    conexion.execute(CANDADO_CLIENTE_SQL, {"cliente_id": cliente_id})
     clave = {"thread_id": thread_id, "tool_call_id": tool_call_id}
     with conexion.cursor(row_factory=dict_row) as cur:
-        fila = cur.execute(SELECT_VEREDICTO_A_REVALIDAR_SQL, clave).fetchone()
-        if fila is None or fila["requiere_encargado"] or CLAVE_IMPOSIBLE in (fila["umbrales"] or {}):
+        fila = cur.execute(BLOQUEAR_Y_LEER_VEREDICTO_SQL, {**clave, "cliente_id": cliente_id}).fetchone()
+        if fila["herramienta"] is None or fila["requiere_encargado"] or CLAVE_IMPOSIBLE in (fila["umbrales"] or {}):
             return
         herramienta = fila["herramienta"]
         regla = regla_de(herramienta)

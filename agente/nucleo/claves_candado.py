@@ -16,6 +16,7 @@ bloquean entre sí: por eso se eligen aquí, juntas, y ningún otro módulo escr
 from __future__ import annotations
 
 __all__ = [
+    "CANDADO_CLIENTE",
     "CANDADO_CLIENTE_SQL",
     "CANDADO_MATRIZ_SQL",
     "CANDADO_MIGRACIONES",
@@ -41,4 +42,7 @@ CANDADO_POLITICA_SQL = "SELECT pg_advisory_xact_lock(hashtext('politica_tienda:'
 # Serializa los efectos de un mismo cliente (todas sus conversaciones): el efecto vuelve a
 # decidir su regla bajo este candado, en su transacción, antes de escribir (issue 38).
 # Orden fijo para no interbloquear: primero el pedido (FOR UPDATE), después el cliente.
-CANDADO_CLIENTE_SQL = "SELECT pg_advisory_xact_lock(hashtext('cliente:' || %(cliente_id)s))"
+# ``CANDADO_CLIENTE`` es la expresión, para tomarlo en la misma sentencia que otra lectura
+# que no dependa de lo que se espera (la foto de esa sentencia es la de antes de la espera).
+CANDADO_CLIENTE = "pg_advisory_xact_lock(hashtext('cliente:' || %(cliente_id)s))"
+CANDADO_CLIENTE_SQL = f"SELECT {CANDADO_CLIENTE}"
