@@ -15,9 +15,6 @@ C-sin-revalidar (``util.RegistroSentencias``). Escribe ``bench/serializacion.jso
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
 import random
 import statistics
 import time
@@ -136,17 +133,8 @@ def _contar(instancias: dict, clientes: dict, *, desde: int, n: int) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.serializacion", description=__doc__.splitlines()[0])
-    parser.add_argument("-n", type=int, default=25, help="conversaciones por caso")
-    args = parser.parse_args(argv)
-    import langfuse.logger  # noqa: F401
-
-    logging.getLogger("langfuse").setLevel(logging.ERROR)
-    resultado = medir(args.n)
-    print(json.dumps(resultado, indent=1, ensure_ascii=False))
-    destino = util.RAIZ / "bench" / "serializacion.json"
-    destino.write_text(json.dumps(resultado, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"Guardado en {destino.relative_to(util.RAIZ)}")
+    util.main_de_conversaciones(argv, modulo="bench.serializacion", descripcion=__doc__.splitlines()[0], medir=medir,
+                                destino="serializacion.json")
 
 
 if __name__ == "__main__":

@@ -526,3 +526,24 @@ class ReceptorEnProceso:
 
 def dinero(valor: Decimal | str) -> str:
     return f"{Decimal(valor):.2f}"
+
+
+def main_de_conversaciones(argv: list[str] | None, *, modulo: str, descripcion: str, medir, destino: str) -> None:
+    """La orden de un bench suelto de conversaciones (``-n``): mide, imprime y guarda el JSON
+    en ``bench/<destino>`` (``bench.variantes``, ``bench.serializacion``)."""
+    import argparse
+    import json
+    import logging
+
+    parser = argparse.ArgumentParser(prog=f"python -m {modulo}", description=descripcion)
+    parser.add_argument("-n", type=int, default=25, help="conversaciones por caso")
+    args = parser.parse_args(argv)
+    import langfuse.logger  # noqa: F401  (fija su nivel al importarse: después se sube)
+
+    logging.getLogger("langfuse").setLevel(logging.ERROR)
+    resultado = medir(args.n)
+    texto = json.dumps(resultado, indent=1, ensure_ascii=False)
+    print(texto)
+    ruta = RAIZ / "bench" / destino
+    ruta.write_text(texto + "\n", encoding="utf-8")
+    print(f"Guardado en {ruta.relative_to(RAIZ)}")

@@ -12,9 +12,6 @@ intercala, como el bench de turnos, las mismas conversaciones con:
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
 import random
 import statistics
 import time
@@ -83,17 +80,8 @@ def medir(n: int, calentamiento: int = 2) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.variantes", description=__doc__.splitlines()[0])
-    parser.add_argument("-n", type=int, default=25, help="conversaciones por caso")
-    args = parser.parse_args(argv)
-    import langfuse.logger  # noqa: F401
-
-    logging.getLogger("langfuse").setLevel(logging.ERROR)
-    resultado = medir(args.n)
-    print(json.dumps(resultado, indent=1, ensure_ascii=False))
-    destino = util.RAIZ / "bench" / "variantes.json"
-    destino.write_text(json.dumps(resultado, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"Guardado en {destino.relative_to(util.RAIZ)}")
+    util.main_de_conversaciones(argv, modulo="bench.variantes", descripcion=__doc__.splitlines()[0], medir=medir,
+                                destino="variantes.json")
 
 
 if __name__ == "__main__":
