@@ -32,10 +32,10 @@ CLAVE_EN_REVISION = "en_revision"
 def texto_en_revision(pedido: object) -> str:
     """Lo que lee el modelo (y cuenta al cliente) si ya hay una petición igual esperando."""
     return (
-        f"ya hay una solicitud de este cliente por las mismas unidades del pedido {pedido} "
-        "esperando la revisión de un encargado (en otra conversación): no se ha hecho nada ni se "
-        "ha abierto otra solicitud. Dile al cliente que ya se está revisando y que le avisaremos "
-        "por aquí en cuanto se decida; no la propongas otra vez"
+        f"ya hay una solicitud igual por estos productos del pedido {pedido} esperando la revisión "
+        "de un encargado (la abriste en otra conversación); no se ha hecho nada ni se ha abierto "
+        "otra, y te avisaremos por aquí en cuanto se decida. Dile al cliente que ya se está "
+        "revisando; no la propongas otra vez"
     )
 
 
