@@ -21,17 +21,23 @@ from typing import Any
 from bench import util
 from tests.apoyo.historias_concurrentes import comprobar, ejecutar, preparar, resumen
 
-__all__ = ["ejecutar_tanda", "markdown"]
+__all__ = ["ejecutar_tanda", "markdown", "tanda"]
 
 HILOS = 6
 CLIENTES = 2
 
 
 def ejecutar_tanda(url_admin: str, semillas: int | None = None, operaciones: int | None = None) -> dict[str, Any]:
+    """La parte del bench: una base de la demo nueva y la tanda entera sobre ella."""
     semillas = semillas or int(os.environ.get("BENCH_SERIALIZABLE_SEMILLAS", util.segun_modo(200, 20)))
     operaciones = operaciones or int(os.environ.get("BENCH_SERIALIZABLE_OPERACIONES", 24))
     url = util.crear_base(url_admin, "bench_serializable")
     print(f"[serializable] {semillas} semillas × {operaciones} operaciones, rondas de {HILOS} hilos…", flush=True)
+    return tanda(url, semillas, operaciones)
+
+
+def tanda(url: str, semillas: int, operaciones: int) -> dict[str, Any]:
+    """``semillas`` historias de ``operaciones`` sobre la base ``url`` (con la demo), comprobadas."""
     escenarios, violaciones = [], {}
     inicio = time.perf_counter()
     pool = util.abrir_pool(url, max_size=HILOS * 2)
