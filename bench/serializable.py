@@ -2,7 +2,8 @@
 
 Lo mismo que ``tests/integracion/test_historias_concurrentes.py`` (el generador, la
 ejecución por rondas con barreras y el comprobador de ``tests/apoyo/historias_concurrentes.py``),
-con más semillas y más operaciones por semilla, todas en una base de la demo (cada semilla
+con más semillas y más operaciones por semilla (también conversaciones enteras con el
+agente, modelo offline), todas en una base de la demo (cada semilla
 con sus clientes y pedidos nuevos). Informa del ritmo (operaciones/s, efectos/s), de qué
 parte de lo que pidió el chat acabó en revisión (en el ``when`` o al escribir) y de cada
 violación que encuentre el comprobador (tiene que ser ninguna).
@@ -38,18 +39,25 @@ def ejecutar_tanda(url_admin: str, semillas: int | None = None, operaciones: int
 
 def tanda(url: str, semillas: int, operaciones: int) -> dict[str, Any]:
     """``semillas`` historias de ``operaciones`` sobre la base ``url`` (con la demo), comprobadas."""
+    from agente.servicio.fabrica import crear_servicio
+    from herramientas.pasarela import PasarelaSimulada
+    from tests.apoyo.fabricas import ajustes_prueba
+
     escenarios, violaciones = [], {}
     inicio = time.perf_counter()
     pool = util.abrir_pool(url, max_size=HILOS * 2)
+    servicio = crear_servicio(ajustes_prueba(url), url=url, pasarela=PasarelaSimulada(pool=pool),
+                              pausa_reintentos=0.01)
     try:
         for semilla in range(1, semillas + 1):
             escenario = ejecutar(pool, url, preparar(url, semilla, clientes=CLIENTES, operaciones=operaciones,
-                                                     hilos=HILOS))
+                                                     hilos=HILOS, chat=True), servicio)
             escenarios.append(escenario)
             if encontradas := comprobar(url, escenario):
                 violaciones[semilla] = encontradas
                 print(f"[serializable] semilla {semilla}: {encontradas}", flush=True)
     finally:
+        servicio.cerrar()
         pool.close()
     return {**resumen(escenarios), "operaciones_por_semilla": operaciones, "hilos": HILOS,
             "clientes_por_semilla": CLIENTES, "segundos_total": round(time.perf_counter() - inicio, 1),
@@ -65,7 +73,8 @@ def markdown(r: dict[str, Any], tabla) -> list[str]:
         "## Política serializable: historias concurrentes (`--solo serializable`)",
         "",
         f"{r['semillas']} semillas de {r['operaciones_por_semilla']} operaciones al azar (vales, reenvíos, "
-        f"devoluciones, cancelaciones y cambios de estado por la API de la tienda) de {r['clientes_por_semilla']} "
+        f"devoluciones, cancelaciones, cambios de estado por la API de la tienda y conversaciones con el "
+        f"agente) de {r['clientes_por_semilla']} "
         f"clientes nuevos, en rondas de {r['hilos']} hilos que deciden a la vez y escriben a la vez. Los segundos "
         "son los de las rondas (sin preparar ni comprobar); «a revisión» es la parte de lo que pidió el chat "
         "que acabó esperando firma (en el `when` o al escribir).",

@@ -11,7 +11,10 @@ cero) con dos pedidos entregados hace 3 días (una línea de dos sartenes de 24,
 pendiente (una sartén, o dos cafeteras de 120,00 EUR que pasan del límite de cancelación),
 y una lista de operaciones al azar sobre ellos: vales (de lo que sale sin firma, o de más),
 reenvíos de una sartén que llegó rota, devoluciones de una sartén, cancelaciones y cambios
-de estado de la tienda (enviar, volver atrás a enviado, entregar). No se usa Hypothesis
+de estado de la tienda (enviar, volver atrás a enviado, entregar); con ``chat=True``,
+también conversaciones enteras con el agente (modelo offline) que piden un vale, una
+devolución o un reenvío: su ``when``, su revalidación en el middleware (que eleva el
+veredicto y pausa) y las reservas de lo que ya espera firma. No se usa Hypothesis
 (está instalado): cada ejemplo necesita su base y sus hilos, y una historia concurrente no
 se repite igual al encogerla; la semilla sí fija las operaciones, y el fallo dice la semilla.
 
@@ -22,7 +25,10 @@ han decidido, todas ejecutan a la vez la herramienta de dominio con el revalidad
 política (o, las de la tienda, ``IngestaTienda.estado``, lo que llama la ruta
 ``POST /api/tienda/v1/pedidos/{id}/estado``). Es el peor caso para el ``when``: cada
 conversación de la ronda vio al cliente como estaba antes de que saliera ningún efecto. Una
-operación cuyo veredicto pide firma no se ejecuta (el agente pausaría antes).
+operación cuyo veredicto pide firma no se ejecuta (el agente pausaría antes); una
+``NecesitaFirma`` eleva el veredicto como el middleware. Las conversaciones del chat solo
+esperan a la segunda barrera y hablan con el servicio; su desenlace sale de lo que dejaron en
+la base (efecto, pausa con o sin veredicto revalidado, o nada).
 
 **Historia**. Cada operación acaba en un desenlace (``DESENLACES``). El orden de
 confirmación lo apunta la propia base: unos disparadores de prueba (``INSTRUMENTAR_SQL``,
@@ -94,6 +100,14 @@ DE_LA_TIENDA = {"tienda_enviar": "enviado", "tienda_atrasar": "enviado", "tienda
 # Cuántas veces sale cada tipo de operación al azar.
 PESOS = {"vale": 3, "reenvio": 2, "reembolso": 3, "cancelacion": 1,
          "tienda_enviar": 1, "tienda_atrasar": 1, "tienda_entregar": 1}
+# Conversaciones enteras con el agente (modelo offline), si hay servicio: su when, su
+# revalidación (el middleware eleva y pausa) y las reservas de lo que espera firma.
+PESOS_CHAT = {"chat_vale": 1, "chat_reembolso": 1, "chat_reenvio": 1}
+TEXTOS_CHAT = {
+    "chat_vale": "El pedido {pedido} llegó con un arañazo, no quiero devolverlo",
+    "chat_reembolso": "Quiero devolver el pedido {pedido}, no me gusta",
+    "chat_reenvio": "La sartén del pedido {pedido} llegó rota, mandadme otra",
+}
 DESENLACES = (
     "efecto",             # la herramienta escribió su efecto sin firma
     "firma_al_decidir",   # el when pidió firma: el agente pausaría, no se ejecuta nada
@@ -163,7 +177,8 @@ HISTORIA_SQL = """
 SELECT h.orden, h.tabla, h.pedido_id, h.thread_id, h.estado,
        coalesce(v.importe, r.importe, e.valor, c.importe) AS importe,
        coalesce(v.aprobado_por, r.aprobado_por, e.aprobado_por, c.aprobado_por) AS aprobado_por,
-       r.concepto, e.unidades AS unidades_reenvio
+       r.concepto, e.unidades AS unidades_reenvio,
+       (SELECT count(*)::int FROM compensaciones_unidad cu WHERE cu.reembolso_id = r.id) AS unidades_reembolso
 FROM historia_confirmada h
 LEFT JOIN vales v ON h.tabla = 'vales' AND v.id = h.id
 LEFT JOIN reembolsos r ON h.tabla = 'reembolsos' AND r.id = h.id
@@ -220,6 +235,10 @@ class Resultado:
     operacion: Operacion
     desenlace: str
     detalle: str = ""
+    hilo: str = ""  # el de la conversación del servicio (las del chat); si no, el de la operación
+
+    def __post_init__(self) -> None:
+        self.hilo = self.hilo or self.operacion.hilo
 
 
 @dataclass
@@ -268,13 +287,15 @@ def _crear(conexion: psycopg.Connection, semilla: int, clientes: int, azar: rand
 
 
 def _operacion(n: int, azar: random.Random, semilla: int, clientes: list[str], pedidos: dict[str, Pedido],
-               automatico: Decimal) -> Operacion:
+               automatico: Decimal, pesos: dict[str, int]) -> Operacion:
     cliente = azar.choice(clientes)
     suyos = [p for p in pedidos.values() if p.cliente == cliente]
     entregados = [p for p in suyos if p.estado == "entregado"]
     pendiente = next(p for p in suyos if p.estado == "pendiente")
-    tipo = azar.choices(list(PESOS), weights=list(PESOS.values()))[0]
+    tipo = azar.choices(list(pesos), weights=list(pesos.values()))[0]
     hilo = f"h{semilla}-{n}"
+    if tipo in TEXTOS_CHAT:
+        return Operacion(n, tipo, cliente, azar.choice(entregados).id, None, hilo)
     if tipo == "vale":
         importe = azar.choice([automatico / 2, automatico, automatico, automatico + Decimal("2.50")])
         return Operacion(n, tipo, cliente, azar.choice(entregados).id, dinero.cuantizar(importe), hilo)
@@ -295,8 +316,12 @@ def _limites(conexion: psycopg.Connection) -> dict[str, Any]:
     return {k: fila[k] if fila.get(k) is not None else v for k, v in DEFECTOS.items()}
 
 
-def preparar(bd_url: str, semilla: int, *, clientes: int = 2, operaciones: int = 12, hilos: int = 6) -> Escenario:
-    """Clientes y pedidos nuevos en la base y ``operaciones`` al azar sobre ellos (ver el módulo)."""
+def preparar(bd_url: str, semilla: int, *, clientes: int = 2, operaciones: int = 12, hilos: int = 6,
+             chat: bool = False) -> Escenario:
+    """Clientes y pedidos nuevos en la base y ``operaciones`` al azar sobre ellos (ver el módulo).
+
+    ``chat``: también conversaciones enteras con el agente (``ejecutar`` necesita entonces el
+    servicio)."""
     azar = random.Random(semilla)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
         _instrumentar(c)
@@ -304,7 +329,8 @@ def preparar(bd_url: str, semilla: int, *, clientes: int = 2, operaciones: int =
             ids_clientes, pedidos = _crear(c, semilla, clientes, azar)
         limites = _limites(c)
     automatico = _automatico(PRECIO_SARTEN * 2, limites)
-    ops = [_operacion(n, azar, semilla, ids_clientes, pedidos, automatico) for n in range(operaciones)]
+    pesos = {**PESOS, **(PESOS_CHAT if chat else {})}
+    ops = [_operacion(n, azar, semilla, ids_clientes, pedidos, automatico, pesos) for n in range(operaciones)]
     return Escenario(semilla, ids_clientes, pedidos, ops, hilos)
 
 
@@ -356,8 +382,12 @@ def _args(op: Operacion) -> dict[str, Any]:
     return {"pedido": op.pedido, "importe": dinero.texto(op.importe), "motivo": "ya no lo quiero"}
 
 
-def ejecutar(pool, bd_url: str, escenario: Escenario) -> Escenario:
-    """Lanza las operaciones del escenario por rondas (ver el módulo) y apunta sus desenlaces."""
+def ejecutar(pool, bd_url: str, escenario: Escenario, servicio=None) -> Escenario:
+    """Lanza las operaciones del escenario por rondas (ver el módulo) y apunta sus desenlaces.
+
+    ``servicio``: el ``Servicio`` completo para las conversaciones del chat, si las hay."""
+    if servicio is None and any(op.tipo in TEXTOS_CHAT for op in escenario.operaciones):
+        raise ValueError("un escenario con conversaciones del chat necesita el servicio")
     politica = PoliticaAprobacion(pool=pool, reglas=REGISTRO.reglas())
     pasarela = PasarelaSimulada(pool=pool)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
@@ -368,12 +398,31 @@ def ejecutar(pool, bd_url: str, escenario: Escenario) -> Escenario:
     inicio = time.perf_counter()
     for desde in range(0, len(escenario.operaciones), escenario.hilos):
         ronda = escenario.operaciones[desde:desde + escenario.hilos]
-        escenario.resultados += _ronda(pool, ronda, politica, pasarela, api, clave)
+        escenario.resultados += _ronda(pool, bd_url, ronda, politica, pasarela, api, clave, servicio)
     escenario.segundos = time.perf_counter() - inicio
     return escenario
 
 
-def _ronda(pool, ronda: list[Operacion], politica, pasarela, api, clave) -> list[Resultado]:
+def _conversar(servicio, bd_url: str, op: Operacion) -> Resultado:
+    """Una conversación entera con el agente; el desenlace, por lo que dejó en la base."""
+    contexto = servicio.contexto_de_cliente(op.cliente)
+    hilo = servicio.iniciar_conversacion(contexto)
+    respuesta = servicio.conversar(hilo, TEXTOS_CHAT[op.tipo].format(pedido=op.pedido), contexto)
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        efectos = c.execute(EFECTOS_DE_HILOS_SQL, {"hilos": [hilo]}).fetchall()
+        veredictos = c.execute(VEREDICTOS_SQL, {"hilos": [hilo]}).fetchall()
+    texto = respuesta.mensaje_cliente[:160]
+    if "problema interno" in respuesta.mensaje_cliente:
+        return Resultado(op, "fallo", f"el cliente leyó un error interno: {texto}", hilo)
+    if efectos:
+        return Resultado(op, "efecto", texto, hilo)
+    if respuesta.estado == "esperando_aprobacion":
+        revalidada = any(v["revalidada"] for v in veredictos)
+        return Resultado(op, "firma_al_escribir" if revalidada else "firma_al_decidir", texto, hilo)
+    return Resultado(op, "rechazada", texto, hilo)
+
+
+def _ronda(pool, bd_url: str, ronda: list[Operacion], politica, pasarela, api, clave, servicio) -> list[Resultado]:
     decidir, escribir = threading.Barrier(len(ronda)), threading.Barrier(len(ronda))
     resultados: dict[int, Resultado] = {}
 
@@ -386,7 +435,9 @@ def _ronda(pool, ronda: list[Operacion], politica, pasarela, api, clave) -> list
                 veredicto = politica.evaluar(thread_id=op.hilo, tool_call_id="t", herramienta=HERRAMIENTA[op.tipo],
                                              args=_args(op), contexto=contexto)
             escribir.wait(30)
-            if veredicto is not None and veredicto.requiere_encargado:
+            if op.tipo in TEXTOS_CHAT:
+                resultados[op.n] = _conversar(servicio, bd_url, op)
+            elif veredicto is not None and veredicto.requiere_encargado:
                 resultados[op.n] = Resultado(op, "firma_al_decidir", "; ".join(veredicto.motivos))
             elif op.tipo in HERRAMIENTA:
                 _herramienta(pool, op, contexto, politica, pasarela)()
@@ -513,7 +564,7 @@ TIPO_DE_TABLA = {"vales": "vale", "reenvios": "reenvio", "reembolsos": "reembols
 def comprobar(bd_url: str, escenario: Escenario) -> list[str]:
     """Las violaciones de la historia del escenario (ver el módulo); [] = serializable y sana."""
     violaciones: list[str] = []
-    por_hilo = {r.operacion.hilo: r for r in escenario.resultados}
+    por_hilo = {r.hilo: r for r in escenario.resultados}
     for r in escenario.resultados:
         if r.desenlace == "fallo":
             violaciones.append(f"operación {r.operacion.n} ({r.operacion.tipo} {r.operacion.pedido}): "
@@ -536,7 +587,7 @@ def comprobar(bd_url: str, escenario: Escenario) -> list[str]:
         if fila["tabla"] == "reembolsos" and fila["concepto"] != "devolucion":
             continue  # el dinero de una cancelación: la cuenta la cancelación
         tipo = TIPO_DE_TABLA[fila["tabla"]]
-        unidades = fila["unidades_reenvio"] or 1
+        unidades = fila["unidades_reenvio"] or fila["unidades_reembolso"] or 1
         if fila["aprobado_por"] is None:
             motivos = modelo.motivos(tipo, fila["pedido_id"], fila["importe"], unidades)
             if motivos:
@@ -548,7 +599,7 @@ def comprobar(bd_url: str, escenario: Escenario) -> list[str]:
     # 2. Cada desenlace, con lo que dejó en la base.
     con_efecto = Counter(f["thread_id"] for f in efectos)
     for hilo, r in por_hilo.items():
-        if r.operacion.tipo not in HERRAMIENTA:
+        if r.operacion.tipo not in HERRAMIENTA and r.operacion.tipo not in TEXTOS_CHAT:
             continue
         if r.desenlace == "efecto" and con_efecto[hilo] != 1:
             violaciones.append(f"{hilo}: la herramienta volvió bien y dejó {con_efecto[hilo]} efectos")
@@ -584,7 +635,8 @@ def resumen(escenarios: list[Escenario]) -> dict[str, Any]:
     """Recuento de desenlaces y ritmo de una tanda de escenarios."""
     desenlaces: Counter[str] = Counter(r.desenlace for e in escenarios for r in e.resultados)
     operaciones = sum(desenlaces.values())
-    del_chat = sum(1 for e in escenarios for r in e.resultados if r.operacion.tipo in HERRAMIENTA)
+    del_chat = sum(1 for e in escenarios for r in e.resultados
+                   if r.operacion.tipo in HERRAMIENTA or r.operacion.tipo in TEXTOS_CHAT)
     segundos = sum(e.segundos for e in escenarios)
     a_revision = desenlaces["firma_al_decidir"] + desenlaces["firma_al_escribir"]
     por_tipo: dict[str, Counter[str]] = defaultdict(Counter)

@@ -1,8 +1,8 @@
 """La política serializable, probada como se prueba una base de datos (issue 38, parte 6).
 
 Por cada semilla, dos clientes nuevos y dos docenas de operaciones al azar (vales,
-reenvíos, devoluciones, cancelaciones y la API de la tienda cambiando estados) salen a la
-vez en rondas de seis hilos: todas deciden su ``when`` con los mismos hechos y después todas
+reenvíos, devoluciones, cancelaciones, la API de la tienda cambiando estados y
+conversaciones enteras con el agente) salen a la vez en rondas de seis hilos: todas deciden su ``when`` con los mismos hechos y después todas
 escriben. El comprobador (``tests/apoyo/historias_concurrentes.py``) repite en el orden en que
 la base confirmó los efectos sin firma contra un modelo puro de las reglas de recuento: cada
 uno tiene que estar permitido dados exactamente los anteriores; y mira los invariantes (nada
@@ -33,9 +33,10 @@ SEMILLAS = tuple(range(1, 9))
 
 @pytest.mark.parametrize("semilla", SEMILLAS)
 def test_lo_que_sale_sin_firma_de_muchas_conversaciones_a_la_vez_lo_permitiria_una_ejecucion_en_serie(
-    semilla, pool, bd_url
+    semilla, pool, bd_url, servicio
 ):
-    escenario = ejecutar(pool, bd_url, preparar(bd_url, semilla, clientes=2, operaciones=24, hilos=6))
+    escenario = ejecutar(pool, bd_url, preparar(bd_url, semilla, clientes=2, operaciones=24, hilos=6, chat=True),
+                         servicio)
     assert comprobar(bd_url, escenario) == [], f"semilla {semilla}: " + "; ".join(
         f"{r.operacion.n} {r.operacion.tipo} {r.operacion.pedido}: {r.desenlace}" for r in escenario.resultados)
     desenlaces = {r.desenlace for r in escenario.resultados}
