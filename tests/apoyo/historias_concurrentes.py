@@ -10,8 +10,8 @@ las mismas operaciones) crea clientes nuevos de Talavera (sin historia: el model
 cero) con dos pedidos entregados hace 3 días (una línea de dos sartenes de 24,90 EUR) y uno
 pendiente (una sartén, o dos cafeteras de 120,00 EUR que pasan del límite de cancelación),
 y una lista de operaciones al azar sobre ellos: vales (de lo que sale sin firma, o de más),
-reenvíos de una sartén que llegó rota, devoluciones de una sartén, cancelaciones y cambios
-de estado de la tienda (enviar, volver atrás a enviado, entregar); con ``chat=True``,
+reenvíos de una sartén que llegó rota, devoluciones de una sartén, cambios por otra sartén
+(más barata, igual o más cara), cancelaciones y cambios de estado de la tienda (enviar, volver atrás a enviado, entregar); con ``chat=True``,
 también conversaciones enteras con el agente (modelo offline) que piden un vale, una
 devolución o un reenvío: su ``when``, su revalidación en el middleware (que eleva el
 veredicto y pausa) y las reservas de lo que ya espera firma. No se usa Hypothesis
@@ -42,7 +42,9 @@ se confirmaron.
 puro de las reglas de recuento (``Modelo``): un vale por cliente en la ventana de vales,
 ninguno de una línea ya compensada; un reenvío sin firma por línea y nunca de una línea con
 vale; devoluciones por debajo de ``devoluciones_max_30d``; ningún reembolso sin firma de un
-pedido con vale; cada importe por debajo de su límite; nada de un pedido que no está en el
+pedido con vale o con un cambio; ningún cambio sin firma de un pedido ya compensado
+(reembolso, cambio o vale), a algo más caro o que devuelva más que el límite de reembolso;
+cada importe por debajo de su límite; nada de un pedido que no está en el
 estado que la operación exige; nada por encima de lo pagado por la línea, sumando todos los
 tipos. Cada efecto tiene que estar permitido dados exactamente los anteriores. Y los
 invariantes: ningún pedido cancelado y enviado, ningún reembolsado vuelto a enviado o
@@ -75,6 +77,7 @@ from herramientas.cancelaciones import cancelar_pedido
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
 from herramientas.reenvios import reenviar
+from herramientas.sustituciones import sustituir
 from herramientas.vales import compensar_con_vale
 from politicas import PoliticaAprobacion
 from politicas.defectos import DEFECTOS
@@ -95,10 +98,13 @@ TIENDA = "talavera"
 SARTEN, PRECIO_SARTEN = "MEN-001", Decimal("24.90")
 CAFETERA, PRECIO_CAFETERA = "CAF-001", Decimal("120.00")
 HERRAMIENTA = {"vale": "compensar_con_vale", "reenvio": "reenviar", "reembolso": "reembolsar",
-               "cancelacion": "cancelar_pedido"}
+               "cancelacion": "cancelar_pedido", "cambio": "sustituir"}
+# Cambios de una sartén: por una más barata (devuelve 5,00), por una del mismo precio o por
+# una más cara (pide firma: la tienda no cobra diferencias sin ella).
+CAMBIOS = ("MEN-002", "MEN-003", "MEN-004")
 DE_LA_TIENDA = {"tienda_enviar": "enviado", "tienda_atrasar": "enviado", "tienda_entregar": "entregado"}
 # Cuántas veces sale cada tipo de operación al azar.
-PESOS = {"vale": 3, "reenvio": 2, "reembolso": 3, "cancelacion": 1,
+PESOS = {"vale": 3, "reenvio": 2, "reembolso": 3, "cancelacion": 1, "cambio": 2,
          "tienda_enviar": 1, "tienda_atrasar": 1, "tienda_entregar": 1}
 # Conversaciones enteras con el agente (modelo offline), si hay servicio: su when, su
 # revalidación (el middleware eleva y pausa) y las reservas de lo que espera firma.
@@ -151,6 +157,8 @@ CREATE TRIGGER historia_estado AFTER UPDATE OF estado ON pedidos FOR EACH ROW
     "CREATE TRIGGER historia_reenvios AFTER INSERT ON reenvios FOR EACH ROW EXECUTE FUNCTION apuntar_historia()",
     "CREATE TRIGGER historia_cancelaciones AFTER INSERT ON cancelaciones FOR EACH ROW "
     "EXECUTE FUNCTION apuntar_historia()",
+    "CREATE TRIGGER historia_sustituciones AFTER INSERT ON sustituciones FOR EACH ROW "
+    "EXECUTE FUNCTION apuntar_historia()",
 )
 HAY_INSTRUMENTACION_SQL = "SELECT to_regclass('historia_confirmada') IS NOT NULL AS hay"
 INSERT_CLIENTE_SQL = """
@@ -175,8 +183,9 @@ POLITICA_TIENDA_SQL = "SELECT * FROM politicas_tienda WHERE tienda = %(tienda)s"
 
 HISTORIA_SQL = """
 SELECT h.orden, h.tabla, h.pedido_id, h.thread_id, h.estado,
-       coalesce(v.importe, r.importe, e.valor, c.importe) AS importe,
-       coalesce(v.aprobado_por, r.aprobado_por, e.aprobado_por, c.aprobado_por) AS aprobado_por,
+       coalesce(v.importe, r.importe, e.valor, c.importe, l.precio_unitario) AS importe,
+       coalesce(v.aprobado_por, r.aprobado_por, e.aprobado_por, c.aprobado_por, s.aprobado_por) AS aprobado_por,
+       s.diferencia,
        r.concepto, e.unidades AS unidades_reenvio,
        (SELECT count(*)::int FROM compensaciones_unidad cu WHERE cu.reembolso_id = r.id) AS unidades_reembolso
 FROM historia_confirmada h
@@ -184,6 +193,8 @@ LEFT JOIN vales v ON h.tabla = 'vales' AND v.id = h.id
 LEFT JOIN reembolsos r ON h.tabla = 'reembolsos' AND r.id = h.id
 LEFT JOIN reenvios e ON h.tabla = 'reenvios' AND e.id = h.id
 LEFT JOIN cancelaciones c ON h.tabla = 'cancelaciones' AND c.id = h.id
+LEFT JOIN sustituciones s ON h.tabla = 'sustituciones' AND s.id = h.id
+LEFT JOIN lineas_pedido l ON s.id IS NOT NULL AND l.pedido_id = s.pedido_id AND l.sku = s.sku_original
 WHERE h.pedido_id = ANY(%(pedidos)s)
 ORDER BY h.orden
 """
@@ -192,6 +203,7 @@ SELECT thread_id, 'vale' AS tipo FROM vales WHERE thread_id = ANY(%(hilos)s)
 UNION ALL SELECT thread_id, 'reembolso' FROM reembolsos WHERE thread_id = ANY(%(hilos)s) AND concepto = 'devolucion'
 UNION ALL SELECT thread_id, 'reenvio' FROM reenvios WHERE thread_id = ANY(%(hilos)s)
 UNION ALL SELECT thread_id, 'cancelacion' FROM cancelaciones WHERE thread_id = ANY(%(hilos)s)
+UNION ALL SELECT thread_id, 'cambio' FROM sustituciones WHERE thread_id = ANY(%(hilos)s)
 """
 VEREDICTOS_SQL = """
 SELECT thread_id, requiere_encargado, revalidada IS NOT NULL AS revalidada
@@ -228,6 +240,7 @@ class Operacion:
     pedido: str
     importe: Decimal | None = None
     hilo: str = ""
+    sku_nuevo: str | None = None
 
 
 @dataclass
@@ -281,7 +294,7 @@ def _crear(conexion: psycopg.Connection, semilla: int, clientes: int, azar: rand
             conexion.execute(INSERT_LINEA_SQL, {"pedido": pedido.id, "sku": sku, "unidades": unidades,
                                                 "precio": precio})
             pedidos[pedido.id] = pedido
-    for sku in (SARTEN, CAFETERA):
+    for sku in (SARTEN, CAFETERA, *CAMBIOS):
         conexion.execute(STOCK_SQL, {"tienda": TIENDA, "sku": sku})
     return ids_clientes, pedidos
 
@@ -303,6 +316,8 @@ def _operacion(n: int, azar: random.Random, semilla: int, clientes: list[str], p
         return Operacion(n, tipo, cliente, azar.choice(entregados).id, None, hilo)
     if tipo == "reembolso":
         return Operacion(n, tipo, cliente, azar.choice(entregados).id, PRECIO_SARTEN, hilo)
+    if tipo == "cambio":
+        return Operacion(n, tipo, cliente, azar.choice(entregados).id, None, hilo, azar.choice(CAMBIOS))
     if tipo == "cancelacion":
         return Operacion(n, tipo, cliente, pendiente.id, pendiente.pagado, hilo)
     objetivo = {"tienda_enviar": pendiente, "tienda_atrasar": azar.choice(entregados),
@@ -367,6 +382,8 @@ def _herramienta(pool, op: Operacion, contexto: ContextoCliente, politica, pasar
     if op.tipo == "reembolso":
         return lambda: reembolsar(pool, **comunes, importe=op.importe, motivo="no funciona",
                                   lineas=[{"linea": 1, "unidades": 1}], pasarela=pasarela)
+    if op.tipo == "cambio":
+        return lambda: sustituir(pool, **comunes, sku_original=SARTEN, sku_nuevo=op.sku_nuevo, pasarela=pasarela)
     return lambda: cancelar_pedido(pool, **comunes, importe=op.importe, motivo="ya no lo quiero",
                                    pasarela=pasarela)
 
@@ -379,6 +396,8 @@ def _args(op: Operacion) -> dict[str, Any]:
     if op.tipo == "reembolso":
         return {"pedido": op.pedido, "importe": dinero.texto(op.importe), "motivo": "no funciona",
                 "lineas": [{"linea": 1, "unidades": 1}]}
+    if op.tipo == "cambio":
+        return {"pedido": op.pedido, "sku_original": SARTEN, "sku_nuevo": op.sku_nuevo}
     return {"pedido": op.pedido, "importe": dinero.texto(op.importe), "motivo": "ya no lo quiero"}
 
 
@@ -475,7 +494,9 @@ class _EstadoPedido:
     reenviadas: int = 0
     reenvios: int = 0
     vales: int = 0
-    compensadas: int = 0  # unidades reembolsadas o canceladas
+    compensadas: int = 0  # unidades reembolsadas, cambiadas o canceladas
+    reembolsos: int = 0
+    cambios: int = 0
     compensado: Decimal = Decimal("0.00")
 
 
@@ -491,7 +512,8 @@ class Modelo:
     def estado(self, pedido: str, estado: str) -> None:
         self.pedidos[pedido].estado = estado
 
-    def motivos(self, tipo: str, pedido: str, importe: Decimal, unidades: int = 1) -> list[str]:
+    def motivos(self, tipo: str, pedido: str, importe: Decimal, unidades: int = 1,
+                diferencia: Decimal | None = None) -> list[str]:
         """Por qué este efecto, dados los anteriores, no habría salido sin firma ([] = sí salía)."""
         p = self.pedidos[pedido]
         cliente, lim = p.pedido.cliente, self.limites
@@ -526,8 +548,21 @@ class Modelo:
                                f"(máximo {lim['devoluciones_max_30d']})")
             if p.vales:
                 motivos.append("reembolso de un pedido con vale")
+            if p.cambios:
+                motivos.append("reembolso de un pedido con un cambio")
             if unidades > p.libres:
                 motivos.append("reembolso de unidades que no estaban libres")
+        elif tipo == "cambio":
+            if p.estado != "entregado":
+                motivos.append(f"cambio de un pedido {p.estado}")
+            if p.reembolsos or p.cambios or p.vales:
+                motivos.append("cambio de un pedido ya compensado (reembolso, cambio o vale)")
+            if diferencia is not None and diferencia > Decimal(lim["diferencia_max_sustitucion"]):
+                motivos.append(f"cambio que cuesta {diferencia} más")
+            if diferencia is not None and -diferencia > Decimal(lim["limite_reembolso"]):
+                motivos.append("cambio que devuelve más que el límite de reembolso")
+            if unidades > p.libres:
+                motivos.append("cambio de unidades que no estaban libres")
         elif tipo == "cancelacion":
             if p.estado != "pendiente":
                 motivos.append(f"cancelación de un pedido {p.estado}")
@@ -549,16 +584,21 @@ class Modelo:
             nuevas = min(unidades, p.libres)
             p.libres -= nuevas
             p.reenviadas += nuevas
-        elif tipo == "reembolso":
+        elif tipo in ("reembolso", "cambio"):
             p.libres -= unidades
             p.compensadas += unidades
-            self.devoluciones_cliente[p.pedido.cliente] += 1
+            if tipo == "reembolso":
+                p.reembolsos += 1
+                self.devoluciones_cliente[p.pedido.cliente] += 1
+            else:
+                p.cambios += 1
         elif tipo == "cancelacion":
             p.compensadas += p.libres
             p.libres = 0
 
 
-TIPO_DE_TABLA = {"vales": "vale", "reenvios": "reenvio", "reembolsos": "reembolso", "cancelaciones": "cancelacion"}
+TIPO_DE_TABLA = {"vales": "vale", "reenvios": "reenvio", "reembolsos": "reembolso", "cancelaciones": "cancelacion",
+                 "sustituciones": "cambio"}
 
 
 def comprobar(bd_url: str, escenario: Escenario) -> list[str]:
@@ -585,11 +625,11 @@ def comprobar(bd_url: str, escenario: Escenario) -> list[str]:
             modelo.estado(fila["pedido_id"], fila["estado"])
             continue
         if fila["tabla"] == "reembolsos" and fila["concepto"] != "devolucion":
-            continue  # el dinero de una cancelación: la cuenta la cancelación
+            continue  # el dinero de una cancelación o de un cambio: lo cuenta su operación
         tipo = TIPO_DE_TABLA[fila["tabla"]]
         unidades = fila["unidades_reenvio"] or fila["unidades_reembolso"] or 1
         if fila["aprobado_por"] is None:
-            motivos = modelo.motivos(tipo, fila["pedido_id"], fila["importe"], unidades)
+            motivos = modelo.motivos(tipo, fila["pedido_id"], fila["importe"], unidades, fila["diferencia"])
             if motivos:
                 violaciones.append(f"{tipo} sin firma nº {fila['orden']} del pedido {fila['pedido_id']} "
                                    f"({fila['thread_id']}) no habría salido sin firma en serie: "

@@ -1,7 +1,7 @@
 """La política serializable, probada como se prueba una base de datos (issue 38, parte 6).
 
 Por cada semilla, dos clientes nuevos y dos docenas de operaciones al azar (vales,
-reenvíos, devoluciones, cancelaciones, la API de la tienda cambiando estados y
+reenvíos, devoluciones, cambios, cancelaciones, la API de la tienda cambiando estados y
 conversaciones enteras con el agente) salen a la vez en rondas de seis hilos: todas deciden su ``when`` con los mismos hechos y después todas
 escriben. El comprobador (``tests/apoyo/historias_concurrentes.py``) repite en el orden en que
 la base confirmó los efectos sin firma contra un modelo puro de las reglas de recuento: cada
