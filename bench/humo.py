@@ -1,4 +1,4 @@
-"""``python -m bench.humo sentencias|explain|ingesta|nucleo URL``: en pequeño, lo del bench que toca el interior del producto.
+"""``python -m bench.humo sentencias|explain|ingesta|nucleo|serializable URL``: en pequeño, lo del bench que toca el interior del producto.
 
 ``make bench`` no entra en ``make test`` (tarda minutos) y por eso se rompió dos veces sin que
 nadie lo viera. La prueba ``tests/procesos/test_bench_humo.py`` lanza este módulo en un
@@ -10,7 +10,9 @@ programa) y lee el JSON de la última línea que imprime:
 - ``explain``: el plan de la SQL de la bandeja (``crecimiento._explain``);
 - ``ingesta``: ``agente importar`` de 300 pedidos generados, dos veces (``ingesta._importar``);
 - ``nucleo``: el caso B de la capacidad por núcleo (``nucleo.proceso_b``: ``create_agent`` +
-  ``PostgresSaver`` en streaming contra el proveedor OpenAI simulado) con 2 hilos y un proveedor rápido.
+  ``PostgresSaver`` en streaming contra el proveedor OpenAI simulado) con 2 hilos y un proveedor rápido;
+- ``serializable``: 3 semillas de 12 operaciones de las historias concurrentes
+  (``serializable.tanda``), comprobadas.
 """
 
 from __future__ import annotations
@@ -58,12 +60,19 @@ def nucleo(url: str) -> dict:
         return bench_nucleo.proceso_b(url, proveedor.url, duracion=3.0, calentamiento=0.5, hilos=2)
 
 
+def serializable(url: str) -> dict:
+    from bench import serializable as bench_serializable
+
+    return bench_serializable.tanda(url, semillas=3, operaciones=12)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.humo", description=__doc__.splitlines()[0])
-    parser.add_argument("parte", choices=("sentencias", "explain", "ingesta", "nucleo"))
+    parser.add_argument("parte", choices=("sentencias", "explain", "ingesta", "nucleo", "serializable"))
     parser.add_argument("url")
     args = parser.parse_args(argv)
-    partes = {"sentencias": sentencias, "explain": explain, "ingesta": ingesta, "nucleo": nucleo}
+    partes = {"sentencias": sentencias, "explain": explain, "ingesta": ingesta, "nucleo": nucleo,
+              "serializable": serializable}
     resultado = partes[args.parte](args.url)
     print(json.dumps(resultado, ensure_ascii=False))
 

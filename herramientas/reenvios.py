@@ -73,8 +73,10 @@ SELECT valores FROM evaluaciones_politica
 WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
 
+# Sin FOR UPDATE: la fila de stock es de toda la tienda y no se bloquea antes del candado del
+# cliente (orden de candados: pedido, cliente, lo demás). La retirada vuelve a comprobarlo.
 SELECT_STOCK_SQL = """
-SELECT unidades FROM stock WHERE tienda = %(tienda)s AND sku = %(sku)s FOR UPDATE
+SELECT unidades FROM stock WHERE tienda = %(tienda)s AND sku = %(sku)s
 """
 
 RETIRAR_STOCK_SQL = """
@@ -180,14 +182,13 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, args: dict, *, descri
         nuevas = libres[:unidades]
         stock = conexion.execute(SELECT_STOCK_SQL, {"tienda": tienda, "sku": linea["sku"]}).fetchone()
         if stock is None or stock["unidades"] < unidades:
-            raise ErrorDominio(
-                f"no queda stock de «{linea['nombre']}» en la tienda {datos['nombre_tienda']} para "
-                f"reenviarlo: no se ha reenviado nada. La alternativa es devolverte lo que pagaste "
-                f"por él ({dinero.eur(linea['precio_unitario'] * unidades)})", pedido=pedido,
-                sin_stock=True)
+            raise _sin_stock(pedido, linea, datos, unidades)
         # Tras las comprobaciones propias (que dan el error verdadero si sigue siendo imposible).
         libro.exigir_veredicto_vigente(conexion, llamada)
-        conexion.execute(RETIRAR_STOCK_SQL, {"tienda": tienda, "sku": linea["sku"], "unidades": unidades})
+        # Ya con el candado del cliente; si otro se llevó el stock entretanto, nada se escribe.
+        if conexion.execute(RETIRAR_STOCK_SQL, {"tienda": tienda, "sku": linea["sku"],
+                                                "unidades": unidades}).fetchone() is None:
+            raise _sin_stock(pedido, linea, datos, unidades)
         vez = conexion.execute(SELECT_VECES_SQL, {"pedido": pedido, "linea": numero_linea}).fetchone()["veces"] + 1
         insertado = conexion.execute(INSERT_REENVIO_SQL, {
             **llamada.parametros(), "pedido": pedido, "tienda": tienda, "linea": numero_linea,
@@ -200,6 +201,14 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, args: dict, *, descri
             conexion.execute(INSERT_UNIDADES_SQL, {
                 "pedido": pedido, "linea": numero_linea, "reenvio_id": insertado["id"],
                 "importe": linea["precio_unitario"], "unidades": nuevas})
+
+
+def _sin_stock(pedido: str, linea: dict, datos: dict, unidades: int) -> ErrorDominio:
+    return ErrorDominio(
+        f"no queda stock de «{linea['nombre']}» en la tienda {datos['nombre_tienda']} para "
+        f"reenviarlo: no se ha reenviado nada. La alternativa es devolverte lo que pagaste "
+        f"por él ({dinero.eur(linea['precio_unitario'] * unidades)})", pedido=pedido,
+        sin_stock=True)
 
 
 def _exigir_que_pueda_salir(pedido: str, datos: dict, motivo: str, dias_maximos: int) -> None:

@@ -6,7 +6,10 @@ línea o devolver algo. Por eso cada efecto, en su transacción, con el pedido y
 
 1. toma el candado del cliente (``CANDADO_CLIENTE``, de transacción: lo suelta el
    ``COMMIT``), que serializa los efectos de todas sus conversaciones, en la misma
-   sentencia que lee el veredicto guardado de la llamada;
+   sentencia que lee el veredicto guardado de la llamada. Orden de candados: pedido,
+   cliente y después lo compartido (stock); quien bloquea algo compartido antes del
+   cliente se interbloquea con otra conversación del mismo cliente (docs/libro.md,
+   «Historias concurrentes»);
 2. vuelve a leer los hechos de la regla en una sentencia nueva (en READ COMMITTED cada
    sentencia ve lo confirmado antes de empezar: tras esperar al candado, lo del efecto
    anterior). Trampa: no vale una subconsulta de la sentencia que espera, que usaría la
