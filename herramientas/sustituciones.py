@@ -70,9 +70,12 @@ SELECT_ESTADO_SQL = "SELECT estado FROM sustituciones WHERE id = %(id)s"
 # cambio. NULL si la tienda no vende el producto. FOR SHARE: un cambio de precio a la vez
 # espera a que esta transacción termine.
 SELECT_PRODUCTOS_SQL = """
-SELECT p.sku, p.nombre, p.categoria,
-       (SELECT pt.pvp FROM precios_tienda pt WHERE pt.tienda = %(tienda)s AND pt.sku = p.sku FOR SHARE) AS pvp
-FROM productos p WHERE p.sku = ANY(%(skus)s) FOR SHARE
+SELECT p.sku, p.nombre, p.categoria FROM productos p WHERE p.sku = ANY(%(skus)s) FOR SHARE
+"""
+# Los precios de la tienda, bloqueados en su propia sentencia: una subconsulta de la anterior
+# vería la foto de antes de esperar al candado de los productos (docs/trampas.md).
+SELECT_PRECIOS_SQL = """
+SELECT sku, pvp FROM precios_tienda WHERE tienda = %(tienda)s AND sku = ANY(%(skus)s) FOR SHARE
 """
 
 SELECT_STOCK_SQL = """
@@ -170,12 +173,10 @@ def _apuntar(pool: ConnectionPool, llamada: libro.Llamada, argumentos: dict) -> 
         libro.exigir_entregado(hechos)
         unidad = _unidad_libre(conexion, pedido=pedido, sku=sku_original)
         libro.exigir_veredicto_vigente(conexion, llamada, hechos=hechos)
-        productos = {
-            p["sku"]: p
-            for p in conexion.execute(
-                SELECT_PRODUCTOS_SQL, {"skus": [sku_original, sku_nuevo], "tienda": tienda}
-            ).fetchall()
-        }
+        skus = {"skus": [sku_original, sku_nuevo], "tienda": tienda}
+        productos = {p["sku"]: {**p, "pvp": None} for p in conexion.execute(SELECT_PRODUCTOS_SQL, skus)}
+        for precio in conexion.execute(SELECT_PRECIOS_SQL, skus):
+            productos[precio["sku"]]["pvp"] = precio["pvp"]
         if sku_nuevo not in productos:
             raise ProductoNoEncontrado(sku_nuevo)
         original, nuevo = productos[sku_original], productos[sku_nuevo]

@@ -38,6 +38,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import replace
 from types import MappingProxyType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -45,11 +46,13 @@ from typing import TYPE_CHECKING, Any
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from agente.nucleo.claves_candado import CANDADO_CLIENTE_SQL
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ContextoAusente
+from agente.nucleo.puertos import CLAVE_EN_REVISION
 from politicas.autoridad import autoridad_requerida
 from politicas.defectos import instantanea
-from politicas.hechos import consulta_de_hechos
+from politicas.hechos import SELECT_EN_REVISION_SQL, consulta_de_hechos
 from politicas.matriz_autoridad import matriz_de_json
 from politicas.reglas import REGLAS, Dictamen, Regla
 from politicas.revalidacion import elevar_veredicto, parametros_de_hechos, revalidar_llamada
@@ -115,6 +118,17 @@ def hilo_de(runtime: Any) -> str:
 
 def _json(valor: Any) -> str:
     return json.dumps(valor, ensure_ascii=False, default=str)
+
+
+def _sin_segunda_tarjeta(cur: Any, dictamen: Dictamen, parametros: Mapping[str, Any]) -> Dictamen:
+    """Bajo el candado del cliente y en una lectura nueva: si otra conversación acaba de pedir
+    firma por las mismas unidades, esta no abre otra tarjeta (``CLAVE_EN_REVISION``)."""
+    cur.execute(CANDADO_CLIENTE_SQL, {"cliente_id": parametros["cliente_id"]})
+    otra = cur.execute(SELECT_EN_REVISION_SQL, parametros).fetchone()
+    if otra is None:
+        return dictamen
+    return Dictamen(motivos=(), umbrales={**dictamen.umbrales, CLAVE_EN_REVISION: otra["thread_id"]},
+                    importe=dictamen.importe)
 
 
 def _sin_regla(herramienta: str) -> Dictamen:
@@ -267,38 +281,48 @@ class PoliticaAprobacion:
             if hechos["herramienta"] is not None:
                 return veredicto_de_fila(hechos)  # ya guardado: no se calculó ningún hecho
             dictamen = regla.decidir(hechos, args) if regla else _sin_regla(herramienta)
-            datos_matriz = hechos.get("matriz_autoridad")
-            matriz = matriz_de_json(datos_matriz) if datos_matriz else None
-            autoridad = autoridad_requerida(dictamen, matriz, self._reglas.get(herramienta))
-            fila = cur.execute(
-                INSERT_EVALUACION_SQL,
-                {
-                    **clave,
-                    "herramienta": herramienta,
-                    "args": Jsonb(args, dumps=_json),
-                    "tienda": contexto.tienda,
-                    "cliente_id": contexto.cliente_id,
-                    "requiere_encargado": bool(dictamen.motivos),
-                    "motivos": Jsonb(list(dictamen.motivos)),
-                    "umbrales": Jsonb(dict(dictamen.umbrales), dumps=_json),
-                    "version_politica": hechos["version"],
-                    "autoridad_importe": autoridad.importe if autoridad else None,
-                    "autoridad_firmas": autoridad.firmas if autoridad else None,
-                    "autoridad_rol": autoridad.rol_minimo if autoridad else None,
-                    "autoridad_matriz_id": autoridad.matriz_id if autoridad else None,
-                    "autoridad_regla": autoridad.regla if autoridad else None,
-                    "valores": Jsonb(instantanea(hechos)),
-                },
-            ).fetchone()
-            if fila is None:
-                # Carrera: otra sesión insertó la misma clave entre nuestra lectura y el
-                # INSERT (ON CONFLICT esperó a su commit); su veredicto es el que vale.
-                fila = cur.execute(SELECT_EVALUACION_SQL, clave).fetchone()
+            # Una pausa por unidades reserva esas unidades: se guarda bajo el candado del cliente.
+            reserva = bool(dictamen.motivos) and regla is not None and "en_revision" in regla.hechos
+            with conexion.transaction() if reserva else nullcontext():
+                if reserva:
+                    dictamen = _sin_segunda_tarjeta(cur, dictamen, parametros)
+                datos_matriz = hechos.get("matriz_autoridad")
+                matriz = matriz_de_json(datos_matriz) if datos_matriz else None
+                autoridad = autoridad_requerida(dictamen, matriz, self._reglas.get(herramienta))
+                fila = self._insertar(cur, clave, herramienta, args, contexto, dictamen, autoridad, hechos)
         if fila is None:
             raise RuntimeError(
                 f"veredicto de {thread_id}/{tool_call_id} ni guardado ni legible tras la carrera"
             )
         return veredicto_de_fila(fila)
+
+    @staticmethod
+    def _insertar(cur, clave, herramienta, args, contexto, dictamen, autoridad, hechos) -> dict | None:
+        fila = cur.execute(
+            INSERT_EVALUACION_SQL,
+            {
+                **clave,
+                "herramienta": herramienta,
+                "args": Jsonb(args, dumps=_json),
+                "tienda": contexto.tienda,
+                "cliente_id": contexto.cliente_id,
+                "requiere_encargado": bool(dictamen.motivos),
+                "motivos": Jsonb(list(dictamen.motivos)),
+                "umbrales": Jsonb(dict(dictamen.umbrales), dumps=_json),
+                "version_politica": hechos["version"],
+                "autoridad_importe": autoridad.importe if autoridad else None,
+                "autoridad_firmas": autoridad.firmas if autoridad else None,
+                "autoridad_rol": autoridad.rol_minimo if autoridad else None,
+                "autoridad_matriz_id": autoridad.matriz_id if autoridad else None,
+                "autoridad_regla": autoridad.regla if autoridad else None,
+                "valores": Jsonb(instantanea(hechos)),
+            },
+        ).fetchone()
+        if fila is None:
+            # Carrera: otra sesión insertó la misma clave entre nuestra lectura y el
+            # INSERT (ON CONFLICT esperó a su commit); su veredicto es el que vale.
+            fila = cur.execute(SELECT_EVALUACION_SQL, clave).fetchone()
+        return fila
 
     def revalidar(
         self, conexion: psycopg.Connection, *, thread_id: str, tool_call_id: str, cliente_id: str

@@ -37,6 +37,7 @@ __all__ = [
     "CATALOGO",
     "COLUMNAS_PREVIA",
     "PARAMETROS_COMUNES",
+    "SELECT_EN_REVISION_SQL",
     "ConsultaHechos",
     "Hecho",
     "consulta_de_hechos",
@@ -61,6 +62,19 @@ class Hecho:
         if not self.nombre.isidentifier():
             raise ValueError(f"nombre de hecho no válido: {self.nombre!r}")
 
+
+# El hilo de la reserva más antigua de otra conversación del cliente sobre las mismas
+# unidades del pedido (sql/029, ``reservas_pendientes``), o nada. La usan el hecho
+# ``en_revision`` y la política al guardar un veredicto que pide firma, bajo el candado del
+# cliente (``politicas.aprobacion``): dos pausas a la vez por lo mismo no abren dos tarjetas.
+SELECT_EN_REVISION_SQL = (
+    "SELECT r.thread_id FROM reservas_pendientes r"
+    " WHERE r.cliente_id = %(cliente_id)s::text AND r.thread_id <> %(thread_id)s::text"
+    " AND r.pedido_id = %(pedido)s::text AND (r.lineas IS NULL"
+    " OR lineas_de_accion(%(pedido)s::text, %(herramienta)s::text, %(args)s::jsonb) IS NULL"
+    " OR r.lineas && lineas_de_accion(%(pedido)s::text, %(herramienta)s::text, %(args)s::jsonb))"
+    " ORDER BY r.creada LIMIT 1"
+)
 
 CATALOGO: Mapping[str, Hecho] = {
     h.nombre: h
@@ -168,15 +182,7 @@ CATALOGO: Mapping[str, Hecho] = {
         # firmas una acción sobre las mismas unidades (el hilo de la más antigua), y cuántas
         # acciones sobre este pedido rechazó un encargado (o el plazo) en la ventana de
         # devoluciones: lo rechazado no sale sin firma por otra operación.
-        Hecho(
-            "en_revision",
-            "(SELECT r.thread_id FROM reservas_pendientes r"
-            " WHERE r.cliente_id = %(cliente_id)s::text AND r.thread_id <> %(thread_id)s::text"
-            " AND r.pedido_id = p.id AND (r.lineas IS NULL"
-            " OR lineas_de_accion(p.id, %(herramienta)s::text, %(args)s::jsonb) IS NULL"
-            " OR r.lineas && lineas_de_accion(p.id, %(herramienta)s::text, %(args)s::jsonb))"
-            " ORDER BY r.creada LIMIT 1)",
-        ),
+        Hecho("en_revision", f"({SELECT_EN_REVISION_SQL.replace('%(pedido)s::text', 'p.id')})"),
         Hecho(
             "rechazadas_pedido",
             "(SELECT count(*)::int FROM acciones_rechazadas x WHERE x.pedido_id = p.id"

@@ -29,9 +29,14 @@ LANGUAGE sql STABLE AS $$
     END
 $$;
 
--- 3. Lo que reserva cada pausa: cada acción de una aprobación pendiente que compensa unidades
---    de un pedido (del cliente de la pausa), con sus líneas. Una segunda petición por las
---    mismas unidades, desde cualquier conversación, no abre otra tarjeta: ya se está revisando.
+-- 3. Lo que reserva cada pausa: cada acción que compensa unidades de un pedido y espera a un
+--    encargado, con sus líneas. Una segunda petición por las mismas unidades, desde cualquier
+--    conversación, no abre otra tarjeta: ya se está revisando. Dos fuentes:
+--    - las aprobaciones en la cola (cada acción de su petición);
+--    - los veredictos que piden firma y aún no llegaron a la cola ni se decidieron (el hueco
+--      entre el ``when`` y el final del turno, que encola la pausa; los decide la política
+--      bajo el candado del cliente). Pasados 10 minutos sin cola, ese turno murió: el
+--      conciliador lo rehará y su veredicto volverá a la cola.
 CREATE VIEW reservas_pendientes AS
 SELECT a.thread_id, a.cliente_id, a.tienda, a.creada,
        upper(trim(ar.accion -> 'args' ->> 'pedido')) AS pedido_id,
@@ -41,8 +46,20 @@ SELECT a.thread_id, a.cliente_id, a.tienda, a.creada,
 FROM aprobaciones_pendientes a
 CROSS JOIN LATERAL jsonb_array_elements(coalesce(a.peticion -> 'action_requests', '[]'::jsonb))
      AS ar(accion)
-WHERE ar.accion ->> 'name' IN ('reembolsar', 'sustituir', 'compensar_con_vale', 'reenviar', 'cancelar_pedido');
+WHERE ar.accion ->> 'name' IN ('reembolsar', 'sustituir', 'compensar_con_vale', 'reenviar', 'cancelar_pedido')
+UNION ALL
+SELECT e.thread_id, e.cliente_id, e.tienda, e.evaluada,
+       upper(trim(e.args ->> 'pedido')), e.herramienta,
+       lineas_de_accion(upper(trim(e.args ->> 'pedido')), e.herramienta, e.args)
+FROM evaluaciones_politica e
+WHERE e.requiere_encargado
+  AND e.herramienta IN ('reembolsar', 'sustituir', 'compensar_con_vale', 'reenviar', 'cancelar_pedido')
+  AND e.evaluada > now() - interval '10 minutes'
+  AND NOT EXISTS (SELECT 1 FROM aprobaciones_pendientes a WHERE a.thread_id = e.thread_id)
+  AND NOT EXISTS (SELECT 1 FROM decisiones_encargado d
+                  WHERE d.thread_id = e.thread_id AND d.decidida >= e.evaluada);
 
+CREATE INDEX evaluaciones_cliente_idx ON evaluaciones_politica (cliente_id, evaluada);
 CREATE INDEX aprobaciones_cliente_idx ON aprobaciones_pendientes (cliente_id);
 
 -- 4. Las acciones que un encargado (o el plazo) rechazó, por pedido: lo rechazado no sale

@@ -7,7 +7,7 @@ el último checkpoint y el estado siguen idénticos, y la firma posterior se apl
 
 from __future__ import annotations
 
-from tests.apoyo.firmas import decidir_como
+from tests.apoyo.firmas import PEDIDO_350, decidir_como, pausa_de_pedido
 from tests.apoyo.web_util import conversacion_en_pausa, sql
 
 RUTA = "/api/personal/conversaciones"
@@ -130,7 +130,8 @@ def test_la_busqueda_da_la_conversacion_con_su_estado(http, tok, como):
 
 
 def test_paginas(http, tok, como):
-    hilos = [conversacion_en_pausa(http, tok), conversacion_en_pausa(http, tok)]
+    # Dos pausas de dos clientes: una segunda petición por las mismas unidades no abre tarjeta.
+    hilos = [conversacion_en_pausa(http, tok), pausa_de_pedido(http, como, "C-0009", PEDIDO_350)]
     uno = http.get(RUTA, headers=como("enc-talavera"), params={"por_pagina": 1}).json()
     dos = http.get(RUTA, headers=como("enc-talavera"), params={"por_pagina": 1, "pagina": 2}).json()
     assert uno["total"] == dos["total"] == 2

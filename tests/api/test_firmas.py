@@ -125,6 +125,9 @@ def test_una_aprobacion_que_espera_bajo_la_version_1_se_decide_bajo_la_1(http, c
     tarjeta = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()
     assert tarjeta["requisito"]["rol_minimo"] == "gerente"
     assert decidir_como(http, como, hilo, "enc-talavera").status_code == 403  # decide la versión de la pausa
+    # Mientras espera, otra petición por las mismas unidades no abre tarjeta: se rechaza antes.
+    rechazo = [{"type": "reject", "message": "otra vez"}]
+    assert decidir_como(http, como, hilo, "ger-talavera", rechazo).status_code == 200
     # Una pausa nueva ya usa la versión nueva: la firma el encargado.
     otra = pausa_de_pedido(http, como, "C-0009", PEDIDO_350)
     assert http.get(f"/api/aprobaciones/{otra}", headers=como("enc-talavera")).json()["requisito"]["rol_minimo"] == "encargado"

@@ -220,3 +220,14 @@ def test_lo_que_devuelve_un_cambio_cuenta_contra_el_limite_de_reembolso(pool):
     assert veredicto.requiere_encargado is True
     assert veredicto.motivos == ("el cambio devuelve 90,10 EUR y supera el límite de 60,00 EUR de la "
                                  "tienda para devolver dinero",)
+
+
+def test_dos_peticiones_a_la_vez_por_las_mismas_unidades_abren_una_sola_tarjeta(servicio, bd_url):
+    devolver = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
+    resultados = _a_la_vez_sin_candado(servicio, "C-0001", [devolver, devolver])
+    estados = sorted(r.estado for _, r in resultados.values())
+    assert estados == ["esperando_aprobacion", "respondida"], resultados
+    (contestada,) = [r for _, r in resultados.values() if r.estado == "respondida"]
+    assert "revis" in contestada.mensaje_cliente.lower()
+    assert uno(bd_url, "SELECT count(*) FROM aprobaciones_pendientes WHERE cliente_id = 'C-0001'") == 1
+    assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 0
