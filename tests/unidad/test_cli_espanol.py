@@ -25,12 +25,33 @@ def _ordenes(comando, ruta=()):
         yield from _ordenes(sub, (*ruta, nombre))
 
 
+PERSONALES = [("decidir",), ("politica", "fijar"), ("politica", "solicitudes"), ("politica", "firmar"),
+              ("politica", "rechazar")]
+
+
+def _sub(ruta):
+    comando = get_command(app)
+    for nombre in ruta:
+        comando = comando.commands[nombre]
+    return comando
+
+
 @pytest.mark.parametrize("ruta", list(_ordenes(get_command(app))), ids=lambda r: " ".join(r) or "agente")
 def test_la_ayuda_de_cada_orden_esta_en_espanol_y_sin_marcado_crudo(ruta):
     salida = CliRunner().invoke(app, [*ruta, "--help"], env={"COLUMNS": "140"}, prog_name="agente").output
     assert "Uso: agente" in salida and "Muestra esta ayuda y sale." in salida
     assert not [x for x in INGLES if x in salida], salida
     assert "``" not in salida and "[/" not in salida, salida
+
+
+@pytest.mark.parametrize("ruta", [r for r in _ordenes(get_command(app)) if r and r[-1] not in ("entrar", "salir")
+                                  and not getattr(_sub(r), "commands", None)], ids=" ".join)
+def test_cada_orden_dice_si_actua_como_quien_ha_entrado_o_es_local(ruta):
+    salida = " ".join(CliRunner().invoke(app, [*ruta, "--help"], env={"COLUMNS": "400"}).output.split())
+    como_persona = "a través del servidor" in salida
+    assert como_persona != ("Orden local" in salida), salida
+    assert como_persona == (ruta in PERSONALES), salida
+
 
 
 def test_las_decisiones_se_nombran_en_espanol_y_se_aceptan_en_los_dos_idiomas():
