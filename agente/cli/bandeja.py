@@ -225,6 +225,8 @@ def decidir(
         raise DecisionNoValida(f"acción desconocida «{accion}»: usa {ACCIONES}")
     if accion == "editar" and importe is None:
         raise DecisionNoValida("editar necesita --importe")
+    if accion == "rechazar" and not (motivo or "").strip():
+        raise DecisionNoValida("rechazar necesita --motivo: un rechazo necesita un motivo para el cliente")
     with como_persona() as yo:
         yo.comprobar_que_es(encargado, "--encargado")
         hilo = _resolver_hilo(yo, hilo)

@@ -79,6 +79,16 @@ def _pares(valores: list[str], opcion: str) -> dict[str, str | None]:
     return pares
 
 
+def _como_en_la_api(nombre: str, valor: str) -> str | int:
+    """Un umbral entero (días, devoluciones, horas) va como número; el dinero, como texto."""
+    from politicas.valores import VALORES
+
+    declarado = VALORES.get(nombre)
+    if declarado is not None and declarado.tipo == "entero" and valor.isdigit():
+        return int(valor)
+    return valor
+
+
 def _con_punto(valor: str) -> str:
     """«250,50» -> «250.50»: un importe escrito con coma decimal (o «1.234,50») vale igual."""
     if "," not in valor:
@@ -126,7 +136,7 @@ def fijar(
     umbrales = _pares(umbral or [], "--umbral")
     if any(v is None for v in umbrales.values()):
         raise DecisionNoValida("--umbral necesita un valor")
-    cuerpo = {"umbrales": umbrales or None, "limites": limites or None,
+    cuerpo = {"umbrales": {k: _como_en_la_api(k, v) for k, v in umbrales.items()} or None, "limites": limites or None,
               "dos_firmas": _pares(dos_firmas or [], "--dos-firmas") or None, "motivo": motivo}
     with como_persona() as yo:
         yo.comprobar_que_es(autor, "--autor")

@@ -86,3 +86,28 @@ def test_un_importe_ambiguo_o_no_valido_no_se_adivina(escrito):
 def test_el_modelo_y_la_api_siguen_sin_aceptar_coma():
     with pytest.raises(ImporteNoValido):
         dinero.importe("300,50")
+
+
+class _Bandeja:
+    """Lo que ``agente decidir`` lee del servidor para resolver un prefijo: la bandeja."""
+
+    def __init__(self, hilos):
+        self.hilos = hilos
+
+    def get(self, ruta, **_opciones):
+        assert ruta == "/api/aprobaciones"
+        return [{"thread_id": h} for h in self.hilos]
+
+
+def test_un_prefijo_de_la_bandeja_elige_solo_si_es_unico():
+    from agente.cli.bandeja import _resolver_hilo
+    from agente.nucleo.errores import DecisionNoValida
+
+    bandeja = _Bandeja(["h-abcd1", "h-abcd2", "h-ffff9"])
+    assert _resolver_hilo(bandeja, "h-ff") == "h-ffff9"
+    assert _resolver_hilo(bandeja, "h-abcd2") == "h-abcd2"
+    with pytest.raises(DecisionNoValida, match="varios hilos pendientes empiezan por «h-abcd»: h-abcd1, h-abcd2"):
+        _resolver_hilo(bandeja, "h-abcd")
+    with pytest.raises(DecisionNoValida, match="demasiado corto"):
+        _resolver_hilo(bandeja, "h-")
+    assert _resolver_hilo(bandeja, "h-0000") == "h-0000"  # el servidor dirá si existe
