@@ -131,6 +131,7 @@ class CliConServidor:
     def __init__(self, bd_url: str, config: Path, **entorno: str) -> None:
         self.bd_url, self.config = bd_url, config
         self.servidor = ServidorEnProceso(bd_url, **entorno)
+        self.servidor.env.update(entorno)  # también las claves de Langfuse, si la prueba las da
 
     def __enter__(self) -> CliConServidor:
         self.servidor.__enter__()
