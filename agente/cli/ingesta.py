@@ -27,7 +27,7 @@ def crear(
     tienda: Annotated[str, typer.Option("--tienda", help="Tienda de la clave.")],
     alcance: Annotated[list[str], typer.Option("--alcance", help=ALCANCES_AYUDA)],
     nombre: Annotated[str, typer.Option("--nombre", help="Para reconocerla (p. ej. «ERP»).")] = "back office",
-    autor: Annotated[str, typer.Option("--autor", help="Quién la crea (queda apuntado).")] = "cli",
+    autor: Annotated[str, typer.Option("--autor", help="Nota de quién la pide (queda apuntada; informativa: la orden es local de operador).")] = "cli",
 ) -> None:
     """Crea una clave y la enseña UNA vez: guárdala ya (la base solo guarda su hash).
 

@@ -152,12 +152,10 @@ class Servicio:
         return self.decisiones.encargado_activo(encargado_id)
 
     def decidir(
-        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None,
-        canal: str | None = None,
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None, canal: str | None = None
     ) -> Respuesta | FirmaParcial:
         """Una firma: ``FirmaParcial`` si aún faltan firmas; si no, la respuesta al cliente.
-        ``nota``: texto del encargado que se añade al mensaje final del cliente; ``canal``:
-        por dónde llegó la firma (``web``, ``cli``, ``protocolo``), para la auditoría."""
+        ``nota``: se añade al mensaje final del cliente; ``canal``: web, cli o protocolo."""
         return self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal)
 
     # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
@@ -275,9 +273,7 @@ class Servicio:
                 politica_tienda.comprobar_administrador(c, firmante, tienda)
             return politica_tienda.ver(c, tienda)
 
-    def fijar_politica(
-        self, tienda: str, *, autor: str, canal: str | None = None, **cambios: Any
-    ) -> politica_tienda.ResultadoCambio:
+    def fijar_politica(self, tienda: str, *, autor: str, canal: str | None = None, **cambios: Any) -> politica_tienda.ResultadoCambio:
         """Propone un cambio (``cambios_politica.proponer``): si solo endurece se aplica;
         si amplía, queda una solicitud que firma alguien por encima de ``autor``."""
         with self.pool.connection() as c:
@@ -303,8 +299,7 @@ class Servicio:
             return solicitud
 
     def decidir_solicitud_politica(
-        self, solicitud_id: int, *, firmante: str, aprobar: bool, motivo: str | None = None,
-        canal: str | None = None,
+        self, solicitud_id: int, *, firmante: str, aprobar: bool, motivo: str | None = None, canal: str | None = None
     ) -> dict[str, Any]:
         """Firma o rechaza un cambio que amplía (solo alguien por encima de su autor)."""
         with self.pool.connection() as c:
