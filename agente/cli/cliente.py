@@ -79,6 +79,7 @@ def guardar(sesion: Sesion) -> Path:
     """Escribe la sesión con permisos 0600 (la carpeta, 0700), sin dejarla a medias."""
     ruta = ruta_sesion()
     ruta.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    ruta.parent.chmod(0o700)  # la carpeta es solo de la CLI, aunque ya existiera
     temporal = ruta.with_name(f".{FICHERO}.{os.getpid()}")
     descriptor = os.open(temporal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
