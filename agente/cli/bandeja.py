@@ -3,9 +3,13 @@
 - ``aprobaciones``: la cola pendiente con sus motivos; con ``--historial``, las decididas con
   los filtros de ``GET /api/decisiones`` y todas las firmas de cada decisión (quién, con qué
   rol, cuándo y qué decidió);
-- ``decidir``: la misma decisión para cada operación de la pausa;
+- ``decidir``: la misma decisión para cada operación de la pausa, como la persona que ha
+  entrado (``agente entrar``) y a través del servidor (``agente.cli.cliente``);
 - ``pista_decidir``: lo que ``agente chat`` imprime al pausar, una orden que funciona tal
-  cual (id completo, acción y un encargado de la tienda).
+  cual (id completo y acción) tras entrar como un encargado de la tienda.
+
+``aprobaciones`` es una orden local de operador: lee la base directamente y no actúa como
+nadie.
 
 Las horas van en la zona de las tiendas y lo dicen (``nucleo.fechas.fecha_hora``).
 """
@@ -28,24 +32,24 @@ ACCIONES = "aprobar | rechazar --motivo TEXTO | editar --importe 90,50 | respond
 
 
 def pista_decidir(thread_id: str, encargado: str | None) -> str:
-    """La orden para decidir, con la sintaxis exacta (se puede copiar y pegar)."""
+    """La orden para decidir, con la sintaxis exacta (se puede copiar y pegar tras entrar
+    como ``encargado`` con ``agente entrar``)."""
     quien = encargado or "ID-DEL-ENCARGADO"
-    return (f"[pendiente de un encargado: agente decidir {thread_id} aprobar --encargado {quien}"
-            f"  (o en vez de aprobar: {ACCIONES.split(' | ', 1)[1]})]")
+    return (f"[pendiente de un encargado: agente decidir {thread_id} aprobar"
+            f"  (o en vez de aprobar: {ACCIONES.split(' | ', 1)[1]});"
+            f" antes, entra como quien firma: agente entrar (en la demo: agente entrar --demo {quien})]")
 
 
 def sin_accion(hilo: str, accion: str | None = None) -> DecisionNoValida:
-    """El error de ``agente decidir`` sin acción o sin ``--encargado``, con la orden completa."""
-    falta = "la acción" if accion is None else "--encargado"
-    return DecisionNoValida(
-        f"falta {falta}: agente decidir {hilo} {accion or 'ACCION'} --encargado ID, con ACCION = {ACCIONES}"
-    )
+    """El error de ``agente decidir`` sin acción, con la orden completa."""
+    return DecisionNoValida(f"falta la acción: agente decidir {hilo} ACCION, con ACCION = {ACCIONES}")
 
 
 def hora(valor: Any) -> str:
     return fecha_hora(valor) if isinstance(valor, datetime) else ""
 
 
+_CANALES = {"web": "la web", "cli": "la CLI", "protocolo": "el protocolo"}
 _VERBOS = {"approve": "aprobó", "edit": "editó", "reject": "rechazó", "respond": "respondió"}
 
 
@@ -62,7 +66,8 @@ def _firmas(firmas: list[dict[str, Any]], n: int) -> str:
             texto += f" a {dinero.eur(decidio['importe'])}"
         if decidio["motivo"]:
             texto += f": {decidio['motivo']}"
-        lineas.append(f"{f['nombre']} ({f['encargado']}, {f['rol']}) {texto} · {hora(f['fecha'])}")
+        canal = f" · por {_CANALES.get(f.get('canal'), f.get('canal'))}" if f.get("canal") else ""
+        lineas.append(f"{f['nombre']} ({f['encargado']}, {f['rol']}) {texto} · {hora(f['fecha'])}{canal}")
     return "\n".join(lineas)
 
 
@@ -118,7 +123,8 @@ def aprobaciones(
 ) -> None:
     """La cola de aprobaciones pendientes, la más antigua primero, con los motivos.
 
-    Con --historial, las ya decididas, con los mismos filtros que la pestaña Historial."""
+    Con --historial, las ya decididas, con los mismos filtros que la pestaña Historial y el
+    canal de cada firma. Orden local de operador: lee la base, no actúa como nadie."""
     if historial:
         return _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido, csv, formato)
 
@@ -197,54 +203,75 @@ def _con_zona(momento: datetime | None) -> datetime | None:
 
 @errores_en_una_linea
 def decidir(
-    hilo: str = typer.Argument(..., help="thread_id de la conversación (o un prefijo único)."),
+    hilo: str = typer.Argument(..., help="thread_id de la conversación (o un prefijo único de tu bandeja)."),
     accion: str | None = typer.Argument(None, help="aprobar | rechazar | editar | responder"),
-    encargado: str | None = typer.Option(None, "--encargado", help="Id del encargado que decide (obligatorio)."),
+    encargado: str | None = typer.Option(None, "--encargado", help="Solo acota: si lo das, tiene que ser quien ha entrado."),
     motivo: str | None = typer.Option(None, "--motivo", help="Motivo del rechazo (lo lee el cliente)."),
     importe: str | None = typer.Option(None, "--importe", help="Nuevo importe al editar, con coma o punto (p. ej. 90,50)."),
     texto: str | None = typer.Option(None, "--texto", help="Respuesta a una consulta al encargado."),
+    nota: str | None = typer.Option(None, "--nota", help="Nota para el cliente, al final del mensaje final."),
 ) -> None:
-    """Decide la aprobación pendiente de un hilo (la misma decisión para cada operación).
+    """Decide la aprobación pendiente de un hilo (la misma decisión para cada operación), como
+    la persona que ha entrado con «agente entrar», a través del servidor.
 
-    Ejemplo: agente decidir h-1a2b aprobar --encargado enc-talavera"""
-    if accion is None or encargado is None:
+    Ejemplo: agente decidir h-1a2b aprobar"""
+    from agente.cli.cliente import como_persona
+
+    if accion is None:
         raise sin_accion(hilo, accion)
     if importe is not None:
         importe = dinero.texto(dinero.importe_escrito(importe))  # «300,50» -> «300.50»
-    with servicio() as abierto:
-        hilo = abierto.resolver_hilo(hilo)
-        pendiente = abierto.aprobacion(hilo)
-        acciones = pendiente["peticion"].get("action_requests", [])
+    if accion not in ("aprobar", "rechazar", "responder", "editar"):
+        raise DecisionNoValida(f"acción desconocida «{accion}»: usa {ACCIONES}")
+    if accion == "editar" and importe is None:
+        raise DecisionNoValida("editar necesita --importe")
+    if accion == "rechazar" and not (motivo or "").strip():
+        raise DecisionNoValida("rechazar necesita --motivo: un rechazo necesita un motivo para el cliente")
+    with como_persona() as yo:
+        yo.comprobar_que_es(encargado, "--encargado")
+        hilo = _resolver_hilo(yo, hilo)
+        acciones = yo.get(f"/api/aprobaciones/{hilo}")["acciones"]
         if accion == "aprobar":
             decisiones = [{"type": "approve"} for _ in acciones]
         elif accion == "rechazar":
             decisiones = [{"type": "reject", "message": motivo or ""} for _ in acciones]
         elif accion == "responder":
             decisiones = [{"type": "respond", "message": texto or ""} for _ in acciones]
-        elif accion == "editar":
-            if importe is None:
-                raise DecisionNoValida("editar necesita --importe")
-            # El nuevo importe va donde la herramienta lo deja editar; el resto lo valida el servicio.
+        else:
+            # El nuevo importe va donde la herramienta lo deja editar; el resto lo valida el servidor.
             decisiones = [
-                {"type": "edit", "edited_action": {"name": a["name"], "args": {
-                    **a["args"], **({"importe": importe} if _editable(abierto, a, "importe") else {})}}}
+                {"type": "edit", "edited_action": {"name": a["nombre"], "args": {
+                    **a["args"], **({"importe": importe} if "importe" in a["campos_editables"] else {})}}}
                 for a in acciones
             ]
-        else:
-            raise DecisionNoValida(f"acción desconocida «{accion}»: usa {ACCIONES}")
-        respuesta = abierto.decidir(hilo, encargado, decisiones)
-        if respuesta.estado == "esperando_firmas":
-            typer.echo(f"Firma registrada ({respuesta.firmas} de {respuesta.firmas_necesarias}): "
-                       "la aprobación sigue pendiente de otra firma.")
-            return
-        if getattr(respuesta, "fallo", None):
-            typer.echo(f"Decisión registrada, pero la operación no se pudo hacer: {respuesta.fallo}")
-        else:
-            typer.echo("Decisión registrada y aplicada.")
-        typer.echo(f"Mensaje al cliente:\n{respuesta.mensaje_cliente}")
+        respuesta = yo.post(f"/api/aprobaciones/{hilo}/decision",
+                            json={"decisiones": decisiones, **({"nota": nota} if nota else {})})
+    if respuesta["estado"] == "esperando_firmas":
+        typer.echo(f"Firma registrada ({respuesta['firmas']} de {respuesta['firmas_necesarias']}): "
+                   "la aprobación sigue pendiente de otra firma.")
+        return
+    if respuesta.get("fallo"):
+        typer.echo(f"Decisión registrada, pero la operación no se pudo hacer: {respuesta['fallo']}")
+    else:
+        typer.echo("Decisión registrada y aplicada.")
+    typer.echo(f"Mensaje al cliente:\n{respuesta['mensaje_cliente']}")
 
 
-def _editable(abierto, accion: dict, campo: str) -> bool:
-    herramienta = abierto.registro.get(accion.get("name"))
-    return herramienta is not None and campo in herramienta.campos_editables
+MIN_PREFIJO = 4
 
+
+def _resolver_hilo(yo, texto: str) -> str:
+    """El thread_id entero de un prefijo único entre las pendientes de tu bandeja (uno que no
+    está en ella va tal cual: el servidor dice si no existe o es de otra tienda)."""
+    texto = (texto or "").strip()
+    if not texto:
+        raise DecisionNoValida("falta el id del hilo")
+    ids = [a["thread_id"] for a in yo.get("/api/aprobaciones", params={"limite": 200})]
+    if texto in ids:
+        return texto
+    if len(texto) < MIN_PREFIJO:
+        raise DecisionNoValida(f"el prefijo «{texto}» es demasiado corto: escribe al menos {MIN_PREFIJO} caracteres")
+    candidatos = [i for i in ids if i.startswith(texto)]
+    if len(candidatos) > 1:
+        raise DecisionNoValida(f"varios hilos pendientes empiezan por «{texto}»: {', '.join(sorted(candidatos))}")
+    return candidatos[0] if candidatos else texto

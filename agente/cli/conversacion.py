@@ -23,7 +23,10 @@ def chat(
     cliente: str = typer.Option(..., "--cliente", help="Id del cliente (p. ej. C-0001)."),
     hilo: str | None = typer.Option(None, "--hilo", help="Continuar una conversación existente."),
 ) -> None:
-    """Conversación por terminal como ese cliente (Ctrl-D para salir)."""
+    """Conversación por terminal como ese cliente (Ctrl-D para salir).
+
+    Orden local de pruebas: el agente corre en este proceso, con su entorno; no actúa como
+    ninguna persona de la tienda (para decidir lo que pausa: «agente entrar» y «agente decidir»)."""
     from agente.nucleo.errores import AprobacionPendiente, HiloOcupado
 
     with servicio() as abierto:
@@ -54,7 +57,9 @@ def chat(
 
 @errores_en_una_linea
 def hilo(thread_id: str = typer.Argument(..., help="thread_id de la conversación (o un prefijo único).")) -> None:
-    """Estado de un hilo: mensajes, siguiente paso, pausa pendiente e historia de checkpoints."""
+    """Estado de un hilo: mensajes, siguiente paso, pausa pendiente e historia de checkpoints.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     import json
 
     with servicio() as abierto:

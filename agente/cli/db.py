@@ -11,13 +11,15 @@ from agente.nucleo.errores import ErrorDominio
 
 __all__ = ["db"]
 
-db = typer.Typer(help="Base de datos: migraciones, datos de demo, URL, reinicio.", no_args_is_help=True)
+db = typer.Typer(help="Base de datos: migraciones, datos de demo, URL, reinicio (órdenes locales de operador).", no_args_is_help=True)
 
 
 @db.command("migrate")
 @errores_en_una_linea
 def db_migrate() -> None:
-    """Aplica las migraciones pendientes de sql/ (idempotente)."""
+    """Aplica las migraciones pendientes de sql/ (idempotente).
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.bd.migraciones import migrar
 
     aplicadas = migrar(url())
@@ -30,7 +32,9 @@ def db_migrate() -> None:
 @db.command("demo")
 @errores_en_una_linea
 def db_demo() -> None:
-    """Carga (o refresca) el catálogo de demostración."""
+    """Carga (o refresca) el catálogo de demostración.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.demo import cargar_demo
 
     with conexion() as abierta:
@@ -44,7 +48,9 @@ def db_demo() -> None:
 @db.command("url")
 @errores_en_una_linea
 def db_url() -> None:
-    """Muestra la URL de conexión (arranca el embebido si hace falta)."""
+    """Muestra la URL de conexión (arranca el embebido si hace falta).
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     typer.echo(url())
 
 
@@ -53,7 +59,9 @@ def db_url() -> None:
 def db_reset(
     yes: bool = typer.Option(False, "--yes", help="No pedir confirmación."),
 ) -> None:
-    """Borra TODOS los datos del PostgreSQL embebido y vuelve a migrar."""
+    """Borra TODOS los datos del PostgreSQL embebido y vuelve a migrar.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     import psycopg
 
     from agente.bd.migraciones import migrar
@@ -113,7 +121,9 @@ def _describir(est) -> list[str]:
 @db.command("start")
 @errores_en_una_linea
 def db_start() -> None:
-    """Arranca el PostgreSQL embebido y lo deja en marcha hasta «agente db stop»."""
+    """Arranca el PostgreSQL embebido y lo deja en marcha hasta «agente db stop».
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.bd import embebido
 
     pgdata = _pgdata()
@@ -127,7 +137,9 @@ def db_start() -> None:
 def db_stop(
     forzar: bool = typer.Option(False, "--forzar", help="Pararlo aunque otro proceso lo esté usando."),
 ) -> None:
-    """Para el PostgreSQL embebido (si ningún proceso lo está usando)."""
+    """Para el PostgreSQL embebido (si ningún proceso lo está usando).
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.bd import embebido
 
     pgdata = _pgdata()
@@ -144,7 +156,9 @@ def db_stop(
 @db.command("status")
 @errores_en_una_linea
 def db_status() -> None:
-    """Dónde están los datos del PostgreSQL embebido y si está en marcha."""
+    """Dónde están los datos del PostgreSQL embebido y si está en marcha.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.bd import embebido
 
     typer.echo("\n".join(_describir(embebido.estado(_pgdata()))))

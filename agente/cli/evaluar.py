@@ -29,7 +29,9 @@ def evaluar(
     cliente: str | None = typer.Option(None, "--cliente", help="'guion' o 'llm' (por defecto: guion con offline, llm con otro modelo)."),
     tabla: bool = typer.Option(False, "--tabla", help="Añade o actualiza la fila del modelo en docs/evaluacion.md."),
 ) -> None:
-    """Evalúa el agente: k intentos de cada tarea, cada uno en una base nueva; pass^k y escalado."""
+    """Evalúa el agente: k intentos de cada tarea, cada uno en una base nueva; pass^k y escalado.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

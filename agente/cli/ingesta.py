@@ -17,7 +17,7 @@ from agente.cli.comun import errores_en_una_linea, tabla
 
 __all__ = ["claves", "importar"]
 
-claves = typer.Typer(help="Claves de API del back office de una tienda (con alcances).", no_args_is_help=True)
+claves = typer.Typer(help="Claves de API del back office de una tienda, con alcances (órdenes locales de operador).", no_args_is_help=True)
 ALCANCES_AYUDA = "clientes, productos, stock, pedidos o estados (repetible)"
 
 
@@ -27,9 +27,11 @@ def crear(
     tienda: Annotated[str, typer.Option("--tienda", help="Tienda de la clave.")],
     alcance: Annotated[list[str], typer.Option("--alcance", help=ALCANCES_AYUDA)],
     nombre: Annotated[str, typer.Option("--nombre", help="Para reconocerla (p. ej. «ERP»).")] = "back office",
-    autor: Annotated[str, typer.Option("--autor", help="Quién la crea (queda apuntado).")] = "cli",
+    autor: Annotated[str, typer.Option("--autor", help="Nota de quién la pide (queda apuntada; informativa: la orden es local de operador).")] = "cli",
 ) -> None:
-    """Crea una clave y la enseña UNA vez: guárdala ya (la base solo guarda su hash)."""
+    """Crea una clave y la enseña UNA vez: guárdala ya (la base solo guarda su hash).
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.servicio import ingesta_tienda
 
     with conectar() as c:
@@ -42,7 +44,9 @@ def crear(
 @claves.command("listar")
 @errores_en_una_linea
 def listar(tienda: Annotated[str | None, typer.Option("--tienda", help="Solo las de esta tienda.")] = None) -> None:
-    """Las claves (sin el secreto): prefijo, tienda, alcances, creación, último uso y revocación."""
+    """Las claves (sin el secreto): prefijo, tienda, alcances, creación, último uso y revocación.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.servicio import ingesta_tienda
 
     with conectar() as c:
@@ -56,7 +60,9 @@ def listar(tienda: Annotated[str | None, typer.Option("--tienda", help="Solo las
 @claves.command("revocar")
 @errores_en_una_linea
 def revocar(prefijo: Annotated[str, typer.Argument(help="El prefijo de la clave (o la clave entera).")]) -> None:
-    """Revoca la clave al momento: la siguiente petición con ella es 401."""
+    """Revoca la clave al momento: la siguiente petición con ella es 401.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.servicio import ingesta_tienda
 
     with conectar() as c:
@@ -70,7 +76,10 @@ def importar(
     tienda: Annotated[str, typer.Option("--tienda", help="La tienda de los registros.")],
 ) -> None:
     """Aplica un lote en JSON lines (en flujo, por tramos): los registros válidos se aplican
-    y cada inválido sale con su línea; termina con código 1 si hubo alguno."""
+    y cada inválido sale con su línea; termina con código 1 si hubo alguno.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona.
+    """
     from agente.servicio import ingesta_tienda
 
     inicio = time.perf_counter()

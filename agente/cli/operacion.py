@@ -47,7 +47,9 @@ TITULOS_SERIE = {
 
 @errores_en_una_linea
 def reconciliar() -> None:
-    """Caduca lo vencido, repara hilos a medias y completa reembolsos y cobros pendientes."""
+    """Caduca lo vencido, repara hilos a medias y completa reembolsos y cobros pendientes.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     with servicio() as abierto:
         caducadas = abierto.caducar()
         arreglos = abierto.reconciliar()
@@ -76,7 +78,9 @@ def auditoria(
         int, typer.Option(help="Minutos a partir de los que un movimiento pendiente es un hallazgo.")
     ] = 60,
 ) -> None:
-    """Comprueba firmas, libro, política y orden en serie (sale con código 1 si hay algún hallazgo)."""
+    """Comprueba firmas, libro, política y orden en serie (sale con código 1 si hay algún hallazgo).
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.servicio import hallazgos_auditoria
 
     with servicio() as abierto:
@@ -107,6 +111,9 @@ def auditoria(
         tabla("Tiempo hasta la decisión (segundos)", ["Tienda", "Decisiones", "p50", "p90", "Máximo"],
               [[t["tienda"], t["decisiones"], f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['maximo']:.0f}"]
                for t in informe["tiempos"]])
+    if informe.get("canales"):
+        tabla("Firmas por canal (web, cli, protocolo)", ["Tienda", "Canal", "Aprobaciones", "Política"],
+              [[c["tienda"], c["canal"], c["aprobaciones"], c["politica"]] for c in informe["canales"]])
     if hallazgos_auditoria(informe):
         raise typer.Exit(code=1)
 
@@ -130,6 +137,8 @@ def limpiar(
 
     Nunca toca una conversación que espera a un encargado ni las tablas de negocio o
     de auditoría. Se puede programar en todos los servidores: solo uno la ejecuta.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona.
     """
     from agente.bd.pool import abrir_pool
     from agente.retencion import limpiar as limpiar_checkpoints
@@ -151,7 +160,9 @@ def limpiar(
 
 
 def secreto() -> None:
-    """Imprime un AGENTE_SECRETO nuevo y fuerte (32 bytes aleatorios en hexadecimal)."""
+    """Imprime un AGENTE_SECRETO nuevo y fuerte (32 bytes aleatorios en hexadecimal).
+
+    Orden local de operador: no usa la base ni el servidor, ni actúa como ninguna persona."""
     from agente.nucleo.secretos import secreto_nuevo
 
     typer.echo(secreto_nuevo())

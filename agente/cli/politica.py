@@ -1,9 +1,14 @@
 """Órdenes ``agente politica ver|fijar|solicitudes|firmar|rechazar``: umbrales y matriz de
 autoridad de una tienda, y los cambios que esperan firma.
 
-Cada ``fijar`` es una versión nueva con quién (``--autor``: un gerente de la tienda o un
-regional de su región) y cuándo; lo que ya espera se decide con la versión con la que se
-pausó.
+``fijar``, ``solicitudes``, ``firmar`` y ``rechazar`` actúan como la persona que ha entrado
+con ``agente entrar`` (un gerente de la tienda o un regional de su región), a través de la
+API del servidor (``agente.cli.cliente``): proponer como una persona y firmar como otra
+necesita dos personas que hayan entrado. ``--autor`` y ``--firmante`` solo acotan: si se
+dan, tienen que ser quien ha entrado. ``ver`` es una orden local de operador: lee la base.
+
+Cada ``fijar`` es una versión nueva con quién y cuándo; lo que ya espera se decide con la
+versión con la que se pausó.
 """
 
 from __future__ import annotations
@@ -12,13 +17,14 @@ from typing import Annotated
 
 import typer
 
+from agente.cli.cliente import como_persona
 from agente.cli.comun import conexion as conectar
 from agente.cli.comun import errores_en_una_linea
 from agente.nucleo.errores import DecisionNoValida
 
 __all__ = ["politica"]
 
-politica = typer.Typer(help="Política de una tienda: umbrales y matriz de autoridad, versionados.",
+politica = typer.Typer(help="Política de una tienda: umbrales y matriz de autoridad, versionados. fijar, solicitudes, firmar y rechazar actúan como quien ha entrado con «agente entrar», a través del servidor; ver es local.",
                        no_args_is_help=True)
 SIN_LIMITE = ("sin", "sin-limite", "ninguno", "nunca")
 
@@ -47,8 +53,17 @@ def _imprimir(datos: dict) -> None:
         typer.echo(_linea_version(v))
 
 
+def _fecha(valor) -> str:
+    """«2026-12-01 10:30» de una fecha de la base o de la API (ISO 8601)."""
+    from datetime import datetime
+
+    if isinstance(valor, str):
+        valor = datetime.fromisoformat(valor)
+    return f"{valor:%Y-%m-%d %H:%M}"
+
+
 def _linea_version(v: dict) -> str:
-    return (f"  v{v['version']} {v['creada']:%Y-%m-%d %H:%M} por {v['creada_por']}"
+    return (f"  v{v['version']} {_fecha(v['creada'])} por {v['creada_por']}"
             + (f", firmada por {v['firmada_por']}" if v.get("firmada_por") else "")
             + (f" ({v['motivo']})" if v.get("motivo") else ""))
 
@@ -64,6 +79,16 @@ def _pares(valores: list[str], opcion: str) -> dict[str, str | None]:
     return pares
 
 
+def _como_en_la_api(nombre: str, valor: str) -> str | int:
+    """Un umbral entero (días, devoluciones, horas) va como número; el dinero, como texto."""
+    from politicas.valores import VALORES
+
+    declarado = VALORES.get(nombre)
+    if declarado is not None and declarado.tipo == "entero" and valor.isdigit():
+        return int(valor)
+    return valor
+
+
 def _con_punto(valor: str) -> str:
     """«250,50» -> «250.50»: un importe escrito con coma decimal (o «1.234,50») vale igual."""
     if "," not in valor:
@@ -76,7 +101,8 @@ def _con_punto(valor: str) -> str:
 @politica.command("ver")
 @errores_en_una_linea
 def ver(tienda: str = typer.Option(..., "--tienda", help="Id de la tienda.")) -> None:
-    """Umbrales y matriz de autoridad vigentes, con sus versiones (quién y cuándo)."""
+    """Umbrales y matriz de autoridad vigentes, con sus versiones (quién y cuándo). Orden
+    local de operador: lee la base, no actúa como nadie."""
     from agente.servicio import politica_tienda
 
     with conectar() as conexion:
@@ -87,7 +113,7 @@ def ver(tienda: str = typer.Option(..., "--tienda", help="Id de la tienda.")) ->
 @errores_en_una_linea
 def fijar(
     tienda: str = typer.Option(..., "--tienda", help="Id de la tienda."),
-    autor: str = typer.Option(..., "--autor", help="Gerente de la tienda o regional de su región."),
+    autor: str | None = typer.Option(None, "--autor", help="Solo acota: si lo das, tiene que ser quien ha entrado."),
     umbral: Annotated[list[str] | None, typer.Option(
         "--umbral", help="nombre=valor (p. ej. limite_reembolso=80).")] = None,
     limite: Annotated[list[str] | None, typer.Option(
@@ -96,10 +122,9 @@ def fijar(
         "--dos-firmas", help="regla=importe o «nunca» (p. ej. reembolso=800).")] = None,
     motivo: str | None = typer.Option(None, "--motivo", help="Por qué (queda en la versión)."),
 ) -> None:
-    """Versión nueva de umbrales y/o matriz (parte de la vigente). Si amplía, queda como
-    solicitud que firma alguien por encima de ti (con «agente politica firmar»)."""
-    from agente.servicio import cambios_politica
-
+    """Versión nueva de umbrales y/o matriz (parte de la vigente), como quien ha entrado con
+    «agente entrar», a través del servidor (un gerente de la tienda o un regional de su región). Si amplía, queda
+    como solicitud que firma otra persona por encima de ti (con «agente politica firmar»)."""
     if not (umbral or limite or dos_firmas):
         raise DecisionNoValida("no hay nada que cambiar: usa --umbral, --limite o --dos-firmas")
     limites: dict[str, dict[str, str | None]] = {}
@@ -111,26 +136,26 @@ def fijar(
     umbrales = _pares(umbral or [], "--umbral")
     if any(v is None for v in umbrales.values()):
         raise DecisionNoValida("--umbral necesita un valor")
-    with conectar() as conexion:
-        resultado = cambios_politica.proponer(
-            conexion, tienda=tienda, autor=autor, umbrales=umbrales or None, limites=limites or None,
-            dos_firmas=_pares(dos_firmas or [], "--dos-firmas") or None, motivo=motivo,
-        )
-    if resultado.solicitud is not None:
-        typer.echo(f"El cambio amplía la política: no se aplica hasta que lo firme "
-                   f"{resultado.solicitud['firman']}.")
-        _imprimir_solicitud(resultado.solicitud)
+    cuerpo = {"umbrales": {k: _como_en_la_api(k, v) for k, v in umbrales.items()} or None, "limites": limites or None,
+              "dos_firmas": _pares(dos_firmas or [], "--dos-firmas") or None, "motivo": motivo}
+    with como_persona() as yo:
+        yo.comprobar_que_es(autor, "--autor")
+        antes = yo.get(f"/api/politica/{tienda}")
+        resultado = yo.post(f"/api/politica/{tienda}", json={k: v for k, v in cuerpo.items() if v is not None})
+    if "diferencias" in resultado:  # 202: una solicitud
+        typer.echo(f"El cambio amplía la política: no se aplica hasta que lo firme {resultado['firman']}.")
+        _imprimir_solicitud(resultado)
         return
-    if resultado.estado == "sin_cambios":
+    if (resultado["version"], resultado["matriz"]["version"]) == (antes["version"], antes["matriz"]["version"]):
         typer.echo("Nada cambia: los valores pedidos ya son los vigentes.")
         return
     typer.echo("Política cambiada (versión nueva):")
-    _imprimir(resultado.politica)
+    _imprimir(resultado)
 
 
 def _imprimir_solicitud(s: dict) -> None:
     typer.echo(f"Solicitud {s['id']} · {s['tienda']} · {s['estado']} · de {s['autor']} ({s['autor_rol']}), "
-               f"{s['creada']:%Y-%m-%d %H:%M}; caduca {s['caduca']:%Y-%m-%d %H:%M}")
+               f"{_fecha(s['creada'])}; caduca {_fecha(s['caduca'])}")
     for d in s["diferencias"]:
         typer.echo(f"  {d['texto']} ({'amplía' if d['sentido'] == 'amplia' else 'endurece'})")
     if s.get("motivo"):
@@ -139,37 +164,34 @@ def _imprimir_solicitud(s: dict) -> None:
         typer.echo(f"  {s['estado'].capitalize()} por {s['decidida_por']} ({s['decidida_rol']})"
                    + (f": {s['motivo_decision']}" if s.get("motivo_decision") else ""))
     elif s["estado"] == "pendiente":
-        typer.echo(f"  Firma: {s['firman']} (agente politica firmar {s['id']} --firmante ...)")
+        typer.echo(f"  Firma: {s['firman']} (quien firma entra con «agente entrar» y: agente politica firmar {s['id']})")
 
 
 @politica.command("solicitudes")
 @errores_en_una_linea
 def solicitudes(
-    firmante: str = typer.Option(..., "--firmante", help="Gerente o regional: ve las de sus tiendas."),
+    firmante: str | None = typer.Option(None, "--firmante", help="Solo acota: si lo das, tiene que ser quien ha entrado."),
     tienda: str | None = typer.Option(None, "--tienda", help="Solo esta tienda."),
     todas: bool = typer.Option(False, "--todas", help="También las ya decididas o caducadas."),
 ) -> None:
-    """Solicitudes de cambio de política que esperan firma (las de tus tiendas)."""
-    from agente.servicio import cambios_politica, gestion_autoridad, politica_tienda
-
-    with conectar() as conexion:
-        tiendas = [tienda] if tienda else list(gestion_autoridad.ambito_firmante(conexion, firmante).tiendas)
-        for t in tiendas:
-            politica_tienda.comprobar_tienda(conexion, t)
-            politica_tienda.comprobar_administrador(conexion, firmante, t)
-        filas = cambios_politica.listar(conexion, tiendas, estado=None if todas else "pendiente")
+    """Solicitudes de cambio de política que esperan firma en las tiendas de quien ha entrado
+    (a través del servidor)."""
+    with como_persona() as yo:
+        yo.comprobar_que_es(firmante, "--firmante")
+        params = {"estado": "todas" if todas else "pendiente", **({"tienda": tienda} if tienda else {})}
+        filas = yo.get("/api/solicitudes-politica", params=params)
     if not filas:
         typer.echo("No hay solicitudes de cambio de política" + ("" if todas else " pendientes") + ".")
     for fila in filas:
         _imprimir_solicitud(fila)
 
 
-def _decidir(solicitud: int, firmante: str, aprobar: bool, motivo: str | None) -> None:
-    from agente.servicio import cambios_politica
-
-    with conectar() as conexion:
-        hecha = cambios_politica.decidir(
-            conexion, solicitud_id=solicitud, firmante=firmante, aprobar=aprobar, motivo=motivo)
+def _decidir(solicitud: int, firmante: str | None, aprobar: bool, motivo: str | None) -> None:
+    with como_persona() as yo:
+        yo.comprobar_que_es(firmante, "--firmante")
+        hecha = yo.post(f"/api/solicitudes-politica/{solicitud}/decision",
+                        json={"decision": "aprobar" if aprobar else "rechazar",
+                              **({"motivo": motivo} if motivo else {})})
     typer.echo("Cambio firmado y aplicado:" if aprobar else "Cambio rechazado:")
     _imprimir_solicitud(hecha)
 
@@ -178,9 +200,10 @@ def _decidir(solicitud: int, firmante: str, aprobar: bool, motivo: str | None) -
 @errores_en_una_linea
 def firmar(
     solicitud: int = typer.Argument(..., help="Id de la solicitud."),
-    firmante: str = typer.Option(..., "--firmante", help="Alguien por encima del autor (un regional)."),
+    firmante: str | None = typer.Option(None, "--firmante", help="Solo acota: si lo das, tiene que ser quien ha entrado."),
 ) -> None:
-    """Firma una solicitud de cambio que amplía la política: se aplica como versión nueva."""
+    """Firma, como quien ha entrado y a través del servidor, una solicitud que amplía la política (alguien por encima
+    del autor, nunca el autor): se aplica como versión nueva."""
     _decidir(solicitud, firmante, True, None)
 
 
@@ -188,9 +211,8 @@ def firmar(
 @errores_en_una_linea
 def rechazar(
     solicitud: int = typer.Argument(..., help="Id de la solicitud."),
-    firmante: str = typer.Option(..., "--firmante", help="Alguien por encima del autor (un regional)."),
+    firmante: str | None = typer.Option(None, "--firmante", help="Solo acota: si lo das, tiene que ser quien ha entrado."),
     motivo: str = typer.Option(..., "--motivo", help="Por qué no (lo lee el autor)."),
 ) -> None:
-    """Rechaza una solicitud de cambio de política, con un motivo."""
+    """Rechaza, como quien ha entrado y a través del servidor, una solicitud de cambio de política, con un motivo."""
     _decidir(solicitud, firmante, False, motivo)
-

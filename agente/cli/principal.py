@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from agente.cli import bandeja, conversacion, evaluar, ingesta, operacion, servidor
+from agente.cli import bandeja, conversacion, entrada, evaluar, ingesta, operacion, servidor
 from agente.cli.ayuda import en_espanol
 from agente.cli.db import db
 from agente.cli.politica import politica
@@ -17,6 +17,8 @@ from agente.cli.politica import politica
 __all__ = ["app", "main"]
 
 ORDENES = (
+    ("entrar", entrada.entrar),
+    ("salir", entrada.salir),
     ("chat", conversacion.chat),
     ("aprobaciones", bandeja.aprobaciones),
     ("decidir", bandeja.decidir),
@@ -30,6 +32,13 @@ ORDENES = (
     ("evaluar", evaluar.evaluar),
     ("importar", ingesta.importar),
 )
+AYUDA = (
+    "Agente de atención al cliente para tiendas.\n\n"
+    "Lo que hace una persona (decidir, proponer, firmar o rechazar un cambio de política) lo hace "
+    "como quien ha entrado con «agente entrar», a través del servidor (AGENTE_URL); «agente salir» "
+    "cierra la sesión. Las demás órdenes son locales de operador: usan la base directamente y no "
+    "actúan como ninguna persona."
+)
 GRUPOS = (("db", db), ("token", servidor.token_app), ("politica", politica), ("claves", ingesta.claves))
 
 
@@ -37,7 +46,7 @@ GRUPOS = (("db", db), ("token", servidor.token_app), ("politica", politica), ("c
 def _montar() -> typer.Typer:
     en_espanol()
     # Sin --install-completion/--show-completion: sus textos son de Typer, en inglés.
-    montada = typer.Typer(help="Agente de atención al cliente para tiendas.", no_args_is_help=True,
+    montada = typer.Typer(help=AYUDA, no_args_is_help=True,
                           add_completion=False)
     for nombre, orden in ORDENES:
         montada.command(nombre)(orden)

@@ -15,7 +15,7 @@ __all__ = ["demo", "serve", "token_app"]
 
 FABRICA = "agente.web.app:app_desde_entorno"
 
-token_app = typer.Typer(help="Emite tokens firmados con AGENTE_SECRETO.", no_args_is_help=True)
+token_app = typer.Typer(help="Emite tokens firmados con AGENTE_SECRETO, para scripts y pruebas (órdenes locales de operador).", no_args_is_help=True)
 
 
 def _ajustes():
@@ -67,7 +67,9 @@ def serve(
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
     workers: int = typer.Option(1, "--workers", min=1, max=64, help="Procesos (comparten solo PostgreSQL)."),
 ) -> None:
-    """Sirve la API, la página del cliente (/) y la bandeja del encargado (/encargado)."""
+    """Sirve la API, la página del cliente (/) y la bandeja del encargado (/encargado).
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
 
     ajustes = _ajustes()
     ajustes.comprobar_secreto()  # antes de tocar la base de datos
@@ -82,7 +84,9 @@ def demo(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
 ) -> None:
-    """Demo sin claves: migra, carga el catálogo de demo y sirve con el modelo offline."""
+    """Demo sin claves: migra, carga el catálogo de demo y sirve con el modelo offline.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.demo import CLIENTES, ENCARGADOS
     from agente.servicio import cargar_demo
     from agente.web.rutas_demo import EJEMPLOS
@@ -101,6 +105,7 @@ def demo(
     for encargado_id, tienda, nombre, activo in ENCARGADOS:
         typer.echo(f"  encargado {encargado_id}  {nombre} ({tienda}){'' if activo else ' — de baja: se le rechaza'}")
     typer.echo(f"Chat del cliente: {base}/   Bandeja del encargado: {base}/encargado   API: {base}/docs")
+    typer.echo("Por terminal, en otra: agente entrar --demo enc-talavera (y agente decidir HILO aprobar).")
     _servir(ajustes, url, host, port, 1)
 
 
@@ -121,7 +126,9 @@ def token_cliente(
     cliente_id: str = typer.Argument(..., help="Id del cliente (p. ej. C-0001)."),
     horas: float | None = typer.Option(None, "--horas", min=0.01, help="Validez (por defecto AGENTE_TOKEN_HORAS)."),
 ) -> None:
-    """Token de cliente para la API y la página /."""
+    """Token de cliente para la API y la página /.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     _emitir("cliente", cliente_id, horas)
 
 
@@ -131,6 +138,8 @@ def token_encargado(
     encargado_id: str = typer.Argument(..., help="Id del encargado (p. ej. enc-talavera)."),
     horas: float | None = typer.Option(None, "--horas", min=0.01, help="Validez (por defecto AGENTE_TOKEN_HORAS)."),
 ) -> None:
-    """Token de encargado para la bandeja /encargado."""
+    """Token de encargado para la bandeja /encargado.
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     _emitir("encargado", encargado_id, horas)
 

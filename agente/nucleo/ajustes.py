@@ -82,6 +82,10 @@ class Ajustes(BaseSettings):
         default=15, ge=2, le=720,
         description="Vida del token de una sesión del personal (OIDC o enlace); la página lo renueva.",
     )
+    url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="URL del servidor al que habla la CLI para actuar como la persona que ha entrado.",
+    )
     pasarela_retardo: Decimal = Field(
         default=Decimal("0"), ge=0, description="Segundos que tarda la pasarela simulada."
     )

@@ -152,11 +152,11 @@ class Servicio:
         return self.decisiones.encargado_activo(encargado_id)
 
     def decidir(
-        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None, canal: str | None = None
     ) -> Respuesta | FirmaParcial:
         """Una firma: ``FirmaParcial`` si aún faltan firmas; si no, la respuesta al cliente.
-        ``nota``: texto del encargado que se añade al mensaje final del cliente."""
-        return self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota)
+        ``nota``: se añade al mensaje final del cliente; ``canal``: web, cli o protocolo."""
+        return self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal)
 
     # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
 
@@ -273,11 +273,11 @@ class Servicio:
                 politica_tienda.comprobar_administrador(c, firmante, tienda)
             return politica_tienda.ver(c, tienda)
 
-    def fijar_politica(self, tienda: str, *, autor: str, **cambios: Any) -> politica_tienda.ResultadoCambio:
+    def fijar_politica(self, tienda: str, *, autor: str, canal: str | None = None, **cambios: Any) -> politica_tienda.ResultadoCambio:
         """Propone un cambio (``cambios_politica.proponer``): si solo endurece se aplica;
         si amplía, queda una solicitud que firma alguien por encima de ``autor``."""
         with self.pool.connection() as c:
-            return cambios_politica.proponer(c, tienda=tienda, autor=autor, **cambios)
+            return cambios_politica.proponer(c, tienda=tienda, autor=autor, canal=canal, **cambios)
 
     def solicitudes_politica(
         self, *, firmante: str, tienda: str | None = None, estado: str | None = "pendiente"
@@ -299,12 +299,12 @@ class Servicio:
             return solicitud
 
     def decidir_solicitud_politica(
-        self, solicitud_id: int, *, firmante: str, aprobar: bool, motivo: str | None = None
+        self, solicitud_id: int, *, firmante: str, aprobar: bool, motivo: str | None = None, canal: str | None = None
     ) -> dict[str, Any]:
         """Firma o rechaza un cambio que amplía (solo alguien por encima de su autor)."""
         with self.pool.connection() as c:
             return cambios_politica.decidir(
-                c, solicitud_id=solicitud_id, firmante=firmante, aprobar=aprobar, motivo=motivo)
+                c, solicitud_id=solicitud_id, firmante=firmante, aprobar=aprobar, motivo=motivo, canal=canal)
 
     def caducar_solicitudes_politica(self) -> list[int]:
         with self.pool.connection() as c:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "Arreglo",
@@ -142,6 +142,8 @@ class InformeAuditoria(TypedDict):
     politica: dict[str, list[dict[str, Any]]]
     # Lo que un orden en serie no habría dejado (``auditoria_serie.COMPROBACIONES``) -> hallazgos.
     serie: dict[str, list[dict[str, Any]]]
+    # Por qué canal llegaron las firmas (web, cli, protocolo) por tienda; no son hallazgos.
+    canales: NotRequired[list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)

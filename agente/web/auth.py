@@ -17,6 +17,11 @@ Un token de una sesión del personal abierta por OIDC o por enlace de correo lle
 ``AGENTE_SESION_MINUTOS`` y la página lo renueva (``POST /api/sesion/renovar``) hasta
 ``AGENTE_TOKEN_HORAS`` desde ``ini``.
 
+Un token de sesión abierta desde la CLI (``agente entrar``) lleva además ``can: "cli"``:
+el canal por el que firma esa persona (``CanalActual``), firmado con el token (la página no
+puede decir que es la CLI sin haber entrado por ella). Es informativo: quién firma lo fija
+el token; el canal queda en la auditoría de cada firma.
+
 Un token de cliente con ``hilo`` (el enlace de un aviso por correo,
 ``agente.nucleo.enlaces``) solo abre las rutas de esa conversación: cualquier otra (sus
 pedidos, la lista, abrir otra) responde 403 (``_en_su_alcance``).
@@ -47,6 +52,9 @@ from agente.web.vigencia import Fin, Vigencia
 __all__ = [
     "ROL_CLIENTE",
     "ROL_ENCARGADO",
+    "CANAL_CLI",
+    "CANAL_WEB",
+    "CanalActual",
     "ClienteActual",
     "ClienteDeEventos",
     "ClienteEnFlujo",
@@ -66,6 +74,8 @@ ALGORITMO = "HS256"
 ROL_CLIENTE = "cliente"
 ROL_ENCARGADO = "encargado"
 _CAMPO_ID = {ROL_CLIENTE: "cliente_id", ROL_ENCARGADO: "encargado_id"}
+CANAL_WEB = "web"
+CANAL_CLI = "cli"
 
 _portador = HTTPBearer(auto_error=False, description="Token de cliente o de encargado.")
 Credencial = Annotated[HTTPAuthorizationCredentials | None, Depends(_portador)]
@@ -91,16 +101,20 @@ def emitir_token(
 
 
 def emitir_sesion(
-    ajustes: Ajustes, encargado: Encargado, entrada: str, *, inicio: datetime | None = None
+    ajustes: Ajustes, encargado: Encargado, entrada: str, *, inicio: datetime | None = None,
+    canal: str = CANAL_WEB,
 ) -> str:
-    """El token de una sesión del personal (OIDC o enlace): el mismo de la bandeja, de vida
-    corta (``AGENTE_SESION_MINUTOS``), con la entrada y el inicio de la sesión."""
+    """El token de una sesión del personal (OIDC, enlace o, en la demo, ``agente entrar
+    --demo``): el mismo de la bandeja, de vida corta (``AGENTE_SESION_MINUTOS``), con la
+    entrada y el inicio de la sesión; ``canal="cli"``: abierta desde la CLI."""
     ahora = datetime.now(UTC)
     inicio = inicio or ahora
+    extra: dict[str, Any] = {"ent": entrada, "ini": int(inicio.timestamp())}
+    if canal == CANAL_CLI:
+        extra["can"] = CANAL_CLI
     return emitir_token(
         ajustes, rol=ROL_ENCARGADO, sujeto=encargado.encargado_id, tienda=encargado.tienda,
-        horas=ajustes.sesion_minutos / 60, ahora=ahora,
-        extra={"ent": entrada, "ini": int(inicio.timestamp())},
+        horas=ajustes.sesion_minutos / 60, ahora=ahora, extra=extra,
     )
 
 
@@ -114,7 +128,12 @@ def renovar_sesion(ajustes: Ajustes, servicio: Servicio, token: str | None) -> s
     inicio = datetime.fromtimestamp(datos["ini"], UTC)
     if datetime.now(UTC) - inicio > timedelta(hours=ajustes.token_horas):
         raise NoAutorizado("la sesión ha durado el máximo: vuelve a iniciar sesión")
-    return emitir_sesion(ajustes, encargado, datos["ent"], inicio=inicio)
+    return emitir_sesion(ajustes, encargado, datos["ent"], inicio=inicio, canal=canal_de(datos))
+
+
+def canal_de(datos: dict[str, Any]) -> str:
+    """``cli`` si el token es de una sesión abierta desde la CLI; si no, ``web``."""
+    return CANAL_CLI if datos.get("can") == CANAL_CLI else CANAL_WEB
 
 
 def leer_token(ajustes: Ajustes, token: str | None, rol: str) -> dict[str, Any]:
@@ -254,7 +273,14 @@ def encargado_de_eventos(ajustes: AjustesWeb, servicio: ServicioWeb, credencial:
     return EncargadoEnFlujo(encargado, _vigencia_encargado(servicio, datos, encargado))
 
 
+def canal_actual(ajustes: AjustesWeb, credencial: Credencial) -> str:
+    """Por dónde firma quien llama (``web`` o ``cli``), del token. A quien es lo comprueba
+    ``EncargadoActual`` en la misma petición."""
+    return canal_de(leer_token(ajustes, credencial.credentials if credencial else None, ROL_ENCARGADO))
+
+
 ClienteActual = Annotated[ContextoCliente, Depends(cliente_actual)]
+CanalActual = Annotated[str, Depends(canal_actual)]
 ClienteDeEventos = Annotated[ClienteEnFlujo, Depends(cliente_de_eventos)]
 VigenciaCliente = Annotated[Vigencia, Depends(vigencia_cliente)]
 EncargadoActual = Annotated[Encargado, Depends(encargado_actual)]

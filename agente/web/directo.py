@@ -109,13 +109,14 @@ def ejecutar_turno(servicio, thread_id: str, texto: str, ctx: ContextoCliente, e
 
 def ejecutar_decision(
     servicio, thread_id: str, encargado_id: str, tiendas: tuple[str, ...], decisiones: list[dict],
-    nota: str | None = None,
+    nota: str | None = None, canal: str | None = None,
 ):
     """``servicio.decidir`` con métricas. La tienda se comprueba antes de tocar nada (403):
-    ``tiendas``, las del firmante (varias si es regional)."""
+    ``tiendas``, las del firmante (varias si es regional); ``canal``: por dónde llegó la
+    firma (web, cli, protocolo), para la auditoría."""
     pendiente = servicio.aprobacion(thread_id, tiendas=tuple(tiendas))
     with _observada(metricas.ContadorErroresHerramienta()):
-        respuesta = servicio.decidir(thread_id, encargado_id, decisiones, nota=nota)
+        respuesta = servicio.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal)
     metricas.registrar_decision(decisiones, pendiente.get("espera_segundos"))
     return respuesta
 

@@ -132,6 +132,8 @@ class DemoLogin(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rol: Literal["cliente", "encargado"]
     id: str = Field(min_length=1, max_length=100)
+    canal: Literal["web", "cli"] = Field(
+        default="web", description="cli: la sesión de `agente entrar --demo` (renovable, firma por la CLI).")
 
 
 # -- salidas -------------------------------------------------------------------------------

@@ -237,6 +237,8 @@ class FirmaDecidida(BaseModel):
     fecha: datetime
     decision: str = Field(description="reject | edit | respond | approve (la que manda en su firma).")
     acciones: list[DecisionDeFirma] = Field(description="Lo que decidió en cada operación, en orden.")
+    canal: Literal["web", "cli", "protocolo"] | None = Field(
+        default=None, description="Por dónde llegó la firma: web, cli o protocolo (sin dato: de antes de registrarlo).")
 
 
 class DecisionTomada(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Aviso", "CanjearEnlace", "Entradas", "PedirEnlace", "ProveedorEntrada"]
@@ -20,6 +22,7 @@ class CanjearEnlace(BaseModel):
     model_config = ConfigDict(extra="forbid")
     email: str = Field(pattern=_EMAIL, max_length=254, description="El correo al que llegó el enlace.")
     token: str = Field(pattern=r"^[A-Za-z0-9_-]{20,100}$", description="El token del enlace (su fragmento).")
+    canal: Literal["web", "cli"] = Field(default="web", description="cli: lo canjea `agente entrar`.")
 
 
 class Aviso(BaseModel):

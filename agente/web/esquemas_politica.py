@@ -159,6 +159,10 @@ class SolicitudPolitica(BaseModel):
     motivo_decision: str | None
     version_umbrales: int | None
     matriz_id: int | None
+    canal: Literal["web", "cli", "protocolo"] | None = Field(
+        default=None, description="Por dónde se propuso: web, cli o protocolo (sin dato: de antes de registrarlo).")
+    canal_decision: Literal["web", "cli", "protocolo"] | None = Field(
+        default=None, description="Por dónde se firmó o rechazó.")
 
 
 _CAMPOS_VERSION = tuple(VersionPolitica.model_fields)

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends
 from agente.demo import CLIENTES, ENCARGADOS, ROLES, TIENDAS, TIENDAS_REGIONALES
 from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import esquemas
-from agente.web.auth import ROL_CLIENTE, ROL_ENCARGADO, emitir_token
+from agente.web.auth import CANAL_CLI, ROL_CLIENTE, ROL_ENCARGADO, emitir_sesion, emitir_token
 from agente.web.dependencias import AjustesWeb, ServicioWeb
 
 router = APIRouter(prefix="/api/demo", tags=["demo"])
@@ -88,6 +88,9 @@ def login(cuerpo: esquemas.DemoLogin, servicio: ServicioWeb, ajustes: AjustesWeb
         token = emitir_token(ajustes, rol=ROL_CLIENTE, sujeto=ctx.cliente_id, tienda=ctx.tienda)
         return {"token": token, "destino": "/"}
     encargado = servicio.encargado_activo(cuerpo.id)
+    if cuerpo.canal == CANAL_CLI:
+        # ``agente entrar --demo``: una sesión como la de la web (corta, se renueva), de la CLI.
+        return {"token": emitir_sesion(ajustes, encargado, "demo", canal=CANAL_CLI), "destino": "/encargado"}
     token = emitir_token(
         ajustes, rol=ROL_ENCARGADO, sujeto=encargado.encargado_id, tienda=encargado.tienda
     )

@@ -9,7 +9,7 @@ from sse_starlette import EventSourceResponse
 
 from agente.nucleo.errores import Prohibido
 from agente.web import esquemas, esquemas_bandeja
-from agente.web.auth import EncargadoActual, EncargadoDeEventos
+from agente.web.auth import CanalActual, EncargadoActual, EncargadoDeEventos
 from agente.web.dependencias import Limitador, OyenteWeb, ServicioWeb
 from agente.web.directo import ejecutar_decision, en_hilo_del_agente
 from agente.web.eventos_bandeja import flujo_bandeja
@@ -134,6 +134,7 @@ async def decidir(
     servicio: ServicioWeb,
     limitador: Limitador,
     encargado: EncargadoActual,
+    canal: CanalActual,
 ):
     """Firma la pausa del hilo (una decisión por operación). Si con esta firma se cumple la
     autoridad que exige (o es un rechazo), reanuda el agente y devuelve
@@ -143,6 +144,6 @@ async def decidir(
     cambia nada."""
     respuesta = await en_hilo_del_agente(
         limitador, ejecutar_decision, servicio, thread_id,
-        encargado.encargado_id, encargado.tiendas, cuerpo.como_lista(), cuerpo.nota,
+        encargado.encargado_id, encargado.tiendas, cuerpo.como_lista(), cuerpo.nota, canal,
     )
     return esquemas_bandeja.respuesta_decision(respuesta)

@@ -187,5 +187,6 @@ def pedir_enlace(cuerpo: esquemas_entrada.PedirEnlace, request: Request, ajustes
 def canjear_enlace(cuerpo: esquemas_entrada.CanjearEnlace, ajustes: AjustesWeb, servicio: ServicioWeb):
     """El token de sesión a cambio del enlace (una vez, 15 minutos, la misma dirección)."""
     encargado = servicio.canjear_enlace_entrada(cuerpo.token, cuerpo.email)
-    return {"token": emitir_sesion(ajustes, encargado, ENTRADA_CORREO), "destino": "/encargado"}
+    token = emitir_sesion(ajustes, encargado, ENTRADA_CORREO, canal=cuerpo.canal)
+    return {"token": token, "destino": "/encargado"}
 

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from agente.web import esquemas
 from agente.web import esquemas_politica as formas
-from agente.web.auth import EncargadoActual
+from agente.web.auth import CanalActual, EncargadoActual
 from agente.web.dependencias import ServicioWeb
 
 router = APIRouter(tags=["politica"])
@@ -49,13 +49,13 @@ def ver_politica(tienda: str, servicio: ServicioWeb, firmante: EncargadoActual):
     },
 )
 def fijar_politica(tienda: str, cuerpo: formas.CambioPolitica, servicio: ServicioWeb,
-                   firmante: EncargadoActual):
+                   firmante: EncargadoActual, canal: CanalActual):
     """Un cambio que solo endurece (límites o umbrales más bajos, dos firmas desde menos,
     plazos más cortos) se aplica al momento como versión nueva y devuelve la política. Uno
     que amplía no cambia nada todavía: devuelve 202 con la solicitud y quién puede firmarla."""
     resultado = servicio.fijar_politica(
         tienda, autor=firmante.encargado_id, umbrales=cuerpo.umbrales_pedidos(), limites=cuerpo.limites,
-        dos_firmas=cuerpo.dos_firmas, motivo=cuerpo.motivo,
+        dos_firmas=cuerpo.dos_firmas, motivo=cuerpo.motivo, canal=canal,
     )
     if resultado.solicitud is not None:
         return JSONResponse(formas.SolicitudPolitica.model_validate(
@@ -98,11 +98,11 @@ def ver_solicitud(solicitud_id: IdSolicitud, servicio: ServicioWeb, firmante: En
     },
 )
 def decidir_solicitud(solicitud_id: IdSolicitud, cuerpo: formas.DecisionSolicitud, servicio: ServicioWeb,
-                      firmante: EncargadoActual):
+                      firmante: EncargadoActual, canal: CanalActual):
     """Solo alguien por encima del autor en la cadena de la tienda: nunca el autor (403),
     nunca alguien cuyo propio límite sube con el cambio, ni con valores por encima de su
     límite. Al aprobar se aplica como versión nueva que dice quién la firmó."""
     return formas.solicitud(servicio.decidir_solicitud_politica(
         solicitud_id, firmante=firmante.encargado_id, aprobar=cuerpo.decision == "aprobar",
-        motivo=cuerpo.motivo,
+        motivo=cuerpo.motivo, canal=canal,
     ))

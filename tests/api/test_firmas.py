@@ -186,64 +186,70 @@ def test_la_politica_la_ve_y_cambia_el_gerente_con_versiones_y_un_encargado_no(h
                      json={"umbrales": {"limite_reembolso": "1"}}).status_code == 403
 
 
-def test_la_cli_ve_y_fija_la_politica(bd_url, monkeypatch):
-    from typer.testing import CliRunner
-
-    from agente.cli import app
-    from agente.nucleo.ajustes import ajustes
-
-    monkeypatch.setenv("DATABASE_URL", bd_url)
-    ajustes.cache_clear()  # los ajustes se leen del entorno una vez por proceso
-    entorno = {"DATABASE_URL": bd_url}
-    runner = CliRunner()
-    ver = runner.invoke(app, ["politica", "ver", "--tienda", "talavera"], env=entorno)
-    assert ver.exit_code == 0, ver.output
-    assert "encargado 300,00 EUR" in ver.output and "dos firmas por encima de: 500,00 EUR" in ver.output
-    # Endurecer se aplica al momento.
-    fijar = runner.invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "reg-centro",
-                                "--limite", "reembolso.encargado=250", "--dos-firmas", "reembolso=400",
-                                "--motivo", "prueba"], env=entorno)
-    assert fijar.exit_code == 0, fijar.output
-    assert "encargado 250,00 EUR" in fijar.output and "por reg-centro (prueba)" in fijar.output
-    # Ampliar queda como solicitud; el gerente la propone y la regional la firma.
-    pide = runner.invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "ger-talavera",
-                               "--dos-firmas", "reembolso=600"], env=entorno)
-    assert pide.exit_code == 0 and "no se aplica hasta que lo firme" in pide.output, pide.output
-    assert "400,00 EUR → 600,00 EUR" in pide.output
-    lista = runner.invoke(app, ["politica", "solicitudes", "--firmante", "reg-centro"], env=entorno)
-    assert lista.exit_code == 0 and "Solicitud 1 · talavera · pendiente" in lista.output, lista.output
-    propia = runner.invoke(app, ["politica", "firmar", "1", "--firmante", "ger-talavera"], env=entorno)
-    assert propia.exit_code != 0 and "propio cambio" in propia.output
-    firma = runner.invoke(app, ["politica", "firmar", "1", "--firmante", "reg-centro"], env=entorno)
-    assert firma.exit_code == 0 and "firmado y aplicado" in firma.output, firma.output
-    ver = runner.invoke(app, ["politica", "ver", "--tienda", "talavera"], env=entorno)
-    assert "dos firmas por encima de: 600,00 EUR" in ver.output and "firmada por reg-centro" in ver.output
-    prohibido = runner.invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "enc-talavera",
-                                    "--umbral", "limite_reembolso=90"], env=entorno)
-    assert prohibido.exit_code != 0 and "gerente o un regional" in prohibido.output
-    ajustes.cache_clear()
-
-
-def test_la_cli_recoge_firmas_y_la_regional_decide_en_talavera(http, como, ajustes, monkeypatch):
-    from typer.testing import CliRunner
-
-    from agente.cli import app
+def test_la_cli_ve_y_fija_la_politica_como_quien_ha_entrado(ajustes, bd_url, monkeypatch, tmp_path):
     from agente.nucleo.ajustes import ajustes as leer_ajustes
+    from agente.web.app import crear_app
+    from tests.apoyo.cli_sesion import Terminal
+    from tests.apoyo.web_util import servidor_en_hilo
+
+    monkeypatch.setenv("DATABASE_URL", bd_url)  # «politica ver» es local: lee la base
+    leer_ajustes.cache_clear()
+    with servidor_en_hilo(crear_app(ajustes)) as base:
+        cli = Terminal(base, tmp_path / "config")
+        ver = cli("politica", "ver", "--tienda", "talavera")
+        assert ver.exit_code == 0, ver.output
+        assert "encargado 300,00 EUR" in ver.output and "dos firmas por encima de: 500,00 EUR" in ver.output
+        # Endurecer se aplica al momento.
+        cli.entrar("reg-centro")
+        fijar = cli("politica", "fijar", "--tienda", "talavera", "--limite", "reembolso.encargado=250",
+                    "--dos-firmas", "reembolso=400", "--motivo", "prueba")
+        assert fijar.exit_code == 0, fijar.output
+        assert "encargado 250,00 EUR" in fijar.output and "por reg-centro (prueba)" in fijar.output
+        # Ampliar queda como solicitud; el gerente la propone y la regional la firma.
+        cli.entrar("ger-talavera")
+        pide = cli("politica", "fijar", "--tienda", "talavera", "--dos-firmas", "reembolso=600")
+        assert pide.exit_code == 0 and "no se aplica hasta que lo firme" in pide.output, pide.output
+        assert "400,00 EUR → 600,00 EUR" in pide.output
+        propia = cli("politica", "firmar", "1")
+        assert propia.exit_code != 0 and "propio cambio" in propia.output
+        cli.entrar("reg-centro")
+        lista = cli("politica", "solicitudes")
+        assert lista.exit_code == 0 and "Solicitud 1 · talavera · pendiente" in lista.output, lista.output
+        firma = cli("politica", "firmar", "1")
+        assert firma.exit_code == 0 and "firmado y aplicado" in firma.output, firma.output
+        ver = cli("politica", "ver", "--tienda", "talavera")
+        assert "dos firmas por encima de: 600,00 EUR" in ver.output and "firmada por reg-centro" in ver.output
+        cli.entrar("enc-talavera")
+        prohibido = cli("politica", "fijar", "--tienda", "talavera", "--umbral", "limite_reembolso=90")
+        assert prohibido.exit_code != 0 and "gerente o un regional" in prohibido.output
+    leer_ajustes.cache_clear()
+
+
+def test_la_cli_recoge_firmas_y_la_regional_decide_en_talavera(http, como, ajustes, monkeypatch, tmp_path):
+    from agente.nucleo.ajustes import ajustes as leer_ajustes
+    from agente.web.app import crear_app
+    from tests.apoyo.cli_sesion import Terminal
+    from tests.apoyo.web_util import servidor_en_hilo
 
     hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     monkeypatch.setenv("DATABASE_URL", ajustes.database_url)
     monkeypatch.setenv("AGENTE_MODELO", "offline")
     leer_ajustes.cache_clear()
-    runner = CliRunner()
     try:
-        lista = runner.invoke(app, ["aprobaciones", "--tienda", "talavera"])
-        assert lista.exit_code == 0 and hilo[:12] in lista.output, lista.output
-        primera = runner.invoke(app, ["decidir", hilo, "aprobar", "--encargado", "enc-talavera"])
-        assert primera.exit_code == 0, primera.output
-        assert "Firma registrada (1 de 2)" in primera.output
-        segunda = runner.invoke(app, ["decidir", hilo, "aprobar", "--encargado", "reg-centro"])
-        assert segunda.exit_code == 0, segunda.output
-        assert "aplicada" in segunda.output and "650,00 EUR" in segunda.output
+        with servidor_en_hilo(crear_app(ajustes)) as base:
+            cli = Terminal(base, tmp_path / "config")
+            lista = cli("aprobaciones", "--tienda", "talavera")
+            assert lista.exit_code == 0 and hilo[:12] in lista.output, lista.output
+            cli.entrar("enc-talavera")
+            primera = cli("decidir", hilo, "aprobar")
+            assert primera.exit_code == 0, primera.output
+            assert "Firma registrada (1 de 2)" in primera.output
+            otra_vez = cli("decidir", hilo, "aprobar")
+            assert otra_vez.exit_code == 2 and "ya has firmado" in otra_vez.output, otra_vez.output
+            cli.entrar("reg-centro")
+            segunda = cli("decidir", hilo, "aprobar")
+            assert segunda.exit_code == 0, segunda.output
+            assert "aplicada" in segunda.output and "650,00 EUR" in segunda.output
     finally:
         leer_ajustes.cache_clear()
     assert _reembolsos(ajustes.database_url) == [Decimal("650.00")]

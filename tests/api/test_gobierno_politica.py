@@ -169,20 +169,16 @@ def test_el_esquema_openapi_declara_los_dominios(http):
     assert "1000000" in esquema["limite_reembolso"]["pattern"]
 
 
-def test_la_cli_y_la_base_aplican_los_mismos_dominios(bd_url, monkeypatch):
-    from typer.testing import CliRunner
-
-    from agente.cli import app
-    from agente.nucleo.ajustes import ajustes
+def test_la_cli_y_la_base_aplican_los_mismos_dominios(ajustes, bd_url, tmp_path):
+    from agente.web.app import crear_app
     from politicas.valores import VALORES
+    from tests.apoyo.cli_sesion import Terminal
+    from tests.apoyo.web_util import servidor_en_hilo
 
-    monkeypatch.setenv("DATABASE_URL", bd_url)
-    ajustes.cache_clear()
-    try:
-        salida = CliRunner().invoke(app, ["politica", "fijar", "--tienda", "talavera", "--autor", "ger-talavera",
-                                          "--umbral", "horas_caducidad=100000000"])
-    finally:
-        ajustes.cache_clear()
+    with servidor_en_hilo(crear_app(ajustes)) as base:
+        terminal = Terminal(base, tmp_path / "config")
+        terminal.entrar("ger-talavera")
+        salida = terminal("politica", "fijar", "--tienda", "talavera", "--umbral", "horas_caducidad=100000000")
     assert salida.exit_code != 0 and "entre 1 y 720 horas" in salida.output
     # Los CHECK de sql/012 dicen lo mismo que la declaración: el borde vale, uno más no.
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:

@@ -146,8 +146,8 @@ def test_650_por_el_sdk_una_firma_de_encargado_espera_y_la_del_gerente_aplica_un
     # Ya no queda nada que firmar: se aplicó una vez.
     assert _rechazo(lambda: gerente.runs.wait(hilo, "agente", command=aprobar))[0] == 404
     assert _reembolsos(ajustes.database_url) == [Decimal("650.00")]
-    firmas = sql(ajustes.database_url, "SELECT encargado_id FROM firmas_aprobacion ORDER BY id")
-    assert [f["encargado_id"] for f in firmas] == ["enc-talavera", "ger-talavera"]
+    firmas = sql(ajustes.database_url, "SELECT encargado_id, canal FROM firmas_aprobacion ORDER BY id")
+    assert [(f["encargado_id"], f["canal"]) for f in firmas] == [("enc-talavera", "protocolo"), ("ger-talavera", "protocolo")]
     assert sql(ajustes.database_url, "SELECT count(*) AS n FROM decisiones_encargado")[0]["n"] == 1
     auditoria = subprocess.run(
         [sys.executable, "-m", "agente.cli", "auditoria"], cwd=RAIZ, capture_output=True, text=True,

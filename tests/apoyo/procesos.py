@@ -20,7 +20,7 @@ import httpx
 import psutil
 
 from .rutas import RAIZ
-from .web_util import SECRETO, puerto_libre
+from .web_util import SECRETO, ServidorEnProceso, puerto_libre
 
 SECRETO_FUERTE = SECRETO  # fuera del modo demo hace falta uno que pase agente.nucleo.secretos
 PYTHON_M = (sys.executable, "-m", "agente.cli")
@@ -121,3 +121,37 @@ def pids_anotados(pgdata: Path) -> list[int]:
         return json.loads((pgdata / ".handle_pids.json").read_text())
     except FileNotFoundError:
         return []
+
+
+class CliConServidor:
+    """``agente serve`` de verdad (en modo demo) sobre la base del test y la CLI en subprocesos
+    que le habla (``AGENTE_URL``), con su propia carpeta de configuración (la sesión de
+    ``agente entrar``). ``entrar(persona)``: ``agente entrar --demo persona``."""
+
+    def __init__(self, bd_url: str, config: Path, **entorno: str) -> None:
+        self.bd_url, self.config = bd_url, config
+        self.servidor = ServidorEnProceso(bd_url, **entorno)
+        self.servidor.env.update(entorno)  # también las claves de Langfuse, si la prueba las da
+
+    def __enter__(self) -> CliConServidor:
+        self.servidor.__enter__()
+        try:
+            self.base = self.servidor.esperar()
+        except BaseException:
+            self.servidor.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.servidor.__exit__(None, None, None)
+
+    def __call__(self, *args: str, entrada: str | None = None, **entorno: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "DATABASE_URL": self.bd_url, "AGENTE_URL": self.base,
+               "XDG_CONFIG_HOME": str(self.config), **entorno}
+        return subprocess.run([*PYTHON_M, *args], cwd=RAIZ, input=entrada, capture_output=True,
+                              text=True, timeout=120, env=env)
+
+    def entrar(self, persona: str) -> subprocess.CompletedProcess:
+        r = self("entrar", "--demo", persona)
+        assert r.returncode == 0, r.stderr
+        return r

@@ -31,6 +31,7 @@ from tests.apoyo.fabricas import (
     crear_pedido,
     uno,
 )
+from tests.apoyo.procesos import CliConServidor
 from tests.apoyo.rutas import RAIZ
 
 DEVOLVER_CAFETERA = f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
@@ -44,6 +45,23 @@ def _cli(bd_url, *args, **entorno):
     )
 
 
+@contextmanager
+def _decidir_en_otro_proceso(bd_url, config, hilo, **entorno):
+    """``agente serve`` (con ``entorno``) y, en otro proceso, ``agente decidir HILO aprobar``
+    como enc-talavera: cede (servidor, proceso de la CLI)."""
+    with CliConServidor(bd_url, config, **entorno) as cli:
+        cli.entrar("enc-talavera")
+        env = {**os.environ, "DATABASE_URL": bd_url, "AGENTE_URL": cli.base, "XDG_CONFIG_HOME": str(config)}
+        proceso = subprocess.Popen([sys.executable, "-m", "agente.cli", "decidir", hilo, "aprobar"], cwd=RAIZ,
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            yield cli.servidor, proceso
+        finally:
+            if proceso.poll() is None:
+                proceso.kill()
+            proceso.communicate(timeout=30)
+
+
 def _mensajes_agente(bd_url, hilo):
     return [f["texto"] for f in consultar(
         bd_url, "SELECT texto FROM mensajes_conversacion WHERE thread_id = %(h)s AND rol = 'agente' ORDER BY id",
@@ -51,12 +69,14 @@ def _mensajes_agente(bd_url, hilo):
 
 
 @pytest.mark.temporal
-def test_pausa_en_un_proceso_y_decision_en_otro_llega_al_cliente(servicio, bd_url):
+def test_pausa_en_un_proceso_y_decision_en_otro_llega_al_cliente(servicio, bd_url, tmp_path):
     hilo, respuesta = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     assert respuesta.estado == "esperando_aprobacion"
-    proceso = _cli(bd_url, "decidir", hilo, "aprobar", "--encargado", "enc-talavera")
-    salida, error = proceso.communicate(timeout=120)
-    assert proceso.returncode == 0, error
+    with CliConServidor(bd_url, tmp_path / "config") as cli:
+        cli.entrar("enc-talavera")
+        r = cli("decidir", hilo, "aprobar")
+    salida = r.stdout
+    assert r.returncode == 0, r.stderr
     numero = uno(bd_url, "SELECT numero FROM reembolsos")
     assert numero in salida
     assert numero in _mensajes_agente(bd_url, hilo)[-1]
@@ -169,15 +189,15 @@ def _esperar(condicion, segundos=60.0):
 
 
 @pytest.mark.temporal
-def test_decision_muerta_tras_registrarse_la_termina_el_conciliador(servicio, bd_url):
+def test_decision_muerta_tras_registrarse_la_termina_el_conciliador(servicio, bd_url, tmp_path):
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
-    # Retenemos el candado del hilo: el proceso registra la decisión y se queda esperando.
+    # Retenemos el candado del hilo: el servidor registra la decisión y se queda esperando.
     retenedor = psycopg.connect(bd_url, autocommit=True)
     retenedor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (ESPACIO_HILOS, hilo))
-    proceso = _cli(bd_url, "decidir", hilo, "aprobar", "--encargado", "enc-talavera")
-    assert _esperar(lambda: uno(bd_url, "SELECT count(*) FROM decisiones_encargado") == 1)
-    proceso.send_signal(signal.SIGKILL)
-    proceso.wait(timeout=30)
+    with _decidir_en_otro_proceso(bd_url, tmp_path / "config", hilo) as (servidor, _proceso):
+        assert _esperar(lambda: uno(bd_url, "SELECT count(*) FROM decisiones_encargado") == 1)
+        servidor.proceso.send_signal(signal.SIGKILL)  # muere quien aplica la decisión
+        servidor.proceso.wait(timeout=30)
     retenedor.close()
     assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 0
     arreglos = servicio.reconciliar()
@@ -186,13 +206,12 @@ def test_decision_muerta_tras_registrarse_la_termina_el_conciliador(servicio, bd
 
 
 @pytest.mark.temporal
-def test_decision_muerta_durante_el_reembolso_la_termina_el_conciliador(servicio, bd_url):
+def test_decision_muerta_durante_el_reembolso_la_termina_el_conciliador(servicio, bd_url, tmp_path):
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
-    proceso = _cli(bd_url, "decidir", hilo, "aprobar", "--encargado", "enc-talavera",
-                   AGENTE_PASARELA_RETARDO="60")
-    assert _esperar(lambda: uno(bd_url, "SELECT count(*) FROM reembolsos WHERE estado = 'pendiente'") == 1)
-    proceso.send_signal(signal.SIGKILL)
-    proceso.wait(timeout=30)
+    with _decidir_en_otro_proceso(bd_url, tmp_path / "config", hilo, AGENTE_PASARELA_RETARDO="60") as (servidor, _p):
+        assert _esperar(lambda: uno(bd_url, "SELECT count(*) FROM reembolsos WHERE estado = 'pendiente'") == 1)
+        servidor.proceso.send_signal(signal.SIGKILL)
+        servidor.proceso.wait(timeout=30)
     assert uno(bd_url, "SELECT count(*) FROM pasarela_movimientos") == 0
     arreglos = servicio.reconciliar()
     assert {"thread_id": hilo, "accion": "ejecucion_completada"} in arreglos

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -12,8 +9,8 @@ import pytest
 from agente.servicio.fabrica import crear_servicio
 from agente.trazas import Trazador
 from tests.apoyo.fabricas import PEDIDO_GRANDE, ajustes_prueba, conversacion, uno
+from tests.apoyo.procesos import CliConServidor
 from tests.apoyo.receptor_langfuse import ReceptorLangfuse
-from tests.apoyo.rutas import RAIZ
 
 
 @pytest.fixture
@@ -47,7 +44,7 @@ def _esperar(condicion, intentos=100):
     return False
 
 
-def test_pausa_y_decision_en_otro_proceso_comparten_una_traza(servicio, receptor, claves, bd_url):
+def test_pausa_y_decision_en_otro_proceso_comparten_una_traza(servicio, receptor, claves, bd_url, tmp_path):
     hilo, respuesta = conversacion(
         servicio, "C-0001", f"Quiero devolver la cafetera del pedido {PEDIDO_GRANDE} porque gotea"
     )
@@ -56,10 +53,12 @@ def test_pausa_y_decision_en_otro_proceso_comparten_una_traza(servicio, receptor
     traza = uno(bd_url, "SELECT trace_id FROM aprobaciones_pendientes WHERE thread_id = %(h)s", {"h": hilo})
     assert traza and len(traza) == 32
 
-    entorno = {**os.environ, "DATABASE_URL": bd_url, "LANGFUSE_HOST": receptor.url, **claves}
-    r = subprocess.run([sys.executable, "-m", "agente.cli", "decidir", hilo, "aprobar", "--encargado", "enc-talavera"],
-                       cwd=RAIZ, env=entorno, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    # Decide el servidor (otro proceso, con Langfuse) como quien entró en la CLI.
+    with CliConServidor(bd_url, tmp_path / "config", LANGFUSE_HOST=receptor.url, **claves) as cli:
+        cli.entrar("enc-talavera")
+        r = cli("decidir", hilo, "aprobar")
+        assert r.returncode == 0, r.stderr
+        assert _esperar(lambda: {s["name"] for s in receptor.scores_de(traza)} >= {"decision_encargado", "espera_minutos"})
 
     assert uno(bd_url, "SELECT trace_id FROM decisiones_encargado") == traza
     assert uno(bd_url, "SELECT trace_id FROM reembolsos") == traza

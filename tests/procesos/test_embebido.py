@@ -88,8 +88,9 @@ def test_las_ordenes_de_la_cli_no_paran_la_base_de_un_agente_serve_lanzado_con_e
 
 
 def test_agente_chat_sigue_vivo_tras_un_agente_decidir_y_ensena_la_decision(pgdata):
-    """Dos órdenes del guion sobre el mismo embebido: ``decidir`` sale y no se lleva la base
-    de debajo del ``chat`` abierto, que enseña la decisión y sigue conversando."""
+    """Órdenes del guion sobre el mismo embebido: ``aprobaciones`` y ``agente serve`` (que
+    aplica el ``decidir`` de quien entró) salen y no se llevan la base de debajo del ``chat``
+    abierto, que enseña la decisión y sigue conversando."""
     env = {**entorno_embebido(pgdata), "PYTHONUNBUFFERED": "1"}
     assert cli(env, "db", "demo", programa=GUION_AGENTE).returncode == 0
     chat = subprocess.Popen(
@@ -118,11 +119,18 @@ def test_agente_chat_sigue_vivo_tras_un_agente_decidir_y_ensena_la_decision(pgda
         pista = esperar_linea("agente decidir")
         hilo = pista.split("agente decidir ", 1)[1].split()[0]
         servidor = pid_postgres(pgdata)
-        r = cli(env, "decidir", hilo, "editar", "--importe", "90", "--encargado", "enc-talavera",
-                programa=GUION_AGENTE)
-        assert r.returncode == 0, r.stderr
+        # Otra orden del guion sobre el mismo embebido sale sin llevarse la base.
+        assert cli(env, "aprobaciones", programa=GUION_AGENTE).returncode == 0
         assert postgres_vivo(servidor)
-        esperar_linea("90,00 EUR")  # la decisión llega al chat abierto
+        # Decidir es de quien entra en la CLI, a través de un «agente serve» sobre la misma base.
+        with ProcesoCli({**env, "AGENTE_DEMO": "1"}, "serve") as web:
+            entorno_cli = {**env, "AGENTE_URL": web.esperar_listo(), "XDG_CONFIG_HOME": str(pgdata.parent / "config")}
+            assert cli(entorno_cli, "entrar", "--demo", "enc-talavera").returncode == 0
+            r = cli(entorno_cli, "decidir", hilo, "editar", "--importe", "90")
+            assert r.returncode == 0, r.stderr
+            esperar_linea("90,00 EUR")  # la decisión llega al chat abierto
+            assert web.senal(signal.SIGTERM) == 0, web.salida()
+        assert postgres_vivo(servidor)
         chat.stdin.write("¿Cuál es el estado del pedido P-20260917-0041?\n")
         chat.stdin.flush()
         esperar_linea("agente> ")  # y sigue conversando con la base en marcha

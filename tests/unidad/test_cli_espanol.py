@@ -25,12 +25,33 @@ def _ordenes(comando, ruta=()):
         yield from _ordenes(sub, (*ruta, nombre))
 
 
+PERSONALES = [("decidir",), ("politica", "fijar"), ("politica", "solicitudes"), ("politica", "firmar"),
+              ("politica", "rechazar")]
+
+
+def _sub(ruta):
+    comando = get_command(app)
+    for nombre in ruta:
+        comando = comando.commands[nombre]
+    return comando
+
+
 @pytest.mark.parametrize("ruta", list(_ordenes(get_command(app))), ids=lambda r: " ".join(r) or "agente")
 def test_la_ayuda_de_cada_orden_esta_en_espanol_y_sin_marcado_crudo(ruta):
     salida = CliRunner().invoke(app, [*ruta, "--help"], env={"COLUMNS": "140"}, prog_name="agente").output
     assert "Uso: agente" in salida and "Muestra esta ayuda y sale." in salida
     assert not [x for x in INGLES if x in salida], salida
     assert "``" not in salida and "[/" not in salida, salida
+
+
+@pytest.mark.parametrize("ruta", [r for r in _ordenes(get_command(app)) if r and r[-1] not in ("entrar", "salir")
+                                  and not getattr(_sub(r), "commands", None)], ids=" ".join)
+def test_cada_orden_dice_si_actua_como_quien_ha_entrado_o_es_local(ruta):
+    salida = " ".join(CliRunner().invoke(app, [*ruta, "--help"], env={"COLUMNS": "400"}).output.split())
+    como_persona = "a través del servidor" in salida
+    assert como_persona != ("Orden local" in salida), salida
+    assert como_persona == (ruta in PERSONALES), salida
+
 
 
 def test_las_decisiones_se_nombran_en_espanol_y_se_aceptan_en_los_dos_idiomas():
@@ -65,3 +86,28 @@ def test_un_importe_ambiguo_o_no_valido_no_se_adivina(escrito):
 def test_el_modelo_y_la_api_siguen_sin_aceptar_coma():
     with pytest.raises(ImporteNoValido):
         dinero.importe("300,50")
+
+
+class _Bandeja:
+    """Lo que ``agente decidir`` lee del servidor para resolver un prefijo: la bandeja."""
+
+    def __init__(self, hilos):
+        self.hilos = hilos
+
+    def get(self, ruta, **_opciones):
+        assert ruta == "/api/aprobaciones"
+        return [{"thread_id": h} for h in self.hilos]
+
+
+def test_un_prefijo_de_la_bandeja_elige_solo_si_es_unico():
+    from agente.cli.bandeja import _resolver_hilo
+    from agente.nucleo.errores import DecisionNoValida
+
+    bandeja = _Bandeja(["h-abcd1", "h-abcd2", "h-ffff9"])
+    assert _resolver_hilo(bandeja, "h-ff") == "h-ffff9"
+    assert _resolver_hilo(bandeja, "h-abcd2") == "h-abcd2"
+    with pytest.raises(DecisionNoValida, match="varios hilos pendientes empiezan por «h-abcd»: h-abcd1, h-abcd2"):
+        _resolver_hilo(bandeja, "h-abcd")
+    with pytest.raises(DecisionNoValida, match="demasiado corto"):
+        _resolver_hilo(bandeja, "h-")
+    assert _resolver_hilo(bandeja, "h-0000") == "h-0000"  # el servidor dirá si existe

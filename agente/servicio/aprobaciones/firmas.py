@@ -66,8 +66,9 @@ WHERE thread_id = %(thread_id)s AND interrupt_id = %(interrupt_id)s
 ORDER BY id
 """
 INSERT_FIRMA_SQL = """
-INSERT INTO firmas_aprobacion (thread_id, interrupt_id, encargado_id, rol, tienda, decisiones, requisito)
-VALUES (%(thread_id)s, %(interrupt_id)s, %(encargado_id)s, %(rol)s, %(tienda)s, %(decisiones)s, %(requisito)s)
+INSERT INTO firmas_aprobacion (thread_id, interrupt_id, encargado_id, rol, tienda, decisiones, requisito, canal)
+VALUES (%(thread_id)s, %(interrupt_id)s, %(encargado_id)s, %(rol)s, %(tienda)s, %(decisiones)s, %(requisito)s,
+        %(canal)s)
 """
 ACTUALIZAR_REQUISITO_SQL = """
 UPDATE aprobaciones_pendientes SET requisito = %(requisito)s WHERE thread_id = %(thread_id)s
@@ -257,11 +258,12 @@ def _completa(matriz: Matriz | None, accion: Mapping[str, Any], roles: Sequence[
 
 def firmar(
     conexion: psycopg.Connection, *, fila: Mapping[str, Any], firmante: Encargado,
-    decisiones: list[dict[str, Any]], matrices: MatricesLeidas | None = None,
+    decisiones: list[dict[str, Any]], matrices: MatricesLeidas | None = None, canal: str | None = None,
 ) -> FirmaParcial | list[dict[str, Any]]:
     """Recoge la firma de ``firmante`` (decisiones ya validadas) en la pausa ``fila``
     (bloqueada ``FOR UPDATE`` por quien llama). Devuelve ``FirmaParcial`` si aún faltan
-    firmas, o las decisiones combinadas con las que reanudar una vez.
+    firmas, o las decisiones combinadas con las que reanudar una vez. ``canal``: por dónde
+    llegó la firma (``web``, ``cli``, ``protocolo``; informativo, queda en la auditoría).
 
     Raises:
         YaFirmada: la misma persona ya firmó esta aprobación (409).
@@ -316,6 +318,7 @@ def firmar(
     conexion.execute(INSERT_FIRMA_SQL, {
         **clave, "encargado_id": firmante.encargado_id, "rol": firmante.rol, "tienda": fila["tienda"],
         "decisiones": Jsonb(decisiones), "requisito": Jsonb(nuevo),
+        "canal": canal,
     })
     if rechaza or all(completas):
         return combinadas

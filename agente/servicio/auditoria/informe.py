@@ -22,7 +22,7 @@ from agente.servicio.auditoria.auditoria_politica import auditar_politica
 from agente.servicio.auditoria.auditoria_serie import FIRMADO_SQL, FIRMAS_SQL, auditar_serie
 from agente.servicio.resultados import InformeAuditoria
 
-__all__ = ["decisiones_fallidas", "efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
+__all__ = ["canales_de_firma", "decisiones_fallidas", "efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
 
 # ``efectos`` es la vista de todas las operaciones con efecto declaradas
 # (``agente.nucleo.operaciones``, sql/015): una operación nueva entra sola.
@@ -56,6 +56,22 @@ FROM decisiones_encargado
 GROUP BY tienda ORDER BY tienda
 """
 
+# Por qué canal llegó cada firma (la de una aprobación y la de un cambio de política), por
+# tienda: informativo; las firmas de antes de registrarlo salen como «sin dato».
+SELECT_CANALES_SQL = """
+SELECT tienda, coalesce(canal, 'sin dato') AS canal,
+       count(*) FILTER (WHERE tipo = 'aprobacion') AS aprobaciones,
+       count(*) FILTER (WHERE tipo = 'politica') AS politica
+FROM (SELECT tienda, canal, 'aprobacion' AS tipo FROM firmas_aprobacion
+      UNION ALL
+      SELECT tienda, canal_decision, 'politica' FROM solicitudes_politica WHERE decidida_por IS NOT NULL) f
+GROUP BY 1, 2 ORDER BY 1, 2
+"""
+
+
+def canales_de_firma(conexion: psycopg.Connection) -> list[dict]:
+    return conexion.execute(SELECT_CANALES_SQL).fetchall()
+
 
 def efectos_sin_firma(conexion: psycopg.Connection) -> list[dict]:
     # Un veredicto «imposible» no pidió firma: un efecto suyo salió sin ella.
@@ -84,6 +100,7 @@ def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float =
                             registros_pasarela=registros_pasarela),
         politica=auditar_politica(conexion),
         serie=auditar_serie(conexion),
+        canales=canales_de_firma(conexion),
     )
 
 

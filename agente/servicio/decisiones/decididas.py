@@ -99,7 +99,7 @@ LIMIT %(limite)s OFFSET %(desplazamiento)s
 LEFT JOIN LATERAL (
     SELECT jsonb_agg(jsonb_build_object(
                'encargado', f.encargado_id, 'nombre', en.nombre, 'rol', f.rol,
-               'fecha', f.firmada, 'decisiones', f.decisiones) ORDER BY f.id) AS firmas
+               'fecha', f.firmada, 'decisiones', f.decisiones, 'canal', f.canal) ORDER BY f.id) AS firmas
     FROM firmas_aprobacion f LEFT JOIN encargados en ON en.id = f.encargado_id
     WHERE f.thread_id = p.thread_id AND f.interrupt_id = p.interrupt_id
 ) fi ON true
@@ -183,14 +183,14 @@ def _firmas(f: dict[str, Any]) -> list[dict[str, Any]]:
     firmas = [{
         "encargado": x["encargado"], "nombre": x["nombre"] or x["encargado"], "rol": x["rol"],
         "fecha": datetime.fromisoformat(x["fecha"]), "decision": tipo_principal(x["encargado"], x["decisiones"]),
-        "acciones": _lo_decidido(list(x["decisiones"])),
+        "acciones": _lo_decidido(list(x["decisiones"])), "canal": x.get("canal"),
     } for x in f["firmas"] or []]
     if not firmas and f["encargado_id"] != SISTEMA:
         firmas.append({
             "encargado": f["encargado_id"], "nombre": f["encargado_nombre"] or f["encargado_id"],
             "rol": f["encargado_rol"] or "encargado", "fecha": f["decidida"],
             "decision": tipo_principal(f["encargado_id"], list(f["decisiones"])),
-            "acciones": _lo_decidido(list(f["decisiones"])),
+            "acciones": _lo_decidido(list(f["decisiones"])), "canal": None,
         })
     return firmas
 

@@ -134,14 +134,16 @@ class Decisiones:
     # -- decidir ----------------------------------------------------------------------------
 
     def decidir(
-        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None
+        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None,
+        canal: str | None = None,
     ) -> Respuesta | firmas.FirmaParcial:
         """Recoge la firma; si basta, registra la decisión (write-ahead) y reanuda el hilo.
         Si aún faltan firmas, devuelve ``FirmaParcial`` (la pausa sigue en la cola). ``nota``:
-        texto del encargado que se añade al mensaje final del cliente."""
+        texto del encargado que se añade al mensaje final del cliente. ``canal``: por dónde llegó
+        la firma (``web``, ``cli``, ``protocolo``), para la auditoría."""
         if encargado_id == SISTEMA:
             raise Prohibido("«sistema» no puede decidir desde fuera")
-        return self._decidir(thread_id, encargado_id, decisiones, sistema=False, nota=nota)
+        return self._decidir(thread_id, encargado_id, decisiones, sistema=False, nota=nota, canal=canal)
 
     def decidir_como_sistema(self, thread_id: str, decisiones: Any) -> Respuesta:
         """La decisión de la aplicación (caducidad): sin encargado ni comprobación de tienda."""
@@ -149,20 +151,20 @@ class Decisiones:
 
     def _decidir(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
-        nota: str | None = None,
+        nota: str | None = None, canal: str | None = None,
     ) -> Respuesta | firmas.FirmaParcial:
         # El sitio se toma antes de registrar: con un 503 (Saturado) no cambia nada.
         with self._ejecutor.sitio():
             return self._registrar_y_aplicar(
-                thread_id, encargado_id, decisiones, sistema=sistema, nota=nota
+                thread_id, encargado_id, decisiones, sistema=sistema, nota=nota, canal=canal
             )
 
     def _registrar_y_aplicar(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
-        nota: str | None = None,
+        nota: str | None = None, canal: str | None = None,
     ) -> Respuesta | firmas.FirmaParcial:
         registro, fila = self._registrar(
-            thread_id, encargado_id, decisiones, sistema=sistema, nota=nota
+            thread_id, encargado_id, decisiones, sistema=sistema, nota=nota, canal=canal
         )
         if isinstance(registro, firmas.FirmaParcial):
             return registro
@@ -183,7 +185,7 @@ class Decisiones:
 
     def _registrar(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
-        nota: str | None = None,
+        nota: str | None = None, canal: str | None = None,
     ) -> tuple[RegistroDecision | firmas.FirmaParcial, dict[str, Any]]:
         ejecutor = self._ejecutor
         # Sin modo pipeline: en el socket local cuesta más de lo que ahorra en viajes
@@ -221,6 +223,7 @@ class Decisiones:
                 firmado = firmas.firmar(
                     c, fila=fila, firmante=encargado, decisiones=normalizadas,
                     matrices=firmas.MatricesLeidas(c, versiones=ejecutor.versiones_matriz),
+                    canal=canal,
                 )
                 if isinstance(firmado, firmas.FirmaParcial):
                     # Las bandejas abiertas, al momento: la firma nueva cambia recuentos y quién puede.

@@ -60,9 +60,9 @@ from politicas.gobierno import (
 __all__ = ["caducar", "decidir", "detalle", "firmantes_posibles", "listar", "proponer"]
 
 INSERT_SOLICITUD_SQL = """
-INSERT INTO solicitudes_politica (tienda, autor, autor_rol, cambio, diferencias, motivo, caduca)
+INSERT INTO solicitudes_politica (tienda, autor, autor_rol, cambio, diferencias, motivo, caduca, canal)
 SELECT %(tienda)s, %(autor)s, %(autor_rol)s, %(cambio)s, %(diferencias)s, %(motivo)s,
-       now() + make_interval(hours => %(horas)s)
+       now() + make_interval(hours => %(horas)s), %(canal)s
 RETURNING id
 """
 # Una solicitud con los nombres de autor y firmante, y si venció.
@@ -101,7 +101,8 @@ ORDER BY rf.nivel, f.encargado_id, c.id
 DECIDIR_SQL = """
 UPDATE solicitudes_politica
 SET estado = %(estado)s, decidida = now(), decidida_por = %(firmante)s, decidida_rol = %(rol)s,
-    motivo_decision = %(motivo)s, version_umbrales = %(version)s, matriz_id = %(matriz_id)s
+    motivo_decision = %(motivo)s, version_umbrales = %(version)s, matriz_id = %(matriz_id)s,
+    canal_decision = %(canal)s
 WHERE id = %(id)s AND estado = 'pendiente'
 """
 CADUCAR_SQL = """
@@ -166,12 +167,12 @@ def _avisar(conexion: psycopg.Connection, solicitud: Mapping[str, Any]) -> None:
 
 def _crear(
     conexion: psycopg.Connection, *, tienda: str, autor: Ambito, cambio: Cambio,
-    difs: tuple[Diferencia, ...], motivo: str | None, horas: int,
+    difs: tuple[Diferencia, ...], motivo: str | None, horas: int, canal: str | None = None,
 ) -> dict[str, Any]:
     solicitud_id = conexion.execute(INSERT_SOLICITUD_SQL, {
         "tienda": tienda, "autor": autor.encargado_id, "autor_rol": autor.rol,
         "cambio": Jsonb(cambio.como_json()), "diferencias": Jsonb([d.como_json() for d in difs]),
-        "motivo": motivo, "horas": horas,
+        "motivo": motivo, "horas": horas, "canal": canal,
     }).fetchone()["id"]
     solicitud = detalle(conexion, solicitud_id)
     _avisar(conexion, solicitud)
@@ -187,6 +188,7 @@ def proponer(
     limites: Mapping[str, Mapping[str, Any]] | None = None,
     dos_firmas: Mapping[str, Any] | None = None,
     motivo: str | None = None,
+    canal: str | None = None,
 ) -> ResultadoCambio:
     """Propone un cambio de la política de ``tienda``: lo aplica si solo endurece; si amplía,
     crea la solicitud que firmará alguien por encima de ``autor``.
@@ -214,7 +216,7 @@ def proponer(
             raise Prohibido("nadie fija un valor por encima de su propio límite: " + "; ".join(fuera))
         if amplia(difs):
             solicitud = _crear(conexion, tienda=tienda, autor=ambito, cambio=cambio, difs=difs,
-                               motivo=motivo, horas=int(vigentes["horas_caducidad"]))
+                               motivo=motivo, horas=int(vigentes["horas_caducidad"]), canal=canal)
             return ResultadoCambio(estado="pendiente_firma", solicitud=solicitud)
         aplicar(conexion, tienda=tienda, cambio=cambio, matriz=matriz, autor=autor, motivo=motivo)
         return ResultadoCambio(estado="aplicada", politica=ver(conexion, tienda))
@@ -222,6 +224,7 @@ def proponer(
 
 def decidir(
     conexion: psycopg.Connection, *, solicitud_id: int, firmante: str, aprobar: bool, motivo: str | None = None,
+    canal: str | None = None,
 ) -> dict[str, Any]:
     """Firma (``aprobar``) o rechaza (con ``motivo``) una solicitud pendiente; devuelve la
     solicitud ya decidida.
@@ -267,6 +270,7 @@ def decidir(
         conexion.execute(DECIDIR_SQL, {
             "id": solicitud_id, "estado": "aplicada" if aprobar else "rechazada", "firmante": firmante,
             "rol": ambito.rol, "motivo": motivo, "version": version, "matriz_id": matriz_id,
+            "canal": canal,
         })
         return detalle(conexion, solicitud_id)
 

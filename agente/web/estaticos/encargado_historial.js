@@ -32,6 +32,7 @@ function importe(accion) {
 
 const VERBOS = { approve: "aprobó", edit: "editó", reject: "rechazó", respond: "respondió" };
 const ROLES = { encargado: "encargado", gerente: "gerente", regional: "regional" };
+const CANALES = { cli: "por la CLI", protocolo: "por el protocolo" };
 
 /** Cada persona que firmó y lo que decidió en la operación n (una aprobación de dos firmas, dos). */
 function firmas(d, n) {
@@ -42,7 +43,9 @@ function firmas(d, n) {
     let texto = `${f.nombre} (${ROLES[f.rol] || f.rol}) ${VERBOS[decidio.tipo] || decidio.tipo || "firmó"}`;
     if (decidio.importe) texto += ` a ${euros(decidio.importe)}`;
     if (decidio.motivo) texto += `: ${decidio.motivo}`;
-    return el("li", {}, texto, el("span", { class: "cuando" }, ` · ${fecha(f.fecha)}`));
+    // Por dónde firmó, si no fue esta bandeja (la CLI de «agente entrar» o el protocolo de LangGraph).
+    const canal = CANALES[f.canal] ? ` · ${CANALES[f.canal]}` : "";
+    return el("li", {}, texto, el("span", { class: "cuando" }, ` · ${fecha(f.fecha)}${canal}`));
   }));
 }
 

@@ -59,7 +59,7 @@ def ejecutar(servicio: Servicio, ajustes, thread_id: str, quien: Quien, operacio
         else:
             enc = quien.encargado
             respuesta = ejecutar_decision(servicio, thread_id, enc.encargado_id, enc.tiendas,
-                                          operacion.decisiones, operacion.nota)
+                                          operacion.decisiones, operacion.nota, canal="protocolo")
             if isinstance(respuesta, FirmaParcial):
                 firmas = {"estado": respuesta.estado, "firmas": respuesta.firmas,
                           "firmas_necesarias": respuesta.firmas_necesarias}
