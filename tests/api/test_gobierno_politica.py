@@ -6,6 +6,7 @@ plano de control falla con cada manipulación."""
 from __future__ import annotations
 
 import re
+import threading
 from decimal import Decimal
 
 import psycopg
@@ -15,6 +16,7 @@ import pytest
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria.informe import hallazgos, informe
 from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
+from tests.apoyo.fabricas import esperar_bloqueadas
 from tests.apoyo.firmas import pausa_con
 from tests.apoyo.web_util import sql
 
@@ -183,6 +185,29 @@ def test_la_solicitud_de_un_autor_que_ya_no_administra_no_se_firma_y_caduca(http
     assert (fila["estado"], fila["decidida_por"]) == ("caducada", None)
     otra = _firmar_solicitud(http, como, solicitud, "reg-centro", "rechazar", "no")
     assert otra.status_code == 409 and "caducada" in otra.json()["detalle"]
+
+
+def test_una_baja_en_curso_mientras_se_firma_se_espera_y_la_solicitud_caduca(http, como, ajustes, pool):
+    # La baja del autor, sin confirmar, retiene su fila; la firma la espera (FOR SHARE) y,
+    # al confirmarse la baja, ve la fila nueva: 409, nada aplicado. Leyendo el autor sin
+    # bloquearlo, la firma vería la foto de antes de la baja y aplicaría el cambio.
+    solicitud = _ampliacion_de_ger_talavera(http, como)
+    antes = _politica(http, como, quien="reg-centro")
+    resultado: dict = {}
+    with psycopg.connect(ajustes.database_url, autocommit=True) as baja:
+        baja.execute("BEGIN")
+        baja.execute("UPDATE encargados SET activo = false WHERE id = 'ger-talavera'")
+        firma = threading.Thread(target=lambda: resultado.__setitem__(
+            "r", _firmar_solicitud(http, como, solicitud, "reg-centro")))
+        firma.start()
+        try:
+            esperar_bloqueadas(pool, 1)
+        finally:
+            baja.execute("COMMIT")
+            firma.join(timeout=60)
+    assert resultado["r"].status_code == 409, resultado["r"].text
+    assert "ya no puede cambiar la política de la tienda" in resultado["r"].json()["detalle"]
+    assert _politica(http, como, quien="reg-centro") == antes
 
 
 def test_la_pasada_periodica_caduca_las_solicitudes_de_un_autor_dado_de_baja(http, como, ajustes):
