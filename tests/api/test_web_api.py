@@ -151,6 +151,10 @@ def test_doce_mensajes_a_la_vez_de_un_cliente_pasan_solo_los_del_ritmo(bd_url):
         assert sorted(c for c in codigos if c != 429) == [200] * 3
         mensajes = sql(bd_url, "SELECT count(*) AS n FROM mensajes_conversacion WHERE rol = 'cliente'")
         assert mensajes[0]["n"] == 3
+        # La pasada periódica barre lo que ya no cuenta, de todos los clientes.
+        sql(bd_url, "UPDATE ritmo_mensajes SET creado = creado - interval '3 minutes' RETURNING id")
+        assert http.app.state.servicio.barrer_ritmos() == 3
+        assert sql(bd_url, "SELECT count(*) AS n FROM ritmo_mensajes")[0]["n"] == 0
 
 
 def test_respuesta_en_directo_llega_por_tokens_y_termina_con_estado(http, tok):

@@ -16,7 +16,7 @@ import psycopg
 from agente.nucleo.claves_candado import CANDADO_RITMO_SQL
 from agente.nucleo.errores import DemasiadasPeticiones
 
-__all__ = ["VENTANA_SEGUNDOS", "comprobar_ritmo"]
+__all__ = ["VENTANA_SEGUNDOS", "barrer_ritmos", "comprobar_ritmo"]
 
 VENTANA_SEGUNDOS = 60
 
@@ -41,6 +41,12 @@ SELECT cuenta.n, EXISTS (SELECT 1 FROM anotada) AS anotada,
 FROM cuenta
 """
 
+# Lo que ya no cuenta, de todos los clientes (la pasada periódica): sin ella, quedarían
+# las filas de quien no vuelve a escribir.
+BARRER_VIEJAS_SQL = """
+DELETE FROM ritmo_mensajes WHERE creado < clock_timestamp() - make_interval(secs => 2 * %(ventana)s)
+"""
+
 
 def comprobar_ritmo(conexion: psycopg.Connection, cliente_id: str, maximo: int) -> None:
     """Anota la petición si el cliente no llegó a ``maximo`` en la ventana; si llegó,
@@ -56,3 +62,8 @@ def comprobar_ritmo(conexion: psycopg.Connection, cliente_id: str, maximo: int) 
             f"espera {espera} segundos y vuelve a intentarlo",
             reintentar_en=espera,
         )
+
+
+def barrer_ritmos(conexion: psycopg.Connection) -> int:
+    """Borra las anotaciones que ya no cuentan para ningún cliente; devuelve cuántas."""
+    return conexion.execute(BARRER_VIEJAS_SQL, {"ventana": VENTANA_SEGUNDOS}).rowcount
