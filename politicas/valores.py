@@ -17,6 +17,7 @@ ventana de la tienda para devolver o cambiar es ``dias_desde_entrega`` (endurece
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -33,6 +34,8 @@ from agente.nucleo.operaciones import (
 
 __all__ = [
     "DINERO_MAXIMO",
+    "FORMA_DINERO",
+    "PATRON_DINERO",
     "VALORES",
     "ValorPolitica",
     "FueraDeDominio",
@@ -43,6 +46,25 @@ __all__ = [
 
 # El tope de cualquier importe de la política (umbrales y límites de la matriz).
 DINERO_MAXIMO = Decimal("1000000.00")
+# Cómo se escribe un importe de la política como texto: cifras y, si acaso, un punto con uno
+# o dos decimales, de "0" a "1000000.00". Es el ``pattern`` que declara el OpenAPI
+# (``agente/web/esquemas_politica.py`` lo toma de aquí) y el que se hace cumplir: ni
+# exponentes ("1e1", "5e-1"), ni signo ("+5", "-0"), ni espacios (" 20"), ni un punto
+# suelto ("20.", ".5"). Lo que no es texto (un Decimal o un entero de quien llama desde el
+# código) se escribe con ``format(..., "f")`` y se comprueba igual (issue 39).
+PATRON_DINERO = r"^(1000000(\.0{1,2})?|[0-9]{1,6}(\.[0-9]{1,2})?)$"
+FORMA_DINERO = "con dos decimales como mucho, escrito como 20 o 20.50 (solo cifras y, si acaso, un punto decimal)"
+_DINERO = re.compile(PATRON_DINERO, re.ASCII)
+
+
+def _dinero_estricto(dato: Any) -> Decimal:
+    """El importe de ``dato`` si se escribe como ``PATRON_DINERO``; si no, ``ValueError``."""
+    if isinstance(dato, bool) or not isinstance(dato, str | int | Decimal):
+        raise ValueError("no es un importe")
+    texto = dato if isinstance(dato, str) else format(Decimal(dato), "f")
+    if not _DINERO.fullmatch(texto):
+        raise ValueError("no es un importe")
+    return dinero.cuantizar(Decimal(texto))
 
 
 class FueraDeDominio(DecisionNoValida):
@@ -167,10 +189,10 @@ def validar(nombre: str, dato: Any) -> Decimal | int:
         raise FueraDeDominio(f"valor desconocido: {nombre} (válidos: {', '.join(VALORES)})")
     if valor.tipo == "dinero":
         try:
-            leido: Decimal | int = dinero.cuantizar(dinero.diferencia(dato))
+            leido: Decimal | int = _dinero_estricto(dato)
         except (ImporteNoValido, ValueError, TypeError):
             raise FueraDeDominio(
-                f"{nombre} debe ser un importe con dos decimales como mucho, {valor.rango()}") from None
+                f"{nombre} debe ser un importe {FORMA_DINERO}, {valor.rango()}: «{dato}» no vale") from None
     else:
         texto = str(dato).strip()
         if isinstance(dato, bool) or not texto.lstrip("-").isdigit() or len(texto) > 12:
@@ -184,11 +206,11 @@ def validar(nombre: str, dato: Any) -> Decimal | int:
 def dinero_de_matriz(que: str, dato: Any) -> Decimal:
     """Un límite o un umbral de doble firma de la matriz: entre 0,00 y 1.000.000,00 EUR."""
     try:
-        leido = dinero.cuantizar(dinero.diferencia(dato))
+        leido = _dinero_estricto(dato)
     except (ImporteNoValido, ValueError, TypeError):
         leido = None
     if leido is None or not Decimal("0.00") <= leido <= DINERO_MAXIMO:
         raise FueraDeDominio(
-            f"{que} debe ser un importe entre {dinero.eur(0)} y {dinero.eur(DINERO_MAXIMO)} "
-            f"(o «sin» límite): {dato} no vale")
+            f"{que} debe ser un importe entre {dinero.eur(0)} y {dinero.eur(DINERO_MAXIMO)}, "
+            f"{FORMA_DINERO} (o «sin» límite): «{dato}» no vale")
     return leido

@@ -74,8 +74,8 @@ def _pares(valores: list[str], opcion: str) -> dict[str, str | None]:
         clave, igual, importe = valor.partition("=")
         if not igual or not clave.strip():
             raise DecisionNoValida(f"{opcion} espera clave=valor: «{valor}»")
-        importe = importe.strip()
-        pares[clave.strip()] = None if importe.lower() in SIN_LIMITE else _con_punto(importe)
+        # El importe, tal cual: lo que la API no admite (" 20", "1e1") tampoco vale aquí.
+        pares[clave.strip()] = None if importe.strip().lower() in SIN_LIMITE else _con_punto(importe)
     return pares
 
 

@@ -10,7 +10,8 @@ bloquean entre sí: por eso se eligen aquí, juntas, y ningún otro módulo escr
   hilos ``ESPACIO_HILOS`` (el candado de cada conversación, ``agente.servicio.conversaciones.candados``).
 - De transacción, con ``pg_advisory_xact_lock`` sobre ``hashtext`` de un texto con prefijo
   (se sueltan al terminar la transacción): las versiones de la matriz de autoridad de un
-  ámbito, los cambios de la política de una tienda y los efectos de un mismo cliente.
+  ámbito, los cambios de la política de una tienda, los efectos de un mismo cliente y cada
+  ritmo (429): lo que cuenta y lo que gasta una petición, bajo el mismo candado.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "CANDADO_MIGRACIONES",
     "CANDADO_POLITICA_SQL",
     "CANDADO_RETENCION",
+    "CANDADO_RITMO_SQL",
     "CANDADO_TAREAS",
     "ESPACIO_HILOS",
 ]
@@ -46,3 +48,10 @@ CANDADO_POLITICA_SQL = "SELECT pg_advisory_xact_lock(hashtext('politica_tienda:'
 # que no dependa de lo que se espera (la foto de esa sentencia es la de antes de la espera).
 CANDADO_CLIENTE = "pg_advisory_xact_lock(hashtext('cliente:' || %(cliente_id)s))"
 CANDADO_CLIENTE_SQL = f"SELECT {CANDADO_CLIENTE}"
+
+# Serializa cada ritmo (429) sobre su clave: la dirección o la IP de un enlace de entrada, o
+# los mensajes de un cliente. Contar y anotar la petición van en la transacción que lo toma
+# y la cuenta se lee en la sentencia siguiente (tras esperar, con la foto nueva): dos
+# peticiones a la vez nunca pasan las dos con la cuenta en el límite (issue 39). Con varias
+# claves, en orden, para no interbloquear.
+CANDADO_RITMO_SQL = "SELECT pg_advisory_xact_lock(hashtext('ritmo:' || %(clave)s))"

@@ -367,9 +367,13 @@ class Servicio:
         return self.pool.max_size
 
     def comprobar_ritmo(self, cliente_id: str, maximo: int) -> None:
-        """``DemasiadasPeticiones`` si el cliente superó ``maximo`` mensajes en un minuto."""
+        """Anota el mensaje; ``DemasiadasPeticiones`` si el cliente ya llegó a ``maximo`` en un minuto."""
         with self.pool.connection() as c:
             ritmo.comprobar_ritmo(c, cliente_id, maximo)
+
+    def barrer_ritmos(self) -> int:
+        with self.pool.connection() as c:
+            return ritmo.barrer_ritmos(c)
 
     def base_responde(self, *, espera: float = 3.0) -> bool:
         return salud.base_responde(self.pool, espera=espera)

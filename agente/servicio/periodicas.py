@@ -39,7 +39,8 @@ def una_pasada(
             return None
         try:
             informe = {"caducadas": servicio.caducar(), "arreglos": servicio.reconciliar(),
-                       "solicitudes_caducadas": servicio.caducar_solicitudes_politica()}
+                       "solicitudes_caducadas": servicio.caducar_solicitudes_politica(),
+                       "ritmos_barridos": servicio.barrer_ritmos()}
             if servicio.pagos is not None:
                 informe["movimientos"] = servicio.completar_movimientos()
             if extra is not None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from agente.web.esquemas import NO_VACIO
 from politicas.gobierno import NOMBRE_REGLA
-from politicas.valores import VALORES
+from politicas.valores import PATRON_DINERO, VALORES
 
 __all__ = [
     "CambioPolitica",
@@ -28,11 +28,12 @@ __all__ = [
 ]
 
 # Dinero de la política como texto: de 0 a 1.000.000,00 EUR, dos decimales como mucho. El
-# esquema declara el dominio y lo hace cumplir el servicio (``politicas.valores``), que
-# responde 422 con el rango en español (pydantic solo diría «no cumple el patrón»).
+# esquema declara el patrón de ``politicas.valores`` (el mismo objeto) y lo hace cumplir el
+# servicio, que responde 422 con la forma y el rango en español (pydantic solo diría «no
+# cumple el patrón»).
 ImportePolitica = Annotated[str, Field(
     max_length=20,
-    json_schema_extra={"pattern": r"^(1000000(\.0{1,2})?|[0-9]{1,6}(\.[0-9]{1,2})?)$"},
+    json_schema_extra={"pattern": PATRON_DINERO},
     description="Dinero como texto, de \"0\" a \"1000000.00\" (dos decimales como mucho).",
 )]
 def _sin_texto(valor: Any) -> Any:

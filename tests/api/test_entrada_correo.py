@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from agente.servicio.entrada import enlaces
+from tests.apoyo.a_la_vez import a_la_vez
 from tests.apoyo.web_util import ajustes_web, cab, cliente_http, sql
 
 LUCIA = "enc-talavera@tienda.example"
@@ -119,6 +120,23 @@ def test_el_limite_por_ip_se_cumple(entorno):
     http, _ = entorno
     codigos = [_pedir(http, f"persona{i}@tienda.example").status_code for i in range(enlaces.POR_IP + 1)]
     assert codigos == [202] * enlaces.POR_IP + [429]
+
+
+def test_doce_peticiones_a_la_vez_para_una_direccion_envian_solo_tres_enlaces(entorno):
+    # Antes, la cuenta y la anotación no se serializaban: 12 a la vez dejaban 6 enlaces.
+    http, smtp = entorno
+    codigos = [r.status_code for r in a_la_vez([lambda: _pedir(http, LUCIA)] * 12)]
+    assert sorted(codigos) == [202] * enlaces.POR_DIRECCION + [429] * (12 - enlaces.POR_DIRECCION)
+    filas = sql(http.app.state.ajustes.database_url, "SELECT count(*) AS n FROM enlaces_entrada")
+    assert filas[0]["n"] == enlaces.POR_DIRECCION
+    assert len([c for c in smtp.correos if c.para == [LUCIA]]) == enlaces.POR_DIRECCION
+
+
+def test_veinte_peticiones_a_la_vez_desde_una_ip_pasan_solo_diez(entorno):
+    http, _ = entorno
+    pedir = [lambda i=i: _pedir(http, f"persona{i}@tienda.example") for i in range(20)]
+    codigos = [r.status_code for r in a_la_vez(pedir)]
+    assert sorted(codigos) == [202] * enlaces.POR_IP + [429] * (20 - enlaces.POR_IP)
 
 
 def test_sin_smtp_no_hay_entrada_por_correo(bd_url):

@@ -5,6 +5,8 @@ plano de control falla con cada manipulación."""
 
 from __future__ import annotations
 
+import re
+import threading
 from decimal import Decimal
 
 import psycopg
@@ -14,6 +16,7 @@ import pytest
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria.informe import hallazgos, informe
 from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
+from tests.apoyo.fabricas import esperar_bloqueadas
 from tests.apoyo.firmas import pausa_con
 from tests.apoyo.web_util import sql
 
@@ -145,6 +148,80 @@ def test_el_cambio_de_una_regional_lo_firma_otra_regional_de_la_region(http, com
     assert hallazgos(_auditoria(ajustes.database_url)) == 0
 
 
+def test_una_matriz_incoherente_es_422_al_proponerla_y_no_queda_solicitud(http, como, ajustes):
+    # Antes: 202, una solicitud que solo fallaba (422) cuando la regional la firmaba.
+    antes = _politica(http, como)
+    r = http.post("/api/politica/talavera", headers=como("reg-centro"),
+                  json={"limites": {"reembolso": {"encargado": "1200"}}})
+    assert r.status_code == 422, r.text
+    assert "gerente no puede tener menos límite que encargado" in r.json()["detalle"]
+    r = http.post("/api/politica/talavera", headers=como("reg-centro"),
+                  json={"limites": {"reembolso": {"gerente": "200"}}})
+    assert r.status_code == 422, r.text
+    assert sql(ajustes.database_url, "SELECT count(*) AS n FROM solicitudes_politica")[0]["n"] == 0
+    assert _politica(http, como) == antes
+
+
+def _ampliacion_de_ger_talavera(http, como) -> int:
+    r = http.post("/api/politica/talavera", headers=como("ger-talavera"),
+                  json={"limites": {"reembolso": {"encargado": "700"}}})
+    assert r.status_code == 202, r.text
+    return r.json()["id"]
+
+
+@pytest.mark.parametrize("baja", [
+    "UPDATE encargados SET activo = false WHERE id = 'ger-talavera'",
+    "UPDATE encargados SET rol = 'encargado' WHERE id = 'ger-talavera'",
+], ids=["de-baja", "sin-el-rol"])
+def test_la_solicitud_de_un_autor_que_ya_no_administra_no_se_firma_y_caduca(http, como, ajustes, baja):
+    solicitud = _ampliacion_de_ger_talavera(http, como)
+    antes = _politica(http, como, quien="reg-centro")
+    sql(ajustes.database_url, baja)
+    r = _firmar_solicitud(http, como, solicitud, "reg-centro")
+    assert r.status_code == 409, r.text
+    assert "ya no puede cambiar la política de la tienda" in r.json()["detalle"]
+    assert _politica(http, como, quien="reg-centro") == antes  # nada aplicado
+    fila = sql(ajustes.database_url, "SELECT estado, decidida_por FROM solicitudes_politica")[0]
+    assert (fila["estado"], fila["decidida_por"]) == ("caducada", None)
+    otra = _firmar_solicitud(http, como, solicitud, "reg-centro", "rechazar", "no")
+    assert otra.status_code == 409 and "caducada" in otra.json()["detalle"]
+
+
+def test_una_baja_en_curso_mientras_se_firma_se_espera_y_la_solicitud_caduca(http, como, ajustes, pool):
+    # La baja del autor, sin confirmar, retiene su fila; la firma la espera (FOR SHARE) y,
+    # al confirmarse la baja, ve la fila nueva: 409, nada aplicado. Leyendo el autor sin
+    # bloquearlo, la firma vería la foto de antes de la baja y aplicaría el cambio.
+    solicitud = _ampliacion_de_ger_talavera(http, como)
+    antes = _politica(http, como, quien="reg-centro")
+    resultado: dict = {}
+    with psycopg.connect(ajustes.database_url, autocommit=True) as baja:
+        baja.execute("BEGIN")
+        baja.execute("UPDATE encargados SET activo = false WHERE id = 'ger-talavera'")
+        firma = threading.Thread(target=lambda: resultado.__setitem__(
+            "r", _firmar_solicitud(http, como, solicitud, "reg-centro")))
+        firma.start()
+        try:
+            esperar_bloqueadas(pool, 1)
+        finally:
+            baja.execute("COMMIT")
+            firma.join(timeout=60)
+    assert resultado["r"].status_code == 409, resultado["r"].text
+    assert "ya no puede cambiar la política de la tienda" in resultado["r"].json()["detalle"]
+    assert _politica(http, como, quien="reg-centro") == antes
+
+
+def test_la_pasada_periodica_caduca_las_solicitudes_de_un_autor_dado_de_baja(http, como, ajustes):
+    from agente.servicio.politica import cambios_politica
+
+    solicitud = _ampliacion_de_ger_talavera(http, como)
+    with psycopg.connect(ajustes.database_url, **KWARGS_CONEXION) as c:
+        assert cambios_politica.caducar(c) == []
+        c.execute("UPDATE encargados SET activo = false WHERE id = 'ger-talavera'")
+        assert cambios_politica.caducar(c) == [solicitud]
+    fila = sql(ajustes.database_url, "SELECT estado, motivo_decision FROM solicitudes_politica")[0]
+    assert fila["estado"] == "caducada" and "ya no puede cambiar la política" in fila["motivo_decision"]
+
+
 # -- dominios ----------------------------------------------------------------------------------
 
 
@@ -161,6 +238,56 @@ def test_un_valor_fuera_de_su_dominio_es_422_con_el_rango(http, como, cuerpo, ra
     r = http.post("/api/politica/talavera", headers=como("ger-talavera"), json=cuerpo)
     assert r.status_code == 422, r.text
     assert rango in r.text
+
+
+MAL_ESCRITOS = ["1e1", "+5", " 20", "20.", ".5", "-0", "5e-1", "20 ", "1_0", "٢٠", "0x10", "Infinity", "NaN"]
+
+
+def _patron_del_esquema(http) -> str:
+    esquema = http.get("/openapi.json").json()["components"]["schemas"]["UmbralesCambio"]["properties"]
+    return esquema["limite_reembolso"]["pattern"]
+
+
+@pytest.mark.parametrize("escrito", MAL_ESCRITOS)
+@pytest.mark.parametrize("donde", ["umbral", "limite", "dos_firmas"])
+def test_un_importe_mal_escrito_es_422_y_el_patron_del_esquema_tampoco_lo_admite(http, como, escrito, donde):
+    # Antes se leía con Decimal: "1e1" era 10,00 EUR, "-0" era 0,00 y " 20", 20,00 (200 o 202).
+    cuerpo = {"umbral": {"umbrales": {"limite_reembolso": escrito}},
+              "limite": {"limites": {"reembolso": {"encargado": escrito}}},
+              "dos_firmas": {"dos_firmas": {"reembolso": escrito}}}[donde]
+    r = http.post("/api/politica/talavera", headers=como("ger-talavera"), json=cuerpo)
+    assert r.status_code == 422, r.text
+    assert "escrito como 20 o 20.50" in r.json()["detalle"], r.text
+    assert re.fullmatch(_patron_del_esquema(http), escrito) is None
+
+
+@pytest.mark.parametrize("escrito", ["0", "40", "40.5", "40.50", "007"])
+def test_un_importe_que_casa_con_el_patron_del_esquema_se_admite(http, como, escrito):
+    assert re.fullmatch(_patron_del_esquema(http), escrito)
+    r = http.post("/api/politica/talavera", headers=como("ger-talavera"),
+                  json={"umbrales": {"limite_reembolso": escrito}})
+    assert r.status_code == 200, r.text
+
+
+def test_la_cli_rechaza_los_mismos_importes_mal_escritos(bd_url, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agente.cli import app
+    from agente.nucleo.ajustes import ajustes
+
+    monkeypatch.setenv("DATABASE_URL", bd_url)
+    ajustes.cache_clear()
+    try:
+        for opcion, valor in (("--umbral", "limite_reembolso="), ("--limite", "reembolso.encargado="),
+                              ("--dos-firmas", "reembolso=")):
+            for escrito in ("1e1", "+5", " 20", "20.", ".5", "-0", "5e-1"):
+                salida = CliRunner().invoke(app, ["politica", "fijar", "--tienda", "talavera",
+                                                  "--autor", "ger-talavera", opcion, valor + escrito])
+                assert salida.exit_code == 2, (opcion, escrito, salida.output)
+                assert "escrito como 20 o 20.50" in salida.output, (opcion, escrito, salida.output)
+    finally:
+        ajustes.cache_clear()
+    assert sql(bd_url, "SELECT count(*) AS n FROM solicitudes_politica")[0]["n"] == 0
 
 
 def test_el_esquema_openapi_declara_los_dominios(http):

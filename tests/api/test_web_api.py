@@ -19,6 +19,7 @@ from agente.nucleo.ajustes import SECRETO_DEMO, Ajustes
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.web import directo
 from agente.web.app import ESTATICOS, crear_app
+from tests.apoyo.a_la_vez import a_la_vez
 from tests.apoyo.web_util import (
     DEVOLVER_BATIDORA,
     DEVOLVER_CAFETERA,
@@ -133,6 +134,27 @@ def test_mas_mensajes_por_minuto_de_los_permitidos_da_429(bd_url):
         otro = cab(token(ajustes, "C-0003"))
         hilo_otro = http.post("/api/conversaciones", headers=otro).json()["thread_id"]
         assert http.post(f"/api/conversaciones/{hilo_otro}/mensajes", json={"texto": "hola"}, headers=otro).status_code == 200
+
+
+def test_doce_mensajes_a_la_vez_de_un_cliente_pasan_solo_los_del_ritmo(bd_url):
+    # Antes se contaban los mensajes ya guardados, que el turno guarda más tarde: a la vez,
+    # en conversaciones distintas del mismo cliente, pasaban todos.
+    ajustes = ajustes_web(bd_url, mensajes_por_minuto=3)
+    with cliente_http(ajustes) as http:
+        cabecera = cab(token(ajustes, "C-0004"))
+        hilos = [http.post("/api/conversaciones", headers=cabecera).json()["thread_id"] for _ in range(12)]
+        respuestas = a_la_vez([
+            lambda h=h: http.post(f"/api/conversaciones/{h}/mensajes", json={"texto": DONDE_ESTA}, headers=cabecera)
+            for h in hilos])
+        codigos = [r.status_code for r in respuestas]
+        assert codigos.count(429) == 9, codigos
+        assert sorted(c for c in codigos if c != 429) == [200] * 3
+        mensajes = sql(bd_url, "SELECT count(*) AS n FROM mensajes_conversacion WHERE rol = 'cliente'")
+        assert mensajes[0]["n"] == 3
+        # La pasada periódica barre lo que ya no cuenta, de todos los clientes.
+        sql(bd_url, "UPDATE ritmo_mensajes SET creado = creado - interval '3 minutes' RETURNING id")
+        assert http.app.state.servicio.barrer_ritmos() == 3
+        assert sql(bd_url, "SELECT count(*) AS n FROM ritmo_mensajes")[0]["n"] == 0
 
 
 def test_respuesta_en_directo_llega_por_tokens_y_termina_con_estado(http, tok):

@@ -1,5 +1,6 @@
-"""La CLI habla español a quien la usa: la ayuda de cada orden, los nombres de las decisiones
-y los importes escritos con coma o con punto (sin base: lo que depende de ella está en
+"""La CLI habla español a quien la usa: la ayuda de cada orden, sus errores de uso (un valor
+que no es del tipo, una opción que no existe, lo obligatorio que falta), los nombres de las
+decisiones y los importes escritos con coma o con punto (sin base: lo que depende de ella está en
 ``tests/procesos/test_cli_bandeja.py``)."""
 
 from __future__ import annotations
@@ -111,3 +112,85 @@ def test_un_prefijo_de_la_bandeja_elige_solo_si_es_unico():
     with pytest.raises(DecisionNoValida, match="demasiado corto"):
         _resolver_hilo(bandeja, "h-")
     assert _resolver_hilo(bandeja, "h-0000") == "h-0000"  # el servidor dirá si existe
+
+
+# Lo que click, Typer y pydantic dicen en inglés al fallar el uso de una orden.
+INGLES_ERRORES = ("Invalid value", "Missing ", "No such", "requires an argument", "Input should",
+                  "unable to parse", "Got unexpected", "Possible options", "does not exist", "Did you mean",
+                  "is not a valid", "Could not open", "Error: Usage")
+
+
+def _hojas(comando, ruta=()):
+    subordenes = getattr(comando, "commands", None)
+    if subordenes:
+        for nombre, sub in subordenes.items():
+            yield from _hojas(sub, (*ruta, nombre))
+    else:
+        yield ruta, comando
+
+
+def _relleno(comando, salvo: str | None = None) -> list[str]:
+    """Lo obligatorio de ``comando`` con un valor cualquiera (menos ``salvo``)."""
+    args, opciones = [], []
+    for p in comando.params:
+        if not p.required or p.name == salvo:
+            continue
+        if p.param_type_name == "argument":
+            args.append("x")
+        else:
+            opciones += [p.opts[0], "x"]
+    return [*args, *opciones]
+
+
+def _usos_erroneos(comando) -> list[tuple[str, list[str]]]:
+    """Invocaciones que fallan al leer la línea (nunca llegan a ejecutar la orden)."""
+    usos = [("opción que no existe", [*_relleno(comando), "--no-existe"]),
+            ("argumento de más", [*_relleno(comando), "sobra", "y-otro"])]
+    if any(p.required for p in comando.params):
+        usos.append(("sin lo obligatorio", []))
+    for p in comando.params:
+        if getattr(p, "is_flag", False):
+            continue
+        for malo in ("abc", "-1", "1e9999", "2026-13-45"):
+            if p.param_type_name == "argument":
+                posicionales = [malo if q.name == p.name else "x" for q in comando.params
+                                if q.param_type_name == "argument" and (q.required or q.name == p.name)]
+                resto = [a for q in comando.params if q.param_type_name != "argument" and q.required
+                         for a in (q.opts[0], "x")]
+                usos.append((f"{p.name}={malo}", [*posicionales, *resto]))
+            else:
+                usos.append((f"{p.name}={malo}", [*_relleno(comando, salvo=p.name), p.opts[0], malo]))
+        usos.append((f"{p.name} sin valor", [*_relleno(comando, salvo=p.name), *p.opts[:1]]))
+    return usos
+
+
+def _falla_al_leer(comando, args: list[str]) -> bool:
+    from typer._click.exceptions import ClickException
+
+    try:
+        comando.make_context("agente", list(args))
+    except ClickException:
+        return True
+    return False
+
+
+@pytest.mark.parametrize(("ruta", "comando"), [pytest.param(r, c, id=" ".join(r))
+                                               for r, c in _hojas(get_command(app))])
+def test_cada_orden_con_valores_erroneos_contesta_en_espanol(ruta, comando):
+    probados = 0
+    for que, args in _usos_erroneos(comando):
+        if not _falla_al_leer(comando, args):
+            continue  # un texto cualquiera vale al leer: lo comprueba la orden (y su prueba)
+        resultado = CliRunner().invoke(app, [*ruta, *args], env={"COLUMNS": "200"}, prog_name="agente")
+        assert resultado.exit_code == 2, (que, resultado.output)
+        ingles = [x for x in (*INGLES, *INGLES_ERRORES) if x in resultado.output]
+        assert not ingles, (que, resultado.output)
+        probados += 1
+    assert probados >= 2  # al menos la opción que no existe y el argumento de más
+
+
+def test_firmar_una_solicitud_que_no_es_un_numero_contesta_en_espanol():
+    resultado = CliRunner().invoke(app, ["politica", "firmar", "abc", "--firmante", "reg-centro"],
+                                   env={"COLUMNS": "200"}, prog_name="agente")
+    assert resultado.exit_code == 2
+    assert "Valor no válido para 'solicitud': debe ser un número entero" in resultado.output

@@ -11,7 +11,15 @@ son idempotentes por ``tool_call_id``):
 - turno terminado sin cerrar (el grafo acabó, pero la respuesta no llegó a la
   conversación: la base se cayó entre el último checkpoint y el cierre): se entrega la
   respuesta guardada en el checkpoint, una vez, sin volver a ejecutar nada (los asientos
-  y la bandeja de salida ya escritos quedan como están).
+  y la bandeja de salida ya escritos quedan como están);
+- turno empezado sin respuesta (issue 39, punto 5): el último mensaje es del cliente, nadie
+  tiene el hilo, no hay pausa y el grafo no se quedó a medias ni terminó con una respuesta
+  sin entregar (el proceso murió justo tras el primer checkpoint del turno, cuyo ``next``
+  queda vacío, o antes de él). Pasados ``GRACIA_TURNO`` desde el mensaje, se termina el
+  turno como uno normal: desde su checkpoint si el grafo ya tiene el mensaje, o con el
+  mensaje si no llegó a entrar; si la ejecución falla, el cliente lee la disculpa de
+  siempre y el hilo pasa a una persona, sin nada movido de más (las herramientas con
+  efectos son idempotentes por ``tool_call_id``).
 
 Cada hilo se toca solo con su candado libre (``esperar=0``): una ejecución viva no se pisa.
 Solo se miran los hilos candidatos a uno de esos casos (``SELECT_HILOS_A_CONCILIAR_SQL``).
@@ -20,24 +28,29 @@ Solo se miran los hilos candidatos a uno de esos casos (``SELECT_HILOS_A_CONCILI
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import Saturado
+from agente.nucleo.errores import CandadoPerdido, Saturado
 from agente.servicio.aprobaciones import cola
-from agente.servicio.conversaciones import desenlace
+from agente.servicio.conversaciones import desenlace, mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.conversaciones.turnos import Conversaciones
 from agente.servicio.decisiones.decidir import Decisiones
 from agente.servicio.resultados import Arreglo, Ejecucion, RegistroDecision
 
-__all__ = ["Conciliador"]
+__all__ = ["GRACIA_TURNO", "Conciliador"]
 
 logger = logging.getLogger(__name__)
 
 REANUDACION = "reanudacion"
+# Lo que espera un mensaje del cliente sin respuesta antes de que el conciliador termine su
+# turno: el candado del hilo ya protege a un turno vivo; esto solo evita adelantarse a uno
+# que acaba de soltarlo y aún escribe su cierre.
+GRACIA_TURNO = timedelta(seconds=30)
 
 SELECT_DECISION_SIN_APLICAR_HILO_SQL = """
 SELECT * FROM decisiones_encargado WHERE thread_id = %(thread_id)s AND aplicada IS NULL
@@ -76,6 +89,16 @@ SELECT EXISTS (SELECT 1 FROM mensajes_conversacion
 FROM (VALUES (1)) AS una (fila)
 LEFT JOIN LATERAL (SELECT rol, texto, retenido, entregado_en FROM mensajes_conversacion
                    WHERE thread_id = %(thread_id)s ORDER BY id DESC LIMIT 1) u ON true
+"""
+# El último mensaje de la conversación, si es del cliente, ya llegó al agente (o nunca quedó
+# retenido) y tiene más de ``gracia``: un turno que empezó y nadie contestó. Se lee con el
+# candado del hilo tomado.
+SELECT_TURNO_SIN_RESPUESTA_SQL = """
+SELECT u.id, u.texto FROM (
+    SELECT id, rol, texto, retenido, entregado_en, creado FROM mensajes_conversacion
+    WHERE thread_id = %(thread_id)s ORDER BY id DESC LIMIT 1) u
+WHERE u.rol = 'cliente' AND (NOT u.retenido OR u.entregado_en IS NOT NULL)
+  AND u.creado < now() - %(gracia)s
 """
 UPDATE_ESTADO_CONSULTA_SQL = """
 UPDATE consultas_asistente SET estado = %(estado)s, actualizada = now()
@@ -138,8 +161,47 @@ class Conciliador:
         if interrupcion is None and estado.next and hilo["estado"] == "abierta":
             return self._terminar_turno(thread_id, ctx, estado)
         if interrupcion is None and not estado.next and hilo["estado"] == "abierta":
-            return self._entregar_cierre(thread_id, ctx, estado)
+            return (self._entregar_cierre(thread_id, ctx, estado)
+                    or self._turno_sin_respuesta(thread_id, ctx, estado))
         return None
+
+    def _turno_sin_respuesta(self, thread_id: str, ctx: ContextoCliente, estado: Any) -> str | None:
+        """Un turno que empezó (el mensaje del cliente está anotado) y murió sin respuesta ni
+        nada a medias que reanudar: se termina y se cierra como un turno normal, una vez.
+
+        Si el último mensaje del cliente en el grafo es este, el turno ya entró (su primer
+        checkpoint está escrito): se sigue desde él. Si no, el proceso murió antes y el
+        mensaje entra ahora. Si la ejecución falla, la disculpa de siempre (el hilo pasa a
+        una persona): el cliente nunca se queda sin respuesta. Quien llama tiene el candado.
+        """
+        with self._ejecutor.pool.connection() as c:
+            fila = c.execute(
+                SELECT_TURNO_SIN_RESPUESTA_SQL, {"thread_id": thread_id, "gracia": GRACIA_TURNO}
+            ).fetchone()
+        if fila is None:
+            return None
+        mensajes_estado = list((estado.values or {}).get("messages", []))
+        ultimo = mensajes_estado[-1] if mensajes_estado else None
+        dentro = isinstance(ultimo, HumanMessage) and _texto(ultimo).endswith(fila["texto"])
+        trace_id = (estado.metadata or {}).get("trace_id") if dentro else None
+        trace_id = trace_id or self._ejecutor.trazador.nuevo_trace_id()
+        config = self._ejecutor.config(thread_id, ctx, trace_id=trace_id, tipo=REANUDACION)
+        entrada = None if dentro else {"messages": [HumanMessage(fila["texto"])]}
+        try:
+            ejecucion = self._ejecutor.ejecutar(entrada, config, ctx)
+        except CandadoPerdido:
+            raise  # otro proceso puede tener ya el hilo: no se escribe nada más
+        except Exception:
+            logger.exception("no se pudo terminar el turno sin respuesta del hilo %s", thread_id)
+            desenlace.disculpa(self._ejecutor, thread_id, trace_id)
+            with self._ejecutor.pool.connection() as c:
+                mensajes.avisar(c, thread_id)  # el chat abierto la recibe en vivo
+            return "turno_disculpado"
+        desenlace.cerrar_ejecucion(
+            self._ejecutor, thread_id, ctx, ejecucion, trace_id=trace_id, avisar=True,
+            desencolar=False,
+        )
+        return "turno_respondido"
 
     def _entregar_cierre(self, thread_id: str, ctx: ContextoCliente, estado: Any) -> str | None:
         """Un turno cuyo grafo terminó pero cuyo cierre no se escribió: la respuesta del

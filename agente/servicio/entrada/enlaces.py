@@ -5,7 +5,9 @@
   lo envía al pedir la página, así que no aparece en ningún log de accesos, y la página lo
   canjea con un POST.
 - Cada petición cuenta para el límite de su dirección y de su IP, exista o no la dirección;
-  por encima, ``DemasiadasPeticiones`` (429) igual para todas. Sin límite superado, quien
+  por encima, ``DemasiadasPeticiones`` (429) igual para todas. Contar y anotar van en una
+  transacción bajo los candados de ritmo de la dirección y de la IP (en orden): con
+  peticiones a la vez nunca salen más enlaces que el límite (issue 39). Sin límite superado, quien
   pide recibe siempre la misma respuesta: el servicio devuelve ``None`` si no hay a quién
   enviar, y la web contesta lo mismo.
 - Canjear exige el token y la dirección para la que se emitió.
@@ -20,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
+from agente.nucleo.claves_candado import CANDADO_RITMO_SQL
 from agente.nucleo.errores import DemasiadasPeticiones, NoAutorizado, Prohibido
 from agente.servicio.entrada.personal import encargado_por_email
 from agente.servicio.personas import encargado_activo
@@ -90,6 +93,9 @@ def pedir_enlace(
     ahora = ahora or datetime.now(UTC)
     claves = {"direccion": _clave("correo", email), "ip": _clave("ip", ip)}
     with conexion.transaction():
+        for clave in sorted(claves.values()):  # en orden: dos peticiones nunca se cruzan
+            conexion.execute(CANDADO_RITMO_SQL, {"clave": clave})
+        # Tras el candado, en otra sentencia: cuenta con lo que confirmó quien lo soltó.
         cuenta = conexion.execute(CONTAR_INTENTOS_SQL, {**claves, "desde": ahora - VENTANA}).fetchone()
         if cuenta["direccion"] >= POR_DIRECCION or cuenta["ip"] >= POR_IP:
             raise DemasiadasPeticiones(

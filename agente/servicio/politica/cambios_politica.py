@@ -13,7 +13,11 @@
   Al firmar se vuelve a comparar con la política vigente en ese momento y se aplica como
   versión nueva que dice quién la firmó y de qué solicitud sale.
 - ``caducar``: las solicitudes que nadie firmó a tiempo quedan ``caducada`` (la pasada de
-  tareas periódicas).
+  tareas periódicas), y también las de un autor dado de baja.
+- Una solicitud cuyo autor se dio de baja, o ya no administra la tienda (otro rol, otra
+  tienda), no se firma ni se rechaza: al intentarlo caduca y responde 409 con el motivo
+  (issue 39). La fila del autor se lee ``FOR SHARE``: darle de baja espera a una firma en
+  curso, y una firma espera a una baja en curso y la ve.
 
 Todo bajo el candado de la política de la tienda (``claves_candado.CANDADO_POLITICA_SQL``):
 proponer, firmar y aplicar comparan siempre con la vigente.
@@ -42,6 +46,7 @@ from agente.servicio.politica.politica_tienda import (
     ResultadoCambio,
     aplicar,
     comprobar_administrador,
+    comprobar_coherencia,
     comprobar_tienda,
     leer_cambio,
     matriz_vigente,
@@ -106,10 +111,21 @@ SET estado = %(estado)s, decidida = now(), decidida_por = %(firmante)s, decidida
 WHERE id = %(id)s AND estado = 'pendiente'
 """
 CADUCAR_SQL = """
-UPDATE solicitudes_politica SET estado = 'caducada', decidida = now()
-WHERE estado = 'pendiente' AND caduca <= now()
-RETURNING id
+UPDATE solicitudes_politica s
+SET estado = 'caducada', decidida = now(),
+    motivo_decision = CASE WHEN s.caduca <= now() THEN NULL ELSE %(motivo_baja)s END
+WHERE s.estado = 'pendiente'
+  AND (s.caduca <= now() OR EXISTS (SELECT 1 FROM encargados e WHERE e.id = s.autor AND NOT e.activo))
+RETURNING s.id
 """
+# El autor de la solicitud, bloqueado frente a su baja o a un cambio de rol o de tienda
+# (un UPDATE de su fila espera a esta transacción, y esta lee la fila que dejó el UPDATE).
+BLOQUEAR_AUTOR_SQL = "SELECT id FROM encargados WHERE id = %(autor)s FOR SHARE"
+CADUCAR_POR_AUTOR_SQL = """
+UPDATE solicitudes_politica SET estado = 'caducada', decidida = now(), motivo_decision = %(motivo)s
+WHERE id = %(id)s AND estado = 'pendiente'
+"""
+MOTIVO_AUTOR_DE_BAJA = "su autor ya no puede cambiar la política de la tienda (de baja, otro rol u otra tienda)"
 
 
 def _publica(fila: Mapping[str, Any]) -> dict[str, Any]:
@@ -207,6 +223,7 @@ def proponer(
         conexion.execute(CANDADO_POLITICA_SQL, {"tienda": tienda})
         matriz = matriz_vigente(conexion, tienda)
         cambio = leer_cambio(matriz, umbrales, limites, dos_firmas)
+        comprobar_coherencia(matriz, cambio)  # 422 ya, no una solicitud que falla al firmarla
         vigentes = umbrales_vigentes(conexion, tienda)
         difs = diferencias(vigentes, matriz, cambio)
         if not difs:
@@ -243,38 +260,70 @@ def decidir(
             raise NadaPendiente(f"no hay ninguna solicitud de cambio de política {solicitud_id}")
         fila = conexion.execute(SELECT_SOLICITUD_SQL, {"id": solicitud_id}).fetchone()
         if fila["estado"] != "pendiente":
-            raise YaDecidida(f"la solicitud {solicitud_id} ya está {fila['estado']}")
+            raise YaDecidida(f"la solicitud {solicitud_id} ya está {fila['estado']}"
+                             + (f": {fila['motivo_decision']}" if fila["estado"] == "caducada"
+                                and fila["motivo_decision"] else ""))
         if fila["vencida"]:
             raise PlazoVencido(f"la solicitud {solicitud_id} venció sin firma: propón el cambio otra vez")
         ambito = ambito_firmante(conexion, firmante)
         if fila["tienda"] not in ambito.tiendas:
             raise Prohibido("solo firmas cambios de política de tus tiendas")
-        conexion.execute(CANDADO_POLITICA_SQL, {"tienda": fila["tienda"]})
-        matriz = matriz_vigente(conexion, fila["tienda"])
-        cambio = Cambio.de_json(fila["cambio"])
-        difs = diferencias(umbrales_vigentes(conexion, fila["tienda"]), matriz, cambio) if aprobar else ()
-        no = puede_firmar_cambio(matriz, autor=fila["autor"], autor_rol=fila["autor_rol"], firmante=firmante,
-                                 firmante_rol=ambito.rol, difs=difs)
-        if no:
-            raise Prohibido(no)
-        version = matriz_id = None
-        if aprobar and difs:
-            fuera = por_encima_de_su_limite(matriz, fila["autor_rol"], difs)
-            if fuera:
-                raise Prohibido("el autor ya no podría fijar estos valores (" + "; ".join(fuera)
-                                + "): recházala")
-            version, matriz_id = aplicar(
-                conexion, tienda=fila["tienda"], cambio=cambio, matriz=matriz, autor=fila["autor"],
-                motivo=fila["motivo"], firmada_por=firmante, solicitud_id=solicitud_id,
-            )
-        conexion.execute(DECIDIR_SQL, {
-            "id": solicitud_id, "estado": "aplicada" if aprobar else "rechazada", "firmante": firmante,
-            "rol": ambito.rol, "motivo": motivo, "version": version, "matriz_id": matriz_id,
-            "canal": canal,
-        })
-        return detalle(conexion, solicitud_id)
+        autor_vale = _autor_administra(conexion, fila["autor"], fila["tienda"])
+        if autor_vale:
+            return _decidir_vigente(conexion, fila, ambito=ambito, firmante=firmante, aprobar=aprobar,
+                                    motivo=motivo, canal=canal)
+        conexion.execute(CADUCAR_POR_AUTOR_SQL, {"id": solicitud_id, "motivo": MOTIVO_AUTOR_DE_BAJA})
+    # La caducidad queda confirmada; el 409 lo cuenta.
+    raise YaDecidida(
+        f"la solicitud {solicitud_id} ha caducado: su autor, {fila['autor_nombre']}, ya no puede "
+        "cambiar la política de la tienda (de baja, otro rol u otra tienda); si el cambio sigue "
+        "haciendo falta, que alguien con permiso lo proponga otra vez")
+
+
+def _decidir_vigente(
+    conexion: psycopg.Connection, fila: Mapping[str, Any], *, ambito: Ambito, firmante: str, aprobar: bool,
+    motivo: str | None, canal: str | None = None,
+) -> dict[str, Any]:
+    """La firma o el rechazo de una solicitud pendiente cuyo autor sigue administrando la
+    tienda (en la transacción de ``decidir``, con la solicitud y el autor bloqueados)."""
+    solicitud_id = fila["id"]
+    conexion.execute(CANDADO_POLITICA_SQL, {"tienda": fila["tienda"]})
+    matriz = matriz_vigente(conexion, fila["tienda"])
+    cambio = Cambio.de_json(fila["cambio"])
+    difs = diferencias(umbrales_vigentes(conexion, fila["tienda"]), matriz, cambio) if aprobar else ()
+    no = puede_firmar_cambio(matriz, autor=fila["autor"], autor_rol=fila["autor_rol"], firmante=firmante,
+                             firmante_rol=ambito.rol, difs=difs)
+    if no:
+        raise Prohibido(no)
+    version = matriz_id = None
+    if aprobar and difs:
+        fuera = por_encima_de_su_limite(matriz, fila["autor_rol"], difs)
+        if fuera:
+            raise Prohibido("el autor ya no podría fijar estos valores (" + "; ".join(fuera)
+                            + "): recházala")
+        version, matriz_id = aplicar(
+            conexion, tienda=fila["tienda"], cambio=cambio, matriz=matriz, autor=fila["autor"],
+            motivo=fila["motivo"], firmada_por=firmante, solicitud_id=solicitud_id,
+        )
+    conexion.execute(DECIDIR_SQL, {
+        "id": solicitud_id, "estado": "aplicada" if aprobar else "rechazada", "firmante": firmante,
+        "rol": ambito.rol, "motivo": motivo, "version": version, "matriz_id": matriz_id,
+        "canal": canal,
+    })
+    return detalle(conexion, solicitud_id)
+
+
+def _autor_administra(conexion: psycopg.Connection, autor: str, tienda: str) -> bool:
+    """¿Sigue ``autor`` pudiendo cambiar la política de ``tienda``? Bloquea su fila
+    (``FOR SHARE``) y lo lee en las sentencias siguientes, con la foto de después."""
+    conexion.execute(BLOQUEAR_AUTOR_SQL, {"autor": autor})
+    try:
+        comprobar_administrador(conexion, autor, tienda)
+    except Prohibido:
+        return False
+    return True
 
 
 def caducar(conexion: psycopg.Connection) -> list[int]:
-    """Las solicitudes vencidas pasan a ``caducada``; devuelve sus ids."""
-    return [f["id"] for f in conexion.execute(CADUCAR_SQL).fetchall()]
+    """Las solicitudes vencidas, o de un autor dado de baja, pasan a ``caducada``; devuelve sus ids."""
+    return [f["id"] for f in conexion.execute(CADUCAR_SQL, {"motivo_baja": MOTIVO_AUTOR_DE_BAJA}).fetchall()]

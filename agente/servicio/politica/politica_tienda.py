@@ -43,8 +43,10 @@ __all__ = [
     "ResultadoCambio",
     "aplicar",
     "comprobar_administrador",
+    "comprobar_coherencia",
     "comprobar_tienda",
     "leer_cambio",
+    "toca_la_matriz",
     "matriz_vigente",
     "umbrales_vigentes",
     "ver",
@@ -174,6 +176,36 @@ def leer_cambio(
     )
 
 
+def toca_la_matriz(cambio: Cambio) -> bool:
+    return bool(any(cambio.limites.values()) or cambio.dos_firmas)
+
+
+def _limites_con_cambio(
+    matriz: Matriz, cambio: Cambio
+) -> tuple[dict[str, dict[str, Decimal | None]], dict[str, Decimal | None]]:
+    """Límites y umbrales de dos firmas de ``matriz`` con ``cambio`` encima."""
+    nuevos = {r: dict(v) for r, v in matriz.limites.items()}
+    umbral_doble = dict(matriz.dos_firmas_por_encima)
+    for regla, por_rol in cambio.limites.items():
+        nuevos.setdefault(regla, {}).update(por_rol)
+    umbral_doble.update(cambio.dos_firmas)
+    return nuevos, umbral_doble
+
+
+def comprobar_coherencia(matriz: Matriz, cambio: Cambio) -> None:
+    """``DecisionNoValida`` (422) si la matriz que dejaría ``cambio`` sobre ``matriz`` es
+    incoherente (un rol más alto con menos límite que uno más bajo, el rol más alto con
+    límite...). Se comprueba al proponer, no solo al aplicar: un cambio así nunca queda
+    como solicitud que solo falla al firmarla (issue 39)."""
+    if not toca_la_matriz(cambio):
+        return
+    nuevos, umbral_doble = _limites_con_cambio(matriz, cambio)
+    try:
+        Matriz(roles=matriz.roles, limites=nuevos, dos_firmas_por_encima=umbral_doble)
+    except ValueError as exc:
+        raise DecisionNoValida(f"matriz de autoridad no válida: {exc}") from None
+
+
 def aplicar(
     conexion: psycopg.Connection,
     *,
@@ -206,12 +238,8 @@ def aplicar(
                 sql.SQL("{c} = {v}").format(c=sql.Identifier(c), v=sql.Placeholder(c)) for c in cambio.umbrales
             ))
         version = conexion.execute(actualizar, {**cambio.umbrales, "tienda": tienda}).fetchone()["version"]
-    if any(cambio.limites.values()) or cambio.dos_firmas:
-        nuevos = {r: dict(v) for r, v in matriz.limites.items()}
-        umbral_doble = dict(matriz.dos_firmas_por_encima)
-        for regla, por_rol in cambio.limites.items():
-            nuevos.setdefault(regla, {}).update(por_rol)
-        umbral_doble.update(cambio.dos_firmas)
+    if toca_la_matriz(cambio):
+        nuevos, umbral_doble = _limites_con_cambio(matriz, cambio)
         try:
             matriz_id = fijar_matriz(
                 conexion, tienda=tienda, limites=nuevos, dos_firmas_por_encima=umbral_doble,
