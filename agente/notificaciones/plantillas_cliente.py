@@ -105,6 +105,22 @@ def _marcado(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
         "está revisando y te escribirá en la conversación."]
 
 
+def _fallo_tardio(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """Lo que dimos por hecho y el proveedor de pagos deshizo después."""
+    importe, pedido = _eur(datos.get("importe")) or "", datos.get("pedido")
+    del_pedido = f" del pedido {pedido}" if pedido else ""
+    de = f" de {importe}" if importe else ""
+    if datos.get("tipo") == "cobro":
+        return "el pago de tu cambio no se ha completado", [
+            f"Te dijimos que habíamos cobrado la diferencia{de} del cambio de producto{del_pedido}, "
+            "pero tu banco ha rechazado después el pago: no se te ha cobrado. Una persona de la "
+            "tienda lo está revisando y te escribirá en la conversación."]
+    return "tu reembolso no se ha completado", [
+        f"Te dijimos que tu reembolso{de}{del_pedido} estaba hecho, pero el proveedor de pagos "
+        "nos avisa de que ha fallado después: todavía no te hemos devuelto ese dinero. Una "
+        "persona de la tienda lo está revisando y te escribirá en la conversación."]
+
+
 def pintar_cliente(
     datos: Mapping[str, Any], *, enlace: str, enlace_baja: str, horas_enlace: float
 ) -> Mensaje:
@@ -118,6 +134,8 @@ def pintar_cliente(
         asunto, lineas = _pago(datos)
     elif suceso == "marcado":
         asunto, lineas = _marcado(datos)
+    elif suceso == "fallo_tardio":
+        asunto, lineas = _fallo_tardio(datos)
     else:
         asunto, lineas = "tienes una respuesta nueva", [
             f"{tienda} te ha respondido en tu conversación."]

@@ -294,3 +294,30 @@ def test_la_auditoria_pasarela_libro_lee_los_registros_de_stripe(servicio, pool,
     hallazgos = sorted((h["hallazgo"], h["referencia"]) for h in _hallazgos_libro(servicio)["pasarela"])
     assert hallazgos == [("movimiento_sin_asiento", "RE-999999"),
                          ("referencia_repetida_en_el_proveedor", numero)]
+
+
+def test_un_cobro_confirmado_que_el_banco_rechaza_despues_se_marca_se_avisa_y_se_audita(
+    servicio, stripe_local, bd_url
+):
+    """issue 39, punto 2: ``async_payment_failed`` tras el pago confirmado no es «ya_estaba»."""
+    hilo, r = conversacion(servicio, "C-0002", f"Quiero cambiar la sartén del pedido {SARTEN} por la MEN-004")
+    if r.estado == "esperando_aprobacion":
+        servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+    sesion = next(iter(stripe_local.sesiones.values()))
+    cuerpo, firma = stripe_local.pagar_sesion(sesion["id"])
+    assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "aplicado"
+    assert uno(bd_url, "SELECT estado FROM cobros") == "confirmado"
+
+    cuerpo, firma = stripe_local.evento("checkout.session.async_payment_failed",
+                                        {**stripe_local.sesiones[sesion["id"]], "payment_status": "unpaid"})
+    assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "fallo_tardio"
+    assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "repetido"
+    (cobro,) = consultar(bd_url, "SELECT numero, estado, requiere_persona, fallo_tardio_en FROM cobros")
+    assert (cobro["estado"], cobro["requiere_persona"]) == ("pendiente", True) and cobro["fallo_tardio_en"]
+    texto = _ultimo_mensaje(bd_url, hilo)["texto"]
+    assert cobro["numero"] in texto and "tu banco ha rechazado después ese pago" in texto
+    hallazgos = _hallazgos_libro(servicio)
+    assert [h["hallazgo"] for h in hallazgos.pop("fallos_tardios")] == ["fallo_tardio_en_el_proveedor"]
+    # El cambio ya se hizo (el stock se movió): la auditoría dice también que falta su cobro.
+    assert [h["hallazgo"] for h in hallazgos.pop("diferencias")] == ["cambio_hecho_sin_cobro_confirmado"]
+    assert hallazgos == {}

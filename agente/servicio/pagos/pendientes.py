@@ -87,7 +87,7 @@ class Pagos:
                 mensajes.avisar(c, aviso.thread_id)
                 # Y a su correo si no está en el chat (una vez por movimiento; no urgente).
                 avisar_cliente(c, aviso.thread_id, AvisoCliente(
-                    suceso="pago", clave=f"pago:{aviso.tipo}:{aviso.id}",
+                    suceso=aviso.suceso, clave=f"{aviso.suceso}:{aviso.tipo}:{aviso.id}",
                     datos={"tipo": aviso.tipo, "importe": aviso.importe, "pedido": aviso.pedido,
                            "concepto": aviso.concepto},
                 ))
