@@ -148,6 +148,8 @@ ID_EN_LOTE = {"cliente": {"id": "C-9001"}, "producto": {"sku": "MEN-001"}, "stoc
 @given(lineas=st.lists(st.sampled_from(list(VALIDOS)).flatmap(
     lambda tipo: cuerpos_hostiles({**VALIDOS[tipo][2], "tipo": tipo, **ID_EN_LOTE[tipo]})),
     min_size=1, max_size=5))
+@example(lineas=[{**VALIDOS["estado"][2], "tipo": "estado", "id": PEDIDO, "fecha": "0001-01-01T00:00:00+14:00"},
+                 {**VALIDOS["cliente"][2], "tipo": "cliente", "id": "C-9001"}])
 @settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_ningun_lote_hostil_da_500_y_cada_linea_mala_sale_con_su_numero(http, clave, lineas):
     cuerpo = b"\n".join(_json(linea) for linea in lineas)
