@@ -50,8 +50,9 @@ class Aviso:
     importe: str | None = None
     pedido: str | None = None
     concepto: str | None = None
-    # ``pago`` (completado, caducado o rechazado) o ``fallo_tardio`` (lo dimos por hecho y
-    # el proveedor se desdijo): el correo y su clave de una vez por suceso.
+    # El suceso del correo (y su clave, una vez por suceso): ``pago`` (completado),
+    # ``caducado`` (el enlace de pago caducó), ``marcado`` (no se completó: lo revisa una
+    # persona) o ``fallo_tardio`` (lo dimos por hecho y el proveedor se desdijo).
     suceso: str = "pago"
 
 
@@ -128,6 +129,14 @@ def _texto_fallo_tardio(fila: dict, importe: str) -> str:
     )
 
 
+def _suceso(fila: dict) -> str:
+    if fila["fallo_tardio_en"] is not None:
+        return "fallo_tardio"
+    if fila["completado"]:
+        return "pago"
+    return "caducado" if fila["estado"] == "caducado" else "marcado"
+
+
 def avisos_pendientes(pool: ConnectionPool, *, limite: int = 100) -> list[Aviso]:
     """Movimientos que completó el sistema y de los que aún no se ha avisado al cliente."""
     with pool.connection() as conexion:
@@ -135,7 +144,7 @@ def avisos_pendientes(pool: ConnectionPool, *, limite: int = 100) -> list[Aviso]
     return [
         Aviso(tipo=f["tipo"], id=f["id"], referencia=f["referencia"], thread_id=f["thread_id"],
               texto=_texto_aviso(f), importe=dinero.texto(f["importe"]), pedido=f["pedido_id"],
-              concepto=f["concepto"], suceso="fallo_tardio" if f["fallo_tardio_en"] else "pago")
+              concepto=f["concepto"], suceso=_suceso(f))
         for f in filas
     ]
 

@@ -100,9 +100,24 @@ def _marcado(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
     que = "tu cobro" if datos.get("tipo") == "cobro" else "tu reembolso"
     que += f" de {importe}" if importe else ""
     que += f" del pedido {pedido}" if pedido else ""
+    if datos.get("rechazado"):  # el proveedor lo rechazó: no «tardando», la verdad
+        dinero = "no se te ha cobrado" if datos.get("tipo") == "cobro" else "todavía no te hemos devuelto ese dinero"
+        return f"{'tu cobro' if datos.get('tipo') == 'cobro' else 'tu reembolso'} no se ha podido completar", [
+            f"{que[0].upper()}{que[1:]} no se ha podido completar: {dinero}. Una persona de la "
+            "tienda lo está revisando y te escribirá en la conversación."]
     return "tu pago está tardando más de lo normal", [
         f"{que[0].upper()}{que[1:]} está tardando más de lo normal. Una persona de la tienda lo "
         "está revisando y te escribirá en la conversación."]
+
+
+def _caducado(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
+    importe, pedido = _eur(datos.get("importe")) or "", datos.get("pedido")
+    de = f" de {importe}" if importe else ""
+    del_pedido = f" del pedido {pedido}" if pedido else ""
+    return "el enlace de pago de tu cambio ha caducado", [
+        f"El enlace para pagar la diferencia{de} del cambio de producto{del_pedido} ha caducado "
+        "sin pagarse: el cambio queda anulado y no se te ha cobrado nada. Si aún lo quieres, "
+        "pídenos el cambio otra vez en la conversación."]
 
 
 def _fallo_tardio(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
@@ -136,6 +151,8 @@ def pintar_cliente(
         asunto, lineas = _marcado(datos)
     elif suceso == "fallo_tardio":
         asunto, lineas = _fallo_tardio(datos)
+    elif suceso == "caducado":
+        asunto, lineas = _caducado(datos)
     else:
         asunto, lineas = "tienes una respuesta nueva", [
             f"{tienda} te ha respondido en tu conversación."]
