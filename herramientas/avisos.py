@@ -23,7 +23,7 @@ __all__ = ["Aviso", "avisos_pendientes", "marcar_avisado"]
 
 SELECT_AVISOS_SQL = """
 SELECT m.tipo, m.id, m.referencia, m.importe, m.concepto, m.thread_id, m.pedido_id,
-       m.completado, m.estado, m.ultimo_error, s.numero AS sustitucion, s.estado AS estado_sustitucion,
+       m.completado, m.estado, m.ultimo_error, m.fallo_tardio_en, s.numero AS sustitucion, s.estado AS estado_sustitucion,
        (SELECT r.numero FROM reembolsos r
          WHERE r.sustitucion_id = m.sustitucion_id AND r.concepto = 'anulacion') AS anulacion
 FROM libro_movimientos m
@@ -50,6 +50,10 @@ class Aviso:
     importe: str | None = None
     pedido: str | None = None
     concepto: str | None = None
+    # El suceso del correo (y su clave, una vez por suceso): ``pago`` (completado),
+    # ``caducado`` (el enlace de pago caducó), ``marcado`` (no se completó: lo revisa una
+    # persona) o ``fallo_tardio`` (lo dimos por hecho y el proveedor se desdijo).
+    suceso: str = "pago"
 
 
 def _texto_aviso(fila: dict) -> str:
@@ -87,6 +91,8 @@ def _texto_aviso(fila: dict) -> str:
 def _texto_no_completado(fila: dict, importe: str) -> str:
     """Un enlace de pago caducado o un movimiento que el proveedor rechazó: la verdad."""
     ref, pedido, cambio = fila["referencia"], fila["pedido_id"], fila["sustitucion"]
+    if fila.get("fallo_tardio_en") is not None:
+        return _texto_fallo_tardio(fila, importe)
     if fila["estado"] == "caducado":
         return (
             f"El enlace para pagar la diferencia de {importe} del cambio {cambio} del pedido "
@@ -107,6 +113,30 @@ def _texto_no_completado(fila: dict, importe: str) -> str:
     )
 
 
+def _texto_fallo_tardio(fila: dict, importe: str) -> str:
+    """Lo que dimos por hecho y el proveedor deshizo después: la verdad, sin rodeos."""
+    ref, pedido, cambio = fila["referencia"], fila["pedido_id"], fila["sustitucion"]
+    if fila["tipo"] == COBRO:
+        return (
+            f"Te dijimos que habíamos cobrado la diferencia de {importe} del cambio {cambio} del "
+            f"pedido {pedido} (cobro {ref}), pero tu banco ha rechazado después ese pago: no se te "
+            "ha cobrado. Una persona del equipo lo revisa y te escribirá por aquí."
+        )
+    return (
+        f"Te dijimos que el reembolso {ref} de {importe} del pedido {pedido} estaba hecho, pero "
+        "el proveedor de pagos nos avisa de que ha fallado después: todavía no te hemos devuelto "
+        "ese dinero. Una persona del equipo lo revisa y te escribirá por aquí."
+    )
+
+
+def _suceso(fila: dict) -> str:
+    if fila["fallo_tardio_en"] is not None:
+        return "fallo_tardio"
+    if fila["completado"]:
+        return "pago"
+    return "caducado" if fila["estado"] == "caducado" else "marcado"
+
+
 def avisos_pendientes(pool: ConnectionPool, *, limite: int = 100) -> list[Aviso]:
     """Movimientos que completó el sistema y de los que aún no se ha avisado al cliente."""
     with pool.connection() as conexion:
@@ -114,7 +144,7 @@ def avisos_pendientes(pool: ConnectionPool, *, limite: int = 100) -> list[Aviso]
     return [
         Aviso(tipo=f["tipo"], id=f["id"], referencia=f["referencia"], thread_id=f["thread_id"],
               texto=_texto_aviso(f), importe=dinero.texto(f["importe"]), pedido=f["pedido_id"],
-              concepto=f["concepto"])
+              concepto=f["concepto"], suceso=_suceso(f))
         for f in filas
     ]
 

@@ -17,6 +17,14 @@ datos, para que quien llamó diga la verdad al cliente:
 
 Todo condicionado a ``estado = 'pendiente'``: repetirlo (un webhook duplicado, dos
 servidores) no cambia nada.
+
+**Fallo tardío** (``fallo_tardio``): el proveedor dio un movimiento por completado y
+después avisa de que falló (un reembolso ``succeeded`` que pasa a ``failed``; un pago
+por enlace confirmado que el banco rechaza). El asiento vuelve a ``pendiente`` (el dinero
+no se movió), marcado para una persona, con aviso al cliente y ``fallo_tardio_en``; la
+bandeja de salida ya no lo toca (lo decide una persona) y un «completado» posterior no lo
+vuelve a dar por hecho. Condicionado a que siga completado y sea el mismo movimiento del
+proveedor (``id_proveedor``): repetirlo no cambia nada.
 """
 
 from __future__ import annotations
@@ -30,8 +38,8 @@ from agente.nucleo import dinero
 from agente.nucleo.errores import ErrorPasarela
 from herramientas.pasarela import CADUCADO, COBRO, EN_CURSO, FALLIDO, MovimientoPasarela
 
-__all__ = ["ESPERA_EN_CURSO_SEGUNDOS", "aplicar_no_completado", "aviso_enlace", "marcar_fallido",
-           "registrar_fallo", "texto_rechazo"]
+__all__ = ["ESPERA_EN_CURSO_SEGUNDOS", "aplicar_no_completado", "aviso_enlace", "fallo_tardio",
+           "marcar_fallido", "registrar_fallo", "texto_rechazo"]
 
 # Sin webhook, la bandeja vuelve a preguntar al proveedor pasado este tiempo.
 ESPERA_EN_CURSO_SEGUNDOS = 3600
@@ -96,6 +104,27 @@ WHERE id IN (SELECT sustitucion_id FROM cobro) AND estado = 'pendiente_cobro'
 RETURNING id
 """
 
+FALLO_TARDIO_REEMBOLSO_SQL = """
+UPDATE reembolsos SET estado = 'pendiente', emitido_en = NULL, fallo_tardio_en = now(),
+                      id_proveedor = coalesce(id_proveedor, %(id_proveedor)s),
+                      ultimo_error = %(detalle)s, requiere_persona = true, marcado_en = now(),
+                      avisar = true, avisado_en = NULL
+WHERE id = %(id)s AND estado = 'emitido' AND fallo_tardio_en IS NULL
+  AND (id_proveedor IS NULL OR id_proveedor = %(id_proveedor)s)
+RETURNING id
+"""
+
+FALLO_TARDIO_COBRO_SQL = """
+UPDATE cobros SET estado = 'pendiente', confirmado_en = NULL, fallo_tardio_en = now(),
+                  id_proveedor = coalesce(id_proveedor, %(id_proveedor)s),
+                  ultimo_error = %(detalle)s, requiere_persona = true, marcado_en = now(),
+                  avisar = true, avisado_en = NULL
+WHERE id = %(id)s AND estado = 'confirmado' AND fallo_tardio_en IS NULL
+  AND (id_proveedor IS NULL OR id_proveedor = %(id_proveedor)s)
+RETURNING id
+"""
+FALLO_TARDIO_SQL = {"reembolso": FALLO_TARDIO_REEMBOLSO_SQL, "cobro": FALLO_TARDIO_COBRO_SQL}
+
 BLOQUEAR_COBRO_SQL = """
 SELECT p.id FROM cobros c JOIN pedidos p ON p.id = c.pedido_id JOIN sustituciones s
   ON s.id = c.sustitucion_id WHERE c.id = %(id)s FOR UPDATE OF p, s
@@ -129,6 +158,17 @@ def marcar_fallido(pool: ConnectionPool, mov, detalle: str, *, id_proveedor: str
         intentos=fila["intentos"] if fila else None, marcado=True,
         recien_marcado=bool(fila and fila["recien_marcado"]),
     )
+
+
+def fallo_tardio(pool: ConnectionPool, mov, respuesta: MovimientoPasarela) -> bool:
+    """Un movimiento completado que el proveedor da después por fallido: vuelve a pendiente,
+    marcado para una persona y con aviso al cliente. False si ya estaba (o no es el mismo
+    movimiento del proveedor)."""
+    detalle = "el proveedor lo dio por hecho y después falló: " + (respuesta.detalle or respuesta.estado)
+    with pool.connection() as conexion:
+        fila = conexion.execute(FALLO_TARDIO_SQL[mov.tipo], {
+            "id": mov.id, "detalle": detalle, "id_proveedor": respuesta.id_proveedor}).fetchone()
+    return fila is not None
 
 
 def aplicar_no_completado(pool: ConnectionPool, mov, respuesta: MovimientoPasarela, *,

@@ -14,6 +14,10 @@ enseña) y se sigue reintentando con la espera máxima. Un asiento recién apunt
 reservado por una pasada, no vence hasta pasados ``RESERVA_SEGUNDOS``: la llamada en
 curso tiene preferencia y dos servidores no se pisan (si se pisan, la pasarela deduplica).
 
+Un asiento con fallo tardío (``fallo_tardio_en``: el proveedor lo dio por hecho y luego
+falló; ``estados_proveedor.fallo_tardio``) espera a una persona: la bandeja no lo reserva
+y nada lo vuelve a marcar completado.
+
 Lo que completa el sistema (no la herramienta en el turno del cliente) queda con
 ``avisar``: ``herramientas.avisos`` da el hilo y el texto para el cliente.
 """
@@ -58,14 +62,16 @@ RESERVAR_VENCIDOS_SQL = """
 WITH r AS (
     UPDATE reembolsos SET proximo_intento = now() + make_interval(secs => %(reserva)s)
     WHERE id IN (SELECT id FROM reembolsos
-                 WHERE estado = 'pendiente' AND (proximo_intento <= now() OR NOT %(solo_vencidos)s)
+                 WHERE estado = 'pendiente' AND fallo_tardio_en IS NULL
+                   AND (proximo_intento <= now() OR NOT %(solo_vencidos)s)
                  ORDER BY proximo_intento LIMIT %(limite)s FOR UPDATE SKIP LOCKED)
     RETURNING 'reembolso'::text AS tipo, id
 ),
 c AS (
     UPDATE cobros SET proximo_intento = now() + make_interval(secs => %(reserva)s)
     WHERE id IN (SELECT id FROM cobros
-                 WHERE estado = 'pendiente' AND (proximo_intento <= now() OR NOT %(solo_vencidos)s)
+                 WHERE estado = 'pendiente' AND fallo_tardio_en IS NULL
+                   AND (proximo_intento <= now() OR NOT %(solo_vencidos)s)
                  ORDER BY proximo_intento LIMIT %(limite)s FOR UPDATE SKIP LOCKED)
     RETURNING 'cobro'::text AS tipo, id
 )
@@ -79,14 +85,14 @@ ORDER BY creado, tipo, id
 MARCAR_EMITIDO_SQL = """
 UPDATE reembolsos SET estado = 'emitido', emitido_en = now(), ultimo_error = NULL, avisar = %(avisar)s,
                       avisado_en = NULL, id_proveedor = coalesce(%(id_proveedor)s, id_proveedor)
-WHERE id = %(id)s AND estado = 'pendiente'
+WHERE id = %(id)s AND estado = 'pendiente' AND fallo_tardio_en IS NULL
 RETURNING id
 """
 
 CONFIRMAR_COBRO_SQL = """
 UPDATE cobros SET estado = 'confirmado', confirmado_en = now(), ultimo_error = NULL,
                   avisar = %(avisar)s, avisado_en = NULL
-WHERE id = %(id)s AND estado = 'pendiente'
+WHERE id = %(id)s AND estado = 'pendiente' AND fallo_tardio_en IS NULL
 RETURNING id
 """
 

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -77,6 +78,27 @@ def _euros(centimos: int) -> Decimal:
 
 def _instante(segundos: int | None) -> datetime | None:
     return datetime.fromtimestamp(segundos, UTC) if segundos else None
+
+
+def _texto_corto(valor: object) -> bool:
+    """Un identificador que se puede guardar: texto de 1 a 255 caracteres sin el carácter nulo."""
+    return isinstance(valor, str) and 0 < len(valor) <= 255 and "\x00" not in valor
+
+
+def _legible(valor: object, maximo: int = 500) -> str | None:
+    """Un texto del proveedor que se puede guardar y enseñar: sin el carácter nulo y corto."""
+    if valor is None:
+        return None
+    return str(valor).replace("\x00", "")[:maximo]
+
+
+def _marca_de_firma(firma: str | None) -> int:
+    """La marca de tiempo ``t=`` de ``Stripe-Signature`` (ya verificada por el SDK)."""
+    for parte in (firma or "").split(","):
+        clave, _, valor = parte.partition("=")
+        if clave.strip() == "t":
+            return int(valor)
+    return 0
 
 
 class PasarelaStripe:
@@ -164,6 +186,8 @@ class PasarelaStripe:
 
     def _es_nuestro(self, datos: dict, referencia: str | None = None) -> bool:
         metadatos = datos.get("metadata") or {}
+        if not isinstance(metadatos, dict):
+            return False
         return metadatos.get("origen") == self.prefijo and (
             referencia is None or metadatos.get("referencia") == referencia
         )
@@ -174,7 +198,7 @@ class PasarelaStripe:
         estado = ESTADOS_REEMBOLSO.get(datos.get("status"), EN_CURSO)
         detalle = None
         if estado == FALLIDO:
-            detalle = f"Stripe no pudo devolver el dinero ({datos.get('failure_reason') or datos.get('status')})"
+            detalle = f"Stripe no pudo devolver el dinero ({_legible(datos.get('failure_reason') or datos.get('status'))})"
         elif estado == EN_CURSO:
             detalle = "el banco del cliente aún está procesando la devolución"
         return MovimientoPasarela(
@@ -244,35 +268,66 @@ class PasarelaStripe:
         return MovimientoPasarela(
             id=0, referencia=referencia, importe=_euros(datos["amount_total"]),
             creado=_instante(datos.get("created")) or datetime.now(UTC), nuevo=nuevo, tipo=COBRO,
-            estado=estado, id_proveedor=datos["id"], enlace=datos.get("url"),
+            estado=estado, id_proveedor=datos["id"], enlace=_legible(datos.get("url")),
             caduca=_instante(datos.get("expires_at")), detalle=detalle,
         )
 
     # -- webhooks y registros -----------------------------------------------------------------
 
     def leer_evento(self, cuerpo: bytes, firma: str | None) -> EventoPasarela:
-        """Comprueba ``Stripe-Signature`` con el SDK (firma y antigüedad) y traduce el evento."""
+        """Comprueba ``Stripe-Signature`` con el SDK (firma y antigüedad) y traduce el evento.
+
+        Además de lo que mira el SDK: un evento firmado con una marca de tiempo (o un
+        ``created``) más allá de la tolerancia en el futuro no vale, y un cuerpo firmado
+        que no tiene la forma de un evento (una lista, sin ``id``, un reembolso sin
+        importe...) es ``EventoNoValido`` (400), nunca un error interno."""
         try:
             evento = stripe.Webhook.construct_event(
                 cuerpo, firma, self.secreto_webhook, tolerance=self.tolerancia
             )
         except stripe.SignatureVerificationError as exc:
             raise EventoNoValido("webhook rechazado: la firma no es válida o el evento es viejo") from exc
-        except ValueError as exc:
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            # JSON roto, bytes que no son UTF-8, una firma con caracteres raros o un cuerpo
+            # que no es un objeto (el SDK no sabe construir un evento de una lista).
             raise EventoNoValido("webhook rechazado: el cuerpo no es un evento") from exc
-        datos = evento.to_dict()
-        objeto = datos.get("data", {}).get("object", {})
-        tipo = datos.get("type", "")
+        ahora = time.time()
+        if _marca_de_firma(firma) > ahora + self.tolerancia:
+            raise EventoNoValido("webhook rechazado: la firma está fechada en el futuro")
+        try:
+            return self._traducir(evento.to_dict(), ahora)
+        except (KeyError, TypeError, ValueError, ArithmeticError, OSError) as exc:
+            raise EventoNoValido("webhook rechazado: el evento no tiene la forma de un evento de Stripe") from exc
+
+    def _traducir(self, datos: dict, ahora: float) -> EventoPasarela:
+        """El evento ya verificado, a un ``EventoPasarela``; ``EventoNoValido`` si su forma no vale."""
+        if not isinstance(datos, dict):
+            raise EventoNoValido("webhook rechazado: el cuerpo no es un evento")
+        id_, tipo, creado = datos.get("id"), datos.get("type"), datos.get("created")
+        if not _texto_corto(id_) or not _texto_corto(tipo):
+            raise EventoNoValido("webhook rechazado: el evento no trae «id» o «type» válidos")
+        if creado is not None and (not isinstance(creado, int) or isinstance(creado, bool)):
+            raise EventoNoValido("webhook rechazado: «created» no es una marca de tiempo")
+        if creado is not None and creado > ahora + self.tolerancia:
+            raise EventoNoValido("webhook rechazado: el evento está fechado en el futuro")
+        contenido = datos.get("data")
+        objeto = contenido.get("object") if isinstance(contenido, dict) else None
+        if not isinstance(objeto, dict):
+            raise EventoNoValido("webhook rechazado: el evento no trae «data.object»")
         movimiento = None
-        if self._es_nuestro(objeto) and tipo in EVENTOS:
-            referencia = objeto["metadata"]["referencia"]
+        if tipo in EVENTOS and self._es_nuestro(objeto):
+            referencia = objeto["metadata"].get("referencia")
+            if not _texto_corto(referencia):
+                raise EventoNoValido("webhook rechazado: la referencia del evento no es válida")
             if objeto.get("object") == "refund":
                 movimiento = self._de_reembolso(objeto, referencia, nuevo=False)
             elif objeto.get("object") == "checkout.session":
                 movimiento = self._de_sesion(
                     objeto, referencia, nuevo=False,
                     fallido=tipo == "checkout.session.async_payment_failed")
-        return EventoPasarela(id=datos["id"], tipo=tipo, movimiento=movimiento)
+            if movimiento is not None and not _texto_corto(movimiento.id_proveedor):
+                raise EventoNoValido("webhook rechazado: el objeto del evento no trae su «id»")
+        return EventoPasarela(id=id_, tipo=tipo, movimiento=movimiento)
 
     def registros(self) -> list[RegistroPasarela]:
         """Reembolsos y pagos de enlaces de este entorno (``origen``) que mueven dinero."""

@@ -30,6 +30,7 @@ TITULOS_LIBRO = {
     "pendientes": "reembolsos o cobros pendientes demasiado tiempo",
     "diferencias": "cambios con la diferencia sin liquidar",
     "marcados": "movimientos marcados para una persona",
+    "fallos_tardios": "reembolsos o cobros que el proveedor dio por hechos y después por fallidos",
     "cancelaciones": "cancelaciones sin su reembolso, sin sus unidades o de un pedido no cancelado",
 }
 

@@ -129,7 +129,8 @@ UPDATE clientes SET avisos_baja = coalesce(avisos_baja, now()) WHERE id = %(clie
 class AvisoCliente:
     """Un suceso que el cliente espera.
 
-    ``suceso``: ``decision``, ``pago``, ``marcado`` o ``respuesta`` (una respuesta que
+    ``suceso``: ``decision``, ``pago``, ``marcado``, ``fallo_tardio`` (un pago que dimos por
+    hecho y el proveedor deshizo después) o ``respuesta`` (una respuesta que
     el cliente no esperaba en directo). ``clave``: lo que identifica el suceso dentro del
     hilo (``decision:42``, ``pago:reembolso:7``). ``decision_id``: con una decisión, qué
     se pidió y qué se decidió se leen de ``decisiones_encargado``. ``datos``: lo demás

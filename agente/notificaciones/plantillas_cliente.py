@@ -100,9 +100,40 @@ def _marcado(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
     que = "tu cobro" if datos.get("tipo") == "cobro" else "tu reembolso"
     que += f" de {importe}" if importe else ""
     que += f" del pedido {pedido}" if pedido else ""
+    if datos.get("rechazado"):  # el proveedor lo rechazó: no «tardando», la verdad
+        dinero = "no se te ha cobrado" if datos.get("tipo") == "cobro" else "todavía no te hemos devuelto ese dinero"
+        return f"{'tu cobro' if datos.get('tipo') == 'cobro' else 'tu reembolso'} no se ha podido completar", [
+            f"{que[0].upper()}{que[1:]} no se ha podido completar: {dinero}. Una persona de la "
+            "tienda lo está revisando y te escribirá en la conversación."]
     return "tu pago está tardando más de lo normal", [
         f"{que[0].upper()}{que[1:]} está tardando más de lo normal. Una persona de la tienda lo "
         "está revisando y te escribirá en la conversación."]
+
+
+def _caducado(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
+    importe, pedido = _eur(datos.get("importe")) or "", datos.get("pedido")
+    de = f" de {importe}" if importe else ""
+    del_pedido = f" del pedido {pedido}" if pedido else ""
+    return "el enlace de pago de tu cambio ha caducado", [
+        f"El enlace para pagar la diferencia{de} del cambio de producto{del_pedido} ha caducado "
+        "sin pagarse: el cambio queda anulado y no se te ha cobrado nada. Si aún lo quieres, "
+        "pídenos el cambio otra vez en la conversación."]
+
+
+def _fallo_tardio(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """Lo que dimos por hecho y el proveedor de pagos deshizo después."""
+    importe, pedido = _eur(datos.get("importe")) or "", datos.get("pedido")
+    del_pedido = f" del pedido {pedido}" if pedido else ""
+    de = f" de {importe}" if importe else ""
+    if datos.get("tipo") == "cobro":
+        return "el pago de tu cambio no se ha completado", [
+            f"Te dijimos que habíamos cobrado la diferencia{de} del cambio de producto{del_pedido}, "
+            "pero tu banco ha rechazado después el pago: no se te ha cobrado. Una persona de la "
+            "tienda lo está revisando y te escribirá en la conversación."]
+    return "tu reembolso no se ha completado", [
+        f"Te dijimos que tu reembolso{de}{del_pedido} estaba hecho, pero el proveedor de pagos "
+        "nos avisa de que ha fallado después: todavía no te hemos devuelto ese dinero. Una "
+        "persona de la tienda lo está revisando y te escribirá en la conversación."]
 
 
 def pintar_cliente(
@@ -118,6 +149,10 @@ def pintar_cliente(
         asunto, lineas = _pago(datos)
     elif suceso == "marcado":
         asunto, lineas = _marcado(datos)
+    elif suceso == "fallo_tardio":
+        asunto, lineas = _fallo_tardio(datos)
+    elif suceso == "caducado":
+        asunto, lineas = _caducado(datos)
     else:
         asunto, lineas = "tienes una respuesta nueva", [
             f"{tienda} te ha respondido en tu conversación."]

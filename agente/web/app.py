@@ -169,7 +169,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     errores_http.instalar(app)
     contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
     # Por dentro de LimiteCuerpo (413): cuerpo ya acotado; se revisa antes que el token.
-    app.add_middleware(CuerpoJson, json_lines=frozenset({rutas_tienda.RUTA_LOTES}))
+    app.add_middleware(CuerpoJson, json_lines=frozenset({rutas_tienda.RUTA_LOTES}),
+                       con_400=frozenset({rutas_pagos.RUTA_STRIPE}))
     app.add_middleware(SinNulos)  # nulos en la ruta (404) y la query (422)
     app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO, por_ruta={rutas_tienda.RUTA_LOTES: MAX_LOTE})
     app.add_middleware(FormaErrorProtocolo)  # {"detail"} bajo /langgraph, también el 413

@@ -11,6 +11,9 @@ entero y acotado. En orden:
   ``RecursionError`` (un 500 con traza, sin token). La API solo recibe JSON;
 - un ``"\\u0000"`` en cualquier texto (claves incluidas): 422 (``texto_seguro``).
 
+En el webhook del proveedor de pagos (``rutas_pagos.RUTA_STRIPE``) el mismo rechazo es un
+400, como todo lo que el webhook no admite: es el contrato del proveedor, no el de la API.
+
 Lo que pasa esta puerta lo vuelve a analizar FastAPI (``json.loads``): ya acotado en
 profundidad, sin riesgo. Revisar cuesta microsegundos (medio milisegundo con 16 KiB de
 listas). Las rutas sin cuerpo (``GET``, ``HEAD``, ``OPTIONS``) no lo leen: ni aquí ni
@@ -64,9 +67,11 @@ def revisar(cuerpo: bytes, *, json_lines: bool = False) -> str | None:
 
 
 class CuerpoJson(MiddlewareHttp):
-    def __init__(self, app, json_lines: frozenset[str] = frozenset()) -> None:
+    def __init__(self, app, json_lines: frozenset[str] = frozenset(),
+                 con_400: frozenset[str] = frozenset()) -> None:
         super().__init__(app)
         self.json_lines = json_lines  # rutas cuyo cuerpo es JSON lines (los lotes de la tienda)
+        self.con_400 = con_400  # rutas cuyo contrato rechaza con 400 (el webhook del proveedor)
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] in SIN_CUERPO:
@@ -83,7 +88,7 @@ class CuerpoJson(MiddlewareHttp):
         cuerpo = b"".join(partes)
         motivo = revisar(cuerpo, json_lines=scope["path"] in self.json_lines)
         if motivo is not None:
-            await responder(send, 422, motivo)
+            await responder(send, 400 if scope["path"] in self.con_400 else 422, motivo)
             return
         entregado = False
 

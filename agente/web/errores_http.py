@@ -66,6 +66,7 @@ _TEXTOS_VALIDACION = {
     "datetime_parsing": "debe ser una fecha y hora ISO 8601 con zona (2026-10-01T10:00:00+02:00)",
     "datetime_from_date_parsing": "debe ser una fecha y hora ISO 8601 con zona",
     "timezone_aware": "le falta la zona horaria (+02:00 o Z)",
+    "fecha_fuera_de_rango": "debe estar entre 1970-01-01 y 2099-12-31",
 }
 
 

@@ -252,3 +252,62 @@ def test_un_lote_grande_pasa_del_limite_de_16_kib_y_uno_de_mas_de_8_mib_es_413(h
     r = http.put(f"/api/tienda/v1/clientes/{CLIENTE}", content=b'{"nombre": "' + b"a" * 17_000 + b'"}',
                  headers={**_h(clave), "Content-Type": "application/json"})
     assert r.status_code == 413
+
+
+# issue 39, punto 4: fechas extremas. La primera ni cabe en UTC (año 0); la segunda, tampoco
+# (año 10000); la tercera cabe, pero las cuentas de plazos (entregado + días) desbordarían.
+EXTREMAS = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z"]
+
+
+@pytest.mark.parametrize("extrema", EXTREMAS)
+@pytest.mark.parametrize("campo", ["fecha", "enviado_en", "entregado_en"])
+def test_una_fecha_extrema_en_un_pedido_es_422_con_el_campo_y_no_cambia_nada(http, bd_url, campo, extrema):
+    clave = _clave(bd_url)
+    _ingerir(http, clave)
+    antes = _foto(bd_url)
+    r = http.put(f"/api/tienda/v1/pedidos/{PEDIDO}", json=_pedido(**{campo: extrema}), headers=_h(clave))
+    assert r.status_code == 422, r.text
+    assert r.json()["detalle"] == f"{campo}: debe estar entre 1970-01-01 y 2099-12-31"
+    assert _foto(bd_url) == antes
+
+
+@pytest.mark.parametrize("extrema", EXTREMAS)
+def test_una_fecha_extrema_en_un_cambio_de_estado_es_422_con_el_campo(http, bd_url, extrema):
+    clave = _clave(bd_url)
+    _ingerir(http, clave)
+    r = http.post(f"/api/tienda/v1/pedidos/{PEDIDO}/estado", json={"estado": "entregado", "fecha": extrema},
+                  headers=_h(clave))
+    assert r.status_code == 422 and r.json()["detalle"].startswith("fecha: debe estar entre"), r.text
+
+
+def test_un_lote_con_fechas_extremas_informa_esas_lineas_y_aplica_las_demas(http, bd_url):
+    clave = _clave(bd_url)
+    lote = _lote({"tipo": "cliente", "id": CLIENTE, **_cliente()},
+                 {"tipo": "pedido", "id": "P-20261101-0005", **_pedido(fecha=EXTREMAS[0])},
+                 {"tipo": "pedido", "id": PEDIDO, **_pedido()},
+                 {"tipo": "estado", "id": PEDIDO, "estado": "entregado", "fecha": EXTREMAS[1]},
+                 {"tipo": "pedido", "id": "P-20261101-0006", **_pedido(entregado_en=EXTREMAS[2])})
+    r = http.post("/api/tienda/v1/lotes", content=lote, headers=_h(clave))
+    assert r.status_code == 200, r.text
+    informe = r.json()
+    assert (informe["creados"], informe["invalidos"]) == (2, 3)
+    assert [(f["linea"], f["estado"], f["campo"]) for f in informe["fallos"]] == [
+        (2, 422, "fecha"), (4, 422, "fecha"), (5, 422, "entregado_en")]
+    assert all("debe estar entre 1970-01-01 y 2099-12-31" in f["detalle"] for f in informe["fallos"])
+    assert [p["id"] for p in _foto(bd_url)] == [PEDIDO]
+
+
+@pytest.mark.parametrize("estado, falta", [("enviado", "enviado_en"), ("entregado", "entregado_en")])
+def test_un_pedido_sin_la_fecha_que_su_estado_exige_es_422_con_el_campo(http, bd_url, estado, falta):
+    """issue 39, punto 6: era un 409 (conflicto); es un dato que falta, 422 con el campo."""
+    clave = _clave(bd_url)
+    http.put(f"/api/tienda/v1/clientes/{CLIENTE}", json=_cliente(), headers=_h(clave))
+    cuerpo = _pedido(estado=estado, **{falta: None})
+    if estado == "enviado":
+        cuerpo["entregado_en"] = None
+    r = http.put(f"/api/tienda/v1/pedidos/{PEDIDO}", json=cuerpo, headers=_h(clave))
+    assert r.status_code == 422, r.text
+    assert r.json()["detalle"].startswith(f"{falta}: un pedido {estado} necesita su fecha")
+    r = http.post("/api/tienda/v1/lotes", content=_lote({"tipo": "pedido", "id": PEDIDO, **cuerpo}), headers=_h(clave))
+    assert [(f["estado"], f["campo"]) for f in r.json()["fallos"]] == [(422, falta)]
+    assert _foto(bd_url) == []

@@ -294,3 +294,63 @@ def test_la_auditoria_pasarela_libro_lee_los_registros_de_stripe(servicio, pool,
     hallazgos = sorted((h["hallazgo"], h["referencia"]) for h in _hallazgos_libro(servicio)["pasarela"])
     assert hallazgos == [("movimiento_sin_asiento", "RE-999999"),
                          ("referencia_repetida_en_el_proveedor", numero)]
+
+
+def test_un_cobro_confirmado_que_el_banco_rechaza_despues_se_marca_se_avisa_y_se_audita(
+    servicio, stripe_local, bd_url
+):
+    """issue 39, punto 2: ``async_payment_failed`` tras el pago confirmado no es «ya_estaba»."""
+    hilo, r = conversacion(servicio, "C-0002", f"Quiero cambiar la sartén del pedido {SARTEN} por la MEN-004")
+    if r.estado == "esperando_aprobacion":
+        servicio.decidir(hilo, "enc-talavera", [{"type": "approve"}])
+    sesion = next(iter(stripe_local.sesiones.values()))
+    cuerpo, firma = stripe_local.pagar_sesion(sesion["id"])
+    assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "aplicado"
+    assert uno(bd_url, "SELECT estado FROM cobros") == "confirmado"
+
+    cuerpo, firma = stripe_local.evento("checkout.session.async_payment_failed",
+                                        {**stripe_local.sesiones[sesion["id"]], "payment_status": "unpaid"})
+    assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "fallo_tardio"
+    assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "repetido"
+    (cobro,) = consultar(bd_url, "SELECT numero, estado, requiere_persona, fallo_tardio_en FROM cobros")
+    assert (cobro["estado"], cobro["requiere_persona"]) == ("pendiente", True) and cobro["fallo_tardio_en"]
+    texto = _ultimo_mensaje(bd_url, hilo)["texto"]
+    assert cobro["numero"] in texto and "tu banco ha rechazado después ese pago" in texto
+    hallazgos = _hallazgos_libro(servicio)
+    assert [h["hallazgo"] for h in hallazgos.pop("fallos_tardios")] == ["fallo_tardio_en_el_proveedor"]
+    # El cambio ya se hizo (el stock se movió): la auditoría dice también que falta su cobro.
+    assert [h["hallazgo"] for h in hallazgos.pop("diferencias")] == ["cambio_hecho_sin_cobro_confirmado"]
+    assert hallazgos == {}
+
+
+def _correos_de_pagos(bd_url, hilo) -> list:
+    from agente.notificaciones.plantillas_cliente import pintar_cliente
+
+    filas = consultar(bd_url, "SELECT datos FROM avisos_salida WHERE thread_id = %(h)s AND tipo = 'cliente' "
+                              "AND datos->>'suceso' NOT IN ('decision', 'respuesta') ORDER BY id", {"h": hilo})
+    return [pintar_cliente(f["datos"], enlace="https://x/", enlace_baja="https://x/baja", horas_enlace=24)
+            for f in filas]
+
+
+def test_el_correo_de_un_reembolso_que_stripe_rechaza_no_dice_que_esta_hecho(servicio, stripe_local, bd_url):
+    stripe_local.estado_reembolsos = "pending"
+    hilo, _ = conversacion(servicio, "C-0002", f"Quiero devolver la sartén del pedido {SARTEN} porque se pega")
+    (cuerpo, firma), _ = stripe_local.terminar_reembolso(next(iter(stripe_local.reembolsos)), "failed")
+    assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "fallido"
+    (correo,) = _correos_de_pagos(bd_url, hilo)
+    assert "hecho" not in correo.asunto and "Ya está hecho" not in correo.texto
+    assert "no se ha podido completar" in correo.asunto
+    assert "todavía no te hemos devuelto ese dinero" in correo.texto
+
+
+def test_el_correo_de_un_enlace_de_pago_caducado_no_dice_que_se_ha_cobrado(
+    servicio, pool, pasarela, stripe_local, bd_url
+):
+    hilo, _ = conversacion(servicio, "C-0002", "Hola")
+    sustituir(pool, contexto=ANA, thread_id=hilo, tool_call_id="call-c", pedido=SARTEN,
+              sku_original="MEN-001", sku_nuevo="MEN-004", pasarela=pasarela)
+    cuerpo, firma = stripe_local.caducar_sesion(next(iter(stripe_local.sesiones)))
+    assert servicio.recibir_evento_pasarela(cuerpo, firma)["resultado"] == "caducado"
+    (correo,) = _correos_de_pagos(bd_url, hilo)
+    assert "cobrado la diferencia" not in correo.asunto and "Hemos cobrado" not in correo.texto
+    assert "ha caducado" in correo.asunto and "no se te ha cobrado nada" in correo.texto

@@ -42,7 +42,7 @@ def test_importar_aplica_lo_valido_informa_cada_linea_invalida_y_repetir_no_camb
     fichero.write_text("\n".join(json.dumps(r) for r in registros) + "\n\n", encoding="utf-8")
     r = cli_con_base(bd_url, "importar", str(fichero), "--tienda", "talavera")
     assert r.returncode == 1, r.stderr
-    assert "línea 3: 409 enviado_en: un pedido enviado necesita su fecha de envío" in r.stderr
+    assert "línea 3: 422 enviado_en: un pedido enviado necesita su fecha de envío" in r.stderr
     assert "línea 4: 409 sku: el producto NO-EXISTE no existe" in r.stderr
     assert "2 creados" in r.stdout and "2 inválidos" in r.stdout
     assert [f["id"] for f in consultar(bd_url, "SELECT id FROM pedidos WHERE id LIKE 'P-20261105%%'")] == [
@@ -57,3 +57,21 @@ def test_importar_aplica_lo_valido_informa_cada_linea_invalida_y_repetir_no_camb
 def test_importar_un_fichero_que_no_existe_falla_en_una_linea(bd_url, tmp_path):
     r = cli_con_base(bd_url, "importar", str(tmp_path / "no-existe.jsonl"), "--tienda", "talavera")
     assert r.returncode == 2 and r.stderr.strip().startswith("Error: no se puede leer"), r.stderr
+
+
+def test_importar_con_fechas_extremas_informa_la_linea_en_espanol_sin_traza_y_aplica_el_resto(bd_url, tmp_path):
+    """issue 39, punto 4: ``0001-01-01T00:00:00+14:00`` no cabe en UTC; antes, una traza de Python."""
+    fichero = tmp_path / "lote.jsonl"
+    lineas = [{"tipo": "estado", "id": "P-20260920-0102", "estado": "entregado", "fecha": "0001-01-01T00:00:00+14:00"},
+              {"tipo": "cliente", "id": "C-7002", "nombre": "Eva Importada"},
+              {"tipo": "pedido", "id": "P-20261105-0003", "cliente_id": "C-7002",
+               "fecha": "9999-12-31T23:59:59-14:00", "estado": "pendiente",
+               "lineas": [{"linea": 1, "sku": "TEX-001", "unidades": 1, "precio_unitario": "15.00"}]}]
+    fichero.write_text("\n".join(json.dumps(r) for r in lineas) + "\n", encoding="utf-8")
+    r = cli_con_base(bd_url, "importar", str(fichero), "--tienda", "talavera")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "OverflowError" not in r.stderr
+    assert "línea 1: 422 fecha: debe estar entre 1970-01-01 y 2099-12-31" in r.stderr
+    assert "línea 3: 422 fecha: debe estar entre" in r.stderr
+    assert "1 creados" in r.stdout and "2 inválidos" in r.stdout
+    assert uno(bd_url, "SELECT count(*) FROM clientes WHERE id = 'C-7002'") == 1

@@ -37,6 +37,14 @@ def _pintar(**datos):
      "hemos cobrado la diferencia de tu cambio", "Hemos cobrado la diferencia de 15,00 EUR"),
     ({"suceso": "marcado", "tipo": "reembolso", "importe": "24.90", "pedido": "P-1"},
      "tu pago está tardando más de lo normal", "Una persona de la tienda lo está revisando"),
+    ({"suceso": "marcado", "rechazado": True, "tipo": "reembolso", "importe": "24.90", "pedido": "P-1"},
+     "tu reembolso no se ha podido completar", "todavía no te hemos devuelto ese dinero"),
+    ({"suceso": "caducado", "tipo": "cobro", "importe": "15.00", "pedido": "P-1"},
+     "el enlace de pago de tu cambio ha caducado", "no se te ha cobrado nada"),
+    ({"suceso": "fallo_tardio", "tipo": "reembolso", "importe": "24.90", "pedido": "P-1"},
+     "tu reembolso no se ha completado", "Te dijimos que tu reembolso de 24,90 EUR del pedido P-1 estaba hecho"),
+    ({"suceso": "fallo_tardio", "tipo": "cobro", "importe": "15.00", "pedido": "P-1"},
+     "el pago de tu cambio no se ha completado", "no se te ha cobrado"),
     ({"suceso": "respuesta"}, "tienes una respuesta nueva", "te ha respondido en tu conversación"),
 ])
 def test_cada_suceso_en_palabras_llanas(datos, asunto, frase):

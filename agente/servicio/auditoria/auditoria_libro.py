@@ -1,6 +1,6 @@
 """Auditoría del libro de compensaciones: cada euro y cada unidad cuadran.
 
-Seis comprobaciones, cada una UNA sentencia SQL (constantes ``*_SQL``) que devuelve
+Siete comprobaciones, cada una UNA sentencia SQL (constantes ``*_SQL``) que devuelve
 una fila por hallazgo con la misma forma (``hallazgo``, ``referencia``, ``pedido_id``,
 ``linea``, ``unidad``, ``detalle``). Cero filas = todo cuadra. Las restricciones de la
 base (clave primaria del libro, disparador de precio) impiden la mayoría de estos
@@ -20,6 +20,10 @@ otro sitio, tocada a mano o anterior al libro.
   ``liquidacion`` (sin reembolso o cobro, con otro importe, hecho sin cobro confirmado,
   anulado sin devolver el cobro, o anterior al libro con diferencia).
 - ``marcados``: movimientos pendientes marcados para una persona tras N fallos.
+- ``fallos_tardios``: movimientos que el proveedor dio por completados y después por
+  fallidos (``estados_proveedor.fallo_tardio``): el cliente creyó tener su dinero (o la
+  tienda, su cobro) y una persona tiene que decidir. No cuentan además en ``marcados``
+  ni en ``pendientes``: un hallazgo por suceso.
 - ``cancelaciones``: una cancelación (sql/016) sin su reembolso o con otro importe que
   el suyo, sin todas las unidades de su pedido en el libro, o de un pedido que no
   consta como cancelado.
@@ -35,6 +39,7 @@ __all__ = [
     "COMPROBACIONES",
     "SELECT_CANCELACIONES_SQL",
     "SELECT_DIFERENCIAS_SQL",
+    "SELECT_FALLOS_TARDIOS_SQL",
     "SELECT_MARCADOS_SQL",
     "SELECT_PASARELA_PROVEEDOR_SQL",
     "SELECT_PASARELA_SQL",
@@ -164,7 +169,7 @@ SELECT 'pendiente_demasiado_tiempo' AS hallazgo, referencia, pedido_id, NULL::in
        || ', ' || intentos::text || ' intentos'
        || coalesce(', último error: ' || ultimo_error, '') AS detalle
 FROM libro_movimientos
-WHERE NOT completado AND estado = 'pendiente'
+WHERE NOT completado AND estado = 'pendiente' AND fallo_tardio_en IS NULL
   AND creado < now() - make_interval(secs => %(segundos)s)
 ORDER BY creado, referencia
 """
@@ -215,8 +220,18 @@ SELECT 'marcado_para_una_persona' AS hallazgo, referencia, pedido_id, NULL::int 
        || coalesce(marcado_en::text, '?') || coalesce(', último error: ' || ultimo_error, '')
        AS detalle
 FROM libro_movimientos
-WHERE requiere_persona AND NOT completado
+WHERE requiere_persona AND NOT completado AND fallo_tardio_en IS NULL
 ORDER BY marcado_en, referencia
+"""
+
+SELECT_FALLOS_TARDIOS_SQL = """
+SELECT 'fallo_tardio_en_el_proveedor' AS hallazgo, referencia, pedido_id, NULL::int AS linea,
+       NULL::int AS unidad,
+       tipo || ' de ' || importe::text || ' dado por completado y fallido después ('
+       || fallo_tardio_en::text || ')' || coalesce(': ' || ultimo_error, '') AS detalle
+FROM libro_movimientos
+WHERE fallo_tardio_en IS NOT NULL AND NOT completado
+ORDER BY fallo_tardio_en, referencia
 """
 
 SELECT_CANCELACIONES_SQL = """
@@ -244,7 +259,8 @@ WHERE (importe > 0 AND devuelto IS NULL) OR devuelto <> importe OR unidades <> u
 ORDER BY numero
 """
 
-COMPROBACIONES = ("unidades", "pasarela", "pendientes", "diferencias", "marcados", "cancelaciones")
+COMPROBACIONES = ("unidades", "pasarela", "pendientes", "diferencias", "marcados", "fallos_tardios",
+                  "cancelaciones")
 
 
 def auditar_libro(
@@ -273,6 +289,7 @@ def auditar_libro(
         ).fetchall(),
         "diferencias": conexion.execute(SELECT_DIFERENCIAS_SQL).fetchall(),
         "marcados": conexion.execute(SELECT_MARCADOS_SQL).fetchall(),
+        "fallos_tardios": conexion.execute(SELECT_FALLOS_TARDIOS_SQL).fetchall(),
         "cancelaciones": conexion.execute(SELECT_CANCELACIONES_SQL).fetchall(),
     }
 

@@ -7,6 +7,13 @@ asiento de su referencia por el mismo camino que una respuesta de la pasarela
 (``movimientos.aplicar``), condicionado a que siga pendiente, y después se apunta el id:
 si el proceso muere entre las dos cosas, el proveedor lo reenvía y aplicarlo otra vez no
 cambia nada.
+
+Un evento que da por fallido un movimiento ya completado (un reembolso ``succeeded`` que
+pasa a ``failed`` o ``canceled``; un pago confirmado que el banco rechaza después) es un
+**fallo tardío** (``estados_proveedor.fallo_tardio``): el asiento vuelve a pendiente,
+marcado para una persona, y el cliente recibe la verdad en su chat (y por correo si no
+está). Resultado ``fallo_tardio``; la auditoría lo enseña (``fallos_tardios``). Después,
+ningún evento de ese movimiento cambia nada: lo decide una persona.
 """
 
 from __future__ import annotations
@@ -18,8 +25,8 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo.errores import ErrorPasarela, EventoNoValido
 from agente.nucleo.registro_log import evento as evento_log
-from herramientas import movimientos
-from herramientas.pasarela import PasarelaConEventos
+from herramientas import estados_proveedor, movimientos
+from herramientas.pasarela import FALLIDO, PasarelaConEventos
 
 __all__ = ["ResultadoEvento", "recibir_evento"]
 
@@ -35,7 +42,7 @@ ON CONFLICT (id) DO NOTHING
 
 SELECT_ASIENTO_SQL = """
 SELECT tipo, id, referencia, importe, estado, completado, concepto, sustitucion_id,
-       thread_id, pedido_id, intentos, requiere_persona
+       thread_id, pedido_id, intentos, requiere_persona, fallo_tardio_en
 FROM libro_movimientos WHERE referencia = %(referencia)s AND tipo = %(tipo)s
 """
 
@@ -45,7 +52,8 @@ class ResultadoEvento:
     id: str
     tipo: str
     referencia: str | None
-    resultado: str  # aplicado, en_curso, fallido, caducado, ya_estaba, repetido, ajeno, desconocido
+    # aplicado, en_curso, fallido, caducado, fallo_tardio, ya_estaba, repetido, ajeno, desconocido
+    resultado: str
 
 
 def recibir_evento(pool: ConnectionPool, pasarela, cuerpo: bytes, firma: str | None) -> ResultadoEvento:
@@ -75,6 +83,14 @@ def _aplicar(pool: ConnectionPool, respuesta) -> str:
     if fila is None:
         return "desconocido"
     mov = movimientos.Movimiento.de_fila(fila)
+    if fila["fallo_tardio_en"] is not None:
+        return "ya_estaba"  # el proveedor ya se desdijo: lo decide una persona
+    if mov.completado and respuesta.estado == FALLIDO:
+        if not estados_proveedor.fallo_tardio(pool, mov, respuesta):
+            return "ya_estaba"
+        logger.error("%s: el proveedor lo dio por hecho y después falló (%s); marcado para una persona",
+                     mov.referencia, respuesta.detalle or respuesta.estado)
+        return "fallo_tardio"
     if mov.estado != "pendiente":
         return "ya_estaba"
     try:

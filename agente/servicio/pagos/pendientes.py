@@ -86,10 +86,12 @@ class Pagos:
                 mensajes.anotar_mensaje(c, aviso.thread_id, "agente", aviso.texto)
                 mensajes.avisar(c, aviso.thread_id)
                 # Y a su correo si no está en el chat (una vez por movimiento; no urgente).
+                # ``marcado`` aquí es un rechazo del proveedor: la misma clave que el aviso de
+                # «tardando» de ``_avisar_marcado`` (un correo por movimiento marcado).
                 avisar_cliente(c, aviso.thread_id, AvisoCliente(
-                    suceso="pago", clave=f"pago:{aviso.tipo}:{aviso.id}",
+                    suceso=aviso.suceso, clave=f"{aviso.suceso}:{aviso.tipo}:{aviso.id}",
                     datos={"tipo": aviso.tipo, "importe": aviso.importe, "pedido": aviso.pedido,
-                           "concepto": aviso.concepto},
+                           "concepto": aviso.concepto, "rechazado": aviso.suceso == "marcado"},
                 ))
             marcar_avisado(pool, aviso)
             avisados.append(aviso.referencia)

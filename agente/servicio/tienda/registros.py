@@ -4,13 +4,21 @@ español que nombran el campo culpable.
 La forma (tipos, longitudes, patrones, importes como texto con dos decimales) es lo que
 declara el OpenAPI y lo que no la cumple es ``RegistroNoValido`` (422). Lo que el esquema
 no puede decir (fechas que no cuadran con el estado, números de línea repetidos) lo
-comprueba ``coherencia`` y es ``RegistroRechazado`` (409), como cualquier otro conflicto.
+comprueba ``coherencia`` y es ``RegistroRechazado`` (409), como cualquier otro conflicto;
+salvo la fecha que el estado exige y no viene (``enviado_en`` de un pedido enviado,
+``entregado_en`` de uno entregado): eso es forma, 422 con el campo.
+
+Las fechas tienen dominio (años ``ANIO_MINIMO`` a ``ANIO_MAXIMO`` tal como se escriben,
+``RE_FECHA`` en el OpenAPI): una fecha extrema que ni cabe en UTC
+(``0001-01-01T00:00:00+14:00``) o que las cuentas de plazos no podrían sumar es 422 con el
+campo, nunca un error interno. Un pedido cuyas líneas suman más de lo que cabe en el libro
+(``numeric(12,2)``) es 409: cada campo tiene la forma, la suma no cuadra.
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -22,12 +30,18 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
+    WithJsonSchema,
 )
+from pydantic_core import PydanticCustomError
 
+from agente.nucleo import dinero
 from agente.nucleo.errores import RegistroNoValido, RegistroRechazado
 
 __all__ = [
     "ALCANCES",
+    "ANIO_MAXIMO",
+    "ANIO_MINIMO",
+    "RE_FECHA",
     "RE_PEDIDO",
     "CambioEstado",
     "DatosCliente",
@@ -53,7 +67,33 @@ Id = Annotated[str, Field(pattern=RE_ID, description="Id propio de la tienda (le
 # forma da el mismo cuerpo y la misma huella.
 Importe = Annotated[str, Field(pattern=RE_IMPORTE, description='Dinero como texto: "24.90".'),
                     AfterValidator(lambda v: f"{Decimal(v):.2f}")]
-Fecha = Annotated[AwareDatetime, AfterValidator(lambda f: f.astimezone(UTC))]
+ANIO_MINIMO, ANIO_MAXIMO = 1970, 2099
+TEXTO_FECHA_FUERA = f"debe estar entre {ANIO_MINIMO}-01-01 y {ANIO_MAXIMO}-12-31"
+TEXTO_IMPORTE_GRANDE = "el importe del pedido (la suma de las líneas) no puede pasar de 9999999999.99"
+# El dominio en el OpenAPI: una fecha y hora RFC 3339 con zona, del año 1970 al 2099 tal como
+# se escribe (el 29 de febrero, solo en bisiestos). Lo que el esquema dice válido, la API lo
+# acepta (Schemathesis lo comprueba con datos positivos); la validación, además, admite las
+# formas que pydantic ya aceptaba (sin segundos, con espacio...) dentro del mismo dominio.
+_ANIO = r"(19[7-9][0-9]|20[0-9]{2})"
+_MES_DIA = r"((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)"
+_BISIESTO = r"(19(7[26]|8[048]|9[26])|20([02468][048]|[13579][26]))-02-29"
+RE_FECHA = (rf"^({_ANIO}-{_MES_DIA}|{_BISIESTO})T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{{1,6}})?"
+            r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$")
+
+
+def _fecha_en_utc(fecha: datetime) -> datetime:
+    """La fecha en UTC, si su año (tal como se escribe) está en el dominio; si no, un error de
+    validación (422), nunca ``OverflowError`` (``0001-01-01T00:00:00+14:00`` no cabe en UTC)."""
+    if not ANIO_MINIMO <= fecha.year <= ANIO_MAXIMO:
+        raise PydanticCustomError("fecha_fuera_de_rango", TEXTO_FECHA_FUERA)
+    try:
+        return fecha.astimezone(UTC)
+    except OverflowError:  # no pasa con el dominio de arriba; por si se amplía
+        raise PydanticCustomError("fecha_fuera_de_rango", TEXTO_FECHA_FUERA) from None
+
+
+Fecha = Annotated[AwareDatetime, AfterValidator(_fecha_en_utc),
+                  WithJsonSchema({"type": "string", "format": "date-time", "pattern": RE_FECHA})]
 Texto = Annotated[str, Field(min_length=1, max_length=200)]
 
 
@@ -96,7 +136,17 @@ class LineaPedido(_Forma):
 ESTADOS = Literal["pendiente", "enviado", "entregado", "cancelado"]
 
 
+# Lo que el estado exige, también en el OpenAPI: un pedido enviado trae ``enviado_en`` y uno
+# entregado, ``entregado_en`` (si no, 422 con el campo).
+_EXIGE_FECHA = {"allOf": [
+    {"if": {"properties": {"estado": {"const": estado}}, "required": ["estado"]},
+     "then": {"required": [campo], "properties": {campo: {"type": "string"}}}}
+    for estado, campo in (("enviado", "enviado_en"), ("entregado", "entregado_en"))]}
+
+
 class DatosPedido(_Forma):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, json_schema_extra=_EXIGE_FECHA)
+
     cliente_id: Id = Field(description="Cliente de la misma tienda (enviado antes).")
     fecha: Fecha = Field(description="Fecha y hora de la compra.")
     estado: ESTADOS
@@ -168,6 +218,7 @@ _TEXTOS = {
     "datetime_parsing": "debe ser una fecha y hora ISO 8601 con zona (2026-10-01T10:00:00+02:00)",
     "datetime_from_date_parsing": "debe ser una fecha y hora ISO 8601 con zona",
     "timezone_aware": "le falta la zona horaria (+02:00 o Z)",
+    "fecha_fuera_de_rango": TEXTO_FECHA_FUERA,
     "union_tag_invalid": "tipo desconocido (cliente, producto, stock, pedido o estado)",
     "union_tag_not_found": "falta el campo «tipo» (cliente, producto, stock, pedido o estado)",
     "json_invalid": "la línea no es JSON válido",
@@ -209,21 +260,29 @@ def _rechazo(campo: str, motivo: str) -> RegistroRechazado:
     return RegistroRechazado(f"{campo}: {motivo}", campo=campo)
 
 
+def _falta(campo: str, motivo: str) -> RegistroNoValido:
+    return RegistroNoValido(f"{campo}: {motivo}", campo=campo)
+
+
 def coherencia(pedido: DatosPedido) -> None:
-    """Lo que la forma no dice: fechas y estado, líneas sin repetir. ``RegistroRechazado``."""
+    """Lo que la forma no dice: fechas y estado, líneas sin repetir. ``RegistroRechazado``;
+    la fecha que el estado exige y falta, ``RegistroNoValido`` (422, es forma)."""
     vistas: set[int] = set()
     for i, linea in enumerate(pedido.lineas):
         if linea.linea in vistas:
             raise _rechazo(f"lineas.{i}.linea", f"la línea {linea.linea} está repetida")
         vistas.add(linea.linea)
     if pedido.estado == "entregado" and pedido.entregado_en is None:
-        raise _rechazo("entregado_en", "un pedido entregado necesita su fecha de entrega")
+        raise _falta("entregado_en", "un pedido entregado necesita su fecha de entrega")
     if pedido.estado != "entregado" and pedido.entregado_en is not None:
         raise _rechazo("entregado_en", f"un pedido {pedido.estado} no tiene fecha de entrega")
     if pedido.estado == "enviado" and pedido.enviado_en is None:
-        raise _rechazo("enviado_en", "un pedido enviado necesita su fecha de envío")
+        raise _falta("enviado_en", "un pedido enviado necesita su fecha de envío")
     if pedido.estado == "pendiente" and pedido.enviado_en is not None:
         raise _rechazo("enviado_en", "un pedido pendiente no tiene fecha de envío")
+    if sum((Decimal(lin.precio_unitario) * lin.unidades for lin in pedido.lineas), Decimal(0)) > dinero.MAXIMO:
+        raise _rechazo("lineas", "el importe del pedido (la suma de las líneas) no cabe en el libro: "
+                                 f"no puede pasar de {dinero.MAXIMO}")
     fechas = [("fecha", pedido.fecha), ("enviado_en", pedido.enviado_en), ("entregado_en", pedido.entregado_en)]
     presentes = [(n, f) for n, f in fechas if f is not None]
     for (antes, f1), (despues, f2) in zip(presentes, presentes[1:], strict=False):
