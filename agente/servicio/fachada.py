@@ -127,9 +127,7 @@ class Servicio:
     def consulta(self, thread_id: str, ctx: ContextoCliente | None = None) -> dict[str, Any]:
         return self.conversaciones.consulta(thread_id, ctx)
 
-    def historial(
-        self, thread_id: str, ctx: ContextoCliente | None = None, *, desde: int = 0
-    ) -> dict[str, Any]:
+    def historial(self, thread_id: str, ctx: ContextoCliente | None = None, *, desde: int = 0) -> dict[str, Any]:
         return self.conversaciones.historial(thread_id, ctx, desde=desde)
 
     def conversar(self, thread_id: str, texto: str, ctx: ContextoCliente) -> Respuesta:
@@ -143,9 +141,8 @@ class Servicio:
         """La cola de una tienda, de varias (un regional) o de todas (None); y ``mi_firma`` de ``firmante``."""
         return self.decisiones.bandeja(tienda, limite, firmante=firmante)
 
-    def aprobacion(
-        self, thread_id: str, *, tienda: str | None = None, tiendas: tuple[str, ...] | None = None
-    ) -> dict[str, Any]:
+    def aprobacion(self, thread_id: str, *, tienda: str | None = None,
+                   tiendas: tuple[str, ...] | None = None) -> dict[str, Any]:
         return self.decisiones.aprobacion(thread_id, tienda=tienda, tiendas=tiendas)
 
     def encargado_activo(self, encargado_id: str) -> Encargado:
@@ -161,8 +158,7 @@ class Servicio:
     # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
 
     def ficha_aprobacion(self, thread_id: str, *, firmante: Encargado) -> dict[str, Any]:
-        """La aprobación (de una de sus tiendas) con su transcripción, el historial del cliente,
-        las líneas del libro y si su firma contaría."""
+        """La aprobación con su transcripción, historial del cliente, libro y si su firma contaría."""
         fila = self.decisiones.aprobacion(thread_id, tiendas=firmante.tiendas, firmante=firmante)
         with self.pool.connection() as c:
             return ficha(c, fila)
@@ -175,8 +171,7 @@ class Servicio:
             return encargado_por_email(c, email)
 
     def pedir_enlace_entrada(self, email: str, ip: str) -> EnlaceEntrada | None:
-        """Un enlace de entrada para enviar, o ``None`` si la dirección no es de nadie activo
-        (quien pide no debe notar la diferencia); ``DemasiadasPeticiones`` por encima del ritmo."""
+        """El enlace que enviar, o ``None`` si no es de nadie activo (no se nota); ``DemasiadasPeticiones``."""
         with self.pool.connection() as c:
             return pedir_enlace(c, email, ip)
 
@@ -205,16 +200,12 @@ class Servicio:
         with self.pool.connection() as c:
             return reclamos.nombres_de_tiendas(c, tiendas)
 
-    def decisiones_tomadas(
-        self, encargado_id: str, filtros: decididas.Filtros
-    ) -> tuple[list[dict[str, Any]], int]:
+    def decisiones_tomadas(self, encargado_id: str, filtros: decididas.Filtros) -> tuple[list[dict[str, Any]], int]:
         """El historial de decisiones de las tiendas del encargado, con el total filtrado."""
         with self.pool.connection() as c:
             return decididas.buscar(c, reclamos.tiendas_de(c, encargado_id), filtros)
 
-    def historial_decisiones(
-        self, tiendas: list[str] | None, filtros: decididas.Filtros
-    ) -> tuple[list[dict[str, Any]], int]:
+    def historial_decisiones(self, tiendas: list[str] | None, filtros: decididas.Filtros) -> tuple[list[dict[str, Any]], int]:
         """El historial para un operador (CLI): de esas tiendas, o de todas con None."""
         with self.pool.connection() as c:
             return decididas.buscar(c, tiendas, filtros)
@@ -329,9 +320,8 @@ class Servicio:
         with self.pool.connection() as c:
             return buscar_hilos(c, filtro)
 
-    def hilo_protocolo(
-        self, thread_id: str, *, cliente_id: str | None = None, tiendas: tuple[str, ...] | None = None
-    ) -> dict[str, Any]:
+    def hilo_protocolo(self, thread_id: str, *, cliente_id: str | None = None,
+                       tiendas: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Un hilo si es del cliente (o de las tiendas de quien firma): 404, 403."""
         with self.pool.connection() as c:
             return hilo_visible(c, thread_id, cliente_id=cliente_id, tiendas=tiendas)

@@ -444,7 +444,7 @@ def pool_trazable(bd_url):
     p.close()
 
 
-def test_un_veredicto_nuevo_son_dos_sentencias_y_dos_viajes(pool_trazable):
+def test_un_veredicto_nuevo_son_dos_sentencias_y_una_pausa_por_unidades_seis(pool_trazable):
     politica = nueva_politica(pool_trazable)
     casos = [
         ("reembolsar", REEMBOLSO_120, ANA),
@@ -454,13 +454,16 @@ def test_un_veredicto_nuevo_son_dos_sentencias_y_dos_viajes(pool_trazable):
     with trazar_pool(pool_trazable) as primera:
         for i, (nombre, args, ctx) in enumerate(casos):
             politica.necesita_encargado(peticion(nombre, args, ctx, id=f"prepara-{i}"))
-    # Hechos + INSERT. La primera vez cada sentencia se prepara (prepare_threshold=0):
-    # un viaje más.
-    assert primera.sentencias == 2 * len(casos)
+    # Hechos + INSERT; una pausa por unidades (reembolso, cambio) lo guarda además bajo el
+    # candado del cliente tras releer las reservas: BEGIN, candado, reservas, INSERT, COMMIT.
+    # La primera vez cada sentencia se prepara (prepare_threshold=0): un viaje más.
+    esperadas = {"reembolsar": 6, "sustituir": 6, "consultar_encargado": 2}
+    assert primera.sentencias == sum(esperadas[nombre] for nombre, _, _ in casos)
     for i, (nombre, args, ctx) in enumerate(casos):
         with trazar_pool(pool_trazable) as traza:
             assert politica.necesita_encargado(peticion(nombre, args, ctx, id=f"nueva-{i}")) is True
-        assert (traza.sentencias, traza.viajes) == (2, 2), (nombre, traza.mensajes)
+        n = esperadas[nombre]
+        assert (traza.sentencias, traza.viajes) == (n, n), (nombre, traza.mensajes)
 
 
 def test_un_veredicto_guardado_es_una_sentencia_y_un_viaje(pool_trazable):

@@ -64,7 +64,8 @@ def test_cada_tienda_se_queda_con_el_precio_del_catalogo(base_anterior):
     with psycopg.connect(base_anterior, **KWARGS_CONEXION) as c:
         c.execute("UPDATE productos SET pvp = 130.00 WHERE sku = 'CAF-001'")  # un precio de hoy, no el de la demo
         antes = {f["sku"]: f["pvp"] for f in c.execute("SELECT sku, pvp FROM productos")}
-    assert migrar(base_anterior) == [MIGRACION.removesuffix(".sql")]
+    # La suya y las que vinieron después (el orden es el de los ficheros).
+    assert migrar(base_anterior)[0] == MIGRACION.removesuffix(".sql")
     with psycopg.connect(base_anterior, **KWARGS_CONEXION) as c:
         precios = _precios(c)
         referencia = {f["sku"]: f["pvp_referencia"] for f in c.execute("SELECT sku, pvp_referencia FROM productos")}
