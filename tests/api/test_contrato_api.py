@@ -37,6 +37,7 @@ pytestmark = pytest.mark.lento
 # de generar el caso y Schemathesis cree que reenvía una credencial inventada (la comprueba de
 # verdad ``schemathesis run`` en test_schemathesis_con_todas_las_comprobaciones_no_encuentra_nada).
 COMPROBACIONES = [c for c in CHECKS.get_all() if c.__name__ != "ignored_auth"]
+SIN_ACEPTACION = [c for c in COMPROBACIONES if c.__name__ != "positive_data_acceptance"]
 # Clientes con un caso que pide firma y el encargado de su tienda.
 CASOS = [("C-0001", "enc-talavera"), ("C-0005", "enc-talavera"), ("C-0003", "enc-madrid-centro")]
 AJUSTES_HYPOTHESIS = dict(deadline=None, database=None, derandomize=True,
@@ -122,7 +123,12 @@ def test_las_rutas_de_la_politica_no_dan_500_a_un_gerente_con_los_dominios_del_e
                 if "tienda" in (case.path_parameters or {}):
                     case.path_parameters["tienda"] = "talavera"
                 case.headers = {**(case.headers or {}), **cabecera}
-                respuesta = case.call_and_validate(checks=COMPROBACIONES, timeout=60)
+                respuesta = case.call(timeout=60)
+                # Una matriz incoherente cumple el esquema campo a campo, pero la regla cruza
+                # campos: 422 al proponerla (docs/api.md), un rechazo correcto, no un fallo.
+                incoherente = (respuesta.status_code == 422 and case.method == "POST"
+                               and "matriz de autoridad no válida" in respuesta.text)
+                case.validate_response(respuesta, checks=SIN_ACEPTACION if incoherente else COMPROBACIONES)
                 if case.method == "POST":
                     estados.add(respuesta.status_code)
 
