@@ -11,24 +11,18 @@ import uuid
 import psycopg
 import pytest
 import schemathesis
-import schemathesis.specs.openapi.checks  # noqa: F401  (registra las comprobaciones de OpenAPI)
-from hypothesis import HealthCheck, given, settings
-from hypothesis.errors import Unsatisfiable
-from schemathesis import GenerationMode
-from schemathesis.checks import CHECKS
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio import ingesta_tienda
 from agente.web.app import crear_app
 from tests.apoyo.bases import borrar_base, crear_base
+from tests.apoyo.contrato import COMPROBACIONES, operaciones, probar_operaciones
 from tests.apoyo.web_util import ajustes_web, servidor_en_hilo
 
 pytestmark = pytest.mark.lento
 
-# ``ignored_auth`` cree que la cabecera puesta tras generar el caso es una credencial
-# inventada (igual que en test_contrato_api.py); la autenticación la prueban
-# test_ingesta_tienda.py (401 revocada, 403 sin alcance) y el caso sin clave de abajo.
-COMPROBACIONES = [c for c in CHECKS.get_all() if c.__name__ != "ignored_auth"]
+# La autenticación (sin ``ignored_auth`` en COMPROBACIONES) la prueban test_ingesta_tienda.py
+# (401 revocada, 403 sin alcance) y el caso sin clave de abajo.
 
 
 @pytest.fixture(scope="module")
@@ -45,24 +39,13 @@ def servidor(url_admin, plantillas):
 
 def test_las_rutas_de_la_tienda_cumplen_su_openapi_con_una_clave_valida(servidor):
     esquema = schemathesis.openapi.from_url(f"{servidor['base']}/openapi.json")
-    fallos, estados = [], set()
-    for resultado in esquema.include(path_regex="^/api/tienda/v1/").get_all_operations():
-        operacion = resultado.ok()
-        for modo in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-            @given(case=operacion.as_strategy(generation_mode=modo))
-            @settings(max_examples=30, deadline=None, database=None, derandomize=True,
-                      suppress_health_check=list(HealthCheck))
-            def probar(case):
-                case.headers = {**(case.headers or {}), "X-Clave-API": servidor["clave"]}
-                respuesta = case.call_and_validate(checks=COMPROBACIONES, timeout=60)
-                estados.add(respuesta.status_code)
+    estados = set()
 
-            try:
-                probar()
-            except Unsatisfiable:
-                continue
-            except Exception as exc:
-                fallos.append(f"{operacion.label} ({modo}): {exc}")
+    def llamar(case):
+        case.headers = {**(case.headers or {}), "X-Clave-API": servidor["clave"]}
+        estados.add(case.call_and_validate(checks=COMPROBACIONES, timeout=60).status_code)
+
+    fallos = probar_operaciones(operaciones(esquema, "/api/tienda/v1/"), llamar, ejemplos=30)
     assert fallos == [], "\n\n".join(fallos)
     # Pasó la clave y llegó al servicio y a la base.
     assert {200, 409, 422} <= estados, estados
