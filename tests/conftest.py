@@ -34,6 +34,12 @@ def url_admin():
         return
     carpeta = Path(tempfile.mkdtemp(prefix="agente-tests-"))
     servidor = arrancar_embebido(carpeta / "pgdata")
+    # Un servidor de pruebas que se tira al acabar (como el de Debian en .ci/postgres-debian):
+    # sin esperar al disco en cada COMMIT ni en cada CREATE DATABASE.
+    with psycopg.connect(servidor.get_uri(), autocommit=True) as conexion:
+        for ajuste in ("fsync", "synchronous_commit", "full_page_writes"):
+            conexion.execute(f"ALTER SYSTEM SET {ajuste} = off")
+        conexion.execute("SELECT pg_reload_conf()")
     yield servidor.get_uri()
     servidor.cleanup()
     shutil.rmtree(carpeta, ignore_errors=True)
