@@ -428,7 +428,7 @@ def test_la_migracion_lleva_al_borde_lo_fuera_de_dominio_y_repara_los_plazos(bd_
     import shutil
 
     from agente.bd.migraciones import CARPETA_SQL, migrar
-    from agente.demo import cargar_demo
+    from agente.demo.carga import cargar_demo
 
     anteriores = tmp_path / "sql"
     anteriores.mkdir()

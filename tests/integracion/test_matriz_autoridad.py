@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agente.demo import cargar_demo
+from agente.demo.carga import cargar_demo
 from agente.nucleo.errores import Prohibido
 from agente.nucleo.operaciones import OPERACIONES
 from agente.servicio.politica.gestion_autoridad import (
