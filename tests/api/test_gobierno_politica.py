@@ -15,7 +15,8 @@ import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria.informe import hallazgos, informe
-from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
+from politicas.lectura_matriz import leer_matriz
+from politicas.matriz_autoridad import autoridad_necesaria
 from tests.apoyo.fabricas import esperar_bloqueadas
 from tests.apoyo.firmas import pausa_con
 from tests.apoyo.web_util import sql

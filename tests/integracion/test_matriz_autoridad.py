@@ -18,15 +18,13 @@ from agente.servicio.politica.gestion_autoridad import (
     fijar_matriz,
     historial_matriz,
 )
+from politicas.lectura_matriz import VersionesMatriz, leer_matriz, leer_matriz_por_id
 from politicas.matriz_autoridad import (
     Matriz,
     Requisito,
-    VersionesMatriz,
     admite_firma,
     autoridad_necesaria,
     firmas_completas,
-    leer_matriz,
-    leer_matriz_por_id,
     oleadas_de_aviso,
     puede_firmar,
 )

@@ -18,7 +18,8 @@ import psycopg
 from agente.nucleo.claves_candado import CANDADO_MATRIZ_SQL
 from agente.nucleo.errores import Prohibido
 from agente.nucleo.operaciones import OPERACIONES
-from politicas.matriz_autoridad import SELECT_ROLES_SQL, Matriz, leer_matriz_por_id
+from politicas.lectura_matriz import SELECT_ROLES_SQL, leer_matriz_por_id
+from politicas.matriz_autoridad import Matriz
 
 __all__ = [
     "Ambito",
