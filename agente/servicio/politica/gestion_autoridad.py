@@ -1,8 +1,8 @@
 """Administrar la autoridad: versiones nuevas de la matriz, su historia, el ámbito de cada
 firmante y la baja de avisos.
 
-La lógica pura (quién firma qué) y la lectura de una versión están en
-``politicas.matriz_autoridad``; aquí se escriben versiones. Cada cambio es una versión
+La lógica pura (quién firma qué) está en ``politicas.matriz_autoridad`` y la lectura de una
+versión en ``politicas.lectura_matriz``; aquí se escriben versiones. Cada cambio es una versión
 nueva con quién y cuándo; las anteriores no se tocan (un trigger lo impide), así que una
 aprobación que espera bajo la versión N se decide bajo la versión N.
 """
