@@ -143,7 +143,7 @@ def ejecutar(n: int = N_POR_DEFECTO) -> dict[str, Any]:
     from agente.bd.migraciones import migrar
     from agente.bd.pool import KWARGS_CONEXION
     from agente.bd.url import arrancar_embebido
-    from agente.demo import cargar_demo
+    from agente.demo.carga import cargar_demo
 
     carpeta = Path(tempfile.mkdtemp(prefix="bench-politica-"))
     servidor = arrancar_embebido(carpeta / "pgdata")

@@ -69,7 +69,7 @@ def crear_base(url_admin: str, nombre: str, *, demo: bool = True) -> str:
     """Base nueva, migrada (esquema + checkpointer) y, si ``demo``, con el catálogo de demo."""
     from agente.bd.migraciones import migrar
     from agente.bd.pool import KWARGS_CONEXION, borrar_base
-    from agente.demo import cargar_demo
+    from agente.demo.carga import cargar_demo
 
     borrar_base(url_admin, nombre)
     with psycopg.connect(url_admin, autocommit=True) as c:

@@ -53,7 +53,7 @@ from agente.nucleo.puertos import CLAVE_EN_REVISION
 from politicas.autoridad import autoridad_requerida
 from politicas.defectos import instantanea
 from politicas.hechos import SELECT_EN_REVISION_SQL, consulta_de_hechos
-from politicas.matriz_autoridad import matriz_de_json
+from politicas.lectura_matriz import matriz_de_json
 from politicas.reglas import REGLAS, Dictamen, Regla
 from politicas.revalidacion import elevar_veredicto, parametros_de_hechos, revalidar_llamada
 from politicas.veredicto import (

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from psycopg import sql
 
 from politicas.defectos import DEFECTOS, columnas_con_defecto
-from politicas.matriz_autoridad import MATRIZ_VIGENTE_JSON_SQL
+from politicas.lectura_matriz import MATRIZ_VIGENTE_JSON_SQL
 
 __all__ = [
     "CATALOGO",

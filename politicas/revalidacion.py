@@ -39,7 +39,7 @@ from agente.nucleo.errores import ErrorDominio, NecesitaFirma
 from agente.nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE, texto_en_revision
 from politicas.autoridad import Autoridad, autoridad_requerida
 from politicas.defectos import instantanea, parametros_defecto
-from politicas.matriz_autoridad import matriz_de_json
+from politicas.lectura_matriz import matriz_de_json
 from politicas.reglas import Regla
 from politicas.reglas.base import texto_de
 

@@ -23,7 +23,7 @@ import pytest
 from agente.bd.migraciones import migrar
 from agente.bd.pool import KWARGS_CONEXION, abrir_pool
 from agente.bd.url import arrancar_embebido
-from agente.demo import cargar_demo
+from agente.demo.carga import cargar_demo
 from tests.apoyo.bases import borrar_base, crear_base
 
 

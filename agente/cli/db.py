@@ -35,7 +35,7 @@ def db_demo() -> None:
     """Carga (o refresca) el catálogo de demostración.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.demo import cargar_demo
+    from agente.demo.carga import cargar_demo
 
     with conexion() as abierta:
         recuentos = cargar_demo(abierta)

@@ -87,7 +87,7 @@ def demo(
     """Demo sin claves: migra, carga el catálogo de demo y sirve con el modelo offline.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.demo import CLIENTES, ENCARGADOS
+    from agente.demo.catalogo import CLIENTES, ENCARGADOS
     from agente.servicio import cargar_demo
     from agente.web.rutas_demo import EJEMPLOS
 

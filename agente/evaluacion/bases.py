@@ -17,7 +17,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agente.bd.migraciones import migrar
 from agente.bd.pool import KWARGS_CONEXION, borrar_base
-from agente.demo import cargar_demo
+from agente.demo.carga import cargar_demo
 
 __all__ = ["Bases"]
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agente.demo import CLIENTES
+from agente.demo.catalogo import CLIENTES
 from agente.evaluacion.tareas import Tarea
 from agente.nucleo.operaciones import OPERACIONES
 

@@ -29,14 +29,8 @@ from agente.notificaciones.horario import minutos_en_horario, siguiente_apertura
 from agente.notificaciones.trabajador import horario_de_fila
 from agente.nucleo import dinero
 from herramientas.registro import REGISTRO
-from politicas.matriz_autoridad import (
-    Matriz,
-    Requisito,
-    autoridad_necesaria,
-    leer_matriz,
-    leer_matriz_por_id,
-    oleadas_de_aviso,
-)
+from politicas.lectura_matriz import leer_matriz, leer_matriz_por_id
+from politicas.matriz_autoridad import Matriz, Requisito, autoridad_necesaria, oleadas_de_aviso
 
 __all__ = ["AvisoAprobacion", "Escalado", "avisar_aprobacion", "avisos_de_escalado", "escalar_pendientes"]
 

@@ -4,7 +4,7 @@ Una dirección es calle (con número), código postal, localidad y provincia; la
 no la escribe nadie: sale de los dos primeros dígitos del código postal (01 Álava ... 52
 Melilla, la numeración de Correos, que es la del INE). Un código postal vale si tiene 5
 dígitos y su prefijo está entre 01 y 52; el ``CHECK`` de ``sql/019_direccion.sql`` dice lo
-mismo (lo comprueba tests/test_op_direccion.py).
+mismo (lo comprueba ``tests/api/test_op_direccion.py``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Todo se valida al construir (``ValueError`` que nombra la parte que falta o no v
 también al copiar con ``dataclasses.replace``. Lo que cruza capas (que la regla exista en
 ``politicas/``, que la herramienta esté en el registro, que la matriz guardada tenga sus
 filas...) lo comprueban ``agente.servicio.politica.comprobar_operaciones`` al arrancar y
-``tests/test_operaciones_declaradas.py``.
+``tests/integracion/test_operaciones_declaradas.py``.
 
 Trampa: las partes SQL (``EnHistorial.sql``, ``EnInstantanea``) son texto del producto,
 nunca del usuario; los nombres de tabla y columna se validan como identificadores.

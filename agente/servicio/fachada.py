@@ -32,7 +32,6 @@ from agente.servicio.entrada import EnlaceEntrada, canjear_enlace, encargado_por
 from agente.servicio.operador import hilo, prefijos, salud
 from agente.servicio.pagos.pendientes import InformePagos, Pagos
 from agente.servicio.politica import cambios_politica, politica_tienda
-from agente.servicio.politica.gestion_autoridad import ambito_firmante
 from agente.servicio.protocolo import Ejecuciones, FiltroHilos, buscar_hilos, hilo_visible
 from agente.servicio.resultados import (
     Arreglo,
@@ -275,19 +274,11 @@ class Servicio:
     ) -> list[dict[str, Any]]:
         """Solicitudes de cambio de las tiendas que ``firmante`` administra (o de ``tienda``)."""
         with self.pool.connection() as c:
-            if tienda:
-                politica_tienda.comprobar_tienda(c, tienda)
-            tiendas = [tienda] if tienda else list(ambito_firmante(c, firmante).tiendas)
-            for t in tiendas:
-                politica_tienda.comprobar_administrador(c, firmante, t)
-            return cambios_politica.listar(c, tiendas, estado=estado)
+            return cambios_politica.solicitudes_de(c, firmante=firmante, tienda=tienda, estado=estado)
 
     def solicitud_politica(self, solicitud_id: int, *, firmante: str | None = None) -> dict[str, Any]:
         with self.pool.connection() as c:
-            solicitud = cambios_politica.detalle(c, solicitud_id)
-            if firmante is not None:
-                politica_tienda.comprobar_administrador(c, firmante, solicitud["tienda"])
-            return solicitud
+            return cambios_politica.detalle_para(c, solicitud_id, firmante=firmante)
 
     def decidir_solicitud_politica(
         self, solicitud_id: int, *, firmante: str, aprobar: bool, motivo: str | None = None, canal: str | None = None

@@ -1,17 +1,17 @@
 """Trazas en Langfuse de cada ejecución del agente: el contrato y las trampas del SDK están en
-``trazador``; ``manejador`` es el CallbackHandler del producto y ``mascara`` lo que no sale."""
+``trazador``; ``ids`` son los ids y nombres de una traza y su validación; ``manejador`` es el
+CallbackHandler del producto y ``mascara`` lo que no sale."""
 
-from agente.trazas.trazador import (
+from agente.trazas.ids import (
     DECISIONES,
     EVENTO_VEREDICTO,
     PUNTUACION_DECISION,
     PUNTUACION_ESPERA,
     TIPOS_EJECUCION,
-    Trazador,
-    enmascarar,
-    enmascarar_texto,
     id_puntuacion,
 )
+from agente.trazas.mascara import enmascarar, enmascarar_texto
+from agente.trazas.trazador import Trazador
 
 __all__ = [
     "DECISIONES",

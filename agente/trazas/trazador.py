@@ -47,16 +47,27 @@ Trampas del SDK 5 (comprobadas con langfuse 5.0.4):
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import re
 import secrets
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from agente.nucleo.registro_log import anotar
+from agente.trazas.ids import (
+    DECISIONES,
+    EVENTO_VEREDICTO,
+    PUNTUACION_DECISION,
+    PUNTUACION_ESPERA,
+    TIPOS_EJECUCION,
+    Decision,
+    TipoEjecucion,
+    id_puntuacion,
+    trace_id_determinista,
+    validar_id,
+    validar_trace_id,
+)
 from agente.trazas.mascara import enmascarar, enmascarar_spans_otel, enmascarar_texto
 
 if TYPE_CHECKING:
@@ -64,57 +75,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "DECISIONES",
-    "TIPOS_EJECUCION",
-    "Trazador",
-    "enmascarar",
-    "enmascarar_texto",
-    "id_puntuacion",
-]
+__all__ = ["Trazador"]
 
 HOST_POR_DEFECTO = "https://cloud.langfuse.com"
-
-TipoEjecucion = Literal["turno_cliente", "decision_encargado", "caducidad", "reanudacion"]
-TIPOS_EJECUCION: frozenset[str] = frozenset(
-    {"turno_cliente", "decision_encargado", "caducidad", "reanudacion"}
-)
-Decision = Literal["approve", "edit", "reject", "respond", "expired"]
-DECISIONES: frozenset[str] = frozenset({"approve", "edit", "reject", "respond", "expired"})
-
-PUNTUACION_DECISION = "decision_encargado"
-PUNTUACION_ESPERA = "espera_minutos"
-EVENTO_VEREDICTO = "veredicto_politica"
-
-_TRACE_ID_RE = re.compile(r"^[0-9a-f]{32}$")
-
-
-def _trace_id_determinista(semilla: str) -> str:
-    # El mismo algoritmo que Langfuse.create_trace_id(seed=...) (lo comprueba un test),
-    # para no importar el SDK cuando el trazado está apagado.
-    return hashlib.sha256(semilla.encode("utf-8")).digest()[:16].hex()
-
-
-def id_puntuacion(thread_id: str, interrupt_id: str, nombre: str) -> str:
-    """Id estable de una puntuación: reintentar una decisión la actualiza, no la duplica."""
-    semilla = "\x1f".join(("puntuacion", thread_id, interrupt_id, nombre))
-    return hashlib.sha256(semilla.encode("utf-8")).hexdigest()[:32]
-
-
-def _validar_trace_id(trace_id: str) -> None:
-    if not isinstance(trace_id, str) or not _TRACE_ID_RE.match(trace_id):
-        raise ValueError(f"trace id inválido (se esperan 32 hex en minúscula): {trace_id!r}")
-
-
-def _validar_id(nombre: str, valor: str) -> None:
-    # Langfuse descarta en silencio sesión/usuario/etiquetas no ASCII o de más de 200.
-    if not isinstance(valor, str) or not valor or not valor.isascii() or len(valor) > 200:
-        raise ValueError(
-            f"{nombre} debe ser texto ASCII no vacío de hasta 200 caracteres: {valor!r}"
-        )
-    # Sesión, usuario y etiquetas no pasan por mask= y se copian a los checkpoints.
-    if enmascarar_texto(valor) != valor:
-        raise ValueError(f"{nombre} parece un dato personal; usa un id seudónimo")
 
 
 class Trazador:
@@ -188,7 +151,7 @@ class Trazador:
     def nuevo_trace_id(self, semilla: str | None = None) -> str:
         """Un trace id válido (32 hex), con o sin trazado. Determinista con semilla."""
         if semilla:
-            return _trace_id_determinista(semilla)
+            return trace_id_determinista(semilla)
         return secrets.token_hex(16)
 
     # --- ejecución del agente --------------------------------------------------------
@@ -212,7 +175,7 @@ class Trazador:
         Con ``trace_id=None`` la ejecución abre una traza nueva.
         """
         if trace_id is not None:
-            _validar_trace_id(trace_id)
+            validar_trace_id(trace_id)
         # Las líneas de log de esta ejecución (y la de su petición) llevan sus ids.
         anotar(trace_id=trace_id, thread_id=thread_id)
         if tipo not in TIPOS_EJECUCION:
@@ -223,14 +186,14 @@ class Trazador:
             ("tienda", tienda),
             ("canal", canal),
         ):
-            _validar_id(nombre, valor)
+            validar_id(nombre, valor)
         metadatos: dict[str, Any] = {
             "langfuse_session_id": thread_id,
             "langfuse_user_id": cliente_id,
             "langfuse_tags": [tienda, canal],
         }
         if encargado_id is not None:
-            _validar_id("encargado_id", encargado_id)
+            validar_id("encargado_id", encargado_id)
             metadatos["encargado_id"] = encargado_id
         if self.version_prompt is not None:
             metadatos["prompt_version"] = self.version_prompt()
@@ -273,7 +236,7 @@ class Trazador:
         vuelve a evaluar al reanudar; registra solo el veredicto nuevo, no el recordado.
         """
         if trace_id is not None:
-            _validar_trace_id(trace_id)
+            validar_trace_id(trace_id)
         if not self.activo:
             return
         try:
@@ -316,7 +279,7 @@ class Trazador:
         El comentario (motivo del rechazo) se enmascara: ``create_score`` no pasa por
         ``mask=``.
         """
-        _validar_trace_id(trace_id)
+        validar_trace_id(trace_id)
         if decision not in DECISIONES:
             raise ValueError(f"decisión desconocida: {decision!r}")
         if not self.activo:
@@ -354,7 +317,7 @@ class Trazador:
         ruta ``/trace/{trace}``, que el servidor redirige al proyecto (Langfuse v3;
         en servidores v4 se ha visto que no resuelve: conviene dar ``project_id``).
         """
-        _validar_trace_id(trace_id)
+        validar_trace_id(trace_id)
         if not self.activo:
             return None
         if self._project_id:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from agente.demo import CLIENTES, ENCARGADOS, ROLES, TIENDAS, TIENDAS_REGIONALES
+from agente.demo.catalogo import CLIENTES, ENCARGADOS, ROLES, TIENDAS, TIENDAS_REGIONALES
 from agente.nucleo.errores import HiloNoEncontrado
 from agente.web import esquemas
 from agente.web.auth import CANAL_CLI, ROL_CLIENTE, ROL_ENCARGADO, emitir_sesion, emitir_token

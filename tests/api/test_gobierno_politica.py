@@ -15,7 +15,8 @@ import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.servicio.auditoria.informe import hallazgos, informe
-from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
+from politicas.lectura_matriz import leer_matriz
+from politicas.matriz_autoridad import autoridad_necesaria
 from tests.apoyo.fabricas import esperar_bloqueadas
 from tests.apoyo.firmas import pausa_con
 from tests.apoyo.web_util import sql
@@ -428,7 +429,7 @@ def test_la_migracion_lleva_al_borde_lo_fuera_de_dominio_y_repara_los_plazos(bd_
     import shutil
 
     from agente.bd.migraciones import CARPETA_SQL, migrar
-    from agente.demo import cargar_demo
+    from agente.demo.carga import cargar_demo
 
     anteriores = tmp_path / "sql"
     anteriores.mkdir()

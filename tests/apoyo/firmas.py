@@ -6,7 +6,7 @@ sujeto (cliente o firmante de cualquier rol) con su tienda de :data:`TIENDA_DE`.
 
 from __future__ import annotations
 
-from agente import demo
+from agente.demo import catalogo
 
 __all__ = ["PEDIDO_350", "PEDIDO_650", "TIENDA_DE", "decidir_como", "pausa_con", "pausa_de_pedido"]
 
@@ -15,8 +15,8 @@ PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o
 # La tienda de cada cliente y firmante de la demo (la de su token); ``reg-centro-2`` es la
 # segunda regional que crean las pruebas de gobierno de la política.
 TIENDA_DE = {
-    **{cliente[0]: cliente[1] for cliente in demo.CLIENTES},
-    **{encargado[0]: encargado[1] for encargado in demo.ENCARGADOS},
+    **{cliente[0]: cliente[1] for cliente in catalogo.CLIENTES},
+    **{encargado[0]: encargado[1] for encargado in catalogo.ENCARGADOS},
     "reg-centro-2": "madrid-centro",
 }
 

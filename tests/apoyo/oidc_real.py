@@ -26,7 +26,7 @@ CARPETA = Path(__file__).resolve().parent / "oidc"
 CLIENTE = "bandeja-pruebas"
 SECRETO_CLIENTE = "secreto-del-cliente-de-pruebas-oidc"
 CUENTAS = {
-    # Lucía Moreno, encargada activa de talavera (agente/demo.py: EMAILS).
+    # Lucía Moreno, encargada activa de talavera (agente/demo/catalogo.py: EMAILS).
     "lucia": {"email": "enc-talavera@tienda.example", "email_verified": True, "name": "Lucía Moreno"},
     # Pedro Sanz, de baja.
     "pedro": {"email": "enc-talavera-baja@tienda.example", "email_verified": True, "name": "Pedro Sanz"},

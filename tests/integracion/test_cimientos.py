@@ -13,7 +13,7 @@ import pytest
 
 from agente.bd.migraciones import migraciones_disponibles, migrar
 from agente.bd.pool import KWARGS_CONEXION
-from agente.demo import cargar_demo
+from agente.demo.carga import cargar_demo
 from tests.apoyo.rutas import RAIZ
 
 

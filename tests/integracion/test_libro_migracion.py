@@ -18,7 +18,7 @@ import pytest
 
 from agente.bd.migraciones import CARPETA_SQL, migrar
 from agente.bd.pool import KWARGS_CONEXION, abrir_pool
-from agente.demo import cargar_demo
+from agente.demo.carga import cargar_demo
 from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.auditoria.auditoria_libro import auditar_libro
 from herramientas.pedidos import consultar_pedido

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agente.demo import cargar_demo
+from agente.demo.carga import cargar_demo
 from agente.nucleo.errores import Prohibido
 from agente.nucleo.operaciones import OPERACIONES
 from agente.servicio.politica.gestion_autoridad import (
@@ -18,15 +18,13 @@ from agente.servicio.politica.gestion_autoridad import (
     fijar_matriz,
     historial_matriz,
 )
+from politicas.lectura_matriz import VersionesMatriz, leer_matriz, leer_matriz_por_id
 from politicas.matriz_autoridad import (
     Matriz,
     Requisito,
-    VersionesMatriz,
     admite_firma,
     autoridad_necesaria,
     firmas_completas,
-    leer_matriz,
-    leer_matriz_por_id,
     oleadas_de_aviso,
     puede_firmar,
 )

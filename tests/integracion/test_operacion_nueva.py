@@ -47,7 +47,8 @@ from agente.servicio.politica.comprobar_operaciones import (
 from agente.web import esquemas_bandeja
 from herramientas import REGISTRO, Herramienta
 from politicas import REGLAS, Dictamen, PoliticaAprobacion, Regla
-from politicas.matriz_autoridad import autoridad_necesaria, leer_matriz
+from politicas.lectura_matriz import leer_matriz
+from politicas.matriz_autoridad import autoridad_necesaria
 from tests.apoyo.modelo_guion import guion, llamada
 
 PEDIDO = "P-20260917-0041"  # de C-0001, en talavera

@@ -16,7 +16,8 @@ from psycopg.types.json import Jsonb
 
 from agente.bd.migraciones import CARPETA_SQL, migrar
 from agente.bd.pool import KWARGS_CONEXION
-from agente.demo import PRODUCTOS, TIENDAS, cargar_demo
+from agente.demo.carga import cargar_demo
+from agente.demo.catalogo import PRODUCTOS, TIENDAS
 
 D = Decimal
 MIGRACION = "030_precios_tienda.sql"

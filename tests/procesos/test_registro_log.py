@@ -11,7 +11,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from agente.demo import CLIENTES
+from agente.demo.catalogo import CLIENTES
 from agente.nucleo.registro_log import FormatoJson, anotar, contexto_registro, evento
 from agente.web.app import crear_app
 from tests.apoyo.web_util import (

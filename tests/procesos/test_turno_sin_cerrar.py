@@ -13,7 +13,7 @@ import pytest
 from agente.bd import embebido
 from agente.bd.migraciones import migrar
 from agente.bd.pool import KWARGS_CONEXION
-from agente.demo import cargar_demo
+from agente.demo.carga import cargar_demo
 from agente.servicio.conversaciones.mensajes import CANAL_NOTIFY
 from tests.apoyo.fabricas import ajustes_prueba, consultar, conversacion, uno
 

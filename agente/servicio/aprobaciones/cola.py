@@ -55,7 +55,7 @@ SELECT_APROBACION_SQL = "SELECT * FROM aprobaciones_pendientes WHERE thread_id =
 # ``personas.SELECT_ENCARGADO_SQL``; NULL si no existe o decide el sistema). Las firmas ya
 # recogidas NO: una subconsulta usa la foto de la sentencia, tomada antes de esperar al
 # FOR UPDATE, y no vería la firma que otra persona acaba de confirmar (las dos creerían
-# ser la primera; tests/api/test_firmas.py::test_dos_firmas_a_la_vez_...).
+# ser la primera: tests/api/test_firmas.py::test_dos_firmas_a_la_vez_se_recogen_las_dos_y_se_aplica_una_sola_vez).
 SELECT_APROBACION_PARA_DECIDIR_SQL = """
 SELECT a.*, a.caduca <= now() AS vencida,
        (SELECT to_jsonb(e) FROM (

@@ -39,16 +39,14 @@ from agente.nucleo import dinero
 from agente.nucleo.errores import DecisionNoValida, Prohibido, YaFirmada
 from agente.servicio.resultados import Encargado
 from herramientas import Registro
+from politicas.lectura_matriz import VersionesMatriz, leer_matriz, leer_matriz_por_id
 from politicas.matriz_autoridad import (
     ROLES_POR_DEFECTO,
     Matriz,
     Requisito,
-    VersionesMatriz,
     admite_firma,
     autoridad_necesaria,
     firmas_completas,
-    leer_matriz,
-    leer_matriz_por_id,
     puede_firmar,
 )
 

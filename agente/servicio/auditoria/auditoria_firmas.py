@@ -20,7 +20,8 @@ from typing import Any
 import psycopg
 
 from agente.nucleo import dinero
-from politicas.matriz_autoridad import autoridad_necesaria, firmas_completas, leer_matriz_por_id
+from politicas.lectura_matriz import leer_matriz_por_id
+from politicas.matriz_autoridad import autoridad_necesaria, firmas_completas
 
 __all__ = ["firmas_que_no_cumplen"]
 

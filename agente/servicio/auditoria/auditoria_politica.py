@@ -39,7 +39,8 @@ from politicas.gobierno import (
     por_encima_de_su_limite,
     puede_firmar_cambio,
 )
-from politicas.matriz_autoridad import MATRIZ_COMO_JSON, Matriz, matriz_de_json
+from politicas.lectura_matriz import MATRIZ_COMO_JSON, matriz_de_json
+from politicas.matriz_autoridad import Matriz
 from politicas.valores import VALORES
 
 __all__ = ["COMPROBACIONES", "auditar_politica"]

@@ -23,7 +23,7 @@ from agente.servicio.conversaciones.candados import CandadosHilo
 from agente.servicio.conversaciones.limite import LimiteEjecuciones
 from agente.servicio.resultados import Ejecucion
 from herramientas import Registro
-from politicas.matriz_autoridad import VersionesMatriz
+from politicas.lectura_matriz import VersionesMatriz
 
 __all__ = ["Ejecutor", "config_lectura"]
 

@@ -12,7 +12,7 @@ from typing import Literal
 import psycopg
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.demo import cargar_demo as _cargar_demo
+from agente.demo.carga import cargar_demo as _cargar_demo
 from agente.servicio import personas
 
 __all__ = ["cargar_demo", "tienda_para_token"]

@@ -12,6 +12,7 @@
   nunca un rol cuyo límite sube, nunca con valores por encima del límite de quien firma.
   Al firmar se vuelve a comparar con la política vigente en ese momento y se aplica como
   versión nueva que dice quién la firmó y de qué solicitud sale.
+- ``solicitudes_de`` y ``detalle_para``: lo que ve quien administra (las de sus tiendas).
 - ``caducar``: las solicitudes que nadie firmó a tiempo quedan ``caducada`` (la pasada de
   tareas periódicas), y también las de un autor dado de baja.
 - Una solicitud cuyo autor se dio de baja, o ya no administra la tienda (otro rol, otra
@@ -62,7 +63,16 @@ from politicas.gobierno import (
     puede_firmar_cambio,
 )
 
-__all__ = ["caducar", "decidir", "detalle", "firmantes_posibles", "listar", "proponer"]
+__all__ = [
+    "caducar",
+    "decidir",
+    "detalle",
+    "detalle_para",
+    "firmantes_posibles",
+    "listar",
+    "proponer",
+    "solicitudes_de",
+]
 
 INSERT_SOLICITUD_SQL = """
 INSERT INTO solicitudes_politica (tienda, autor, autor_rol, cambio, diferencias, motivo, caduca, canal)
@@ -154,6 +164,27 @@ def listar(
     filas = conexion.execute(
         LISTAR_SQL, {"tiendas": tiendas, "estado": estado, "limite": limite}).fetchall()
     return [_publica(f) for f in filas]
+
+
+def solicitudes_de(
+    conexion: psycopg.Connection, *, firmante: str, tienda: str | None = None, estado: str | None = "pendiente"
+) -> list[dict[str, Any]]:
+    """Las solicitudes de las tiendas que ``firmante`` administra, o solo las de ``tienda``
+    (``TiendaNoEncontrada`` si no existe; ``Prohibido`` si no administra alguna)."""
+    if tienda:
+        comprobar_tienda(conexion, tienda)
+    tiendas = [tienda] if tienda else list(ambito_firmante(conexion, firmante).tiendas)
+    for t in tiendas:
+        comprobar_administrador(conexion, firmante, t)
+    return listar(conexion, tiendas, estado=estado)
+
+
+def detalle_para(conexion: psycopg.Connection, solicitud_id: int, *, firmante: str | None) -> dict[str, Any]:
+    """``detalle``; con ``firmante``, solo si administra la tienda de la solicitud (``Prohibido``)."""
+    solicitud = detalle(conexion, solicitud_id)
+    if firmante is not None:
+        comprobar_administrador(conexion, firmante, solicitud["tienda"])
+    return solicitud
 
 
 def firmantes_posibles(conexion: psycopg.Connection, *, tienda: str, autor: str, autor_rol: str) -> list[dict]:

@@ -25,7 +25,8 @@ from agente.nucleo.errores import ErrorConfiguracion
 from agente.nucleo.operacion import OperacionConEfecto
 from agente.nucleo.operaciones import OPERACIONES
 from agente.servicio.politica.gestion_autoridad import fijar_matriz
-from politicas.matriz_autoridad import MATRIZ_COMO_JSON, Matriz, matriz_de_json
+from politicas.lectura_matriz import MATRIZ_COMO_JSON, matriz_de_json
+from politicas.matriz_autoridad import Matriz
 
 __all__ = ["comprobar_operaciones", "completar_matrices", "faltas_en_base", "matrices_vigentes"]
 

@@ -1,8 +1,8 @@
 """Administrar la autoridad: versiones nuevas de la matriz, su historia, el ámbito de cada
 firmante y la baja de avisos.
 
-La lógica pura (quién firma qué) y la lectura de una versión están en
-``politicas.matriz_autoridad``; aquí se escriben versiones. Cada cambio es una versión
+La lógica pura (quién firma qué) está en ``politicas.matriz_autoridad`` y la lectura de una
+versión en ``politicas.lectura_matriz``; aquí se escriben versiones. Cada cambio es una versión
 nueva con quién y cuándo; las anteriores no se tocan (un trigger lo impide), así que una
 aprobación que espera bajo la versión N se decide bajo la versión N.
 """
@@ -18,7 +18,8 @@ import psycopg
 from agente.nucleo.claves_candado import CANDADO_MATRIZ_SQL
 from agente.nucleo.errores import Prohibido
 from agente.nucleo.operaciones import OPERACIONES
-from politicas.matriz_autoridad import SELECT_ROLES_SQL, Matriz, leer_matriz_por_id
+from politicas.lectura_matriz import SELECT_ROLES_SQL, leer_matriz_por_id
+from politicas.matriz_autoridad import Matriz
 
 __all__ = [
     "Ambito",

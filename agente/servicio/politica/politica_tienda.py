@@ -34,7 +34,8 @@ from agente.servicio.politica.gestion_autoridad import (
 from politicas import DEFECTOS
 from politicas.defectos import columnas_con_defecto, parametros_defecto
 from politicas.gobierno import Cambio
-from politicas.matriz_autoridad import Matriz, leer_matriz
+from politicas.lectura_matriz import leer_matriz
+from politicas.matriz_autoridad import Matriz
 from politicas.valores import FueraDeDominio, dinero_de_matriz, validar
 
 __all__ = [
