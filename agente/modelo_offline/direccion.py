@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agente.modelo_offline.lectura import RE_PEDIDO, limpiar_cola, normalizar
 from agente.modelo_offline.redaccion import ejecutada
 from agente.modelo_offline.resultados import Llamada
+from agente.modelo_offline.texto import RE_PEDIDO, limpiar_cola, normalizar
 from agente.nucleo.direcciones import provincia_de
 from agente.nucleo.operaciones import DIRECCION
 

@@ -8,19 +8,27 @@ redacta nada: eso es ``plan`` y ``redaccion``.
 
 Trampa: las expresiones ``RE_*`` en minúsculas se aplican al texto normalizado, y los
 índices que devuelven valen en el original porque ``normalizar`` conserva la longitud.
+``normalizar``, ``RE_PEDIDO`` y el resto de utilidades de texto viven en ``texto`` (se
+reexportan aquí).
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from agente.modelo_offline.texto import (
+    RE_PEDIDO,
+    RE_SKU,
+    limpiar_cola,
+    normalizar,
+    puntuacion,
+    texto_de,
+)
 from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES
 
 __all__ = [
@@ -46,8 +54,6 @@ __all__ = [
 
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
-RE_PEDIDO = re.compile(r"\bP-\d{8}-\d{4}\b", re.IGNORECASE)
-RE_SKU = re.compile(r"\b[A-Z]{3}-\d{3}\b", re.IGNORECASE)
 # Sobre texto normalizado (minúsculas, sin tildes): intención -> lo que la reconoce, de
 # cada operación declarada.
 PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -87,84 +93,12 @@ RE_ROTO = re.compile(
 )
 RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]s?)\b")
 
-# Palabras de los nombres de producto que no sirven para distinguir una línea de otra.
-PALABRAS_VACIAS = frozenset(
-    {"para", "juego", "pack", "tazas", "con", "sin", "unidad", "unidades", "modelo"}
-)
 
 # Las de cada operación declarada más las que no mueven nada.
 Intencion = str
 INTENCIONES: frozenset[str] = frozenset(
     {"estado", "encargado", "politica", "ayuda", "anulada"} | {i for i, _ in PATRONES}
 )
-
-
-# ---------------------------------------------------------------- texto
-
-
-def normalizar(texto: str) -> str:
-    """Minúsculas y sin tildes, con la MISMA longitud que el original (índices válidos).
-
-    Carácter a carácter: ``"İ".lower()`` da dos caracteres y ``"𝕊"`` solo es «s» tras NFKD.
-    """
-    if texto.isascii():
-        return texto.lower()
-    return "".join(map(_caracter_normal, texto))
-
-
-@functools.lru_cache(maxsize=4096)
-def _caracter_normal(caracter: str) -> str:
-    descompuesto = unicodedata.normalize("NFKD", caracter.lower())
-    base = "".join(c for c in descompuesto if not unicodedata.combining(c)).lower()
-    return base[:1] if base else " "
-
-
-def _palabras(texto: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", normalizar(texto))
-
-
-def _coinciden(a: str, b: str) -> bool:
-    # Prefijo común para aceptar plurales y variantes ("cafetera"/"cafeteras").
-    if a == b:
-        return True
-    corta, larga = sorted((a, b), key=len)
-    return len(corta) >= 5 and larga.startswith(corta)
-
-
-def puntuacion(nombre: str, texto: str) -> int:
-    """Cuántas palabras distintivas del ``nombre`` de un producto aparecen en ``texto``."""
-    palabras_texto = set(_palabras(texto))
-    puntos = 0
-    for palabra in set(_palabras(nombre)):
-        if len(palabra) < 4 or palabra.isdigit() or palabra in PALABRAS_VACIAS:
-            continue
-        if any(_coinciden(palabra, p) for p in palabras_texto):
-            puntos += 1
-    return puntos
-
-
-def texto_de(mensaje: BaseMessage) -> str:
-    """El texto de un mensaje, también si su contenido es una lista de bloques."""
-    contenido = mensaje.content
-    if isinstance(contenido, str):
-        return contenido
-    partes = []
-    for bloque in contenido:
-        if isinstance(bloque, str):
-            partes.append(bloque)
-        elif isinstance(bloque, dict) and isinstance(bloque.get("text"), str):
-            partes.append(bloque["text"])
-    return "".join(partes)
-
-
-def limpiar_cola(texto: str) -> str:
-    """Quita la puntuación final y una conjunción colgando ("... porque gotea y")."""
-    anterior = None
-    while anterior != texto:
-        anterior = texto
-        texto = re.sub(r"[\s,.;:!?¡¿]+$", "", texto)
-        texto = re.sub(r"\s+(?:y|e|pero)$", "", texto, flags=re.IGNORECASE)
-    return texto.strip()
 
 
 # ---------------------------------------------------------------- productos

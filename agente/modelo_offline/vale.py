@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from agente.modelo_offline.lectura import RE_PEDIDO, limpiar_cola
 from agente.modelo_offline.redaccion import ejecutada, eur, fecha
 from agente.modelo_offline.resultados import Llamada, cantidad
+from agente.modelo_offline.texto import RE_PEDIDO, limpiar_cola
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import VALE, VALE_IMPORTE_MAX_DEFECTO, VALE_PORCENTAJE_MAX_DEFECTO
 
