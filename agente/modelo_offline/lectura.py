@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from agente.modelo_offline import cancelacion, direccion, reembolso, reenvio, vale
+from agente.modelo_offline.matices import negada, retractadas
 from agente.modelo_offline.texto import (
     RE_PEDIDO,
     RE_SKU,
@@ -29,7 +31,7 @@ from agente.modelo_offline.texto import (
     puntuacion,
     texto_de,
 )
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES, REENVIO
 
 __all__ = [
     "MOTIVO_POR_DEFECTO",
@@ -54,13 +56,24 @@ __all__ = [
 
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
+# Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cancelacion, direccion, reembolso, reenvio, vale)}
+RENUNCIAS = {intencion: frases.renuncia for intencion, frases in FRASES.items() if frases.renuncia}
+
+
+def _patron(intencion: str, patron: str) -> re.Pattern[str]:
+    tambien = FRASES[intencion].tambien if intencion in FRASES else ""
+    return re.compile(f"{patron}|{tambien}" if tambien else patron)
+
+
 # Sobre texto normalizado (minúsculas, sin tildes): intención -> lo que la reconoce, de
-# cada operación declarada.
+# cada operación declarada y de su módulo aquí.
 PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (op.offline.intencion, re.compile(op.offline.patron)) for op in OPERACIONES
+    (op.offline.intencion, _patron(op.offline.intencion, op.offline.patron)) for op in OPERACIONES
 )
 CAMBIAR = CAMBIO.offline.intencion
 CANCELAR = CANCELACION.offline.intencion
+REENVIAR = REENVIO.offline.intencion
 RE_CAMBIO = re.compile(CAMBIO.offline.patron)
 RE_POR = re.compile(r"\bpor\b")
 RE_MOTIVO = re.compile(r"\b(?:porque|ya que|debido a que|pues|motivo:?)\s+(.+)", re.IGNORECASE | re.DOTALL)
@@ -97,7 +110,7 @@ RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]
 # Las de cada operación declarada más las que no mueven nada.
 Intencion = str
 INTENCIONES: frozenset[str] = frozenset(
-    {"estado", "encargado", "politica", "ayuda", "anulada"} | {i for i, _ in PATRONES}
+    {"estado", "encargado", "politica", "ayuda", "anulada", "retirada"} | {i for i, _ in PATRONES}
 )
 
 
@@ -161,8 +174,9 @@ class Tarea:
             raise ValueError(f"intención desconocida: {self.tipo!r}")
 
 
-def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
-    """Trocea el mensaje en cláusulas de cada operación: (intención, inicio, fin)."""
+def _clausulas(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bool]:
+    """Trocea el mensaje en cláusulas de cada operación: (intención, inicio, fin, marca), y si
+    alguna palabra nombraba una operación (aunque fuera negada: «sin devolverlo»)."""
     normal = normalizar(original)
     tramos = [(m.start(), m.end(), intencion) for intencion, patron in PATRONES for m in patron.finditer(normal)]
     # Una marca dentro de otra más larga de otra operación no cuenta: «cambia la dirección
@@ -171,13 +185,15 @@ def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
         (inicio, intencion) for inicio, fin, intencion in tramos
         if not any(o != intencion and a <= inicio < b and b - a > fin - inicio for a, b, o in tramos)
     )
+    hubo = bool(marcas)
+    marcas = [(inicio, tipo) for inicio, tipo in marcas if not negada(normal, inicio)]
     if not marcas:
-        return []
+        return [], hubo
     trozos = []
     for i, (inicio, tipo) in enumerate(marcas):
         desde = 0 if i == 0 else inicio
         hasta = marcas[i + 1][0] if i + 1 < len(marcas) else len(original)
-        trozos.append([tipo, desde, hasta])
+        trozos.append([tipo, desde, hasta, inicio])
     # Une una cláusula con la anterior si es del mismo tipo y no nombra otro pedido.
     unidos: list[list[Any]] = []
     for trozo in trozos:
@@ -188,7 +204,7 @@ def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
                 unidos[-1][2] = trozo[2]
                 continue
         unidos.append(trozo)
-    return [(t, d, h) for t, d, h in unidos]
+    return [(t, d, h, m) for t, d, h, m in unidos], hubo
 
 
 def _motivo(fragmento: str) -> str:
@@ -257,6 +273,17 @@ def _propuesta_pendiente(anteriores: Sequence[BaseMessage]) -> tuple[str, str, s
     return None
 
 
+def _reenvio_ofrecido(anteriores: Sequence[BaseMessage]) -> dict | None:
+    """El reenvío que ofreció la última respuesta (``reenvio.opciones``), si espera un «sí»."""
+    for mensaje in reversed(anteriores):
+        if isinstance(mensaje, HumanMessage):
+            return None
+        if isinstance(mensaje, AIMessage) and not mensaje.tool_calls:
+            oferta = (mensaje.additional_kwargs or {}).get(reenvio.PROPUESTA_REENVIO)
+            return oferta if isinstance(oferta, dict) and oferta.get("pedido") else None
+    return None
+
+
 def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
     """Las tareas del último mensaje ``texto``; ``anteriores`` da el pedido si no lo nombra.
 
@@ -276,15 +303,28 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
         if RE_NO.search(normal) and (not otras or (otras == {CANCELAR} and not pedidos)):
             return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
 
+    oferta = _reenvio_ofrecido(anteriores)
+    if oferta and not set(pedidos) - {str(oferta["pedido"])}:
+        # «Sí» (o «sí, reenviádmelo») al reenvío ofrecido: la queja de antes, ya sin la pregunta.
+        otras = {intencion for intencion, patron in PATRONES if patron.search(normal)} - {REENVIAR}
+        if not otras and RE_SI.search(normal):
+            return [Tarea(tipo=REENVIAR, pedido=str(oferta["pedido"]), texto=str(oferta.get("texto") or texto))]
+        if not otras and (RE_NO.search(normal) or re.search(r"\besper\w*", normal)):
+            return [Tarea(tipo="retirada", pedido=str(oferta["pedido"]), texto=texto)]
     if RE_ENCARGADO.search(normal):
         return [Tarea(tipo="encargado", texto=texto.strip())]
     # "¿Cuál es el plazo de devolución?" pregunta por las normas, no pide una devolución.
     if not pedidos and RE_POLITICA.search(normal):
         return [Tarea(tipo="politica", texto=texto)]
 
-    clausulas = _clausulas(texto)
-    if clausulas:
-        return [_tarea_de_clausula(texto, tipo, d, h, pedido_previo) for tipo, d, h in clausulas]
+    clausulas, hubo = _clausulas(texto)
+    anuladas = retractadas(normal, [(t, m, h) for t, _d, h, m in clausulas], RENUNCIAS)
+    vivas = [_tarea_de_clausula(texto, t, d, h, pedido_previo) for i, (t, d, h, _m) in enumerate(clausulas)
+             if i not in anuladas]
+    if vivas:
+        return vivas
+    if hubo:  # nombró operaciones, pero negadas o retiradas: «..., bueno no, mejor me lo quedo»
+        return [Tarea(tipo="retirada", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]
 
     if pedidos or RE_ESTADO.search(normal):
         return [Tarea(tipo="estado", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]

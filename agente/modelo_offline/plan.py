@@ -24,9 +24,10 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import cancelacion, direccion, redaccion, reenvio, vale
+from agente.modelo_offline import cancelacion, direccion, matices, redaccion, reenvio, vale
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
+    PATRONES,
     PROPUESTA_CAMBIO,
     RE_ROTO,
     Deseo,
@@ -71,6 +72,8 @@ from herramientas.registro import (
 
 __all__ = ["PASOS", "Contexto", "Paso", "Plan", "planificar"]
 
+PATRON = dict(PATRONES)  # intención -> lo que la reconoce (dónde empieza lo que nombra el cliente)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Plan:
@@ -96,13 +99,34 @@ def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
     if reembolsable <= 0:
         return fin(redaccion.sin_reembolsable(tarea.pedido, pedido))
     todas = lineas_de(pedido)
+    if otro := _otro_articulo(tarea, todas):
+        return otro  # «la jarra» de un pedido sin jarra: nunca se reembolsa lo que quede
     elegidas = lineas_mencionadas(todas, tarea.origen)
     args: dict[str, Any] = {"pedido": tarea.pedido, "importe": dinero.texto(reembolsable), "motivo": tarea.motivo}
-    if elegidas and len(elegidas) < len(todas):
-        importe = dinero.sumar(cantidad(linea.get("importe")) or dinero.CERO for linea in elegidas)
+    cubiertas = [(linea, _unidades(tarea.origen, linea)) for linea in elegidas or todas]
+    if (elegidas and len(elegidas) < len(todas)) or any(k for _, k in cubiertas):
+        # Lo de esas líneas y, si dice cuántas («una sartén»), solo esas unidades a su precio.
+        importe = dinero.sumar((cantidad(linea.get("precio_unitario")) or dinero.CERO) * k if k
+                               else cantidad(linea.get("importe")) or dinero.CERO for linea, k in cubiertas)
         args["importe"] = dinero.texto(min(importe, reembolsable))
-        args["lineas"] = [int(linea["linea"]) for linea in elegidas]
+        args["lineas"] = [{"linea": int(linea["linea"]), "unidades": k} if k else int(linea["linea"])
+                          for linea, k in cubiertas]
     return ctx.pedir(REEMBOLSAR, args)
+
+
+def _unidades(texto: str, linea: dict) -> int | None:
+    """Las unidades que el cliente limita de ``linea`` («una sartén» de dos); None = las libres."""
+    cuantas = matices.unidades_nombradas(texto, str(linea.get("nombre", "")))
+    libres = linea.get("unidades_libres", linea.get("unidades"))
+    return cuantas if cuantas and isinstance(libres, int) and cuantas < libres else None
+
+
+def _otro_articulo(tarea: Tarea, todas: list[dict]) -> Paso | None:
+    """Si el cliente nombra un artículo que el pedido no tiene, la pregunta por cuál (sin mover nada)."""
+    palabra = matices.articulo_nombrado(tarea.texto, PATRON[tarea.tipo])
+    if palabra and not matices.esta_en(palabra, todas):
+        return fin(matices.no_esta_en_el_pedido(tarea.pedido, palabra, todas))
+    return None
 
 
 def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
@@ -132,6 +156,8 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
         return fin(redaccion.cambio_no_posible(tarea.pedido, pedido.get("estado")))
     todas = lineas_de(pedido)
+    if otro := _otro_articulo(tarea, todas):
+        return otro
     elegidas = lineas_mencionadas(todas, tarea.origen)
     if not elegidas and len(todas) == 1:
         elegidas = todas
@@ -207,6 +233,12 @@ def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
         return fin(reenvio.no_posible(tarea.pedido, pedido.get("estado")))
     roto = bool(RE_ROTO.search(normalizar(tarea.texto)))
     todas = lineas_de(pedido)
+    if reenvio.pide_opciones(tarea.texto) and not roto:  # «¿qué podéis hacer?»: se ofrece, no se hace
+        oferta = {"pedido": tarea.pedido, "texto": reenvio.sin_opciones(tarea.texto)}
+        return Paso(tipo="fin", texto=reenvio.opciones(tarea.pedido, pedido.get("estado"), todas),
+                    args={reenvio.PROPUESTA_REENVIO: oferta})
+    if otro := _otro_articulo(tarea, todas):
+        return otro
     elegidas = lineas_mencionadas(todas, tarea.texto)
     if not elegidas and (len(todas) == 1 or not roto):
         elegidas = todas  # un solo producto, o no ha llegado nada del pedido
@@ -215,7 +247,7 @@ def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
     motivo = "llego_roto" if roto else "no_llego"
     llamadas = [
         ctx.pedir(REENVIAR, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
-                             "unidades": 1 if roto else int(linea.get("unidades") or 1),
+                             "unidades": _unidades(tarea.texto, linea) or (1 if roto else int(linea.get("unidades") or 1)),
                              "motivo": motivo, "descripcion": tarea.texto.strip()[:500]})
         for linea in elegidas
     ]
@@ -245,6 +277,8 @@ def _paso_vale(tarea: Tarea, ctx: Contexto) -> Paso:
     if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
         return fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
     todas = lineas_de(pedido)
+    if otro := _otro_articulo(tarea, todas):
+        return otro
     elegidas = lineas_mencionadas(todas, tarea.texto)
     if not elegidas and len(todas) == 1:
         elegidas = todas
@@ -272,6 +306,7 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: fin(redaccion.AYUDA),
     "anulada": lambda tarea, _ctx: fin(redaccion.cambio_anulado(tarea.pedido)),
+    "retirada": lambda tarea, _ctx: fin(matices.retirada(tarea.pedido)),
 }
 
 
