@@ -2,9 +2,12 @@
 
 Solo texto: normaliza (minúsculas, sin tildes, misma longitud), trocea el mensaje en
 cláusulas de cada operación con efecto (las palabras que la reconocen las declara la
-operación: ``agente.nucleo.operaciones``, ``Offline.patron``) y saca de cada una una ``Tarea`` (intención, pedido,
-motivo, lo que se quiere cambiar y por qué). No mira resultados de herramientas ni
-redacta nada: eso es ``plan`` y ``redaccion``.
+operación: ``agente.nucleo.operaciones``, ``Offline.patron``, y su módulo aquí, ``FRASES``)
+y saca de cada una una ``Tarea`` (intención, pedido, motivo, lo que se quiere cambiar y
+por qué). Una palabra negada («sin devolverlo») no abre cláusula y una cláusula retirada
+(«bueno no, mejor me lo quedo») no da tarea (``matices``); si no queda ninguna, la tarea
+es ``retirada``: no se hace nada. No mira resultados de herramientas ni redacta nada:
+eso es ``plan`` y ``redaccion``.
 
 Trampa: las expresiones ``RE_*`` en minúsculas se aplican al texto normalizado, y los
 índices que devuelven valen en el original porque ``normalizar`` conserva la longitud.
