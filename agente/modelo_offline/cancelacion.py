@@ -5,10 +5,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agente.modelo_offline.matices import Frases
 from agente.modelo_offline.redaccion import error, eur
 from agente.modelo_offline.resultados import Llamada
+from agente.nucleo.operaciones import CANCELACION
 
-__all__ = ["no_posible", "redactar"]
+__all__ = ["FRASES", "no_posible", "redactar"]
+
+# «Que siga adelante», «mejor lo mantengo»: ya no quiere cancelar («no lo canceles» lo lee matices).
+FRASES = Frases(
+    intencion=CANCELACION.offline.intencion,
+    renuncia=r"\bque siga (?:en marcha|adelante)\b|\bmejor (?:lo |la )?mantengo\b|\bmejor (?:que )?(?:me )?llegue\b",
+)
 
 
 def no_posible(pedido: str | None, estado: Any) -> str:

@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agente.modelo_offline.lectura import RE_PEDIDO, limpiar_cola, normalizar
+from agente.modelo_offline.matices import Frases
 from agente.modelo_offline.redaccion import ejecutada
 from agente.modelo_offline.resultados import Llamada
+from agente.modelo_offline.texto import RE_PEDIDO, limpiar_cola, normalizar
 from agente.nucleo.direcciones import provincia_de
 from agente.nucleo.operaciones import DIRECCION
 
 __all__ = [
+    "FRASES",
     "DireccionLeida",
     "cambiada",
     "valido",
@@ -28,6 +30,15 @@ __all__ = [
     "no_pendiente",
     "pedir_direccion",
 ]
+
+# «Mejor que me llegue a Barcelona: Calle..., 08001 Barcelona», «enviádmelo a ...»: una corrección
+# del destino es un cambio de dirección si después viene un código postal.
+FRASES = Frases(
+    intencion=DIRECCION.offline.intencion,
+    tambien=(r"\b(?:me|nos|lo|la|los|las)\s+(?:llegue\w*|envie\w*|mande\w*|lleve\w*)\s+a\b(?=[^.!?]*?\b\d{5}\b)"
+             r"|\b(?:envia|manda|lleva)d?(?:me|nos)?(?:lo|la|los|las)\s+a\b(?=[^.!?]*?\b\d{5}\b)"),
+    renuncia=r"\b(?:mejor|al final|bueno)\W{0,3}(?:dejad|deja|dejalo|dejadlo) (?:la|esa) (?:misma )?direccion\b",
+)
 
 RE_CP = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
 RE_CP_MALO = re.compile(r"(?<![\d-])\d{4}(?:\d{2})?(?![\d-])")

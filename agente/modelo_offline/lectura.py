@@ -2,26 +2,39 @@
 
 Solo texto: normaliza (minúsculas, sin tildes, misma longitud), trocea el mensaje en
 cláusulas de cada operación con efecto (las palabras que la reconocen las declara la
-operación: ``agente.nucleo.operaciones``, ``Offline.patron``) y saca de cada una una ``Tarea`` (intención, pedido,
-motivo, lo que se quiere cambiar y por qué). No mira resultados de herramientas ni
-redacta nada: eso es ``plan`` y ``redaccion``.
+operación: ``agente.nucleo.operaciones``, ``Offline.patron``, y su módulo aquí, ``FRASES``)
+y saca de cada una una ``Tarea`` (intención, pedido, motivo, lo que se quiere cambiar y
+por qué). Una palabra negada («sin devolverlo») no abre cláusula y una cláusula retirada
+(«bueno no, mejor me lo quedo») no da tarea (``matices``); si no queda ninguna, la tarea
+es ``retirada``: no se hace nada. No mira resultados de herramientas ni redacta nada:
+eso es ``plan`` y ``redaccion``.
 
 Trampa: las expresiones ``RE_*`` en minúsculas se aplican al texto normalizado, y los
 índices que devuelven valen en el original porque ``normalizar`` conserva la longitud.
+``normalizar``, ``RE_PEDIDO`` y el resto de utilidades de texto viven en ``texto`` (se
+reexportan aquí).
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES
+from agente.modelo_offline import cancelacion, direccion, reembolso, reenvio, vale
+from agente.modelo_offline.matices import negada, retractadas
+from agente.modelo_offline.texto import (
+    RE_PEDIDO,
+    RE_SKU,
+    limpiar_cola,
+    normalizar,
+    puntuacion,
+    texto_de,
+)
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES, REENVIO
 
 __all__ = [
     "MOTIVO_POR_DEFECTO",
@@ -46,15 +59,24 @@ __all__ = [
 
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
-RE_PEDIDO = re.compile(r"\bP-\d{8}-\d{4}\b", re.IGNORECASE)
-RE_SKU = re.compile(r"\b[A-Z]{3}-\d{3}\b", re.IGNORECASE)
+# Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cancelacion, direccion, reembolso, reenvio, vale)}
+RENUNCIAS = {intencion: frases.renuncia for intencion, frases in FRASES.items() if frases.renuncia}
+
+
+def _patron(intencion: str, patron: str) -> re.Pattern[str]:
+    tambien = FRASES[intencion].tambien if intencion in FRASES else ""
+    return re.compile(f"{patron}|{tambien}" if tambien else patron)
+
+
 # Sobre texto normalizado (minúsculas, sin tildes): intención -> lo que la reconoce, de
-# cada operación declarada.
+# cada operación declarada y de su módulo aquí.
 PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (op.offline.intencion, re.compile(op.offline.patron)) for op in OPERACIONES
+    (op.offline.intencion, _patron(op.offline.intencion, op.offline.patron)) for op in OPERACIONES
 )
 CAMBIAR = CAMBIO.offline.intencion
 CANCELAR = CANCELACION.offline.intencion
+REENVIAR = REENVIO.offline.intencion
 RE_CAMBIO = re.compile(CAMBIO.offline.patron)
 RE_POR = re.compile(r"\bpor\b")
 RE_MOTIVO = re.compile(r"\b(?:porque|ya que|debido a que|pues|motivo:?)\s+(.+)", re.IGNORECASE | re.DOTALL)
@@ -87,84 +109,12 @@ RE_ROTO = re.compile(
 )
 RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]s?)\b")
 
-# Palabras de los nombres de producto que no sirven para distinguir una línea de otra.
-PALABRAS_VACIAS = frozenset(
-    {"para", "juego", "pack", "tazas", "con", "sin", "unidad", "unidades", "modelo"}
-)
 
 # Las de cada operación declarada más las que no mueven nada.
 Intencion = str
 INTENCIONES: frozenset[str] = frozenset(
-    {"estado", "encargado", "politica", "ayuda", "anulada"} | {i for i, _ in PATRONES}
+    {"estado", "encargado", "politica", "ayuda", "anulada", "retirada"} | {i for i, _ in PATRONES}
 )
-
-
-# ---------------------------------------------------------------- texto
-
-
-def normalizar(texto: str) -> str:
-    """Minúsculas y sin tildes, con la MISMA longitud que el original (índices válidos).
-
-    Carácter a carácter: ``"İ".lower()`` da dos caracteres y ``"𝕊"`` solo es «s» tras NFKD.
-    """
-    if texto.isascii():
-        return texto.lower()
-    return "".join(map(_caracter_normal, texto))
-
-
-@functools.lru_cache(maxsize=4096)
-def _caracter_normal(caracter: str) -> str:
-    descompuesto = unicodedata.normalize("NFKD", caracter.lower())
-    base = "".join(c for c in descompuesto if not unicodedata.combining(c)).lower()
-    return base[:1] if base else " "
-
-
-def _palabras(texto: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", normalizar(texto))
-
-
-def _coinciden(a: str, b: str) -> bool:
-    # Prefijo común para aceptar plurales y variantes ("cafetera"/"cafeteras").
-    if a == b:
-        return True
-    corta, larga = sorted((a, b), key=len)
-    return len(corta) >= 5 and larga.startswith(corta)
-
-
-def puntuacion(nombre: str, texto: str) -> int:
-    """Cuántas palabras distintivas del ``nombre`` de un producto aparecen en ``texto``."""
-    palabras_texto = set(_palabras(texto))
-    puntos = 0
-    for palabra in set(_palabras(nombre)):
-        if len(palabra) < 4 or palabra.isdigit() or palabra in PALABRAS_VACIAS:
-            continue
-        if any(_coinciden(palabra, p) for p in palabras_texto):
-            puntos += 1
-    return puntos
-
-
-def texto_de(mensaje: BaseMessage) -> str:
-    """El texto de un mensaje, también si su contenido es una lista de bloques."""
-    contenido = mensaje.content
-    if isinstance(contenido, str):
-        return contenido
-    partes = []
-    for bloque in contenido:
-        if isinstance(bloque, str):
-            partes.append(bloque)
-        elif isinstance(bloque, dict) and isinstance(bloque.get("text"), str):
-            partes.append(bloque["text"])
-    return "".join(partes)
-
-
-def limpiar_cola(texto: str) -> str:
-    """Quita la puntuación final y una conjunción colgando ("... porque gotea y")."""
-    anterior = None
-    while anterior != texto:
-        anterior = texto
-        texto = re.sub(r"[\s,.;:!?¡¿]+$", "", texto)
-        texto = re.sub(r"\s+(?:y|e|pero)$", "", texto, flags=re.IGNORECASE)
-    return texto.strip()
 
 
 # ---------------------------------------------------------------- productos
@@ -227,8 +177,9 @@ class Tarea:
             raise ValueError(f"intención desconocida: {self.tipo!r}")
 
 
-def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
-    """Trocea el mensaje en cláusulas de cada operación: (intención, inicio, fin)."""
+def _clausulas(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bool]:
+    """Trocea el mensaje en cláusulas de cada operación: (intención, inicio, fin, marca), y si
+    alguna palabra nombraba una operación (aunque fuera negada: «sin devolverlo»)."""
     normal = normalizar(original)
     tramos = [(m.start(), m.end(), intencion) for intencion, patron in PATRONES for m in patron.finditer(normal)]
     # Una marca dentro de otra más larga de otra operación no cuenta: «cambia la dirección
@@ -237,13 +188,15 @@ def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
         (inicio, intencion) for inicio, fin, intencion in tramos
         if not any(o != intencion and a <= inicio < b and b - a > fin - inicio for a, b, o in tramos)
     )
+    hubo = bool(marcas)
+    marcas = [(inicio, tipo) for inicio, tipo in marcas if not negada(normal, inicio)]
     if not marcas:
-        return []
+        return [], hubo
     trozos = []
     for i, (inicio, tipo) in enumerate(marcas):
         desde = 0 if i == 0 else inicio
         hasta = marcas[i + 1][0] if i + 1 < len(marcas) else len(original)
-        trozos.append([tipo, desde, hasta])
+        trozos.append([tipo, desde, hasta, inicio])
     # Une una cláusula con la anterior si es del mismo tipo y no nombra otro pedido.
     unidos: list[list[Any]] = []
     for trozo in trozos:
@@ -254,7 +207,7 @@ def _clausulas(original: str) -> list[tuple[Intencion, int, int]]:
                 unidos[-1][2] = trozo[2]
                 continue
         unidos.append(trozo)
-    return [(t, d, h) for t, d, h in unidos]
+    return [(t, d, h, m) for t, d, h, m in unidos], hubo
 
 
 def _motivo(fragmento: str) -> str:
@@ -323,6 +276,17 @@ def _propuesta_pendiente(anteriores: Sequence[BaseMessage]) -> tuple[str, str, s
     return None
 
 
+def _reenvio_ofrecido(anteriores: Sequence[BaseMessage]) -> dict | None:
+    """El reenvío que ofreció la última respuesta (``reenvio.opciones``), si espera un «sí»."""
+    for mensaje in reversed(anteriores):
+        if isinstance(mensaje, HumanMessage):
+            return None
+        if isinstance(mensaje, AIMessage) and not mensaje.tool_calls:
+            oferta = (mensaje.additional_kwargs or {}).get(reenvio.PROPUESTA_REENVIO)
+            return oferta if isinstance(oferta, dict) and oferta.get("pedido") else None
+    return None
+
+
 def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
     """Las tareas del último mensaje ``texto``; ``anteriores`` da el pedido si no lo nombra.
 
@@ -342,15 +306,28 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
         if RE_NO.search(normal) and (not otras or (otras == {CANCELAR} and not pedidos)):
             return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
 
+    oferta = _reenvio_ofrecido(anteriores)
+    if oferta and not set(pedidos) - {str(oferta["pedido"])}:
+        # «Sí» (o «sí, reenviádmelo») al reenvío ofrecido: la queja de antes, ya sin la pregunta.
+        otras = {intencion for intencion, patron in PATRONES if patron.search(normal)} - {REENVIAR}
+        if not otras and RE_SI.search(normal):
+            return [Tarea(tipo=REENVIAR, pedido=str(oferta["pedido"]), texto=str(oferta.get("texto") or texto))]
+        if not otras and (RE_NO.search(normal) or re.search(r"\besper\w*", normal)):
+            return [Tarea(tipo="retirada", pedido=str(oferta["pedido"]), texto=texto)]
     if RE_ENCARGADO.search(normal):
         return [Tarea(tipo="encargado", texto=texto.strip())]
     # "¿Cuál es el plazo de devolución?" pregunta por las normas, no pide una devolución.
     if not pedidos and RE_POLITICA.search(normal):
         return [Tarea(tipo="politica", texto=texto)]
 
-    clausulas = _clausulas(texto)
-    if clausulas:
-        return [_tarea_de_clausula(texto, tipo, d, h, pedido_previo) for tipo, d, h in clausulas]
+    clausulas, hubo = _clausulas(texto)
+    anuladas = retractadas(normal, [(t, m, h) for t, _d, h, m in clausulas], RENUNCIAS)
+    vivas = [_tarea_de_clausula(texto, t, d, h, pedido_previo) for i, (t, d, h, _m) in enumerate(clausulas)
+             if i not in anuladas]
+    if vivas:
+        return vivas
+    if hubo:  # nombró operaciones, pero negadas o retiradas: «..., bueno no, mejor me lo quedo»
+        return [Tarea(tipo="retirada", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]
 
     if pedidos or RE_ESTADO.search(normal):
         return [Tarea(tipo="estado", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]

@@ -20,13 +20,14 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import cancelacion, direccion, redaccion, reenvio, vale
+from agente.modelo_offline import cancelacion, direccion, matices, redaccion, reenvio, vale
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
+    PATRONES,
     PROPUESTA_CAMBIO,
     RE_ROTO,
     Deseo,
@@ -38,7 +39,15 @@ from agente.modelo_offline.lectura import (
     tareas,
     texto_de,
 )
-from agente.modelo_offline.resultados import Llamada, cantidad, llamadas_desde
+from agente.modelo_offline.pasos import (
+    Contexto,
+    Paso,
+    fin,
+    hecha_o_pedido,
+    lineas_de,
+    pedido_consultado,
+)
+from agente.modelo_offline.resultados import cantidad, llamadas_desde
 from agente.modelo_offline.seguimiento import desenlace_reciente, sigo_aqui, solo_seguimiento
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import (
@@ -54,40 +63,16 @@ from herramientas.registro import (
     CANCELAR_PEDIDO,
     COMPENSAR_CON_VALE,
     CONSULTAR_ENCARGADO,
-    CONSULTAR_PEDIDO,
     CONSULTAR_POLITICA,
     REEMBOLSAR,
     REENVIAR,
-    REGISTRO,
     STOCK_ALTERNATIVAS,
     SUSTITUIR,
-    Registro,
 )
 
 __all__ = ["PASOS", "Contexto", "Paso", "Plan", "planificar"]
 
-
-@dataclass(frozen=True, kw_only=True)
-class Paso:
-    """Siguiente paso de una tarea: leer, actuar (operación con firma posible) o terminar.
-
-    ``leer`` y ``actuar`` llevan ``nombre`` (una herramienta) y ``args``; ``fin``, ``texto``.
-    """
-
-    tipo: Literal["leer", "actuar", "fin"]
-    nombre: str = ""
-    args: dict[str, Any] = field(default_factory=dict)
-    texto: str = ""
-
-    def __post_init__(self) -> None:
-        if self.tipo not in ("leer", "actuar", "fin"):
-            raise ValueError(f"tipo de paso desconocido: {self.tipo!r}")
-        if (self.tipo == "fin") == bool(self.nombre):
-            raise ValueError("un paso leer/actuar nombra una herramienta; un paso fin, no")
-
-
-def _fin(texto: str) -> Paso:
-    return Paso(tipo="fin", texto=texto)
+PATRON = dict(PATRONES)  # intención -> lo que la reconoce (dónde empieza lo que nombra el cliente)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,92 +84,49 @@ class Plan:
     extra: dict[str, Any] = field(default_factory=dict)  # va en ``additional_kwargs`` del mensaje
 
 
-class Contexto:
-    """Llamadas ya hechas en el turno actual y herramientas disponibles (None = todas)."""
-
-    def __init__(
-        self,
-        *,
-        llamadas: Sequence[Llamada],
-        disponibles: set[str] | None,
-        registro: Registro = REGISTRO,
-    ) -> None:
-        self.llamadas = list(llamadas)
-        self.disponibles = None if disponibles is None else set(disponibles)
-        self.registro = registro
-
-    def hay(self, nombre: str) -> bool:
-        return self.disponibles is None or nombre in self.disponibles
-
-    def buscar(self, nombre: str, **filtro: Any) -> Llamada | None:
-        """La última llamada a ``nombre`` con esos argumentos (sin distinguir mayúsculas)."""
-        for llamada in reversed(self.llamadas):
-            if llamada.nombre != nombre:
-                continue
-            if all(str(llamada.args.get(k, "")).upper() == str(v).upper() for k, v in filtro.items()):
-                return llamada
-        return None
-
-    def pedir(self, nombre: str, args: dict[str, Any]) -> Paso:
-        """La llamada a ``nombre``: ``actuar`` si puede pedir firma, si no ``leer``."""
-        if not self.hay(nombre):
-            return _fin(redaccion.sin_herramienta(nombre))
-        definicion = self.registro.get(nombre)
-        tipo: Literal["leer", "actuar"] = "actuar" if definicion and definicion.con_firma else "leer"
-        return Paso(tipo=tipo, nombre=nombre, args=args)
-
-
-def _pedido_consultado(tarea: Tarea, ctx: Contexto, accion: str) -> Paso | dict:
-    """El JSON del pedido si ya se leyó; si no, el paso que toca (leerlo o explicar por qué no)."""
-    if not tarea.pedido:
-        return _fin(redaccion.pedir_pedido(accion))
-    llamada = ctx.buscar(CONSULTAR_PEDIDO, pedido=tarea.pedido)
-    if llamada is None:
-        return ctx.pedir(CONSULTAR_PEDIDO, {"pedido": tarea.pedido})
-    resultado = llamada.resultado
-    if resultado.tipo == "pendiente":
-        return _fin(redaccion.esperando_pedido(tarea.pedido))
-    if resultado.tipo != "ok" or not isinstance(resultado.datos, dict):
-        return _fin(redaccion.pedido_no_consultado(tarea.pedido, resultado))
-    return resultado.datos
-
-
-def _hecha_o_pedido(
-    tarea: Tarea, ctx: Contexto, nombre: str, redactar: Callable[[str | None, Llamada], str], accion: str
-) -> Paso | dict:
-    """Si la operación ``nombre`` ya volvió en este turno, su respuesta; si no, el pedido."""
-    hecha = ctx.buscar(nombre, pedido=tarea.pedido) if tarea.pedido else None
-    if hecha is not None:
-        return _fin(redactar(tarea.pedido, hecha))
-    return _pedido_consultado(tarea, ctx, accion)
-
-
-def _lineas(pedido: dict) -> list[dict]:
-    return [linea for linea in pedido.get("lineas") or [] if isinstance(linea, dict)]
-
-
 def _paso_estado(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = _pedido_consultado(tarea, ctx, "consultar tu pedido")
+    pedido = pedido_consultado(tarea, ctx, "consultar tu pedido")
     if isinstance(pedido, Paso):
         return pedido
-    return _fin(redaccion.estado_pedido(pedido, tarea.pedido))
+    return fin(redaccion.estado_pedido(pedido, tarea.pedido))
 
 
 def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = _hecha_o_pedido(tarea, ctx, REEMBOLSAR, redaccion.reembolso, "tramitar la devolución")
+    pedido = hecha_o_pedido(tarea, ctx, REEMBOLSAR, redaccion.reembolso, "tramitar la devolución")
     if isinstance(pedido, Paso):
         return pedido
     reembolsable = cantidad(pedido.get("reembolsable")) or dinero.CERO
     if reembolsable <= 0:
-        return _fin(redaccion.sin_reembolsable(tarea.pedido, pedido))
-    todas = _lineas(pedido)
+        return fin(redaccion.sin_reembolsable(tarea.pedido, pedido))
+    todas = lineas_de(pedido)
+    if otro := _otro_articulo(tarea, todas):
+        return otro  # «la jarra» de un pedido sin jarra: nunca se reembolsa lo que quede
     elegidas = lineas_mencionadas(todas, tarea.origen)
     args: dict[str, Any] = {"pedido": tarea.pedido, "importe": dinero.texto(reembolsable), "motivo": tarea.motivo}
-    if elegidas and len(elegidas) < len(todas):
-        importe = dinero.sumar(cantidad(linea.get("importe")) or dinero.CERO for linea in elegidas)
+    cubiertas = [(linea, _unidades(tarea.origen, linea)) for linea in elegidas or todas]
+    if (elegidas and len(elegidas) < len(todas)) or any(k for _, k in cubiertas):
+        # Lo de esas líneas y, si dice cuántas («una sartén»), solo esas unidades a su precio.
+        importe = dinero.sumar((cantidad(linea.get("precio_unitario")) or dinero.CERO) * k if k
+                               else cantidad(linea.get("importe")) or dinero.CERO for linea, k in cubiertas)
         args["importe"] = dinero.texto(min(importe, reembolsable))
-        args["lineas"] = [int(linea["linea"]) for linea in elegidas]
+        args["lineas"] = [{"linea": int(linea["linea"]), "unidades": k} if k else int(linea["linea"])
+                          for linea, k in cubiertas]
     return ctx.pedir(REEMBOLSAR, args)
+
+
+def _unidades(texto: str, linea: dict) -> int | None:
+    """Las unidades que el cliente limita de ``linea`` («una sartén» de dos); None = las libres."""
+    cuantas = matices.unidades_nombradas(texto, str(linea.get("nombre", "")))
+    libres = linea.get("unidades_libres", linea.get("unidades"))
+    return cuantas if cuantas and isinstance(libres, int) and cuantas < libres else None
+
+
+def _otro_articulo(tarea: Tarea, todas: list[dict]) -> Paso | None:
+    """Si el cliente nombra un artículo que el pedido no tiene, la pregunta por cuál (sin mover nada)."""
+    palabra = matices.articulo_nombrado(tarea.texto, PATRON[tarea.tipo])
+    if palabra and not matices.esta_en(palabra, todas):
+        return fin(matices.no_esta_en_el_pedido(tarea.pedido, palabra, todas))
+    return None
 
 
 def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
@@ -208,36 +150,38 @@ def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
 
 
 def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = _hecha_o_pedido(tarea, ctx, SUSTITUIR, redaccion.sustitucion, "tramitar el cambio")
+    pedido = hecha_o_pedido(tarea, ctx, SUSTITUIR, redaccion.sustitucion, "tramitar el cambio")
     if isinstance(pedido, Paso):
         return pedido
     if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
-        return _fin(redaccion.cambio_no_posible(tarea.pedido, pedido.get("estado")))
-    todas = _lineas(pedido)
+        return fin(redaccion.cambio_no_posible(tarea.pedido, pedido.get("estado")))
+    todas = lineas_de(pedido)
+    if otro := _otro_articulo(tarea, todas):
+        return otro
     elegidas = lineas_mencionadas(todas, tarea.origen)
     if not elegidas and len(todas) == 1:
         elegidas = todas
     if len(elegidas) != 1:
-        return _fin(redaccion.elegir_producto(tarea.pedido, todas))
+        return fin(redaccion.elegir_producto(tarea.pedido, todas))
     linea = elegidas[0]
     sku = str(linea.get("sku"))
     if linea.get("unidades_libres") == 0:  # ya reembolsada o cambiada: la herramienta lo rechazaría
-        return _fin(redaccion.cambio_ya_compensado(tarea.pedido, str(linea.get("nombre", sku)), sku))
+        return fin(redaccion.cambio_ya_compensado(tarea.pedido, str(linea.get("nombre", sku)), sku))
     consulta = ctx.buscar(STOCK_ALTERNATIVAS, sku=sku)
     if consulta is None:
         return ctx.pedir(STOCK_ALTERNATIVAS, {"sku": sku})
     if consulta.resultado.tipo != "ok" or not isinstance(consulta.resultado.datos, dict):
-        return _fin(redaccion.error(f"consultar alternativas para {sku}", consulta.resultado))
+        return fin(redaccion.error(f"consultar alternativas para {sku}", consulta.resultado))
     alternativas = [a for a in consulta.resultado.datos.get("alternativas") or [] if isinstance(a, dict)]
     nombre = str(linea.get("nombre", sku))
     if not alternativas:
-        return _fin(redaccion.sin_alternativas(nombre, sku))
+        return fin(redaccion.sin_alternativas(nombre, sku))
     if not tarea.deseo.strip():
-        return _fin(redaccion.opciones_de_cambio(nombre, sku, tarea.pedido, alternativas))
+        return fin(redaccion.opciones_de_cambio(nombre, sku, tarea.pedido, alternativas))
     deseo = leer_deseo(tarea.deseo)
     elegida = _elegir_alternativa(alternativas, deseo)
     if elegida is None:
-        return _fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
+        return fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
     if not deseo.skus:
         # «Por una más barata» no dice cuál: se propone una y se espera el «sí» del cliente.
         propuesta = {"sku_original": sku, "pedido": tarea.pedido, "sku_nuevo": str(elegida.get("sku"))}
@@ -249,26 +193,26 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
 
 
 def _paso_direccion(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = _hecha_o_pedido(tarea, ctx, CAMBIAR_DIRECCION, direccion.cambiada, "cambiar la dirección de envío")
+    pedido = hecha_o_pedido(tarea, ctx, CAMBIAR_DIRECCION, direccion.cambiada, "cambiar la dirección de envío")
     if isinstance(pedido, Paso):
         return pedido
     if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice antes
-        return _fin(direccion.no_pendiente(tarea.pedido, pedido.get("estado")))
+        return fin(direccion.no_pendiente(tarea.pedido, pedido.get("estado")))
     nueva = direccion.leer_direccion(tarea.texto)
     if not nueva.completa:
-        return _fin(direccion.pedir_direccion(tarea.pedido))
+        return fin(direccion.pedir_direccion(tarea.pedido))
     if not direccion.valido(nueva.codigo_postal):
-        return _fin(direccion.codigo_postal_no_valido(nueva.codigo_postal))
+        return fin(direccion.codigo_postal_no_valido(nueva.codigo_postal))
     return ctx.pedir(CAMBIAR_DIRECCION, {"pedido": tarea.pedido, "calle": nueva.calle,
                                          "codigo_postal": nueva.codigo_postal, "localidad": nueva.localidad})
 
 
 def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = _hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, cancelacion.redactar, "cancelar tu pedido")
+    pedido = hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, cancelacion.redactar, "cancelar tu pedido")
     if isinstance(pedido, Paso):
         return pedido
     if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice qué hacer
-        return _fin(cancelacion.no_posible(tarea.pedido, pedido.get("estado")))
+        return fin(cancelacion.no_posible(tarea.pedido, pedido.get("estado")))
     motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else "cancelación solicitada por el cliente"
     # Se devuelve lo pagado, lo que dice el pedido: nunca una cantidad que pida el cliente.
     importe = cantidad(pedido.get("importe")) or dinero.CERO
@@ -281,23 +225,29 @@ def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
     hechas = [ll for ll in ctx.llamadas if ll.nombre == REENVIAR
               and str(ll.args.get("pedido", "")).upper() == str(tarea.pedido or "").upper()]
     if tarea.pedido and hechas:
-        return _fin("\n".join(reenvio.redactar(tarea.pedido, llamada) for llamada in hechas))
-    pedido = _pedido_consultado(tarea, ctx, "tramitar el reenvío")
+        return fin("\n".join(reenvio.redactar(tarea.pedido, llamada) for llamada in hechas))
+    pedido = pedido_consultado(tarea, ctx, "tramitar el reenvío")
     if isinstance(pedido, Paso):
         return pedido
     if pedido.get("estado") in ("pendiente", "cancelado"):  # la herramienta lo rechazaría
-        return _fin(reenvio.no_posible(tarea.pedido, pedido.get("estado")))
+        return fin(reenvio.no_posible(tarea.pedido, pedido.get("estado")))
     roto = bool(RE_ROTO.search(normalizar(tarea.texto)))
-    todas = _lineas(pedido)
+    todas = lineas_de(pedido)
+    if reenvio.pide_opciones(tarea.texto) and not roto:  # «¿qué podéis hacer?»: se ofrece, no se hace
+        oferta = {"pedido": tarea.pedido, "texto": reenvio.sin_opciones(tarea.texto)}
+        return Paso(tipo="fin", texto=reenvio.opciones(tarea.pedido, pedido.get("estado"), todas),
+                    args={reenvio.PROPUESTA_REENVIO: oferta})
+    if otro := _otro_articulo(tarea, todas):
+        return otro
     elegidas = lineas_mencionadas(todas, tarea.texto)
     if not elegidas and (len(todas) == 1 or not roto):
         elegidas = todas  # un solo producto, o no ha llegado nada del pedido
     if not elegidas or (roto and len(elegidas) != 1):
-        return _fin(reenvio.elegir_producto(tarea.pedido, todas))
+        return fin(reenvio.elegir_producto(tarea.pedido, todas))
     motivo = "llego_roto" if roto else "no_llego"
     llamadas = [
         ctx.pedir(REENVIAR, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
-                             "unidades": 1 if roto else int(linea.get("unidades") or 1),
+                             "unidades": _unidades(tarea.texto, linea) or (1 if roto else int(linea.get("unidades") or 1)),
                              "motivo": motivo, "descripcion": tarea.texto.strip()[:500]})
         for linea in elegidas
     ]
@@ -308,7 +258,7 @@ def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_ENCARGADO)
     if llamada is None:
         return ctx.pedir(CONSULTAR_ENCARGADO, {"pregunta": tarea.texto})
-    return _fin(redaccion.respuesta_encargado(llamada.resultado))
+    return fin(redaccion.respuesta_encargado(llamada.resultado))
 
 
 def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
@@ -316,26 +266,28 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
     if llamada is None:
         return ctx.pedir(CONSULTAR_POLITICA, {})
     if llamada.resultado.tipo != "ok":
-        return _fin(redaccion.error("consultar las condiciones de la tienda", llamada.resultado))
-    return _fin(redaccion.condiciones(llamada.resultado))
+        return fin(redaccion.error("consultar las condiciones de la tienda", llamada.resultado))
+    return fin(redaccion.condiciones(llamada.resultado))
 
 
 def _paso_vale(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = _hecha_o_pedido(tarea, ctx, COMPENSAR_CON_VALE, vale.redactar, "darte un vale de compensación")
+    pedido = hecha_o_pedido(tarea, ctx, COMPENSAR_CON_VALE, vale.redactar, "darte un vale de compensación")
     if isinstance(pedido, Paso):
         return pedido
     if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
-        return _fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
-    todas = _lineas(pedido)
+        return fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
+    todas = lineas_de(pedido)
+    if otro := _otro_articulo(tarea, todas):
+        return otro
     elegidas = lineas_mencionadas(todas, tarea.texto)
     if not elegidas and len(todas) == 1:
         elegidas = todas
     if len(elegidas) != 1:
-        return _fin(vale.elegir_producto(tarea.pedido, todas))
+        return fin(vale.elegir_producto(tarea.pedido, todas))
     linea = elegidas[0]
     importe = vale.importe_propuesto(linea.get("importe"), tarea.texto)
     if importe <= 0:
-        return _fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
+        return fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
     motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else vale.motivo_del_texto(tarea.texto)
     return ctx.pedir(COMPENSAR_CON_VALE, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
                                           "importe": dinero.texto(importe), "motivo": motivo})
@@ -352,8 +304,9 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
     REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
     "politica": _paso_politica,
-    "ayuda": lambda _tarea, _ctx: _fin(redaccion.AYUDA),
-    "anulada": lambda tarea, _ctx: _fin(redaccion.cambio_anulado(tarea.pedido)),
+    "ayuda": lambda _tarea, _ctx: fin(redaccion.AYUDA),
+    "anulada": lambda tarea, _ctx: fin(redaccion.cambio_anulado(tarea.pedido)),
+    "retirada": lambda tarea, _ctx: fin(matices.retirada(tarea.pedido)),
 }
 
 

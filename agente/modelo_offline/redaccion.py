@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-from agente.modelo_offline.lectura import limpiar_cola
 from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
+from agente.modelo_offline.texto import limpiar_cola
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
 

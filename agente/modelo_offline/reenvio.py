@@ -2,14 +2,57 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from agente.modelo_offline.matices import Frases
 from agente.modelo_offline.redaccion import ejecutada
 from agente.modelo_offline.resultados import Llamada
+from agente.modelo_offline.texto import normalizar
 from agente.nucleo.operaciones import REENVIO
 
-__all__ = ["no_posible", "elegir_producto", "redactar"]
+__all__ = ["FRASES", "PROPUESTA_REENVIO", "no_posible", "elegir_producto", "opciones", "pide_opciones",
+           "redactar", "sin_opciones"]
+
+# «Aún no he recibido el pedido»: como «no me ha llegado». No «no he recibido el reembolso».
+FRASES = Frases(
+    intencion=REENVIO.offline.intencion,
+    tambien=r"\bno (?:he|hemos) recibido (?:todavia |aun )?(?:nada del?|(?:el|mi|nuestro) (?:pedido|paquete|envio))\b",
+    renuncia=r"\b(?:prefiero|mejor) esperar\b|\bya (?:me |nos )?(?:ha|han) llegado\b|\bacaba de llegar\b",
+)
+# «¿Qué podéis hacer?»: quiere saber qué se puede hacer antes de que se haga nada.
+RE_OPCIONES = re.compile(
+    r"\bque (?:podeis|puedes|puede|pueden|podemos|puedo|se puede) hacer\b|\bque (?:opciones|soluci\w+|alternativas)\b"
+    r"|\bque (?:hago|me (?:ofreceis|proponeis|recomendais))\b"
+)
+# Dónde deja el modelo offline el reenvío ofrecido que espera un «sí» (pedido y queja original).
+PROPUESTA_REENVIO = "propuesta_reenvio"
+
+
+def pide_opciones(texto: str) -> bool:
+    return bool(RE_OPCIONES.search(normalizar(texto)))
+
+
+def sin_opciones(texto: str) -> str:
+    """La queja sin la pregunta por las opciones: lo que se tramita tras el «sí»."""
+    trozos, desde = [], 0
+    for encontrada in RE_OPCIONES.finditer(normalizar(texto)):
+        trozos.append(texto[desde:encontrada.start()])
+        desde = encontrada.end()
+    return re.sub(r"\s*¿\s*\?", "", "".join([*trozos, texto[desde:]])).strip()
+
+
+def opciones(pedido: str | None, estado: Any, lineas_pedido: Sequence[dict]) -> str:
+    """Una sola pregunta con lo que la tienda permite a quien no ha recibido su pedido."""
+    nombres = ", ".join(f"«{linea.get('nombre')}»" for linea in lineas_pedido)
+    if estado == "entregado":
+        return (f"El pedido {pedido} consta como entregado. Si no te ha llegado, puedo pedir que te reenviemos "
+                f"{nombres} sin cargo (lo revisa antes un encargado), o puedes esperar por si aparece y "
+                "pedir después la devolución. ¿Te lo reenvío?")
+    return (f"Siento que aún no te haya llegado el pedido {pedido}. Puedo reenviarte {nombres} sin ningún "
+            "cargo, o puedes esperar unos días más por si el transportista lo entrega; devolverte el dinero "
+            "solo es posible cuando conste como entregado. ¿Te lo reenvío?")
 
 
 def no_posible(pedido: str | None, estado: Any) -> str:

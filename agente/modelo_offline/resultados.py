@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from agente.modelo_offline.lectura import limpiar_cola, texto_de
+from agente.modelo_offline.texto import limpiar_cola, texto_de
 from agente.nucleo import dinero
 from agente.nucleo.errores import ImporteNoValido
 

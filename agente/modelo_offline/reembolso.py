@@ -1,0 +1,19 @@
+"""Cómo pide (o deja de pedir) el cliente un reembolso, además del patrón de la operación.
+
+«Mejor me lo quedo», «al final me la quedo»: quien iba a devolver algo y se lo queda ya
+no quiere el reembolso. «Sin devolverlo» o «no quiero el reembolso» los lee ``matices``
+(un negador delante de la palabra), igual para cualquier operación.
+"""
+
+from __future__ import annotations
+
+from agente.modelo_offline.matices import Frases
+from agente.nucleo.operaciones import REEMBOLSO
+
+__all__ = ["FRASES"]
+
+FRASES = Frases(
+    intencion=REEMBOLSO.offline.intencion,
+    renuncia=(r"\b(?:mejor|al final|bueno|pues|no|total)\W{0,3}(?:me l[oa]s? quedo|me quedo con (?:el|ella|ello|ellos|ellas)\b"
+              r"|me l[oa]s? voy a quedar)"),
+)
