@@ -24,7 +24,7 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.claves_candado import CANDADO_MIGRACIONES
 from agente.nucleo.errores import ErrorConfiguracion
 
-__all__ = ["CARPETA_SQL", "Migracion", "migraciones_disponibles", "migrar"]
+__all__ = ["CARPETA_SQL", "Migracion", "migraciones_disponibles", "migrar", "rehacer"]
 
 CARPETA_SQL = Path(__file__).resolve().parents[2] / "sql"
 
@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS esquema_versiones (
 """
 SELECT_VERSIONES_SQL = "SELECT version FROM esquema_versiones"
 INSERT_VERSION_SQL = "INSERT INTO esquema_versiones (version) VALUES (%(version)s)"
+# Vaciar del todo: las migraciones también siembran filas (roles, matrices), así que se
+# rehace el esquema en vez de vaciar tablas.
+BORRAR_ESQUEMA_SQL = "DROP SCHEMA public CASCADE"
+CREAR_ESQUEMA_SQL = "CREATE SCHEMA public"
 _NOMBRE = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
 
@@ -82,3 +86,11 @@ def migrar(url: str, *, carpeta: Path = CARPETA_SQL) -> list[str]:
         finally:
             conexion.execute("SELECT pg_advisory_unlock(%(clave)s)", {"clave": CANDADO_MIGRACIONES})
     return aplicadas
+
+
+def rehacer(url: str) -> list[str]:
+    """Borra todos los datos (el esquema ``public`` entero) y vuelve a migrar."""
+    with psycopg.connect(url, **KWARGS_CONEXION) as conexion, conexion.transaction():
+        conexion.execute(BORRAR_ESQUEMA_SQL)
+        conexion.execute(CREAR_ESQUEMA_SQL)
+    return migrar(url)

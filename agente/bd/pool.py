@@ -18,9 +18,13 @@ from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixe
 
 from agente.nucleo.errores import ErrorConfiguracion
 
-__all__ = ["ERRORES_BD_CAIDA", "FECHA_MAXIMA", "FECHA_MINIMA", "KWARGS_CONEXION", "abrir_pool", "borrar_base", "comprobar_conexion"]
+__all__ = ["APLICACION_SERVIDOR", "ERRORES_BD_CAIDA", "FECHA_MAXIMA", "FECHA_MINIMA", "KWARGS_CONEXION", "abrir_pool", "borrar_base", "comprobar_conexion"]
 
 KWARGS_CONEXION = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+# El application_name de las conexiones de un servidor web (``agente serve``/``agente demo``
+# lo ponen en PGAPPNAME): así «agente db demo» sabe, por pg_stat_activity, que un servidor
+# usa la base, sea el PostgreSQL embebido u otro.
+APLICACION_SERVIDOR = "agente-servidor"
 # Con la base caída: cada intento de conexión se rinde pronto y, tras RECONEXION_SEGUNDOS de
 # reintentos con espera creciente, el pool vuelve a probar a la primera petición siguiente.
 # Así se recupera a los pocos segundos de volver la base, sin reiniciar (el valor de serie

@@ -31,18 +31,36 @@ def db_migrate() -> None:
 
 @db.command("demo")
 @errores_en_una_linea
-def db_demo() -> None:
-    """Carga (o refresca) el catálogo de demostración.
+def db_demo(
+    reiniciar: bool = typer.Option(False, "--reiniciar", help="Borrar TODOS los datos y cargar la demo de nuevo."),
+    si: bool = typer.Option(False, "--si", "--yes", help="Con --reiniciar, no pedir confirmación."),
+) -> None:
+    """Carga la demo en una base vacía; si ya está, la deja como está (no revive nada).
 
-    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.demo.carga import cargar_demo
+    Con un servidor usando la base no hace nada. Orden local de operador: usa la base
+    directamente y no actúa como ninguna persona."""
+    from agente.demo import una_vez
 
     with conexion() as abierta:
-        recuentos = cargar_demo(abierta)
-    typer.echo(
-        "Demo cargada: "
-        + ", ".join(f"{n} {nombre}" for nombre, n in recuentos.items())
-    )
+        una_vez.comprobar_sin_servidor(abierta)
+        if not reiniciar:
+            cargados = una_vez.cargar_una_vez(abierta)
+            if cargados is None:
+                typer.echo(f"La demo ya estaba cargada y se conserva tal cual ({una_vez.recuentos(abierta).texto()}). "
+                           "Para empezar de cero: agente db demo --reiniciar.")
+                return
+            typer.echo(_cargada(cargados))
+            return
+        perdidos = una_vez.recuentos(abierta)
+    typer.echo(f"Se borrarán todos los datos de la base ({perdidos.texto()}) y se cargará la demo de nuevo.")
+    if not si and not typer.confirm("¿Continuar?"):
+        typer.echo("Cancelado: no se ha borrado nada.")
+        raise typer.Exit(code=1)
+    typer.echo(_cargada(una_vez.reiniciar(url())))
+
+
+def _cargada(recuentos: dict[str, int]) -> str:
+    return "Demo cargada: " + ", ".join(f"{n} {nombre}" for nombre, n in recuentos.items()) + "."
 
 
 @db.command("url")
@@ -62,10 +80,7 @@ def db_reset(
     """Borra TODOS los datos del PostgreSQL embebido y vuelve a migrar.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    import psycopg
-
-    from agente.bd.migraciones import migrar
-    from agente.bd.pool import KWARGS_CONEXION
+    from agente.bd.migraciones import rehacer
     from agente.nucleo.ajustes import ajustes
 
     aj = ajustes()
@@ -74,11 +89,7 @@ def db_reset(
     if not yes and not typer.confirm(f"Se borrarán todos los datos de {aj.pgdata}. ¿Continuar?"):
         typer.echo("Cancelado: no se ha borrado nada.")
         raise typer.Exit(code=1)
-    destino = url()
-    with psycopg.connect(destino, **KWARGS_CONEXION) as abierta:
-        abierta.execute("DROP SCHEMA public CASCADE")
-        abierta.execute("CREATE SCHEMA public")
-    migrar(destino)
+    rehacer(url())
     typer.echo("Base de datos vaciada y migrada de nuevo.")
 
 

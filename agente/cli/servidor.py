@@ -28,12 +28,16 @@ def _ajustes():
 def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
     import uvicorn
 
+    from agente.bd.pool import APLICACION_SERVIDOR
     from agente.nucleo.registro_log import config_logging, configurar
 
     ajustes.comprobar_secreto()
     configurar(ajustes.log_nivel)  # JSON por stderr; los workers lo aplican con log_config
     # Los workers leen la URL del entorno: ninguno arranca su propio PostgreSQL.
     os.environ["DATABASE_URL"] = url
+    # Cada conexión de este proceso y de sus workers se nombra como servidor: así «agente
+    # db demo» sabe que la base está en uso (libpq lee PGAPPNAME al conectar).
+    os.environ["PGAPPNAME"] = APLICACION_SERVIDOR
     propia = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # Métricas sumadas entre procesos (modo multiproceso de prometheus-client).
@@ -84,18 +88,20 @@ def demo(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
 ) -> None:
-    """Demo sin claves: migra, carga el catálogo de demo y sirve con el modelo offline.
+    """Demo sin claves: migra, carga la demo en una base vacía (si ya está, la conserva) y sirve con el modelo offline.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.demo.catalogo import CLIENTES, ENCARGADOS
-    from agente.servicio import cargar_demo
+    from agente.servicio import cargar_demo_una_vez
     from agente.web.rutas_demo import EJEMPLOS
 
     os.environ["AGENTE_DEMO"] = "1"
     os.environ["AGENTE_MODELO"] = "offline"
     ajustes = _ajustes()
     url = url_migrada(ajustes)
-    cargar_demo(url)
+    if cargar_demo_una_vez(url) is None:  # reiniciar no revive lo que pasó en la demo
+        typer.echo("La demo ya estaba cargada: se conserva lo que ha pasado (para empezar de cero, "
+                   "para el servidor y ejecuta agente db demo --reiniciar).")
     base = f"http://{host}:{port}"
     typer.echo(f"Demo lista en {base}/demo (modelo offline: reglas, no un LLM).")
     typer.echo("Entra como cliente o como encargado desde esa página (cada pestaña guarda su sesión):")

@@ -4,8 +4,10 @@
 - ``catalogo``: tiendas, personas que firman, productos, stock, clientes y sus direcciones;
 - ``pedidos``: los pedidos de la demo (cada uno para un caso: reembolso, cancelación, vale,
   reenvío...) y las devoluciones históricas;
-- ``carga``: ``cargar_demo``, que lo escribe en la base (``agente db demo``).
+- ``carga``: ``cargar_demo``, que lo escribe en la base (pruebas, banco, evaluación);
+- ``una_vez``: lo que usan ``agente demo`` y ``agente db demo``: cargarla solo en una base
+  vacía, conservarla si ya está y reiniciarla solo cuando se pide.
 
 Los identificadores son fijos (README, docs y tests los nombran); las fechas son
-relativas a hoy para que la demo no caduque.
+relativas al día en que se carga.
 """

@@ -1,5 +1,8 @@
-"""Cargar (o refrescar) la demo en la base. Cargar dos veces deja lo mismo: cada fila se
-inserta con ``ON CONFLICT DO UPDATE`` y las fechas se recalculan."""
+"""Escribir la demo en la base. Cargar dos veces deja lo mismo: cada fila se inserta con
+``ON CONFLICT DO UPDATE`` y las fechas se recalculan. Por eso escribe ENCIMA de lo que pasó
+(un pedido cancelado vuelve a «pendiente»): las órdenes de la CLI no la llaman sobre una
+base usada, sino ``agente.demo.una_vez``; aquí la llaman las pruebas y el banco, sobre
+bases nuevas."""
 
 from __future__ import annotations
 
@@ -134,7 +137,7 @@ def _cargar_direcciones(cur: psycopg.Cursor) -> None:
 
 
 def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
-    """Carga (o refresca) el catálogo de demo en una transacción. Devuelve recuentos."""
+    """Escribe (o reescribe) el catálogo de demo en una transacción. Devuelve recuentos."""
     pvp = {sku: precio for sku, _, _, precio in PRODUCTOS}
     tienda_de = {cid: tienda for cid, tienda, *_ in CLIENTES}
     with conexion.transaction(), conexion.cursor() as cur:

@@ -7,8 +7,8 @@ paga dos veces: la clave es el ``tool_call_id``). ``ModelRetryMiddleware`` reint
 los fallos del proveedor del modelo.
 
 - Error de negocio (``ErrorDominio``): «Error: <mensaje en español>», el modelo actúa.
-- Error inesperado: se registra con el hilo y el modelo recibe una disculpa corta,
-  nunca una traza.
+- Error inesperado: se registra con el hilo y el modelo recibe ``MENSAJE_INTERNO``, un
+  texto que el cliente puede leer tal cual, nunca una traza.
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ from agente.nucleo.errores import CandadoPerdido, ContextoAusente, ErrorDominio,
 logger = logging.getLogger(__name__)
 
 ERRORES_TRANSITORIOS = (psycopg.OperationalError,)
+# Lo puede leer el cliente tal cual (el modelo offline lo enseña, y un LLM lo repite): en
+# segunda persona, sin instrucciones para el modelo ni detalles de la excepción.
 MENSAJE_INTERNO = (
-    "Error: no se ha podido completar la operación por un problema interno. "
-    "No se ha hecho ningún cargo ni movimiento; pide disculpas al cliente."
+    "Error: ha fallado algo en nuestro sistema y no se ha completado. "
+    "No se ha cobrado ni cambiado nada; puedes intentarlo de nuevo en unos minutos."
 )
 
 

@@ -58,7 +58,7 @@ from agente.servicio.decisiones.validacion import decisiones_permitidas
 from agente.servicio.entrada import EnlaceEntrada
 from agente.servicio.fabrica import CONEXIONES_PROPIAS, crear_servicio
 from agente.servicio.fachada import Servicio
-from agente.servicio.operador.arranque import cargar_demo, tienda_para_token
+from agente.servicio.operador.arranque import cargar_demo_una_vez, tienda_para_token
 from agente.servicio.pagos.pendientes import InformePagos
 from agente.servicio.periodicas import arrancar as arrancar_periodicas
 from agente.servicio.politica import cambios_politica, gestion_autoridad, politica_tienda
@@ -117,7 +117,7 @@ __all__ = [
     "arrancar_periodicas",
     "cambios_politica",
     "gestion_autoridad",
-    "cargar_demo",
+    "cargar_demo_una_vez",
     "crear_servicio",
     "decisiones_como_csv",
     "decisiones_como_csv_hoja",

@@ -69,12 +69,20 @@ def test_las_ordenes_de_la_cli_no_paran_la_base_de_un_agente_serve_lanzado_con_e
     """``.venv/bin/agente`` da un proceso llamado «agente» (no «python»): sigue contando
     como usuario, y el último de verdad en salir es quien para PostgreSQL."""
     env = _entorno(pgdata, "serve")
+    assert cli(env, "db", "demo", programa=GUION_AGENTE).returncode == 0  # antes del servidor
     with ProcesoCli(env, "serve", programa=GUION_AGENTE) as web:
         web.esperar_listo()
         servidor = pid_postgres(pgdata)
-        for orden in (("db", "demo"), ("politica", "ver", "--tienda", "talavera"), ("aprobaciones",)):
+        for orden in (("politica", "ver", "--tienda", "talavera"), ("aprobaciones",)):
             r = cli(env, *orden, programa=GUION_AGENTE)
             assert r.returncode == 0, (orden, r.stderr)
+            assert postgres_vivo(servidor), orden
+            assert web.responde("/readyz"), orden
+        # Con el servidor usando la base, «agente db demo» no toca nada (ni la recarga ni la borra).
+        for orden in (("db", "demo"), ("db", "demo", "--reiniciar", "--si")):
+            r = cli(env, *orden, programa=GUION_AGENTE)
+            assert r.returncode == 2, (orden, r.stdout, r.stderr)
+            assert "un servidor («agente serve» o «agente demo») está usando esta base" in r.stderr, orden
             assert postgres_vivo(servidor), orden
             assert web.responde("/readyz"), orden
         estado = cli(env, "db", "status", programa=GUION_AGENTE)

@@ -12,10 +12,10 @@ from typing import Literal
 import psycopg
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.demo.carga import cargar_demo as _cargar_demo
+from agente.demo.una_vez import cargar_una_vez
 from agente.servicio import personas
 
-__all__ = ["cargar_demo", "tienda_para_token"]
+__all__ = ["cargar_demo_una_vez", "tienda_para_token"]
 
 
 def tienda_para_token(url: str, *, rol: Literal["cliente", "encargado"], sujeto: str) -> str:
@@ -26,7 +26,7 @@ def tienda_para_token(url: str, *, rol: Literal["cliente", "encargado"], sujeto:
         return personas.encargado_activo(conexion, sujeto).tienda
 
 
-def cargar_demo(url: str) -> dict[str, int]:
-    """Carga (o refresca) el catálogo de demostración; devuelve los recuentos."""
+def cargar_demo_una_vez(url: str) -> dict[str, int] | None:
+    """Carga la demo en una base vacía (recuentos); ``None`` si ya estaba: no se toca."""
     with psycopg.connect(url, **KWARGS_CONEXION) as conexion:
-        return _cargar_demo(conexion)
+        return cargar_una_vez(conexion)
