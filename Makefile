@@ -2,6 +2,9 @@
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# Procesos de pytest-xdist: cada uno con su PostgreSQL embebido; por archivo, para que las
+# fixtures de módulo (un servidor por archivo) no se repitan.
+PROCESOS ?= 2
 SELLO  := $(VENV)/.instalado
 
 .PHONY: install demo test lint bench clean
@@ -23,7 +26,7 @@ lint: $(SELLO)
 	$(BIN)/lint-imports
 
 test: $(SELLO) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PROCESOS) --dist loadfile
 
 bench: $(SELLO)
 	$(BIN)/python -m bench
