@@ -196,3 +196,19 @@ class ReceptorWebhook:
 
 def despues(instante: datetime, **delta) -> datetime:
     return instante + timedelta(**delta)
+
+
+def pasadas_de_entrega(bd_url: str, *, smtp_url: str, base_url: str = "http://127.0.0.1:8000", n: int = 3) -> int:
+    """``n`` pasadas de la bandeja de salida hechas aquí, con los canales del servidor; da
+    cuántos avisos tocaron (enviados, reintentados, fallidos o descartados). Para afirmar que algo no se repite: esperar «unas
+    cuantas pasadas» del servidor pasa también si el servidor no hizo ninguna."""
+    from agente.bd.pool import abrir_pool
+    from agente.notificaciones.trabajador import entregar_segun_ajustes
+    from tests.apoyo.fabricas import ajustes_prueba
+
+    ajustes = ajustes_prueba(bd_url, smtp_url=smtp_url, avisos_base_url=base_url)
+    pool = abrir_pool(bd_url, max_size=2)
+    try:
+        return sum(entregar_segun_ajustes(pool, ajustes).total for _ in range(n))
+    finally:
+        pool.close()

@@ -15,6 +15,7 @@ from urllib.parse import unquote
 import pytest
 
 from agente.web.app import crear_app
+from tests.apoyo.fabricas_avisos import pasadas_de_entrega
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import (
     DEVOLVER_CAFETERA,
@@ -89,7 +90,7 @@ def test_cierra_el_chat_el_encargado_decide_llega_un_correo_y_su_enlace_reabre_l
 
     _encargado_aprueba(navegador, web)
     _esperar(lambda: _de_ana(smtp), que="el correo al cliente")
-    time.sleep(2)  # unas cuantas pasadas más de la bandeja de salida: ninguna lo repite
+    assert pasadas_de_entrega(bd_url, smtp_url=smtp.url) == 0  # ninguna lo repite
     [correo] = _de_ana(smtp)
     assert correo.para == [ANA]
     assert "aprobada" in correo.asunto
@@ -127,7 +128,7 @@ def test_con_el_chat_abierto_la_decision_llega_al_chat_y_no_sale_ningun_correo(n
     _encargado_aprueba(navegador, web)
     numero = sql(bd_url, "SELECT numero FROM reembolsos")[0]["numero"]
     cliente.expect(cliente.pagina.locator("#mensajes li.agente").last).to_contain_text(numero, timeout=ESPERA_MS)
-    time.sleep(2)  # varias pasadas de la bandeja de salida
+    assert pasadas_de_entrega(bd_url, smtp_url=smtp.url) == 0  # nada por enviar
     assert _de_ana(smtp) == []
     assert sql(bd_url, "SELECT count(*) AS n FROM avisos_salida WHERE tipo = 'cliente'")[0]["n"] == 0
     cliente.limpia()
