@@ -192,3 +192,21 @@ def test_filtros_tiendas_propias_y_formato_para_maquinas(http, como, dia):
     assert http.get("/api/movimientos").status_code == 401
     assert http.get("/api/movimientos", headers=como("C-0001")).status_code == 403
     assert http.get("/api/movimientos", headers=como("reg-centro"), params={"tipo": "otro"}).status_code == 422
+
+
+def test_la_cli_da_los_mismos_movimientos_y_totales_que_la_api(http, como, bd_url, dia):
+    from typer.testing import CliRunner
+
+    from agente.cli.principal import app
+
+    def agente(*args: str):
+        r = CliRunner().invoke(app, ["movimientos", *args], env={"DATABASE_URL": bd_url}, prog_name="agente")
+        assert r.exit_code == 0, r.output
+        return r.output
+
+    api = _csv(http, como, formato="maquina")  # la regional ve las dos tiendas de la demo
+    assert list(csv.DictReader(io.StringIO(agente("--csv", "-", "--formato", "maquina")))) == api
+    assert "Reembolso" in agente() and "Vale" in agente("--tienda", "madrid-centro")
+    assert "No hay movimientos" in agente("--tipo", "cobro_devuelto")
+    r = CliRunner().invoke(app, ["movimientos", "--estado", "raro"], env={"DATABASE_URL": bd_url})
+    assert r.exit_code != 0 and "estado de movimiento desconocido" in r.output
