@@ -140,7 +140,9 @@ def _campo_importe(herramienta: str | None) -> str:
     return next((c.nombre for c in operacion.campos if c.dinero), "importe") if operacion else "importe"
 
 
-def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]], *, fallida: bool = False) -> list[dict[str, Any]]:
+    """Cada operación de la pausa con lo decidido. ``importe_final``: lo aprobado o editado, y
+    nada en una decisión fallida (el efecto no se hizo: no se pagó nada)."""
     salida = []
     for n, accion in enumerate(peticion.get("action_requests") or []):
         args = accion.get("args") or {}
@@ -155,7 +157,7 @@ def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> lis
             "tipo": decision.get("type"),
             "importe_propuesto": dinero.texto(propuesto) if propuesto is not None else None,
             "importe_final": (dinero.texto(importe) if importe is not None else None)
-            if decision.get("type") in ("approve", "edit") else None,
+            if decision.get("type") in ("approve", "edit") and not fallida else None,
             "motivo": decision.get("message"),
         })
     return salida
@@ -211,7 +213,7 @@ def buscar(
         "decidida": f["decidida"], "aplicada": f["aplicada"], "resultado": f["resultado"],
         "espera_segundos": int(f["espera_segundos"]),
         "tipo": tipo_principal(f["encargado_id"], list(f["decisiones"])),
-        "acciones": _acciones(f["peticion"] or {}, list(f["decisiones"])),
+        "acciones": _acciones(f["peticion"] or {}, list(f["decisiones"]), fallida=bool(f["fallo"])),
         "firmas": _firmas(f),
         "nota": f["nota"],
         "estado": _estado(f), "fallo": f["fallo"],
