@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agente.cli.comun import errores_en_una_linea, servicio, tabla
+from agente.cli.comun import con_zona, errores_en_una_linea, servicio, tabla
 from agente.nucleo import dinero
 from agente.nucleo.errores import DecisionNoValida
 from agente.nucleo.fechas import fecha_hora
@@ -158,7 +158,7 @@ def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedid
         raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV_DECISIONES)}")
     try:
         tipo = tipo_de_nombre(decision) if decision is not None else None
-        filtros = FiltrosDecisiones(desde=_con_zona(desde), hasta=_con_zona(hasta), tipo=tipo, encargado=encargado,
+        filtros = FiltrosDecisiones(desde=con_zona(desde), hasta=con_zona(hasta), tipo=tipo, encargado=encargado,
                           cliente=cliente, pedido=pedido, tienda=tienda, por_pagina=limite)
     except ValueError as exc:
         raise DecisionNoValida(str(exc)) from None
@@ -188,17 +188,6 @@ def _escribir_csv(decisiones: list[dict[str, Any]], ruta: str, formato: str) -> 
         return
     Path(ruta).write_text(texto, encoding="utf-8", newline="")
     typer.echo(f"{len(decisiones)} decisiones en {ruta} (formato {formato}).")
-
-
-def _con_zona(momento: datetime | None) -> datetime | None:
-    """Una fecha de la línea de órdenes, en la hora de las tiendas."""
-    from zoneinfo import ZoneInfo
-
-    from agente.nucleo.fechas import ZONA_TIENDAS
-
-    if momento is None or momento.tzinfo is not None:
-        return momento
-    return momento.replace(tzinfo=ZoneInfo(ZONA_TIENDAS))
 
 
 @errores_en_una_linea

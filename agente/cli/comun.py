@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from functools import wraps
 
 import typer
 
 from agente.nucleo.errores import ErrorDominio
 
-__all__ = ["conexion", "errores_en_una_linea", "servicio", "tabla", "url", "url_migrada"]
+__all__ = ["con_zona", "conexion", "errores_en_una_linea", "servicio", "tabla", "url", "url_migrada"]
 
 
 def errores_en_una_linea(funcion):
@@ -107,3 +108,14 @@ def tabla(
     for fila in filas:
         hecha.add_row(*[str(v) if v is not None else "" for v in fila])
     Console(width=max(160, necesario, shutil.get_terminal_size((160, 24)).columns)).print(hecha)
+
+
+def con_zona(momento: datetime | None) -> datetime | None:
+    """Una fecha de la línea de órdenes (AAAA-MM-DD), en la hora de las tiendas."""
+    from zoneinfo import ZoneInfo
+
+    from agente.nucleo.fechas import ZONA_TIENDAS
+
+    if momento is None or momento.tzinfo is not None:
+        return momento
+    return momento.replace(tzinfo=ZoneInfo(ZONA_TIENDAS))

@@ -1,5 +1,5 @@
-"""Órdenes de operación: ``agente reconciliar``, ``agente auditoria``, ``agente limpiar --dias N``
-y ``agente secreto``.
+"""Órdenes de operación: ``agente reconciliar``, ``agente auditoria``, ``agente movimientos``,
+``agente limpiar --dias N`` y ``agente secreto``.
 
 Se pueden programar en todos los servidores: la conciliación y la limpieza toman cada hilo
 con su candado, y la limpieza la ejecuta uno solo a la vez.
@@ -7,14 +7,16 @@ con su candado, y la limpieza la ejecuta uno solo a la vez.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
 
-from agente.cli.comun import errores_en_una_linea, servicio, tabla, url_migrada
+from agente.cli.comun import con_zona, errores_en_una_linea, servicio, tabla, url_migrada
 from agente.nucleo.operaciones import VALE_VENTANA_DIAS
 
-__all__ = ["TITULOS_LIBRO", "TITULOS_POLITICA", "TITULOS_SERIE", "auditoria", "limpiar", "reconciliar", "secreto"]
+__all__ = ["TITULOS_LIBRO", "TITULOS_POLITICA", "TITULOS_SERIE", "auditoria", "limpiar", "movimientos",
+           "reconciliar", "secreto"]
 
 TITULOS_POLITICA = {
     "ampliacion_sin_firma": "versiones que amplían sin la firma de alguien por encima del autor",
@@ -167,3 +169,56 @@ def secreto() -> None:
     from agente.nucleo.secretos import secreto_nuevo
 
     typer.echo(secreto_nuevo())
+
+
+@errores_en_una_linea
+def movimientos(
+    tienda: str | None = typer.Option(None, "--tienda", help="Solo esta tienda (sin ella, todas)."),
+    desde: Annotated[datetime | None, typer.Option("--desde", help="Desde (AAAA-MM-DD, incluido).")] = None,
+    hasta: Annotated[datetime | None, typer.Option("--hasta", help="Antes de (AAAA-MM-DD, excluido).")] = None,
+    tipo: str | None = typer.Option(None, "--tipo", help="reembolso, diferencia_devuelta, cobro, cobro_devuelto, "
+                                    "cancelacion, cambio, reenvio o vale."),
+    estado: str | None = typer.Option(None, "--estado", help="completado, pendiente, fallido o anulado."),
+    csv: str | None = typer.Option(None, "--csv", help="Escribe el CSV en ese fichero («-»: la salida)."),
+    formato: str = typer.Option("hoja", "--formato", help="Con --csv: hoja (hoja de cálculo en español) o maquina."),
+) -> None:
+    """Todo el dinero y la mercancía que se movieron, automáticos o firmados, con los totales por
+    tipo (los de la pestaña «Movimientos»; el importe final, solo de los completados).
+
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
+    from pathlib import Path
+
+    from agente.nucleo.errores import DecisionNoValida
+    from agente.servicio import (
+        FORMATOS_CSV_DECISIONES,
+        FiltrosMovimientos,
+        movimientos_como_csv,
+        movimientos_como_csv_hoja,
+    )
+
+    if formato not in FORMATOS_CSV_DECISIONES:
+        raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV_DECISIONES)}")
+    try:
+        filtros = FiltrosMovimientos(desde=con_zona(desde), hasta=con_zona(hasta), tipo=tipo, estado=estado,
+                                     tienda=tienda, por_pagina=10_000)
+    except ValueError as exc:
+        raise DecisionNoValida(str(exc)) from None
+    with servicio() as abierto:
+        if tienda is not None:
+            abierto.comprobar_tienda(tienda)
+        filas, total, totales = abierto.movimientos(None, filtros)
+    if csv is not None:
+        texto = movimientos_como_csv(filas) if formato == "maquina" else movimientos_como_csv_hoja(filas)
+        if csv == "-":
+            typer.echo(texto, nl=False)
+            return
+        Path(csv).write_text(texto, encoding="utf-8", newline="")
+        typer.echo(f"{len(filas)} movimientos en {csv} (formato {formato}).")
+        return
+    if not totales:
+        typer.echo("No hay movimientos que cumplan los filtros.")
+        return
+    tabla(f"Movimientos por tipo ({total})", ["Tipo", "Movimientos", "Importe", "Importe final", "Pendientes",
+                                              "Fallidos", "Anulados"],
+          [[t["titulo"], t["movimientos"], t["importe"] or "", t["importe_final"] or "", t["pendientes"],
+            t["fallidos"], t["anulados"]] for t in totales], enteras=("Tipo",))

@@ -25,6 +25,7 @@ ORDENES = (
     ("hilo", conversacion.hilo),
     ("reconciliar", operacion.reconciliar),
     ("auditoria", operacion.auditoria),
+    ("movimientos", operacion.movimientos),
     ("serve", servidor.serve),
     ("demo", servidor.demo),
     ("limpiar", operacion.limpiar),

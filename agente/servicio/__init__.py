@@ -19,7 +19,7 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
   de funciones) y la comprobación al arrancar de las operaciones declaradas;
 - ``pagos/``: los reembolsos y cobros pendientes se completan solos; la pasarela con log;
 - ``auditoria/``: qué salió sin firma, si las firmas y la política cuadran, si el libro
-  cuadra con la pasarela;
+  cuadra con la pasarela, y los movimientos (todo el dinero y la mercancía que se movió);
 - ``entrada/``: la entrada del personal sin la CLI: casar un correo verificado con un
   encargado activo y los enlaces de entrada por correo (solo su hash, de un uso, con ritmo);
 - ``tienda/``: la ingesta del back office de la tienda (registros idempotentes por su id,
@@ -39,6 +39,11 @@ corta, sin construir el agente: por eso ``politica_tienda``, ``cambios_politica`
 
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
 from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
+from agente.servicio.auditoria.movimientos import ESTADOS as ESTADOS_MOVIMIENTO
+from agente.servicio.auditoria.movimientos import TIPOS as TIPOS_MOVIMIENTO
+from agente.servicio.auditoria.movimientos import Filtros as FiltrosMovimientos
+from agente.servicio.auditoria.movimientos_csv import como_csv as movimientos_como_csv
+from agente.servicio.auditoria.movimientos_csv import como_csv_hoja as movimientos_como_csv_hoja
 from agente.servicio.conversaciones.atencion import ESTADOS_CLIENTE as ESTADOS_CONVERSACION
 from agente.servicio.conversaciones.atencion import MAX_TEXTO as MAX_TEXTO_TIENDA
 from agente.servicio.conversaciones.atencion import Busqueda as BusquedaConversaciones
@@ -100,6 +105,11 @@ __all__ = [
     "EnlaceEntrada",
     "CONEXIONES_PROPIAS",
     "FORMATOS_CSV_DECISIONES",
+    "ESTADOS_MOVIMIENTO",
+    "TIPOS_MOVIMIENTO",
+    "FiltrosMovimientos",
+    "movimientos_como_csv",
+    "movimientos_como_csv_hoja",
     "SISTEMA",
     "TIPOS_DECISION",
     "Arreglo",

@@ -15,6 +15,7 @@ from agente.notificaciones import avisos_cliente
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio.aprobaciones.firmas import FirmaParcial
+from agente.servicio.auditoria import movimientos as todos_los_movimientos
 from agente.servicio.auditoria.informe import informe as informe_auditoria
 from agente.servicio.conversaciones import portal_cliente, ritmo
 from agente.servicio.conversaciones.atencion import Atencion
@@ -46,18 +47,8 @@ from agente.servicio.tienda.ingesta import IngestaTienda
 from herramientas import REGISTRO, Registro
 from herramientas.pasarela import Pasarela
 
-__all__ = [
-    "SISTEMA",
-    "Arreglo",
-    "Ejecucion",
-    "Encargado",
-    "EstadoHilo",
-    "FirmaParcial",
-    "InformeAuditoria",
-    "RegistroDecision",
-    "Respuesta",
-    "Servicio",
-]
+__all__ = ["SISTEMA", "Arreglo", "Ejecucion", "Encargado", "EstadoHilo", "FirmaParcial", "InformeAuditoria",
+           "RegistroDecision", "Respuesta", "Servicio"]
 
 
 class Servicio:
@@ -208,6 +199,14 @@ class Servicio:
         """El historial para un operador (CLI): de esas tiendas, o de todas con None."""
         with self.pool.connection() as c:
             return decididas.buscar(c, tiendas, filtros)
+
+    def movimientos(self, encargado_id: str | None, filtros: todos_los_movimientos.Filtros) -> tuple[Any, int, Any]:
+        """(página de movimientos, total filtrado, totales por tipo) de las tiendas del encargado
+        (None: todas, para un operador en la CLI)."""
+        with self.pool.connection() as c:
+            tiendas = reclamos.tiendas_de(c, encargado_id) if encargado_id is not None else None
+            pagina, total = todos_los_movimientos.buscar(c, tiendas, filtros)
+            return pagina, total, todos_los_movimientos.totales(c, tiendas, filtros)
 
     # -- la CLI: ids por prefijo y a quién sugerir en las pistas ---------------------------------
 

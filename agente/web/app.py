@@ -32,6 +32,7 @@ from agente.web import (
     rutas_encargado,
     rutas_entrada,
     rutas_historial,
+    rutas_movimientos,
     rutas_pagos,
     rutas_politica,
     rutas_portal,
@@ -181,6 +182,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_portal.router)  # GET /api/conversaciones antes que /{thread_id}
     app.include_router(rutas_cliente.router)
     app.include_router(rutas_historial.router)
+    app.include_router(rutas_movimientos.router)  # todo el dinero y la mercancía que se movieron
     app.include_router(rutas_encargado.router)
     app.include_router(rutas_encargado.router_sesion)
     app.include_router(rutas_politica.router)

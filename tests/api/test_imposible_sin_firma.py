@@ -136,7 +136,8 @@ def test_un_cambio_aprobado_que_falla_por_falta_de_stock_consta_como_fallido(htt
     assert (decision["tipo"], decision["estado"]) == ("approve", "fallida")
     assert "ya no queda stock" in decision["fallo"]
     filas = list(csv.DictReader(io.StringIO(http.get("/api/decisiones.csv?formato=maquina", headers=encargado).text)))
-    assert [(f["decision"], f["estado"]) for f in filas] == [("approve", "fallida")]
+    assert [(f["decision"], f["estado"], f["importe_final"]) for f in filas] == [("approve", "fallida", "")]
+    assert decision["acciones"][0]["importe_final"] is None  # aprobada, pero no se hizo: nada pagado
     assert "ya no queda stock" in filas[0]["fallo"]
 
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:

@@ -14,16 +14,14 @@ Una caducada solo lleva las firmas que llegaron a darse antes del plazo.
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from agente.nucleo import dinero
-from agente.nucleo.fechas import ZONA_TIENDAS, fecha_hora
+from agente.nucleo import dinero, hoja_csv
+from agente.nucleo.fechas import fecha_hora
 from agente.nucleo.operaciones import por_herramienta
 from agente.servicio.decisiones.decidir import SISTEMA
 
@@ -142,7 +140,9 @@ def _campo_importe(herramienta: str | None) -> str:
     return next((c.nombre for c in operacion.campos if c.dinero), "importe") if operacion else "importe"
 
 
-def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]], *, fallida: bool = False) -> list[dict[str, Any]]:
+    """Cada operación de la pausa con lo decidido. ``importe_final``: lo aprobado o editado, y
+    nada en una decisión fallida (el efecto no se hizo: no se pagó nada)."""
     salida = []
     for n, accion in enumerate(peticion.get("action_requests") or []):
         args = accion.get("args") or {}
@@ -157,7 +157,7 @@ def _acciones(peticion: dict[str, Any], decisiones: list[dict[str, Any]]) -> lis
             "tipo": decision.get("type"),
             "importe_propuesto": dinero.texto(propuesto) if propuesto is not None else None,
             "importe_final": (dinero.texto(importe) if importe is not None else None)
-            if decision.get("type") in ("approve", "edit") else None,
+            if decision.get("type") in ("approve", "edit") and not fallida else None,
             "motivo": decision.get("message"),
         })
     return salida
@@ -213,7 +213,7 @@ def buscar(
         "decidida": f["decidida"], "aplicada": f["aplicada"], "resultado": f["resultado"],
         "espera_segundos": int(f["espera_segundos"]),
         "tipo": tipo_principal(f["encargado_id"], list(f["decisiones"])),
-        "acciones": _acciones(f["peticion"] or {}, list(f["decisiones"])),
+        "acciones": _acciones(f["peticion"] or {}, list(f["decisiones"]), fallida=bool(f["fallo"])),
         "firmas": _firmas(f),
         "nota": f["nota"],
         "estado": _estado(f), "fallo": f["fallo"],
@@ -248,54 +248,28 @@ def _firmas_csv(firmas: list[dict[str, Any]], n: int) -> str:
     return "; ".join(partes)
 
 
-def _celda(valor: Any) -> str:
-    """Texto de una celda; lo que una hoja de cálculo tomaría por fórmula va con «'»."""
-    texto = "" if valor is None else (valor.isoformat() if isinstance(valor, datetime) else str(valor))
-    return "'" + texto if texto[:1] in ("=", "+", "-", "@", "\t", "\r") else texto
-
-
 def como_csv(decisiones: list[dict[str, Any]]) -> str:
     """Una fila por operación decidida (una decisión puede tener varias); en ``firmas``, cada
     persona que firmó y lo que decidió en esa operación."""
-    salida = io.StringIO()
-    escritor = csv.writer(salida, lineterminator="\r\n")
-    escritor.writerow(COLUMNAS_CSV)
-    for d in decisiones:
-        for n, a in enumerate(d["acciones"] or [{}]):
-            escritor.writerow([_celda(v) for v in (
-                d["id"], d["decidida"], d["tienda"], d["thread_id"], d["cliente"]["id"],
-                d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"], d["tipo"],
-                a.get("nombre"), a.get("pedido"), a.get("importe_propuesto"), a.get("importe_final"),
-                d["espera_segundos"], a.get("motivo"), d["nota"], d["estado"], d["fallo"], _firmas_csv(d.get("firmas") or [], n),
-            )])
-    return salida.getvalue()
+    return hoja_csv.escribir(COLUMNAS_CSV, (
+        (d["id"], d["decidida"], d["tienda"], d["thread_id"], d["cliente"]["id"],
+         d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"], d["tipo"],
+         a.get("nombre"), a.get("pedido"), a.get("importe_propuesto"), a.get("importe_final"),
+         d["espera_segundos"], a.get("motivo"), d["nota"], d["estado"], d["fallo"],
+         _firmas_csv(d.get("firmas") or [], n))
+        for d in decisiones for n, a in enumerate(d["acciones"] or [{}])), hoja=False)
 
 
 # El CSV por defecto es para una hoja de cálculo en español (Excel, LibreOffice): «;» entre
 # columnas, UTF-8 con BOM (sin él Excel lo lee como Windows-1252), coma decimal y la hora de
 # la tienda con su zona. El de ``como_csv`` («maquina») no cambia: lo leen programas.
-FORMATOS_CSV = ("hoja", "maquina")
+FORMATOS_CSV = hoja_csv.FORMATOS
 COLUMNAS_CSV_HOJA = (
     "Id", "Decidida", "Zona horaria", "Tienda", "Hilo", "Cliente", "Nombre del cliente", "Encargado",
     "Nombre del encargado", "Decisión", "Operación", "Pedido", "Importe propuesto (EUR)",
     "Importe final (EUR)", "Espera (segundos)", "Motivo", "Nota", "Estado", "Fallo", "Firmas",
 )
 _ESTADOS_HOJA = {"aplicada": "aplicada", "fallida": "fallida", "sin_aplicar": "sin aplicar"}
-
-
-def _hora_tienda(momento: datetime) -> tuple[str, str]:
-    """(«2026-12-02 18:51:07», «Europe/Madrid (UTC+01:00)»): fecha y hora que una hoja de
-    cálculo reconoce en cualquier idioma, en la hora de la tienda, y su zona aparte."""
-    from zoneinfo import ZoneInfo
-
-    local = momento.astimezone(ZoneInfo(ZONA_TIENDAS))
-    desfase = local.strftime("%z")
-    return local.strftime("%Y-%m-%d %H:%M:%S"), f"{ZONA_TIENDAS} (UTC{desfase[:3]}:{desfase[3:]})"
-
-
-def _coma(importe: str | None) -> str:
-    """«90.00» -> «90,00»: un número para una hoja en español (sin miles ni «EUR»)."""
-    return importe.replace(".", ",") if importe else ""
 
 
 def _firmas_hoja(firmas: list[dict[str, Any]], n: int) -> str:
@@ -312,22 +286,17 @@ def _firmas_hoja(firmas: list[dict[str, Any]], n: int) -> str:
 
 
 def como_csv_hoja(decisiones: list[dict[str, Any]]) -> str:
-    """Lo mismo que ``como_csv``, para abrirlo con doble clic en una hoja de cálculo española:
-    cabeceras y valores en español, decisiones («editada») y operaciones («Reembolso») por su
-    nombre. Empieza por el BOM."""
-    salida = io.StringIO()
-    salida.write("\ufeff")
-    escritor = csv.writer(salida, delimiter=";", lineterminator="\r\n")
-    escritor.writerow(COLUMNAS_CSV_HOJA)
-    for d in decisiones:
-        decidida, zona = _hora_tienda(d["decidida"])
-        for n, a in enumerate(d["acciones"] or [{}]):
-            escritor.writerow([_celda(v) for v in (
-                d["id"], decidida, zona, d["tienda"], d["thread_id"], d["cliente"]["id"],
-                d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"],
-                nombre_decision(d["tipo"]), nombre_operacion(a.get("nombre")) if a else "", a.get("pedido"),
-                _coma(a.get("importe_propuesto")), _coma(a.get("importe_final")), d["espera_segundos"],
-                a.get("motivo"), d["nota"], _ESTADOS_HOJA.get(d["estado"], d["estado"]), d["fallo"],
-                _firmas_hoja(d.get("firmas") or [], n),
-            )])
-    return salida.getvalue()
+    """Lo mismo que ``como_csv``, para abrirlo con doble clic en una hoja de cálculo española
+    (``agente.nucleo.hoja_csv``): cabeceras y valores en español, decisiones («editada») y
+    operaciones («Reembolso») por su nombre. Empieza por el BOM."""
+    def filas():
+        for d in decisiones:
+            decidida, zona = hoja_csv.hora_tienda(d["decidida"])
+            for n, a in enumerate(d["acciones"] or [{}]):
+                yield (d["id"], decidida, zona, d["tienda"], d["thread_id"], d["cliente"]["id"],
+                       d["cliente"]["nombre"], d["encargado"]["id"], d["encargado"]["nombre"],
+                       nombre_decision(d["tipo"]), nombre_operacion(a.get("nombre")) if a else "", a.get("pedido"),
+                       hoja_csv.coma(a.get("importe_propuesto")), hoja_csv.coma(a.get("importe_final")),
+                       d["espera_segundos"], a.get("motivo"), d["nota"], _ESTADOS_HOJA.get(d["estado"], d["estado"]),
+                       d["fallo"], _firmas_hoja(d.get("firmas") or [], n))
+    return hoja_csv.escribir(COLUMNAS_CSV_HOJA, filas(), hoja=True)

@@ -6,6 +6,7 @@ import { CLAVES, abrirFlujo, api, datosToken, duracion, el, ErrorApi, euros, fec
 import { mostrarEntradas, programarRenovacion } from "./encargado_sesion.js";
 import { bloqueFicha, bloqueFirmas, textoPlazo, textoReclamo } from "./encargado_ficha.js";
 import { iniciarHistorial } from "./encargado_historial.js";
+import { iniciarMovimientos } from "./encargado_movimientos.js";
 import { iniciarSolicitudesPolitica } from "./encargado_politica.js";
 import { iniciarConversaciones } from "./encargado_conversaciones.js";
 import { iniciarPaginaPolitica } from "./encargado_politica_pagina.js";
@@ -490,7 +491,7 @@ function atajo(ev) {
 }
 
 // Cada pestaña y su panel; ``estado.alAbrir[panel]`` lo que hace al abrirse (si algo).
-const PESTANAS = [["tab-pendientes", "bandeja"], ["tab-historial", "historial"],
+const PESTANAS = [["tab-pendientes", "bandeja"], ["tab-historial", "historial"], ["tab-movimientos", "movimientos"],
   ["tab-conversaciones", "conversaciones"], ["tab-politica", "politica"]];
 
 function pestana(cual) {
@@ -549,8 +550,10 @@ function iniciar() {
   document.addEventListener("keydown", atajo);
   // La sesión se renueva: las partes de la página leen siempre el token vigente.
   estado.historial = iniciarHistorial({ token: () => estado.token, alCaducar: salir });
+  estado.movimientos = iniciarMovimientos({ token: () => estado.token, alCaducar: salir });
   estado.alAbrir = {
     historial: () => estado.historial.buscar(),
+    movimientos: () => estado.movimientos.buscar(),
     conversaciones: iniciarConversaciones({ token: () => estado.token, alCaducar: salir }),
     politica: iniciarPaginaPolitica({ token: () => estado.token }),
   };
@@ -558,6 +561,7 @@ function iniciar() {
     estado.perfil = perfil;
     $("sesion").textContent = textoSesion(perfil);
     estado.historial.tiendas(perfil.tiendas);
+    estado.movimientos.tiendas(perfil.tiendas);
   }).catch(() => {});
   iniciarSolicitudesPolitica({ token: () => estado.token, yo: estado.yo });
   // El plazo y la espera corren en la página; los datos llegan solos por el flujo.
