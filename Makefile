@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 # Procesos de pytest-xdist: cada uno con su PostgreSQL embebido; por archivo, para que las
 # fixtures de módulo (un servidor por archivo) no se repitan.
 PROCESOS ?= 2
+# Puerto de make demo: make demo PUERTO=8080.
+PUERTO ?= 8000
 SELLO  := $(VENV)/.instalado
 
 .PHONY: install demo test lint bench clean
@@ -19,7 +21,7 @@ $(SELLO): pyproject.toml requirements.lock
 install: $(SELLO)
 
 demo: $(SELLO)
-	$(BIN)/agente demo
+	$(BIN)/agente demo --port $(PUERTO)
 
 lint: $(SELLO)
 	$(BIN)/ruff check agente politicas herramientas tests bench

@@ -111,7 +111,8 @@ def demo(
     for encargado_id, tienda, nombre, activo in ENCARGADOS:
         typer.echo(f"  encargado {encargado_id}  {nombre} ({tienda}){'' if activo else ' — de baja: se le rechaza'}")
     typer.echo(f"Chat del cliente: {base}/   Bandeja del encargado: {base}/encargado   API: {base}/docs")
-    typer.echo("Por terminal, en otra: agente entrar --demo enc-talavera (y agente decidir HILO aprobar).")
+    otro = "" if port == 8000 and host == "127.0.0.1" else f" --servidor {base}"
+    typer.echo(f"Por terminal, en otra: agente entrar --demo enc-talavera{otro} (y agente decidir HILO aprobar).")
     _servir(ajustes, url, host, port, 1)
 
 

@@ -20,3 +20,16 @@ def test_el_readme_conserva_las_dos_ordenes_de_empezar():
     readme = (RAIZ / "README.md").read_text(encoding="utf-8")
     bloque = readme.split("```bash\n", 1)[1].split("```", 1)[0]
     assert [linea.split("#", 1)[0].strip() for linea in bloque.splitlines()] == ["make demo", "make test"]
+
+
+def test_make_demo_en_otro_puerto_y_make_test_en_dos_procesos():
+    import subprocess
+
+    def orden(*args: str) -> str:
+        # -n: solo imprime lo que haría; el sello de .venv se da por hecho (-o).
+        return subprocess.run(["make", "-n", "-o", ".venv/.instalado", "-o", "lint", *args], cwd=RAIZ,
+                              capture_output=True, text=True, check=True).stdout
+
+    assert "agente demo --port 8123" in orden("demo", "PUERTO=8123")
+    assert "agente demo --port 8000" in orden("demo")
+    assert "pytest -n 2 --dist loadfile" in orden("test")
