@@ -19,7 +19,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
   de funciones) y la comprobación al arrancar de las operaciones declaradas;
 - ``pagos/``: los reembolsos y cobros pendientes se completan solos; la pasarela con log;
 - ``auditoria/``: qué salió sin firma, si las firmas y la política cuadran, si el libro
-  cuadra con la pasarela;
+  cuadra con la pasarela, y si lo que el agente dijo al cliente pasó (``afirmaciones``,
+  ``verdad``: también la evaluación y las pruebas lo comprueban);
 - ``entrada/``: la entrada del personal sin la CLI: casar un correo verificado con un
   encargado activo y los enlaces de entrada por correo (solo su hash, de un uso, con ritmo);
 - ``tienda/``: la ingesta del back office de la tienda (registros idempotentes por su id,
@@ -39,6 +40,7 @@ corta, sin construir el agente: por eso ``politica_tienda``, ``cambios_politica`
 
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
 from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
+from agente.servicio.auditoria.verdad import afirmaciones_falsas
 from agente.servicio.conversaciones.atencion import ESTADOS_CLIENTE as ESTADOS_CONVERSACION
 from agente.servicio.conversaciones.atencion import MAX_TEXTO as MAX_TEXTO_TIENDA
 from agente.servicio.conversaciones.atencion import Busqueda as BusquedaConversaciones
@@ -114,6 +116,7 @@ __all__ = [
     "RegistroDecision",
     "Respuesta",
     "Servicio",
+    "afirmaciones_falsas",
     "arrancar_periodicas",
     "cambios_politica",
     "gestion_autoridad",
