@@ -107,6 +107,8 @@ def test_los_textos_de_la_aplicacion_de_espera_y_de_fallo_no_afirman_efectos():
      [("reembolso", "existe", (), (Decimal("1234.50"),), None)]),
     (f"Listo: he cancelado tu pedido {PEDIDO}.", [("cancelacion", "existe", (), (), PEDIDO)]),
     ("He cambiado tu dirección de envío.", [("direccion", "existe", (), (), None)]),
+    ("He cambiado la cafetera por la de acero.", [("cambio", "existe", (), (), None)]),
+    ("Te he enviado un correo con los detalles.", []),
     ("Hemos cobrado la diferencia de +5,00 EUR (cobro CO-000001).",
      [("cobro", "hecho", ("CO-000001",), (Decimal("5.00"),), None)]),
 ])

@@ -50,7 +50,8 @@ RE_MOTIVO = re.compile(r"^Motivo:", re.IGNORECASE)
 RE_FRASE = re.compile(r"(?<=[.!?])\s+(?=[¿¡«(A-ZÁÉÍÓÚÑ])|\n+")
 
 # Los verbos de un efecto hecho, sobre el texto plegado (minúsculas y sin tildes).
-# (patrón, operación si el verbo la fija o None si la dice su complemento, nivel)
+# (patrón, operación si el verbo la fija o None si la dice su complemento, nivel); «cambio?»:
+# la del complemento y, si no dice ninguna, un cambio de producto («he cambiado la cafetera…»).
 # nivel «hecho»: el dinero ya se movió (emitido o confirmado); «existe»: la operación consta.
 _PRIMERA = r"\b(?:ya\s+)?(?:(?:te|le|os|les|se|lo|la|se lo|te lo|te la)\s+)?(?:ya\s+)?(?:he|hemos)\s+"
 VERBOS: tuple[tuple[re.Pattern[str], str | None, str], ...] = tuple(
@@ -59,7 +60,7 @@ VERBOS: tuple[tuple[re.Pattern[str], str | None, str], ...] = tuple(
         (_PRIMERA + r"cobrado\b", "cobro", "hecho"),
         (_PRIMERA + r"cancelado\b", "cancelacion", "existe"),
         (_PRIMERA + r"(?:reenviado|vuelto a enviar)\b", "reenvio", "existe"),
-        (_PRIMERA + r"cambiado\b", None, "existe"),
+        (_PRIMERA + r"cambiado\b", "cambio?", "existe"),
         (_PRIMERA + r"(?:tramitado|procesado|gestionado|emitido|realizado|registrado|hecho|"
                     r"efectuado|completado|dado|generado|creado|enviado|aplicado)\b", None, "existe"),
         (r"\bte\s+(?:devolvemos|reembolsamos|abonamos|devuelvo)\b",
@@ -152,11 +153,13 @@ def _cuenta(plegada: str, inicio: int, fin: int) -> bool:
 
 
 def _operacion(plegada: str, fin: int, fija: str | None) -> str | None:
-    if fija is not None:
+    if fija is not None and not fija.endswith("?"):
         return fija
     complemento = plegada[fin:fin + 60]
     encontradas = [(m.start(), op) for patron, op in OBJETOS if (m := patron.search(complemento))]
-    return min(encontradas)[1] if encontradas else None
+    if encontradas:
+        return min(encontradas)[1]
+    return fija.removesuffix("?") if fija else None
 
 
 def _de_frase(frase: str) -> list[Afirmacion]:
