@@ -4,7 +4,8 @@ Sin ``DATABASE_URL`` se arranca el PostgreSQL embebido en una carpeta temporal. 
 test recibe una base clonada de una plantilla ya migrada (``CREATE DATABASE ...
 TEMPLATE``), así que los tests no se ven entre sí y no hay que limpiar nada. Aquí también
 el servicio completo (``servicio``) y los canales de aviso reales (``smtp``,
-``receptor_webhook``). Lo propio de un tipo de prueba está en el ``conftest.py`` de su
+``receptor_webhook``). Al acabar, cada base comprueba que el agente no dijo nada que no
+pasó (``tests/apoyo/afirmaciones.py``; ``@pytest.mark.afirmaciones_falsas`` lo permite). Lo propio de un tipo de prueba está en el ``conftest.py`` de su
 carpeta (``api``: la app por HTTP; ``navegador``: Chromium; ``unidad``: ninguna base); lo
 que no es una fixture, en ``tests/apoyo/``. Ninguna prueba importa otra (ni este fichero).
 """
@@ -24,6 +25,7 @@ from agente.bd.migraciones import migrar
 from agente.bd.pool import KWARGS_CONEXION, abrir_pool
 from agente.bd.url import arrancar_embebido
 from agente.demo.carga import cargar_demo
+from tests.apoyo.afirmaciones import comprobar_afirmaciones
 from tests.apoyo.bases import borrar_base, crear_base
 
 
@@ -62,21 +64,29 @@ def plantillas(url_admin):
 
 
 @pytest.fixture
-def bd_url(url_admin, plantillas):
-    """URL de una base nueva con el esquema y el catálogo de demo."""
+def bd_url(request, url_admin, plantillas):
+    """URL de una base nueva con el esquema y el catálogo de demo.
+
+    Al acabar, ningún mensaje del agente en ella afirma algo que no pasó (issue 42)."""
     nombre = f"t_{uuid.uuid4().hex[:12]}"
     url = crear_base(url_admin, nombre, plantilla=plantillas["demo"])
     yield url
-    borrar_base(url_admin, nombre)
+    try:
+        comprobar_afirmaciones(request, url)
+    finally:
+        borrar_base(url_admin, nombre)
 
 
 @pytest.fixture
-def bd_vacia_url(url_admin, plantillas):
-    """URL de una base nueva con el esquema migrado y sin datos."""
+def bd_vacia_url(request, url_admin, plantillas):
+    """URL de una base nueva con el esquema migrado y sin datos (y la misma comprobación)."""
     nombre = f"t_{uuid.uuid4().hex[:12]}"
     url = crear_base(url_admin, nombre, plantilla=plantillas["esquema"])
     yield url
-    borrar_base(url_admin, nombre)
+    try:
+        comprobar_afirmaciones(request, url)
+    finally:
+        borrar_base(url_admin, nombre)
 
 
 @pytest.fixture

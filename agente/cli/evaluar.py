@@ -79,7 +79,8 @@ def evaluar(
     pk = ", ".join(f"pass^{n} = {v:.3f}" for n, v in datos["pass_k"].items())
     typer.echo(f"{len(datos['tareas'])} tareas ({len(datos['omitidas'])} omitidas), k = {k}: {pk}; "
                f"escalado: precisión {datos['escalado']['precision']:.3f}, "
-               f"recall {datos['escalado']['recall']:.3f}; {datos['segundos']} s")
+               f"recall {datos['escalado']['recall']:.3f}; afirmaciones falsas: {datos['afirmaciones_falsas']}; "
+               f"{datos['segundos']} s")
     for t in datos["tareas"]:
         for f in t["fallos"]:
             typer.echo(f"FALLO {t['id']} (intento {f['intento']}): " + "; ".join(f["motivos"]))

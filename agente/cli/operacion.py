@@ -15,8 +15,8 @@ import typer
 from agente.cli.comun import con_zona, errores_en_una_linea, servicio, tabla, url_migrada
 from agente.nucleo.operaciones import VALE_VENTANA_DIAS
 
-__all__ = ["TITULOS_LIBRO", "TITULOS_POLITICA", "TITULOS_SERIE", "auditoria", "limpiar", "movimientos",
-           "reconciliar", "secreto"]
+__all__ = ["TITULO_AFIRMACIONES", "TITULOS_LIBRO", "TITULOS_POLITICA", "TITULOS_SERIE", "auditoria", "limpiar",
+           "movimientos", "reconciliar", "secreto"]
 
 TITULOS_POLITICA = {
     "ampliacion_sin_firma": "versiones que amplían sin la firma de alguien por encima del autor",
@@ -35,6 +35,9 @@ TITULOS_LIBRO = {
     "fallos_tardios": "reembolsos o cobros que el proveedor dio por hechos y después por fallidos",
     "cancelaciones": "cancelaciones sin su reembolso, sin sus unidades o de un pedido no cancelado",
 }
+
+# Lo que el agente dijo al cliente que pasó y no está en la base (``auditoria.verdad``).
+TITULO_AFIRMACIONES = "Mensajes del agente (7 días) que afirman algo que no pasó"
 
 # Lo que un orden en serie no habría dejado pasar sin firma (``auditoria_serie``).
 TITULOS_SERIE = {
@@ -81,7 +84,7 @@ def auditoria(
         int, typer.Option(help="Minutos a partir de los que un movimiento pendiente es un hallazgo.")
     ] = 60,
 ) -> None:
-    """Comprueba firmas, libro, política y orden en serie (sale con código 1 si hay algún hallazgo).
+    """Comprueba firmas, libro, política, orden en serie y lo que el agente dijo (código 1 si hay algún hallazgo).
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.servicio import hallazgos_auditoria
@@ -110,6 +113,11 @@ def auditoria(
                 columnas = list(filas[0])
                 tabla(f"{seccion}: {titulos[comprobacion]}", columnas, [[f[c] for c in columnas] for f in filas])
             typer.echo(f"{seccion}, {titulos[comprobacion]}: {len(filas)}")
+    afirmaciones = informe.get("afirmaciones", [])
+    if afirmaciones:
+        tabla(TITULO_AFIRMACIONES, ["Hallazgo", "Hilo", "Mensaje", "Frase", "Detalle"],
+              [[f["hallazgo"], f["thread_id"], f["mensaje_id"], f["frase"], f["detalle"]] for f in afirmaciones])
+    typer.echo(f"{TITULO_AFIRMACIONES}: {len(afirmaciones)}")
     if informe["tiempos"]:
         tabla("Tiempo hasta la decisión (segundos)", ["Tienda", "Decisiones", "p50", "p90", "Máximo"],
               [[t["tienda"], t["decisiones"], f"{t['p50']:.0f}", f"{t['p90']:.0f}", f"{t['maximo']:.0f}"]

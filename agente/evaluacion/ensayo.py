@@ -23,6 +23,7 @@ from agente.evaluacion.comprobaciones import Observado, comprobar
 from agente.evaluacion.encargado import decisiones
 from agente.evaluacion.tareas import Tarea
 from agente.nucleo.errores import AprobacionPendiente, ErrorDominio, Prohibido
+from agente.servicio import afirmaciones_falsas
 
 __all__ = ["Intento", "ensayar"]
 
@@ -50,6 +51,8 @@ class Intento:
     tokens: int = 0
     trace_id: str | None = None
     instantanea: str = ""
+    # Lo que el agente dijo que pasó y no está en la base (``agente.servicio.afirmaciones_falsas``).
+    afirmaciones_falsas: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -137,6 +140,7 @@ def ensayar(
         transcripcion = list(c.execute(TRANSCRIPCION_SQL, {"thread_id": hilo}))
         estado = c.execute(ESTADO_SQL, {"thread_id": hilo}).fetchone()["estado"]
         llamadas, tokens = _llamadas(servicio.estado_hilo(hilo).mensajes)
+        falsas = afirmaciones_falsas(c, hilos=[hilo])
         obs = Observado(
             mensajes_agente=[m["texto"] for m in transcripcion if m["rol"] == "agente"],
             transcripcion=transcripcion,
@@ -148,10 +152,12 @@ def ensayar(
             llamadas=llamadas,
             errores=errores,
         )
-    fallos = comprobar(tarea, obs)
+    # Decir al cliente algo que no pasó suspende la tarea, aunque lo demás cuadre.
+    fallos = comprobar(tarea, obs) + [f"afirmación falsa ({f['hallazgo']}): «{f['frase']}»: {f['detalle']}"
+                                      for f in falsas]
     return Intento(
         tarea=tarea.id, exito=not fallos, fallos=fallos, transcripcion=transcripcion,
         escalados=obs.escalados, segundos=time.monotonic() - inicio, tokens=tokens,
-        trace_id=trace_id, instantanea=instantanea.hash_instantanea(obs.bd),
+        trace_id=trace_id, instantanea=instantanea.hash_instantanea(obs.bd), afirmaciones_falsas=falsas,
         extra={"bd": obs.bd},
     )

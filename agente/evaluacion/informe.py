@@ -25,7 +25,8 @@ def markdown(informe: Informe) -> str:
         "",
         f"{len(datos['tareas'])} tareas, k = {datos['k']}, {datos['segundos']} s. "
         f"Escalado: precisión {_num(datos['escalado']['precision'])}, "
-        f"recall {_num(datos['escalado']['recall'])}.",
+        f"recall {_num(datos['escalado']['recall'])}. "
+        f"Afirmaciones falsas del agente: {datos['afirmaciones_falsas']}.",
         "",
         "| k | pass^k |",
         "|---|---|",

@@ -46,6 +46,10 @@ class Informe:
             for tid, lista in self.intentos.items() for i in lista
         )
 
+    def afirmaciones_falsas(self) -> int:
+        """Cuántas afirmaciones falsas dijo el agente en todos los intentos (debe ser 0)."""
+        return sum(len(i.afirmaciones_falsas) for lista in self.intentos.values() for i in lista)
+
     def como_json(self) -> dict[str, Any]:
         """El contrato del issue 17 (``modelo``, ``k``, ``tareas``, ``pass_k``, ``escalado``) y más."""
         tareas = []
@@ -68,6 +72,7 @@ class Informe:
             "tareas": tareas,
             "pass_k": self.pass_k(),
             "escalado": self.escalado(),
+            "afirmaciones_falsas": self.afirmaciones_falsas(),
             "omitidas": [{"id": t, "motivo": m} for t, m in self.omitidas.items()],
             "segundos": round(self.segundos, 1),
         }

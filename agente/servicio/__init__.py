@@ -19,7 +19,9 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
   de funciones) y la comprobación al arrancar de las operaciones declaradas;
 - ``pagos/``: los reembolsos y cobros pendientes se completan solos; la pasarela con log;
 - ``auditoria/``: qué salió sin firma, si las firmas y la política cuadran, si el libro
-  cuadra con la pasarela, y los movimientos (todo el dinero y la mercancía que se movió);
+  cuadra con la pasarela, si lo que el agente dijo al cliente pasó (``afirmaciones``,
+  ``verdad``: también la evaluación y las pruebas lo comprueban) y los movimientos (todo el
+  dinero y la mercancía que se movió);
 - ``entrada/``: la entrada del personal sin la CLI: casar un correo verificado con un
   encargado activo y los enlaces de entrada por correo (solo su hash, de un uso, con ritmo);
 - ``tienda/``: la ingesta del back office de la tienda (registros idempotentes por su id,
@@ -44,6 +46,7 @@ from agente.servicio.auditoria.movimientos import TIPOS as TIPOS_MOVIMIENTO
 from agente.servicio.auditoria.movimientos import Filtros as FiltrosMovimientos
 from agente.servicio.auditoria.movimientos_csv import como_csv as movimientos_como_csv
 from agente.servicio.auditoria.movimientos_csv import como_csv_hoja as movimientos_como_csv_hoja
+from agente.servicio.auditoria.verdad import afirmaciones_falsas
 from agente.servicio.conversaciones.atencion import ESTADOS_CLIENTE as ESTADOS_CONVERSACION
 from agente.servicio.conversaciones.atencion import MAX_TEXTO as MAX_TEXTO_TIENDA
 from agente.servicio.conversaciones.atencion import Busqueda as BusquedaConversaciones
@@ -124,6 +127,7 @@ __all__ = [
     "RegistroDecision",
     "Respuesta",
     "Servicio",
+    "afirmaciones_falsas",
     "arrancar_periodicas",
     "cambios_politica",
     "gestion_autoridad",

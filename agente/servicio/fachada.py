@@ -17,6 +17,7 @@ from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio.aprobaciones.firmas import FirmaParcial
 from agente.servicio.auditoria import movimientos as todos_los_movimientos
 from agente.servicio.auditoria.informe import informe as informe_auditoria
+from agente.servicio.auditoria.verdad import puntuar_respuesta
 from agente.servicio.conversaciones import portal_cliente, ritmo
 from agente.servicio.conversaciones.atencion import Atencion
 from agente.servicio.conversaciones.candados import CandadosHilo
@@ -121,7 +122,7 @@ class Servicio:
         return self.conversaciones.historial(thread_id, ctx, desde=desde)
 
     def conversar(self, thread_id: str, texto: str, ctx: ContextoCliente) -> Respuesta:
-        return self.conversaciones.conversar(thread_id, texto, ctx)
+        return puntuar_respuesta(self.ejecutor, self.conversaciones.conversar(thread_id, texto, ctx))
 
     # -- cola y decisiones --------------------------------------------------------------------
 
@@ -143,7 +144,8 @@ class Servicio:
     ) -> Respuesta | FirmaParcial:
         """Una firma: ``FirmaParcial`` si aún faltan firmas; si no, la respuesta al cliente.
         ``nota``: se añade al mensaje final del cliente; ``canal``: web, cli o protocolo."""
-        return self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal)
+        respuesta = self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal)
+        return puntuar_respuesta(self.ejecutor, respuesta)  # una FirmaParcial sale tal cual
 
     # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
 

@@ -144,6 +144,8 @@ class InformeAuditoria(TypedDict):
     serie: dict[str, list[dict[str, Any]]]
     # Por qué canal llegaron las firmas (web, cli, protocolo) por tienda; no son hallazgos.
     canales: NotRequired[list[dict[str, Any]]]
+    # Lo que el agente dijo al cliente y no pasó (``auditoria.verdad``): hallazgos.
+    afirmaciones: NotRequired[list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ CallbackHandler del producto y ``mascara`` lo que no sale."""
 from agente.trazas.ids import (
     DECISIONES,
     EVENTO_VEREDICTO,
+    PUNTUACION_AFIRMACIONES,
     PUNTUACION_DECISION,
     PUNTUACION_ESPERA,
     TIPOS_EJECUCION,
@@ -16,6 +17,7 @@ from agente.trazas.trazador import Trazador
 __all__ = [
     "DECISIONES",
     "EVENTO_VEREDICTO",
+    "PUNTUACION_AFIRMACIONES",
     "PUNTUACION_DECISION",
     "PUNTUACION_ESPERA",
     "TIPOS_EJECUCION",

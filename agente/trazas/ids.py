@@ -19,6 +19,7 @@ from agente.trazas.mascara import enmascarar_texto
 __all__ = [
     "DECISIONES",
     "EVENTO_VEREDICTO",
+    "PUNTUACION_AFIRMACIONES",
     "PUNTUACION_DECISION",
     "PUNTUACION_ESPERA",
     "TIPOS_EJECUCION",
@@ -39,6 +40,8 @@ DECISIONES: frozenset[str] = frozenset({"approve", "edit", "reject", "respond", 
 
 PUNTUACION_DECISION = "decision_encargado"
 PUNTUACION_ESPERA = "espera_minutos"
+# 1 si todo lo que el mensaje del turno dice que pasó está en la base (issue 42), 0 si no.
+PUNTUACION_AFIRMACIONES = "afirmaciones_verdaderas"
 EVENTO_VEREDICTO = "veredicto_politica"
 
 _TRACE_ID_RE = re.compile(r"^[0-9a-f]{32}$")

@@ -58,6 +58,7 @@ from agente.nucleo.registro_log import anotar
 from agente.trazas.ids import (
     DECISIONES,
     EVENTO_VEREDICTO,
+    PUNTUACION_AFIRMACIONES,
     PUNTUACION_DECISION,
     PUNTUACION_ESPERA,
     TIPOS_EJECUCION,
@@ -305,6 +306,22 @@ class Trazador:
             )
         except Exception:
             logger.exception("No se pudo puntuar la decisión en Langfuse")
+
+    def puntuar_afirmaciones(self, *, trace_id: str, thread_id: str, mensaje: str, falsas: list[str]) -> None:
+        """``afirmaciones_verdaderas``: 1 si nada de lo que dice el mensaje es falso, 0 si no
+        (las falsas, enmascaradas, en el comentario). Id por (hilo, traza, ``mensaje``)."""
+        validar_trace_id(trace_id)
+        if not self.activo:
+            return
+        try:
+            self._cliente.create_score(
+                score_id=id_puntuacion(thread_id, f"{trace_id}:{mensaje}", PUNTUACION_AFIRMACIONES),
+                trace_id=trace_id, name=PUNTUACION_AFIRMACIONES, value=0 if falsas else 1,
+                data_type="BOOLEAN", comment=enmascarar_texto("; ".join(falsas)) if falsas else None,
+                metadata={"thread_id": thread_id},
+            )
+        except Exception:
+            logger.exception("No se pudo puntuar las afirmaciones en Langfuse")
 
     # --- enlaces y ciclo de vida -----------------------------------------------------
 

@@ -117,6 +117,7 @@ class _Auditoria(Collector):
         )
         familia.add_metric(["sin_firma"], len(informe["sin_firma"]))
         familia.add_metric(["firmas"], len(informe["firmas"]))
+        familia.add_metric(["afirmaciones"], len(informe.get("afirmaciones", [])))
         for comprobacion, filas in [*informe["libro"].items(), *informe["politica"].items(),
                                     *informe["serie"].items()]:
             familia.add_metric([comprobacion], len(filas))

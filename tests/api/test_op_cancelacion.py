@@ -201,6 +201,8 @@ def test_la_auditoria_ve_una_cancelacion_que_necesitaba_firma_y_salio_sin_ella(h
     assert hallazgo["motivos"] == ["cancelación de 420,00 EUR supera el límite de 200,00 EUR de la tienda"]
 
 
+# El reembolso manipulado deja falso lo que el agente dijo («te devolvemos 25,00 EUR»): se ve.
+@pytest.mark.afirmaciones_falsas
 def test_la_auditoria_del_libro_ve_una_cancelacion_manipulada(http, como, ajustes):
     url = ajustes.database_url
     _, r = _decir(http, como, "C-0002", f"Cancela mi pedido {SOLO}")
@@ -214,7 +216,9 @@ def test_la_auditoria_del_libro_ve_una_cancelacion_manipulada(http, como, ajuste
         assert [h["hallazgo"] for h in informe(c)["libro"]["cancelaciones"]] == ["cancelacion_sin_sus_unidades"]
         c.execute("UPDATE reembolsos SET importe = 250.00 WHERE pedido_id = %(p)s", {"p": SOLO})
         (hallazgo,) = informe(c)["libro"]["cancelaciones"]
+        dicho = [(f["hallazgo"], f["detalle"]) for f in informe(c)["afirmaciones"]]
     assert (hallazgo["hallazgo"], hallazgo["referencia"]) == ("reembolso_de_cancelacion_con_otro_importe", "CA-000001")
+    assert dicho == [("importe_distinto", "25,00 EUR: no es el importe de RE-000001 de 250,00 EUR")]
 
 
 def test_limite_cancelacion_tiene_dominio_y_defecto_de_200():

@@ -121,6 +121,7 @@ def test_el_modelo_offline_pasa_toda_su_suite(url_admin, plantillas):
     assert len(datos["tareas"]) >= 40
     assert datos["pass_k"] == {"1": 1.0}
     assert datos["escalado"] == {"precision": 1.0, "recall": 1.0}
+    assert datos["afirmaciones_falsas"] == 0  # nada de lo que dijo el agente dejó de pasar
     assert {o["id"] for o in datos["omitidas"]} == {t.id for t in tareas if omision(t)}
 
 
@@ -196,6 +197,18 @@ def test_la_suite_detecta_un_numero_de_reembolso_inventado(url_admin, plantillas
     motivos = informe.como_json()["tareas"][0]["fallos"][0]["motivos"]
     assert any("número inventado: RE-004242" in m for m in motivos), motivos
     assert any("la base no acaba como se esperaba" in m for m in motivos), motivos
+    assert any(m.startswith("afirmación falsa (referencia_inexistente)") for m in motivos), motivos
+    assert informe.como_json()["afirmaciones_falsas"] == 1
+
+
+def test_la_suite_cuenta_un_reembolso_que_el_modelo_dice_sin_haberlo_hecho(url_admin, plantillas, ajustes_openai):
+    # Sin llamar a ninguna herramienta y sin número: solo el importe y el verbo en pasado.
+    servidor, ajustes = ajustes_openai
+    servidor.responder_texto("Ya está: te he devuelto 24,90 EUR a tu tarjeta.")
+    informe = _evaluar(url_admin, plantillas, cargar_tareas("reembolso-sin-firma"), ajustes=ajustes, k=1)
+    motivos = informe.como_json()["tareas"][0]["fallos"][0]["motivos"]
+    assert any(m.startswith("afirmación falsa (sin_efecto)") for m in motivos), motivos
+    assert informe.afirmaciones_falsas() == 1
 
 
 # ------------------------------------------------------------------ Langfuse

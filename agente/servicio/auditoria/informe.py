@@ -3,7 +3,8 @@
 Además (``auditoria_firmas``): cada efecto tuvo las firmas que exigía la autoridad guardada;
 y (``auditoria_politica``) la política misma: nadie la amplió sin la firma de alguien por
 encima, y cada efecto se ejecutó con los valores fijados al pausar; y (``auditoria_serie``)
-nada salió sin firma que una ejecución en serie no habría dejado pasar.
+nada salió sin firma que una ejecución en serie no habría dejado pasar; y (``verdad``) nada
+de lo que el agente dijo al cliente en los últimos días es falso.
 
 Una sola consulta cruza los efectos (la vista ``efectos``: reembolsos, sustituciones y
 cualquier otra operación declarada en ``agente.nucleo.operaciones``) con el veredicto
@@ -13,6 +14,8 @@ veredicto cuenta como «necesitaba firma»: algo lo creó sin pasar por el agent
 
 from __future__ import annotations
 
+import datetime as dt
+
 import psycopg
 
 from agente.nucleo.puertos import CLAVE_IMPOSIBLE
@@ -20,6 +23,7 @@ from agente.servicio.auditoria.auditoria_firmas import firmas_que_no_cumplen
 from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
 from agente.servicio.auditoria.auditoria_politica import auditar_politica
 from agente.servicio.auditoria.auditoria_serie import FIRMADO_SQL, FIRMAS_SQL, auditar_serie
+from agente.servicio.auditoria.verdad import afirmaciones_falsas
 from agente.servicio.resultados import InformeAuditoria
 
 __all__ = ["canales_de_firma", "decisiones_fallidas", "efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
@@ -87,10 +91,12 @@ def tiempos_de_decision(conexion: psycopg.Connection) -> list[dict]:
 
 
 def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float = 3600,
-            registros_pasarela=None) -> InformeAuditoria:
+            registros_pasarela=None, afirmaciones_dias: float = 7) -> InformeAuditoria:
     """Efectos sin la firma requerida, hallazgos del libro (todo debería ser vacío),
     decisiones cuyo efecto aprobado falló (se cuentan; no son un hallazgo: nada salió sin
-    firma) y tiempos de decisión por tienda."""
+    firma), tiempos de decisión por tienda y las afirmaciones falsas de los mensajes del
+    agente de los últimos ``afirmaciones_dias`` días (leerlos todos crecería sin fin)."""
+    desde = dt.datetime.now(dt.UTC) - dt.timedelta(days=afirmaciones_dias)
     return InformeAuditoria(
         sin_firma=efectos_sin_firma(conexion),
         firmas=firmas_que_no_cumplen(conexion),
@@ -101,6 +107,7 @@ def informe(conexion: psycopg.Connection, *, pendientes_mas_de_segundos: float =
         politica=auditar_politica(conexion),
         serie=auditar_serie(conexion),
         canales=canales_de_firma(conexion),
+        afirmaciones=afirmaciones_falsas(conexion, desde=desde),
     )
 
 
@@ -108,4 +115,5 @@ def hallazgos(informe_: InformeAuditoria) -> int:
     """Cuántos hallazgos hay en total (0 = la auditoría pasa)."""
     return (len(informe_["sin_firma"]) + len(informe_.get("firmas", [])) + total_hallazgos(informe_["libro"])
             + sum(len(v) for v in informe_.get("politica", {}).values())
-            + sum(len(v) for v in informe_.get("serie", {}).values()))
+            + sum(len(v) for v in informe_.get("serie", {}).values())
+            + len(informe_.get("afirmaciones", [])))
