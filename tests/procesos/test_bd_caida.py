@@ -43,7 +43,7 @@ def base_propia(tmp_path):
 def _peticion(base: str, metodo: str, ruta: str, ajustes, hilo: str) -> tuple[int, dict, str, float]:
     ruta = ruta.replace("{thread_id}", hilo).replace("{tienda}", "talavera").replace("{solicitud_id}", "1")
     sujeto = ("enc-talavera" if ruta.startswith(
-        ("/api/aprobaciones", "/api/decisiones", "/api/politica", "/api/solicitudes-politica", "/api/sesion",
+        ("/api/aprobaciones", "/api/decisiones", "/api/movimientos", "/api/politica", "/api/solicitudes-politica", "/api/sesion",
          "/api/personal/"))
         else "C-0001")
     cuerpos = {"/solicitudes-politica/1/decision": {"decision": "aprobar"}, "/mensajes": {"texto": "hola"}, "/decision": {"decisiones": [{"type": "approve"}]},
