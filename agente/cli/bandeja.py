@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agente.cli.comun import con_zona, errores_en_una_linea, servicio, tabla
+from agente.cli.comun import con_zona, errores_en_una_linea, escribir_csv, servicio, tabla
 from agente.nucleo import dinero
 from agente.nucleo.errores import DecisionNoValida
 from agente.nucleo.fechas import fecha_hora
@@ -178,16 +178,10 @@ def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedid
 
 def _escribir_csv(decisiones: list[dict[str, Any]], ruta: str, formato: str) -> None:
     """El mismo CSV que ``GET /api/decisiones.csv?formato=...`` (con BOM en «hoja»)."""
-    from pathlib import Path
-
     from agente.servicio import decisiones_como_csv, decisiones_como_csv_hoja
 
     texto = decisiones_como_csv(decisiones) if formato == "maquina" else decisiones_como_csv_hoja(decisiones)
-    if ruta == "-":
-        typer.echo(texto, nl=False)
-        return
-    Path(ruta).write_text(texto, encoding="utf-8", newline="")
-    typer.echo(f"{len(decisiones)} decisiones en {ruta} (formato {formato}).")
+    escribir_csv(texto, ruta, filas=len(decisiones), que="decisiones", formato=formato)
 
 
 @errores_en_una_linea

@@ -17,12 +17,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from functools import wraps
+from pathlib import Path
 
 import typer
 
 from agente.nucleo.errores import ErrorDominio
 
-__all__ = ["con_zona", "conexion", "errores_en_una_linea", "servicio", "tabla", "url", "url_migrada"]
+__all__ = ["con_zona", "conexion", "errores_en_una_linea", "escribir_csv", "servicio", "tabla", "url", "url_migrada"]
 
 
 def errores_en_una_linea(funcion):
@@ -119,3 +120,12 @@ def con_zona(momento: datetime | None) -> datetime | None:
     if momento is None or momento.tzinfo is not None:
         return momento
     return momento.replace(tzinfo=ZoneInfo(ZONA_TIENDAS))
+
+
+def escribir_csv(texto: str, ruta: str, *, filas: int, que: str, formato: str) -> None:
+    """El CSV en ``ruta`` («-»: la salida) y, en un fichero, cuántas ``que`` escribió."""
+    if ruta == "-":
+        typer.echo(texto, nl=False)
+        return
+    Path(ruta).write_text(texto, encoding="utf-8", newline="")
+    typer.echo(f"{filas} {que} en {ruta} (formato {formato}).")

@@ -12,7 +12,14 @@ from typing import Annotated
 
 import typer
 
-from agente.cli.comun import con_zona, errores_en_una_linea, servicio, tabla, url_migrada
+from agente.cli.comun import (
+    con_zona,
+    errores_en_una_linea,
+    escribir_csv,
+    servicio,
+    tabla,
+    url_migrada,
+)
 from agente.nucleo.operaciones import VALE_VENTANA_DIAS
 
 __all__ = ["TITULO_AFIRMACIONES", "TITULOS_LIBRO", "TITULOS_POLITICA", "TITULOS_SERIE", "auditoria", "limpiar",
@@ -194,7 +201,6 @@ def movimientos(
     tipo (los de la pestaña «Movimientos»; el importe final, solo de los completados).
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from pathlib import Path
 
     from agente.nucleo.errores import DecisionNoValida
     from agente.servicio import (
@@ -217,11 +223,7 @@ def movimientos(
         filas, total, totales = abierto.movimientos(None, filtros)
     if csv is not None:
         texto = movimientos_como_csv(filas) if formato == "maquina" else movimientos_como_csv_hoja(filas)
-        if csv == "-":
-            typer.echo(texto, nl=False)
-            return
-        Path(csv).write_text(texto, encoding="utf-8", newline="")
-        typer.echo(f"{len(filas)} movimientos en {csv} (formato {formato}).")
+        escribir_csv(texto, csv, filas=len(filas), que="movimientos", formato=formato)
         return
     if not totales:
         typer.echo("No hay movimientos que cumplan los filtros.")

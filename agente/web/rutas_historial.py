@@ -24,11 +24,11 @@ from agente.web.dependencias import ServicioWeb
 
 router = APIRouter(prefix="/api/decisiones", tags=["encargado"])
 
-_ERRORES = {
+ERRORES_PERSONAL = {
     401: {"model": esquemas.Error, "description": "Sin token o token no válido o caducado."},
     403: {"model": esquemas.Error, "description": "Otra tienda, otro rol o encargado de baja."},
 }
-MAX_CSV = 10_000
+MAX_CSV = 10_000  # filas de un CSV (historial y movimientos)
 
 
 # RFC 3339, como dice ``format: date-time``: fecha, hora y zona. Sin esto pydantic tomaba
@@ -69,7 +69,7 @@ def _comprobar_tienda(servicio, encargado, filtros: FiltrosDecisiones) -> None:
         raise Prohibido("solo puedes ver el historial de tus tiendas")
 
 
-@router.get("", summary="Historial de decisiones", response_model=esquemas_bandeja.PaginaDecisiones, responses=_ERRORES)
+@router.get("", summary="Historial de decisiones", response_model=esquemas_bandeja.PaginaDecisiones, responses=ERRORES_PERSONAL)
 def historial(servicio: ServicioWeb, encargado: EncargadoActual, filtros: FiltrosHistorial):
     """Decisiones de las tiendas del encargado, la más reciente primero, por páginas."""
     _comprobar_tienda(servicio, encargado, filtros)
@@ -79,7 +79,7 @@ def historial(servicio: ServicioWeb, encargado: EncargadoActual, filtros: Filtro
 
 
 @router.get(".csv", summary="Historial de decisiones en CSV", response_class=Response,
-            responses={**_ERRORES, 200: {"content": {"text/csv": {}}, "description": "Una fila por operación."}})
+            responses={**ERRORES_PERSONAL, 200: {"content": {"text/csv": {}}, "description": "Una fila por operación."}})
 def historial_csv(
     servicio: ServicioWeb, encargado: EncargadoActual, filtros: FiltrosHistorial,
     formato: Annotated[Literal[FORMATOS_CSV_DECISIONES], Query(  # type: ignore[valid-type]

@@ -17,18 +17,13 @@ from agente.servicio import (
     movimientos_como_csv,
     movimientos_como_csv_hoja,
 )
-from agente.web import esquemas, esquemas_movimientos
+from agente.web import esquemas_movimientos
 from agente.web.auth import EncargadoActual
 from agente.web.dependencias import ServicioWeb
-from agente.web.rutas_historial import FechaHora
+from agente.web.rutas_historial import ERRORES_PERSONAL, MAX_CSV, FechaHora
 
 router = APIRouter(prefix="/api/movimientos", tags=["encargado"])
 
-_ERRORES = {
-    401: {"model": esquemas.Error, "description": "Sin token o token no válido o caducado."},
-    403: {"model": esquemas.Error, "description": "Otra tienda, otro rol o encargado de baja."},
-}
-MAX_CSV = 10_000
 
 
 def _filtros(
@@ -54,7 +49,7 @@ def _comprobar_tienda(servicio, encargado, filtros: FiltrosMovimientos) -> None:
 
 
 @router.get("", summary="Movimientos de dinero y mercancía", response_model=esquemas_movimientos.PaginaMovimientos,
-            responses=_ERRORES)
+            responses=ERRORES_PERSONAL)
 def movimientos(servicio: ServicioWeb, encargado: EncargadoActual, filtros: Filtros):
     """Reembolsos, cobros, diferencias de cambio, cancelaciones, cambios, reenvíos y vales de las
     tiendas del encargado, automáticos o firmados, el más reciente primero, por páginas; con los
@@ -66,7 +61,7 @@ def movimientos(servicio: ServicioWeb, encargado: EncargadoActual, filtros: Filt
 
 
 @router.get(".csv", summary="Movimientos en CSV", response_class=Response,
-            responses={**_ERRORES, 200: {"content": {"text/csv": {}}, "description": "Una fila por movimiento."}})
+            responses={**ERRORES_PERSONAL, 200: {"content": {"text/csv": {}}, "description": "Una fila por movimiento."}})
 def movimientos_csv(
     servicio: ServicioWeb, encargado: EncargadoActual, filtros: Filtros,
     formato: Annotated[Literal[FORMATOS_CSV_DECISIONES], Query(  # type: ignore[valid-type]
