@@ -117,3 +117,18 @@ def test_cada_turno_puntua_en_langfuse_si_sus_afirmaciones_son_verdad(bd_url, pa
         assert receptor.errores == []
     assert [s["value"] for s in verdad] == [1] and verdad[0]["dataType"] == "BOOLEAN"
     assert [s["value"] for s in falsa] == [0] and "RE-000120 no existe" in falsa[0]["comment"]
+
+
+def test_los_mensajes_del_agente_de_los_ultimos_dias_se_leen_por_indice_no_toda_la_tabla(bd_url):
+    """La auditoría corre en cada lectura de /metrics: leer «los últimos 7 días» no puede
+    recorrer todos los mensajes que la tienda ha tenido nunca."""
+    from datetime import UTC, datetime, timedelta
+
+    from agente.servicio.auditoria.verdad import SELECT_MENSAJES_AGENTE_SQL
+
+    with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
+        c.execute("SET enable_seqscan = off")  # con la tabla casi vacía el planificador la recorrería igual
+        plan = "\n".join(f["QUERY PLAN"] for f in c.execute(
+            "EXPLAIN " + SELECT_MENSAJES_AGENTE_SQL,
+            {"desde": datetime.now(UTC) - timedelta(days=7), "hilos": None}).fetchall())
+    assert "mensajes_agente_creado_idx" in plan, plan

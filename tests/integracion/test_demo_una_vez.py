@@ -115,3 +115,18 @@ def test_la_demo_no_se_mezcla_con_una_tienda_de_verdad(bd_vacia_url, cli):
     assert r.exit_code == 2, r.output
     assert "la base ya tiene tiendas que no son de la demo (mi-tienda)" in r.output
     assert uno(bd_vacia_url, "SELECT count(*) FROM tiendas") == 1
+
+
+def test_dos_arranques_a_la_vez_sobre_una_base_vacia_cargan_la_demo_una_sola_vez(bd_vacia_url):
+    from agente.demo.una_vez import cargar_una_vez
+    from tests.apoyo.a_la_vez import a_la_vez
+
+    def cargar():
+        with psycopg.connect(bd_vacia_url, **KWARGS_CONEXION) as c:
+            return cargar_una_vez(c)
+
+    resultados = a_la_vez([cargar] * 3)
+    assert not any(isinstance(r, BaseException) for r in resultados), resultados
+    assert sum(r is not None for r in resultados) == 1, resultados
+    assert uno(bd_vacia_url, "SELECT count(*) FROM tiendas") == 2
+    assert uno(bd_vacia_url, "SELECT count(*) FROM pedidos") > 0
