@@ -43,12 +43,9 @@ ALTER TABLE reembolsos
 CREATE UNIQUE INDEX reembolsos_cancelacion_idx ON reembolsos (cancelacion_id)
     WHERE cancelacion_id IS NOT NULL;
 
--- 4. El libro: cada unidad del pedido cancelado queda compensada por la cancelación.
-ALTER TABLE compensaciones_unidad DROP CONSTRAINT compensaciones_unidad_check;
-ALTER TABLE compensaciones_unidad
-    ADD COLUMN cancelacion_id bigint REFERENCES cancelaciones(id),
-    ADD CONSTRAINT compensaciones_unidad_check
-        CHECK (num_nonnulls(reembolso_id, sustitucion_id, cancelacion_id) = 1);
+-- 4. El libro: cada unidad del pedido cancelado queda compensada por la cancelación. La
+-- CHECK «una operación por unidad» la genera agente/bd/derivados.py de las declaraciones.
+ALTER TABLE compensaciones_unidad ADD COLUMN cancelacion_id bigint REFERENCES cancelaciones(id);
 CREATE INDEX compensaciones_cancelacion_idx ON compensaciones_unidad (cancelacion_id)
     WHERE cancelacion_id IS NOT NULL;
 
@@ -69,20 +66,3 @@ FROM reglas_autoridad r,
 WHERE r.regla = 'cancelacion'
   AND NOT EXISTS (SELECT 1 FROM limites_autoridad x
                   WHERE x.matriz_id = r.matriz_id AND x.regla = r.regla AND x.rol = l.rol);
-
--- 6. La vista efectos con la operación nueva (agente.nucleo.operaciones.vista_efectos_sql).
-CREATE OR REPLACE VIEW efectos AS
-SELECT 'reembolso'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, importe::numeric(12,2) AS importe,
-       aprobado_por::text, creado::timestamptz AS creado
-FROM reembolsos
-UNION ALL
-SELECT 'sustitucion'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, diferencia::numeric(12,2) AS importe,
-       aprobado_por::text, creada::timestamptz AS creado
-FROM sustituciones
-UNION ALL
-SELECT 'cancelacion'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, importe::numeric(12,2) AS importe,
-       aprobado_por::text, creada::timestamptz AS creado
-FROM cancelaciones;

@@ -50,23 +50,9 @@ CREATE INDEX reenvios_pedido_idx ON reenvios (pedido_id, linea);
 CREATE INDEX reenvios_cliente_idx ON reenvios (cliente_id, creado DESC);
 
 -- 4. El libro: una unidad reenviada queda compensada (una fila de compensaciones_unidad
--- con reenvio_id; la CHECK de «una sola operación por fila» suma reenvio_id a las de 016). Un segundo reenvío de la misma unidad no añade fila: ya lo estaba.
+-- con reenvio_id; la CHECK «una operación por unidad» la genera agente/bd/derivados.py). Un
+-- segundo reenvío de la misma unidad no añade fila: ya lo estaba.
 ALTER TABLE compensaciones_unidad ADD COLUMN reenvio_id bigint REFERENCES reenvios(id);
-DO $$
-DECLARE
-    nombre text;
-BEGIN
-    SELECT conname INTO nombre FROM pg_constraint
-    WHERE conrelid = 'compensaciones_unidad'::regclass AND contype = 'c'
-      AND pg_get_constraintdef(oid) LIKE '%num_nonnulls(%';
-    IF nombre IS NOT NULL THEN
-        EXECUTE format('ALTER TABLE compensaciones_unidad DROP CONSTRAINT %I', nombre);
-    END IF;
-END
-$$;
-ALTER TABLE compensaciones_unidad
-    ADD CONSTRAINT compensaciones_unidad_una_operacion
-        CHECK (num_nonnulls(reembolso_id, sustitucion_id, cancelacion_id, reenvio_id) = 1);
 CREATE INDEX compensaciones_reenvio_idx ON compensaciones_unidad (reenvio_id)
     WHERE reenvio_id IS NOT NULL;
 
@@ -102,20 +88,3 @@ BEGIN
     END LOOP;
 END
 $$;
-
--- 6. La vista efectos con la rama de los reenvíos (agente.nucleo.operaciones.vista_efectos_sql).
-CREATE OR REPLACE VIEW efectos AS
-SELECT 'reembolso'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, importe::numeric(12,2) AS importe,
-       aprobado_por::text, creado::timestamptz AS creado
-FROM reembolsos
-UNION ALL
-SELECT 'sustitucion'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, diferencia::numeric(12,2) AS importe,
-       aprobado_por::text, creada::timestamptz AS creado
-FROM sustituciones
-UNION ALL
-SELECT 'reenvio'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, valor::numeric(12,2) AS importe,
-       aprobado_por::text, creado::timestamptz AS creado
-FROM reenvios;

@@ -76,20 +76,3 @@ BEGIN
     END LOOP;
 END
 $$;
-
--- La vista efectos con la rama de los vales (agente.nucleo.operaciones.vista_efectos_sql).
-CREATE OR REPLACE VIEW efectos AS
-SELECT 'reembolso'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, importe::numeric(12,2) AS importe,
-       aprobado_por::text, creado::timestamptz AS creado
-FROM reembolsos
-UNION ALL
-SELECT 'sustitucion'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, diferencia::numeric(12,2) AS importe,
-       aprobado_por::text, creada::timestamptz AS creado
-FROM sustituciones
-UNION ALL
-SELECT 'vale'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,
-       pedido_id::text, cliente_id::text, tienda::text, importe::numeric(12,2) AS importe,
-       aprobado_por::text, creado::timestamptz AS creado
-FROM vales;

@@ -20,6 +20,7 @@ from pathlib import Path
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
 
+from agente.bd.derivados import aplicar_derivados
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.claves_candado import CANDADO_MIGRACIONES
 from agente.nucleo.errores import ErrorConfiguracion
@@ -68,7 +69,9 @@ def _esperar_candado(conexion: psycopg.Connection, *, pausa: float = 0.1) -> Non
 
 
 def migrar(url: str, *, carpeta: Path = CARPETA_SQL) -> list[str]:
-    """Aplica las migraciones pendientes y prepara el checkpointer. Devuelve las aplicadas."""
+    """Aplica las migraciones pendientes, los objetos derivados de las operaciones
+    (``agente.bd.derivados``, solo con la carpeta completa) y prepara el checkpointer.
+    Devuelve las migraciones aplicadas."""
     aplicadas: list[str] = []
     with psycopg.connect(url, **KWARGS_CONEXION) as conexion:
         _esperar_candado(conexion)
@@ -82,6 +85,8 @@ def migrar(url: str, *, carpeta: Path = CARPETA_SQL) -> list[str]:
                     conexion.execute(migracion.ruta.read_text(encoding="utf-8"), prepare=False)
                     conexion.execute(INSERT_VERSION_SQL, {"version": migracion.version})
                 aplicadas.append(migracion.version)
+            if carpeta == CARPETA_SQL:
+                aplicar_derivados(conexion)
             PostgresSaver(conexion).setup()
         finally:
             conexion.execute("SELECT pg_advisory_unlock(%(clave)s)", {"clave": CANDADO_MIGRACIONES})

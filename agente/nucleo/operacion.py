@@ -108,7 +108,10 @@ class EnLibro:
     ``aprobado_por``); ``prefijo``: el de su número («RE»); ``importe``: la columna con lo
     que autoriza la firma; ``creado``: su fecha. La vista ``efectos`` (la que lee la
     auditoría) la une a las demás con esa forma. ``movimientos``: lo que mueve por la
-    pasarela («reembolso», «cobro»).
+    pasarela («reembolso», «cobro»). ``compensa``: si consume unidades del pedido, su
+    columna en ``compensaciones_unidad`` (la CHECK «una operación por unidad» las suma
+    todas). La vista y la CHECK se generan de aquí (``agente.bd.derivados``): ninguna
+    migración las copia.
     """
 
     tabla: str
@@ -116,11 +119,14 @@ class EnLibro:
     importe: str
     creado: str
     movimientos: tuple[str, ...] = ()
+    compensa: str | None = None
 
     def __post_init__(self) -> None:
         for que, valor in (("tabla", self.tabla), ("columna del importe", self.importe),
                            ("columna de la fecha", self.creado)):
             _identificador(valor, f"libro: {que}")
+        if self.compensa is not None:
+            _identificador(self.compensa, "libro: columna en compensaciones_unidad")
         if not _PREFIJO.match(self.prefijo or ""):
             raise ValueError(f"libro: prefijo de número no válido: {self.prefijo!r}")
         desconocidos = set(self.movimientos) - MOVIMIENTOS_PASARELA

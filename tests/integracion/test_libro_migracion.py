@@ -1,7 +1,7 @@
 """Una base anterior al libro se migra con sus reembolsos y cambios ya hechos.
 
 Se aplica todo el esquema salvo ``007_libro`` (una base que ya tenía las demás) y lo que
-se apoya en él (la vista ``efectos`` de ``015`` lee la diferencia que ``007`` rehace), se
+se apoya en él (la vista ``efectos``, que ``agente.bd.derivados`` genera al final), se
 apuntan datos como los dejaba la versión anterior (incluidas las historias del issue:
 reembolso completo y después cambio de la misma cafetera, diferencias nunca liquidadas)
 y se migra. Lo que cabe entra en el libro por orden de creación; lo que no, queda a la
@@ -25,9 +25,9 @@ from herramientas.pedidos import consultar_pedido
 from tests.apoyo.fabricas import crear_pedido
 
 D = Decimal
-# Lo que una base anterior al libro no puede tener todavía: el libro y lo que lo lee (la
-# vista efectos de 015 y las operaciones con efecto de 016 en adelante, que se apoyan en él).
-DESPUES_DEL_LIBRO = ("007_libro.sql", "015_efectos.sql")
+# Lo que una base anterior al libro no puede tener todavía: el libro y las operaciones con
+# efecto de 016 en adelante, que se apoyan en él (la vista efectos se genera al migrar entera).
+DESPUES_DEL_LIBRO = ("007_libro.sql",)
 PRIMERA_OPERACION_NUEVA = "016"
 
 REEMBOLSO_ANTIGUO_SQL = """

@@ -24,7 +24,7 @@ from agente.modelo_offline.lectura import INTENCIONES, tareas
 from agente.modelo_offline.plan import PASOS
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.nucleo.operacion import Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO, vista_efectos_sql
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
 from agente.servicio.politica.comprobar_operaciones import (
     completar_matrices,
     comprobar_operaciones,
@@ -34,7 +34,6 @@ from agente.servicio.politica.comprobar_operaciones import (
 from agente.servicio.textos import mensaje_espera
 from herramientas import REGISTRO, Dependencias
 from politicas.reglas import REGLAS
-from tests.apoyo.rutas import RAIZ  # noqa: E402
 
 PEDIDO = "P-20260917-0041"
 
@@ -156,13 +155,6 @@ def test_las_operaciones_no_comparten_nombre_regla_herramienta_ni_tabla():
     assert len(set(herramientas)) == len(herramientas)
     # Y toda herramienta con efectos del registro ejecuta una operación declarada.
     assert {h.nombre for h in REGISTRO if h.efectos} == set(herramientas)
-
-
-def test_la_vista_efectos_de_la_migracion_es_la_de_las_declaraciones():
-    # La última migración que (re)crea la vista es la que vale: cada operación nueva la copia.
-    migraciones = [r.read_text(encoding="utf-8") for r in sorted((RAIZ / "sql").glob("*.sql"))]
-    ultima = [m for m in migraciones if "CREATE OR REPLACE VIEW efectos" in m][-1]
-    assert vista_efectos_sql(OPERACIONES) in ultima
 
 
 # -- y la comprobación falla nombrando lo que falta ----------------------------------------------

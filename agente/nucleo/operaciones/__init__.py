@@ -8,8 +8,9 @@ y recorre ``OPERACIONES`` en vez de nombrar «reembolso» o «sustitución».
 
 Añadir una operación: su módulo en este paquete y su sitio en ``lista.OPERACIONES``; su
 herramienta en el registro (``Herramienta.de_operacion``); su regla en ``politicas/reglas``;
-una migración con su tabla, las filas de la matriz por defecto (``EnMatriz``) y la vista
-``efectos`` de ``vista_efectos_sql``; una tarea de evaluación. Lo que falte lo nombran el
+una migración con su tabla y las filas de la matriz por defecto (``EnMatriz``); una tarea
+de evaluación. La vista ``efectos`` y la CHECK de ``compensaciones_unidad`` se generan de
+las declaraciones al migrar (``agente.bd.derivados``). Lo que falte lo nombran el
 arranque del servicio (``agente.servicio.politica.comprobar_operaciones``) y
 ``tests/integracion/test_operaciones_declaradas.py``.
 """
@@ -20,6 +21,7 @@ from agente.nucleo.operaciones.direccion import DIRECCION
 from agente.nucleo.operaciones.lista import (
     COLUMNAS_EFECTOS,
     OPERACIONES,
+    comprobacion_compensaciones_sql,
     por_herramienta,
     por_regla,
     vista_efectos_sql,
@@ -48,6 +50,7 @@ __all__ = [
     "VALE_PORCENTAJE_MAX_DEFECTO",
     "VALE_VENTANA_DIAS",
     "REENVIO",
+    "comprobacion_compensaciones_sql",
     "por_herramienta",
     "por_regla",
     "vista_efectos_sql",

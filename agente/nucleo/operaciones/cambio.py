@@ -79,7 +79,7 @@ CAMBIO = OperacionConEfecto(
                     limites=LIMITES_POR_DEFECTO, dos_firmas_por_encima=DOS_FIRMAS_POR_DEFECTO),
     # La diferencia se liquida por la pasarela: a favor, un reembolso; a cargo, un cobro.
     libro=EnLibro(tabla="sustituciones", prefijo="SU", importe="diferencia", creado="creada",
-                  movimientos=("reembolso", "cobro")),
+                  movimientos=("reembolso", "cobro"), compensa="sustitucion_id"),
     titulo="Cambio de producto",
     decisiones=("approve", "reject"),
     campos=(

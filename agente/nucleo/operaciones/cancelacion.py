@@ -64,7 +64,7 @@ CANCELACION = OperacionConEfecto(
                     limites=LIMITES_POR_DEFECTO, dos_firmas_por_encima=DOS_FIRMAS_POR_DEFECTO),
     # Lo pagado vuelve con un reembolso de concepto 'cancelacion' (uno por pedido).
     libro=EnLibro(tabla="cancelaciones", prefijo="CA", importe="importe", creado="creada",
-                  movimientos=("reembolso",)),
+                  movimientos=("reembolso",), compensa="cancelacion_id"),
     titulo="Cancelación de pedido",
     decisiones=("approve", "reject"),
     campos=(

@@ -12,7 +12,8 @@ from agente.nucleo.operaciones.reembolso import REEMBOLSO
 from agente.nucleo.operaciones.reenvio import REENVIO
 from agente.nucleo.operaciones.vale import VALE
 
-__all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "por_herramienta", "por_regla", "vista_efectos_sql"]
+__all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "comprobacion_compensaciones_sql", "por_herramienta", "por_regla",
+           "vista_efectos_sql"]
 
 
 OPERACIONES: tuple[OperacionConEfecto, ...] = (REEMBOLSO, CAMBIO, CANCELACION, REENVIO, VALE, DIRECCION)
@@ -36,9 +37,8 @@ COLUMNAS_EFECTOS = ("tipo", "id", "numero", "thread_id", "tool_call_id", "pedido
 def vista_efectos_sql(operaciones: Iterable[OperacionConEfecto] = OPERACIONES) -> str:
     """La sentencia que (re)crea la vista ``efectos`` con todas las ``operaciones``.
 
-    Su salida para ``OPERACIONES`` es ``sql/015_efectos.sql`` (lo comprueba una prueba):
-    una operación nueva la copia en su migración. Los nombres vienen validados de la
-    declaración (identificadores), nunca de un usuario.
+    La ejecuta ``agente.bd.derivados`` al migrar cuando cambia: ninguna migración la copia.
+    Los nombres vienen validados de la declaración (identificadores), nunca de un usuario.
     """
     ramas = [
         f"SELECT '{op.nombre}'::text AS tipo, id::bigint, numero::text, thread_id::text, tool_call_id::text,\n"
@@ -50,3 +50,35 @@ def vista_efectos_sql(operaciones: Iterable[OperacionConEfecto] = OPERACIONES) -
         raise ValueError("la vista efectos necesita al menos una operación")
     # Cada columna con su tipo: CREATE OR REPLACE la amplía con una tabla nueva sin borrarla.
     return "CREATE OR REPLACE VIEW efectos AS\n" + "\nUNION ALL\n".join(ramas) + ";\n"
+
+
+QUITAR_CHECK_COMPENSACIONES_SQL = """DO $$
+DECLARE
+    nombre text;
+BEGIN
+    FOR nombre IN SELECT conname FROM pg_constraint
+                  WHERE conrelid = 'compensaciones_unidad'::regclass AND contype = 'c'
+                    AND pg_get_constraintdef(oid) LIKE '%num_nonnulls(%' LOOP
+        EXECUTE format('ALTER TABLE compensaciones_unidad DROP CONSTRAINT %I', nombre);
+    END LOOP;
+END
+$$;
+"""
+
+
+def comprobacion_compensaciones_sql(operaciones: Iterable[OperacionConEfecto] = OPERACIONES) -> str:
+    """La CHECK «cada unidad compensada por una sola operación» de ``compensaciones_unidad``.
+
+    Suma la columna ``libro.compensa`` de cada operación que consume unidades. Quita antes
+    la CHECK ``num_nonnulls`` que hubiera (la de ``sql/007_libro.sql`` o una generada).
+    Trampa: añadirla valida la tabla entera con un candado exclusivo; por eso
+    ``agente.bd.derivados`` solo la rehace cuando cambia su texto.
+    """
+    columnas = [op.libro.compensa for op in operaciones if op.libro.compensa]
+    if not columnas:
+        raise ValueError("compensaciones_unidad necesita al menos una operación que compense unidades")
+    # Los nombres de columna son identificadores validados en ``EnLibro``, nunca de un usuario.
+    return QUITAR_CHECK_COMPENSACIONES_SQL + (
+        "ALTER TABLE compensaciones_unidad ADD CONSTRAINT compensaciones_unidad_una_operacion\n"
+        f"    CHECK (num_nonnulls({', '.join(columnas)}) = 1);\n"  # noqa: S608
+    )

@@ -51,7 +51,7 @@ REEMBOLSO = OperacionConEfecto(
     matriz=EnMatriz(singular="este reembolso", plural="reembolsos",
                     limites=LIMITES_POR_DEFECTO, dos_firmas_por_encima=DOS_FIRMAS_POR_DEFECTO),
     libro=EnLibro(tabla="reembolsos", prefijo="RE", importe="importe", creado="creado",
-                  movimientos=("reembolso",)),
+                  movimientos=("reembolso",), compensa="reembolso_id"),
     titulo="Reembolso",
     decisiones=("approve", "edit", "reject"),
     campos=(

@@ -73,7 +73,7 @@ REENVIO = OperacionConEfecto(
     hechos=("pedido_existe", "estado_pedido", "entregado_en", "enviado_en", "dias_enviado", "linea_reenvio", "en_revision", "rechazadas_pedido"),
     matriz=EnMatriz(singular="este reenvío", plural="reenvíos", limites=LIMITES_POR_DEFECTO),
     # Sin pasarela: no se cobra ni se paga; las unidades quedan compensadas en el libro.
-    libro=EnLibro(tabla="reenvios", prefijo="RV", importe="valor", creado="creado"),
+    libro=EnLibro(tabla="reenvios", prefijo="RV", importe="valor", creado="creado", compensa="reenvio_id"),
     titulo="Reenvío sin cargo",
     decisiones=("approve", "reject"),
     campos=(

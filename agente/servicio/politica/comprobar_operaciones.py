@@ -83,7 +83,7 @@ def comprobar_operaciones(
         raise ErrorConfiguracion(
             "operaciones con efecto sin lo que necesitan en la base de datos: " + "; ".join(faltas)
             + ". Añade una migración con sus filas por defecto (agente.nucleo.operaciones, EnMatriz) "
-            "y la vista efectos (vista_efectos_sql)."
+            "y vuelve a migrar: la vista efectos se genera de las declaraciones (agente/bd/derivados.py)."
         )
 
 
