@@ -6,7 +6,8 @@ una clave de un entero con una de dos, pero dos trabajos con la misma clave sí 
 bloquean entre sí: por eso se eligen aquí, juntas, y ningún otro módulo escribe una.
 
 - De sesión, con ``pg_try_advisory_lock`` (se sueltan a mano o al cerrar la conexión):
-  ``CANDADO_MIGRACIONES``, ``CANDADO_TAREAS``, ``CANDADO_RETENCION`` y el espacio de los
+  ``CANDADO_MIGRACIONES``, ``CANDADO_RETENCION``, el espacio de las tareas periódicas
+  ``ESPACIO_TAREAS`` (una por tarea, ``agente.servicio.periodicas``) y el espacio de los
   hilos ``ESPACIO_HILOS`` (el candado de cada conversación, ``agente.servicio.conversaciones.candados``).
 - De transacción, con ``pg_advisory_xact_lock`` sobre ``hashtext`` de un texto con prefijo
   (se sueltan al terminar la transacción): las versiones de la matriz de autoridad de un
@@ -24,13 +25,14 @@ __all__ = [
     "CANDADO_POLITICA_SQL",
     "CANDADO_RETENCION",
     "CANDADO_RITMO_SQL",
-    "CANDADO_TAREAS",
+    "ESPACIO_TAREAS",
     "ESPACIO_HILOS",
 ]
 
 # Claves de un entero (``bigint``), propias de este producto (7_310_xxx).
 CANDADO_MIGRACIONES = 7_310_001  # migraciones y PostgresSaver.setup(): un proceso a la vez
-CANDADO_TAREAS = 7_310_003  # cada pasada de las tareas periódicas: un servidor a la vez
+# Cada tarea periódica con su candado (espacio, hashtext(nombre)): un servidor a la vez por tarea.
+ESPACIO_TAREAS = 7_310
 CANDADO_RETENCION = 7_310_010  # la limpieza de checkpoints: un servidor a la vez
 
 # Primer entero de la clave de dos del candado de cada hilo (el segundo, hashtext(thread_id)).

@@ -129,15 +129,15 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         app.state.oyente.iniciar()
         parar_tareas, hilos = None, []
         if propio and ajustes.intervalo_tareas > 0:
-            # Caducidad y conciliación en cada servidor; un candado global evita el trabajo doble.
+            # Cada tarea en cada servidor, con su hilo y su candado: ninguna se hace dos veces.
             from agente.servicio import arrancar_periodicas
 
             # La primera pasada al arrancar: termina lo que una parada dejó a medias.
-            hilo_tareas, parar_tareas = arrancar_periodicas(
+            hilos_tareas, parar_tareas = arrancar_periodicas(
                 app.state.servicio, cada=ajustes.intervalo_tareas,
                 retencion_dias=ajustes.retencion_dias, al_arrancar=True, ajustes=ajustes,
             )
-            hilos.append(hilo_tareas)
+            hilos.extend(hilos_tareas)
             app.state.parada.al_parar(parar_tareas.set)
         if es_servidor:
             recolector.preparar(ajustes.gc_umbral)  # con todo lo del arranque ya creado

@@ -326,21 +326,46 @@ def test_auditoria_cero_en_una_mezcla_y_uno_con_reembolso_por_fuera(servicio, bd
 
 @pytest.mark.temporal
 def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
-    from agente.nucleo.claves_candado import CANDADO_TAREAS
+    from agente.nucleo.claves_candado import ESPACIO_TAREAS
     from agente.servicio.periodicas import una_pasada
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
         c.execute("UPDATE aprobaciones_pendientes SET creada = creada - interval '80 hours', caduca = caduca - interval '80 hours'")
     otro_servidor = psycopg.connect(bd_url, autocommit=True)
-    otro_servidor.execute("SELECT pg_advisory_lock(%s)", (CANDADO_TAREAS,))
-    assert una_pasada(servicio) is None  # el otro tiene el turno: no se toca nada
+    candado = (ESPACIO_TAREAS, "caducadas")
+    otro_servidor.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", candado)
+    informe = una_pasada(servicio)
+    # El otro tiene el turno de la caducidad: no se toca; las demás tareas sí se hacen.
+    assert "caducadas" not in informe and "arreglos" in informe
     assert servicio.aprobacion(hilo)["estado"] == "pendiente"
     # Soltar antes de cerrar: al cerrar, el servidor tarda un instante en liberar el candado.
-    otro_servidor.execute("SELECT pg_advisory_unlock(%s)", (CANDADO_TAREAS,))
+    otro_servidor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", candado)
     otro_servidor.close()
     informe = una_pasada(servicio)
     assert informe["caducadas"] == [hilo]
+
+
+def test_una_tarea_periodica_lenta_no_retrasa_a_las_demas(servicio):
+    import threading
+
+    from agente.servicio.periodicas import Tarea, arrancar
+
+    soltar, vueltas_rapida = threading.Event(), threading.Semaphore(0)
+    lenta = Tarea(nombre="lenta", hacer=lambda: soltar.wait(30), cada=0.05)
+    rapida = Tarea(nombre="rapida", hacer=vueltas_rapida.release, cada=0.05)
+    hilos, parar = arrancar(servicio, cada=0.05, al_arrancar=True, lista=[lenta, rapida])
+    try:
+        # La lenta sigue en su primera vuelta mientras la rápida da cinco.
+        for _ in range(5):
+            assert vueltas_rapida.acquire(timeout=10)
+        assert not soltar.is_set()
+    finally:
+        parar.set()
+        soltar.set()
+        for hilo in hilos:
+            hilo.join(timeout=10)
+    assert not any(h.is_alive() for h in hilos)
 
 
 def test_mensaje_nuevo_con_la_fila_de_la_cola_perdida_no_borra_la_pausa(servicio, bd_url):
