@@ -28,7 +28,7 @@ lint: $(SELLO)
 	$(BIN)/lint-imports
 
 test: $(SELLO) lint
-	$(BIN)/python -m pytest -n $(PROCESOS) --dist loadfile
+	$(BIN)/python -m pytest -n $(PROCESOS) --dist loadfile --durations=25
 
 bench: $(SELLO)
 	$(BIN)/python -m bench
