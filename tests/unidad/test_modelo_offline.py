@@ -558,7 +558,7 @@ def test_error_se_reconoce_por_el_status_aunque_no_empiece_por_error(modelo):
     final = _con_resultado(modelo, DEVOLVER_CAFETERA, "la pasarela de pagos no responde", status="error")
     assert final.content == (
         "Lo siento, no he podido tramitar el reembolso del pedido P-20260917-0041: "
-        "la pasarela de pagos no responde"
+        "la pasarela de pagos no responde."
     )
 
 
