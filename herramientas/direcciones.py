@@ -131,8 +131,8 @@ def cambiar_direccion(
         if fila["estado"] != "pendiente":
             raise ErrorDominio(
                 f"el pedido {pedido} {ESTADOS_TEXTO.get(fila['estado'], fila['estado'])} y su dirección ya no "
-                "se puede cambiar; solo la de un pedido pendiente. Si ya está en camino, el cliente puede "
-                "rechazar la entrega o contactar con el transportista", pedido=pedido, estado=fila["estado"])
+                "se puede cambiar; solo la de un pedido pendiente. Si ya está en camino, se puede "
+                "rechazar la entrega o hablar con el transportista", pedido=pedido, estado=fila["estado"])
         libro.exigir_veredicto_vigente(conexion, llamada)
         evaluacion = conexion.execute(SELECT_VALORES_SQL, clave).fetchone()
         insertada = conexion.execute(INSERT_CAMBIO_SQL, {

@@ -266,7 +266,7 @@ def exigir_entregado(hechos: dict, *, accion: str = "cambiar un producto") -> No
     else:
         motivo = (
             f"el pedido {pedido} aún no se ha entregado (estado: {hechos['estado']}): solo se "
-            f"puede {accion} cuando el cliente lo ha recibido"
+            f"puede {accion} de un pedido ya recibido"
         )
     raise ErrorDominio(motivo, pedido=pedido, estado=hechos["estado"])
 

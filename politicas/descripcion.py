@@ -92,6 +92,15 @@ def _del_cliente(valor: Any) -> str:
     return texto
 
 
+def _diferencia(diferencia: Decimal) -> str:
+    """La diferencia de un cambio sin signo: quién la paga lo dice el texto."""
+    if diferencia > 0:
+        return f"Diferencia de precio: {dinero.eur(diferencia)}, la paga el cliente."
+    if diferencia < 0:
+        return f"Diferencia de precio: {dinero.eur(-diferencia)}, se le devuelve al cliente."
+    return "Diferencia de precio: ninguna (mismo precio)."
+
+
 def _hace(dias: int) -> str:
     return "hoy" if dias <= 0 else ("hace 1 día" if dias == 1 else f"hace {dias} días")
 
@@ -231,7 +240,7 @@ class DescripcionEncargado:
         original = producto("sku_original", "Original")
         nuevo = producto("sku_nuevo", "Nuevo")
         if original is not None and nuevo is not None:
-            texto.append(f"Diferencia de precio: {dinero.eur(nuevo - original, signo=True)}.")
+            texto.append(_diferencia(nuevo - original))
         if args.get("motivo"):
             texto.append(f"Motivo del cliente: «{_del_cliente(args['motivo'])}».")
         return texto

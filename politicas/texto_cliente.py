@@ -56,7 +56,7 @@ def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
             "mayor, necesita la aprobación de un encargado de la tienda.",
             f"- Plazo: si han pasado más de {valores['dias_desde_entrega']} días desde la entrega, "
             "la devolución necesita la aprobación de un encargado.",
-            f"- Devoluciones frecuentes: si el cliente ya tiene {valores['devoluciones_max_30d']} "
+            f"- Devoluciones frecuentes: si ya tienes {valores['devoluciones_max_30d']} "
             f"devoluciones o más en los últimos {valores['ventana_devoluciones_dias']} días, una "
             "nueva necesita la aprobación de un encargado.",
             "- Cambios: un producto del pedido se puede cambiar por otro de la misma categoría "
@@ -66,10 +66,10 @@ def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
             f"{dinero.eur(valores['limite_cancelacion'])}, necesita la aprobación de un encargado. "
             "Un pedido ya enviado o entregado no se cancela: se puede rechazar la entrega o "
             "devolverlo al recibirlo.",
-            "- Vales de compensación: si el cliente se queda un producto con una molestia (un "
-            "arañazo, un defecto menor), la tienda puede darle un vale para la tienda. Sin "
+            "- Vales de compensación: si te quedas un producto con una molestia (un "
+            "arañazo, un defecto menor), la tienda puede darte un vale para la tienda. Sin "
             f"aprobación, hasta el {valores['vale_porcentaje_max']} % de lo pagado por ese producto "
-            f"y como mucho {dinero.eur(valores['vale_importe_max'])}, y un vale por cliente cada "
+            f"y como mucho {dinero.eur(valores['vale_importe_max'])}, y un vale por persona cada "
             f"{VALE_VENTANA_DIAS} días; el vale caduca a los {valores['vale_dias_caducidad']} días.",
             "- Aprobaciones: una operación que espera a un encargado caduca a las "
             f"{valores['horas_caducidad']} horas. Si mientras tanto cambian el stock o el precio, "

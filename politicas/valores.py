@@ -99,14 +99,19 @@ class ValorPolitica:
         """«entre 1 y 720 horas», «entre 0,00 y 1.000.000,00 EUR»."""
         if self.tipo == "dinero":
             return f"entre {texto_valor(self, self.minimo)} y {texto_valor(self, self.maximo)}"
-        return f"entre {self.minimo:,} y {self.maximo:,} {self.unidad}".replace(",", ".")
+        return f"entre {self.minimo:,} y {texto_valor(self, self.maximo)}".replace(",", ".")
 
 
 def texto_valor(valor: ValorPolitica, dato: Any) -> str:
     """El valor como lo lee una persona: «72 horas», «60,00 EUR»."""
     if valor.tipo == "dinero":
         return dinero.eur(dato)
-    return f"{int(dato):,}".replace(",", ".") + f" {valor.unidad}"
+    numero = int(dato)
+    return f"{numero:,}".replace(",", ".") + f" {_SINGULAR.get(valor.unidad, valor.unidad) if numero == 1 else valor.unidad}"
+
+
+# La unidad de un valor cuando es 1 («1 día», no «1 días»).
+_SINGULAR = {"días": "día", "horas": "hora", "devoluciones": "devolución", "%": "%"}
 
 
 VALORES: Mapping[str, ValorPolitica] = MappingProxyType({

@@ -47,8 +47,9 @@ AYUDA = (
     "Hola, soy el asistente de la tienda (modo sin conexión, basado en reglas). Puedo "
     "decirte dónde está tu pedido, tramitar una devolución o un reembolso, cambiar un "
     "producto por otro que tengamos en stock y trasladar preguntas al encargado. Para "
-    "ayudarte necesito el número de pedido, con el formato P-AAAAMMDD-NNNN; por ejemplo: "
-    "«quiero devolver la cafetera del pedido P-AAAAMMDD-NNNN porque gotea»."
+    "ayudarte necesito el número de pedido: empieza por P- y sigue con la fecha de compra y "
+    "un número, como P-20260917-0041; por ejemplo: «quiero devolver la cafetera del pedido "
+    "P-20260917-0041 porque gotea»."
 )
 IMPORTE_ILEGIBLE = "un importe que no he podido leer"
 
@@ -56,6 +57,16 @@ IMPORTE_ILEGIBLE = "un importe que no he podido leer"
 def eur(valor: Any, *, signo: bool = False) -> str:
     numero = cantidad(valor)
     return dinero.eur(numero, signo=signo) if numero is not None else IMPORTE_ILEGIBLE
+
+
+def diferencia(valor: Any) -> str:
+    """Una diferencia de precio sin signo: «90,10 EUR menos», «129,00 EUR más», «el mismo precio»."""
+    numero = cantidad(valor)
+    if numero is None:
+        return IMPORTE_ILEGIBLE
+    if not numero:
+        return "el mismo precio"
+    return f"{dinero.eur(abs(numero))} {'más' if numero > 0 else 'menos'}"
 
 
 def fecha(valor: Any) -> str:
@@ -82,19 +93,28 @@ def sin_herramienta(nombre: str) -> str:
 
 
 # Las herramientas terminan a veces con instrucciones para el asistente («Dile al cliente
-# que...»): son para el modelo, no para el cliente.
+# que...», «revisa `linea` en consultar_pedido») o con los valores que acepta un argumento
+# («(no_llego o llego_roto)»): son para el modelo, no para el cliente.
 RE_INSTRUCCIONES = re.compile(r"[\s.;]*\bDile al cliente\b.*$", re.DOTALL)
+_CLAVE = r"(?:`[^`]*`|\b[a-z]+_[a-z_]+\b)"
+RE_PARA_EL_MODELO = re.compile(rf"\s*\([^()]*{_CLAVE}[^()]*\)|[;:,]\s*[^;:,]*{_CLAVE}[^;:]*$")
+CIERRE = (".", "?", "!", "…", ".»", "?»", "!»")
+
+
+def con_punto(texto: str) -> str:
+    """``texto`` con su punto final (si no acaba ya en un signo de cierre)."""
+    texto = texto.rstrip(" ;:,")
+    return texto if texto.endswith(CIERRE) else f"{texto}."
 
 
 def error(accion: str, resultado: Resultado) -> str:
-    texto = resultado.texto
-    if RE_INSTRUCCIONES.search(texto):
-        texto = RE_INSTRUCCIONES.sub("", texto).rstrip(" ;") + "."
-    return f"Lo siento, no he podido {accion}: {texto}"
+    texto = RE_PARA_EL_MODELO.sub("", RE_INSTRUCCIONES.sub("", resultado.texto))
+    return con_punto(f"Lo siento, no he podido {accion}: {texto}")
 
 
 def pedir_pedido(accion: str) -> str:
-    return f"Para {accion} necesito el número de pedido (formato P-AAAAMMDD-NNNN). ¿Me lo indicas?"
+    return (f"Para {accion} necesito el número de pedido (empieza por P-, como P-20260917-0041). "
+            "¿Me lo indicas?")
 
 
 def esperando_pedido(pedido: str) -> str:
@@ -117,7 +137,7 @@ def estado_pedido(datos: dict, pedido: str | None) -> str:
         partes.append(f"Lo hiciste el {fecha(datos['fecha'])}.")
     if datos.get("entregado_en"):
         dias = datos.get("dias_desde_entrega")
-        hace = f" (hace {dias} días)" if isinstance(dias, int) else ""
+        hace = (" (hace 1 día)" if dias == 1 else f" (hace {dias} días)") if isinstance(dias, int) else ""
         partes.append(f"Se entregó el {fecha(datos['entregado_en'])}{hace}.")
     else:
         partes.append("Todavía no consta como entregado.")
@@ -131,7 +151,7 @@ def estado_pedido(datos: dict, pedido: str | None) -> str:
 
 
 def condiciones(resultado: Resultado) -> str:
-    return f"Estas son las condiciones de la tienda:\n{resultado.texto}"
+    return con_punto(f"Estas son las condiciones de la tienda:\n{resultado.texto}")
 
 
 def respuesta_encargado(resultado: Resultado) -> str:
@@ -228,8 +248,7 @@ def opciones_de_cambio(nombre: str, sku: str, pedido: str | None, alternativas: 
     precio («una más barata»). Los precios son los de su tienda (``stock_alternativas``):
     otra tienda puede vender lo mismo a otro precio, y el texto lo dice."""
     opciones = "; ".join(
-        f"{a.get('nombre')} ({eur(a.get('pvp'))}, diferencia "
-        f"{eur(a.get('diferencia'), signo=True)})"
+        f"{a.get('nombre')} ({eur(a.get('pvp'))}, {diferencia(a.get('diferencia'))})"
         for a in alternativas
     )
     return (
@@ -250,7 +269,7 @@ def confirmar_cambio(
     resto = f" También hay: {otras}." if otras else ""
     return (
         f"Para {nombre} te propongo {elegida.get('nombre')} "
-        f"({eur(elegida.get('pvp'))} en tu tienda, diferencia {eur(elegida.get('diferencia'), signo=True)}).{resto} "
+        f"({eur(elegida.get('pvp'))} en tu tienda, {diferencia(elegida.get('diferencia'))}).{resto} "
         f"¿Confirmas el cambio de {nombre} del pedido {pedido} por {elegida.get('nombre')}? "
         "Responde «sí» para tramitarlo o dime otra opción."
     )
@@ -268,11 +287,11 @@ def sin_encaje(nombre: str, sku: str, deseo: str) -> str:
 
 
 def _diferencia_de_precio(valor: Any) -> str:
-    diferencia = cantidad(valor) or dinero.CERO
-    if diferencia < 0:
-        return f"Diferencia de precio: {eur(diferencia)} (a tu favor)."
-    if diferencia > 0:
-        return f"Diferencia de precio: {eur(diferencia, signo=True)} (a tu cargo)."
+    numero = cantidad(valor) or dinero.CERO
+    if numero < 0:
+        return f"Diferencia de precio a tu favor: {eur(-numero)}."
+    if numero > 0:
+        return f"Diferencia de precio a tu cargo: {eur(numero)}."
     return "No hay diferencia de precio."
 
 
@@ -304,9 +323,15 @@ def sustitucion(pedido: str | None, llamada: Llamada) -> str:
     datos = ejecutada(CAMBIO.offline.palabra, CAMBIO.offline.clave_numero, pedido, llamada)
     if isinstance(datos, str):
         return datos
+    liquidacion = datos.get("liquidacion") if isinstance(datos.get("liquidacion"), dict) else {}
+    espera_pago = liquidacion.get("tipo") == "cobro" and liquidacion.get("estado") == "pendiente"
+    nuevo = datos.get("nombre_nuevo") or "el producto nuevo"
+    # Con el cobro pendiente el cambio aún no está hecho: no se promete el producto todavía.
+    recibiras = (f"cuando se confirme el pago de la diferencia recibirás {nuevo}" if espera_pago
+                 else f"recibirás {nuevo}")
     partes = [
-        f"He tramitado la sustitución {datos[CAMBIO.offline.clave_numero]} del pedido "
-        f"{datos.get('pedido', pedido)}: ahora recibirás {datos.get('nombre_nuevo') or datos.get('sku_nuevo')}.",
+        f"He tramitado el cambio {datos[CAMBIO.offline.clave_numero]} del pedido "
+        f"{datos.get('pedido', pedido)}: {recibiras}.",
         _diferencia_de_precio(datos.get("diferencia")),
         _liquidacion(datos),
     ]

@@ -50,5 +50,5 @@ def sigo_aqui(desenlace: str) -> str:
     resumen = desenlace[:1].lower() + desenlace[1:]
     return (
         f"Sigo aquí: {resumen}\n\n¿Necesitas algo más? Si es sobre otro pedido, dime su número "
-        "(P-AAAAMMDD-NNNN)."
+        "(empieza por P-, como P-20260917-0041)."
     )

@@ -88,7 +88,7 @@ def test_la_tarjeta_y_el_texto_del_encargado_dan_el_precio_de_la_tienda_del_pedi
     llamada = {"name": "sustituir", "args": args, "id": "call-tarjeta", "type": "tool_call"}
     texto = DescripcionEncargado(pool=pool, politica=nueva_politica(pool))(llamada, {}, runtime_grafo(CARMEN))
     assert "Nuevo: Cafetera espresso Crema 15 bar (CAF-003), 120,00 EUR." in texto
-    assert "Diferencia de precio: 0,00 EUR." in texto
+    assert "Diferencia de precio: ninguna (mismo precio)." in texto
 
 
 def test_el_precio_que_fija_una_tienda_si_liquida_sus_propios_cambios(http, bd_url, pool):

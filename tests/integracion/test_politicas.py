@@ -582,7 +582,7 @@ def test_descripcion_de_sustitucion_con_productos_y_precios(pool):
     texto = descripcion(pool)(llamada, {}, runtime_grafo(ANA))
     assert "Original: Cafetera de goteo Aroma 10 tazas (CAF-001), 120,00 EUR." in texto
     assert "Nuevo: Cafetera superautomática Barista (CAF-004), 249,00 EUR." in texto
-    assert "Diferencia de precio: +129,00 EUR." in texto
+    assert "Diferencia de precio: 129,00 EUR, la paga el cliente." in texto
     assert "el producto nuevo cuesta 129,00 EUR más que el original" in texto
 
 

@@ -316,7 +316,7 @@ def test_la_descripcion_de_un_cambio_mas_barato_lleva_la_diferencia_con_signo(po
     args = {"pedido": REEMBOLSO_120["pedido"], "sku_original": "CAF-001", "sku_nuevo": "CAF-002"}
     llamada = {"name": "sustituir", "args": args, "id": "s1", "type": "tool_call"}
     texto = DescripcionEncargado(pool=pool, politica=nueva_politica(pool))(llamada, {}, runtime_grafo(ANA))
-    assert "Diferencia de precio: -90,10 EUR." in texto
+    assert "Diferencia de precio: 90,10 EUR, se le devuelve al cliente." in texto
     # Lo que devuelve un cambio cuenta contra el límite de reembolso de la tienda (60,00 EUR).
     assert "el cambio devuelve 90,10 EUR y supera el límite de 60,00 EUR" in texto
 

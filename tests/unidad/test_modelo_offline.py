@@ -256,7 +256,7 @@ def test_las_opciones_y_la_propuesta_de_cambio_dicen_que_el_precio_es_el_de_su_t
     assert "tenemos en stock en tu tienda, con sus precios allí: Cafetera italiana Moka 6 tazas (29,90 EUR" in (
         opciones.content)
     _, propuesta = _hasta_operacion(modelo, "quiero cambiar la cafetera del pedido P-20260917-0041 por una más barata")
-    assert "te propongo Cafetera italiana Moka 6 tazas (29,90 EUR en tu tienda, diferencia -90,10 EUR)" in (
+    assert "te propongo Cafetera italiana Moka 6 tazas (29,90 EUR en tu tienda, 90,10 EUR menos)" in (
         propuesta.content)
 
 
@@ -437,7 +437,7 @@ def test_pedido_no_encontrado_se_explica(modelo):
 
 @pytest.mark.parametrize(
     ("diferencia", "frase"),
-    [("-90.10", "-90,10 EUR (a tu favor)"), ("129.00", "+129,00 EUR (a tu cargo)"),
+    [("-90.10", "a tu favor: 90,10 EUR"), ("129.00", "a tu cargo: 129,00 EUR"),
      ("0.00", "No hay diferencia de precio")],
 )
 def test_respuesta_tras_sustitucion_da_numero_y_diferencia(modelo, diferencia, frase):
@@ -448,7 +448,7 @@ def test_respuesta_tras_sustitucion_da_numero_y_diferencia(modelo, diferencia, f
         modelo, "quiero cambiar la cafetera del pedido P-20260917-0041 por la CAF-002",
         json.dumps(resultado, ensure_ascii=False),
     )
-    assert "He tramitado la sustitución SU-000007 del pedido P-20260917-0041" in final.content
+    assert "He tramitado el cambio SU-000007 del pedido P-20260917-0041" in final.content
     assert frase in final.content
 
 
@@ -535,7 +535,7 @@ def test_los_importes_de_la_respuesta_van_en_formato_espanol(modelo):
         modelo, "quiero cambiar la cafetera del pedido P-20260917-0041 por la CAF-004",
         json.dumps(resultado, ensure_ascii=False),
     )
-    assert "Diferencia de precio: +1.129,00 EUR (a tu cargo)." in final.content
+    assert "Diferencia de precio a tu cargo: 1.129,00 EUR." in final.content
 
 
 # ------------------------------------------------------------------ señales estructuradas
@@ -558,7 +558,7 @@ def test_error_se_reconoce_por_el_status_aunque_no_empiece_por_error(modelo):
     final = _con_resultado(modelo, DEVOLVER_CAFETERA, "la pasarela de pagos no responde", status="error")
     assert final.content == (
         "Lo siento, no he podido tramitar el reembolso del pedido P-20260917-0041: "
-        "la pasarela de pagos no responde"
+        "la pasarela de pagos no responde."
     )
 
 

@@ -80,7 +80,7 @@ REENVIO = OperacionConEfecto(
         Campo(nombre="pedido", etiqueta="Pedido"),
         Campo(nombre="linea", etiqueta="Línea del pedido"),
         Campo(nombre="unidades", etiqueta="Unidades a reenviar"),
-        Campo(nombre="motivo", etiqueta="Motivo (no_llego: no llegó; llego_roto: llegó roto)"),
+        Campo(nombre="motivo", etiqueta="Motivo (no llegó o llegó roto)"),
         Campo(nombre="descripcion", etiqueta="Lo que cuenta el cliente"),
     ),
     historial=EnHistorial(clave="reenvios", etiqueta="Reenvío", plural="reenvíos",

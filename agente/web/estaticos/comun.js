@@ -184,7 +184,7 @@ export function duracion(segundos) {
   return `${Math.floor(h / 24)} días`;
 }
 
-// Sin sesión válida: formulario para pegar un token (y enlace a la demo si está activa).
+// Sin sesión válida: en la demo, enlace a sus identidades y formulario para pegar un token.
 export function pedirToken(clave, alMostrar = () => {}) {
   document.getElementById("sin-sesion").hidden = false;
   alMostrar();
@@ -194,7 +194,10 @@ export function pedirToken(clave, alMostrar = () => {}) {
     document.getElementById("titulo-sin-sesion").after(el("p", { class: "nota", role: "alert" }, motivo));
   }
   fetch("/api/demo/identidades")
-    .then((r) => { document.getElementById("enlace-demo").hidden = !r.ok; })
+    .then((r) => {
+      document.getElementById("enlace-demo").hidden = !r.ok;
+      document.getElementById("entrada-token").hidden = !r.ok;
+    })
     .catch(() => {});
   document.getElementById("form-token").addEventListener("submit", (e) => {
     e.preventDefault();
