@@ -1,6 +1,7 @@
 """Ensambla el agente: modelo, herramientas, prompt, errores, firma y límites.
 
-Orden del middleware: en ``wrap_*`` el primero envuelve a los demás. La revalidación de
+Orden del middleware: en ``wrap_*`` el primero envuelve a los demás; los ``after_model``
+corren del último al primero (la guarda de la conversación antes que la firma). La revalidación de
 los efectos va por fuera de los errores (su ``NecesitaFirma`` se convierte en una pausa). Los límites envuelven
 directamente al modelo (dentro de los reintentos: un reintento no cuenta dos veces) y
 cortan una respuesta que se pasa antes de que la firma la vea: no se pide firma para
@@ -18,6 +19,7 @@ from agente.middleware.aprobacion import middleware_aprobacion
 from agente.middleware.errores import middleware_errores
 from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import crear_prompt_cliente, prompt_cliente
+from agente.middleware.respaldo import RespaldoConversacion
 from agente.middleware.revalidacion import RevalidacionEfectos
 from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
@@ -80,6 +82,12 @@ def construir_agente(
             crear_prompt_cliente(fuente_prompt) if fuente_prompt is not None else prompt_cliente,
             *middleware_errores(reintentables=registro.reintentables(), pausa_inicial=pausa_reintentos),
             middleware_aprobacion(decisiones=decisiones, politica=politica, descripcion=descripcion),
+            # Detrás de la firma en la lista: su after_model corre antes (orden inverso) y
+            # contesta lo que el cliente no pidió antes de que se encole o se ejecute.
+            RespaldoConversacion(
+                operaciones=operaciones, con_efectos=registro.con_efectos(),
+                titulos={h.nombre: h.titulo_encargado for h in registro if h.titulo_encargado},
+            ),
             LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,
                 llamadas_modelo_hilo=llamadas_modelo_hilo,
