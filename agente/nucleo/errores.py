@@ -184,6 +184,14 @@ class DecisionNoAplicable(DecisionNoValida):
     estado_http = 409
 
 
+class DecisionesDescuadradas(DecisionNoValida):
+    """Las decisiones no casan con las operaciones de la tarjeta: otro número, u otro orden
+    (una decisión que nombra la operación de otra posición). Es el cuerpo de la petición el
+    que no vale, no el estado: 422, con el orden que se espera. No se decide nada."""
+
+    estado_http = 422
+
+
 class TextoNoValido(ErrorDominio):
     estado_http = 422
 
