@@ -176,8 +176,8 @@ class DecisionNoValida(ErrorDominio):
 
 
 class DecisionNoAplicable(DecisionNoValida):
-    """Una decisión bien formada que no encaja con lo que está pendiente ahora (otro número
-    de operaciones, un tipo que esa operación no admite, otra herramienta, un campo que no se
+    """Una decisión bien formada que no encaja con lo que está pendiente ahora (un tipo que
+    esa operación no admite, otra herramienta, un campo que no se
     edita, un importe por encima de lo pedido o de lo que queda): 409, como cualquier otro
     conflicto con el estado. El esquema de la API no puede saberlo; 422 es solo forma."""
 
