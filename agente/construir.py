@@ -1,7 +1,6 @@
 """Ensambla el agente: modelo, herramientas, prompt, errores, firma y límites.
 
-Orden del middleware: en ``wrap_*`` el primero envuelve a los demás; los ``after_model``
-corren del último al primero (la guarda de la conversación antes que la firma). La revalidación de
+Orden del middleware: en ``wrap_*`` el primero envuelve a los demás. La revalidación de
 los efectos va por fuera de los errores (su ``NecesitaFirma`` se convierte en una pausa). Los límites envuelven
 directamente al modelo (dentro de los reintentos: un reintento no cuenta dos veces) y
 cortan una respuesta que se pasa antes de que la firma la vea: no se pide firma para
@@ -81,13 +80,13 @@ def construir_agente(
             RevalidacionEfectos(politica=politica, descripcion=descripcion, decisiones=decisiones),
             crear_prompt_cliente(fuente_prompt) if fuente_prompt is not None else prompt_cliente,
             *middleware_errores(reintentables=registro.reintentables(), pausa_inicial=pausa_reintentos),
-            middleware_aprobacion(decisiones=decisiones, politica=politica, descripcion=descripcion),
-            # Detrás de la firma en la lista: su after_model corre antes (orden inverso) y
-            # contesta lo que el cliente no pidió antes de que se encole o se ejecute.
-            RespaldoConversacion(
-                operaciones=operaciones, con_efectos=registro.con_efectos(),
-                titulos={h.nombre: h.titulo_encargado for h in registro if h.titulo_encargado},
-            ),
+            # La guarda de la conversación, en el nodo de la firma: contesta lo que el
+            # cliente no pidió antes de que se encole o se ejecute.
+            middleware_aprobacion(decisiones=decisiones, politica=politica, descripcion=descripcion,
+                                  respaldo=RespaldoConversacion(
+                                      operaciones=operaciones, con_efectos=registro.con_efectos(),
+                                      titulos={h.nombre: h.titulo_encargado for h in registro
+                                               if h.titulo_encargado}).respuestas),
             LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,
                 llamadas_modelo_hilo=llamadas_modelo_hilo,

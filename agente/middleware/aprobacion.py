@@ -13,11 +13,12 @@ nunca: no va a ejecutarse (``sin_respuesta``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig, ToolCallRequest
 from langchain_core.messages import ToolMessage
 
-__all__ = ["AVISO_EDICION", "PREFIJO_DESCRIPCION", "middleware_aprobacion", "sin_respuesta"]
+__all__ = ["AVISO_EDICION", "PREFIJO_DESCRIPCION", "FirmaConRespaldo", "middleware_aprobacion", "sin_respuesta"]
 
 AVISO_EDICION = (
     "Aviso: un encargado modificó esta operación antes de ejecutarla; el resultado "
@@ -40,8 +41,33 @@ def sin_respuesta(when: Callable[[ToolCallRequest], bool]) -> Callable[[ToolCall
     return _when
 
 
+class FirmaConRespaldo(HumanInTheLoopMiddleware):
+    """La firma de LangChain que, en su mismo nodo, contesta antes lo que el cliente no pidió.
+
+    ``respaldo``: la guarda (``RespaldoConversacion.respuestas``); sus ``ToolMessage`` van al
+    estado que ve la firma (``sin_respuesta`` no las pregunta) y detrás del ``AIMessage``."""
+
+    def __init__(self, *, respaldo: Callable[[Mapping[str, Any]], list[ToolMessage]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._respaldo = respaldo
+
+    @property
+    def name(self) -> str:
+        # El mismo nodo que la firma de LangChain: un hilo en pausa desde antes reanuda igual.
+        return HumanInTheLoopMiddleware.__name__
+
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        rehusadas = self._respaldo(state)
+        if not rehusadas:
+            return super().after_model(state, runtime)
+        resultado = super().after_model({**state, "messages": [*state["messages"], *rehusadas]}, runtime) or {}
+        previos = list(resultado.get("messages") or [])
+        return {**resultado, "messages": [*previos[:1], *rehusadas, *previos[1:]]}
+
+
 def middleware_aprobacion(
-    *, decisiones: Mapping[str, list[str]], politica, descripcion
+    *, decisiones: Mapping[str, list[str]], politica, descripcion,
+    respaldo: Callable[[Mapping[str, Any]], list[ToolMessage]] | None = None,
 ) -> HumanInTheLoopMiddleware:
     """``politica.necesita_encargado`` decide; ``descripcion`` redacta la tarjeta del encargado.
 
@@ -57,6 +83,9 @@ def middleware_aprobacion(
         )
         for nombre, permitidas in decisiones.items()
     }
+    if respaldo is not None:
+        return FirmaConRespaldo(respaldo=respaldo, interrupt_on=interrupt_on,
+                                description_prefix=PREFIJO_DESCRIPCION, edit_notice=AVISO_EDICION)
     return HumanInTheLoopMiddleware(
         interrupt_on=interrupt_on,
         description_prefix=PREFIJO_DESCRIPCION,

@@ -14,8 +14,9 @@ lo que sí pidió. El cliente no lee ese texto: lo lee el modelo.
 Solo se vigilan las herramientas con efecto de una operación declarada cuya intención
 reconoce la lectura del cliente; las consultas pasan siempre.
 
-En ``create_agent`` los ``after_model`` corren en orden inverso a la lista: esta guarda va
-detrás de la firma en la lista para correr antes que ella.
+Corre dentro del nodo de la firma (``middleware_aprobacion(respaldo=...)``), justo antes de
+decidir qué se pregunta: cada hook de middleware es un nodo con su checkpoint, y la guarda no
+añade ninguno.
 """
 
 from __future__ import annotations
@@ -69,9 +70,14 @@ class RespaldoConversacion(AgentMiddleware):
         self._titulos = dict(titulos or {})
 
     def after_model(self, state: Mapping[str, Any], runtime: Any) -> dict[str, Any] | None:
+        respuestas = self.respuestas(state)
+        return {"messages": respuestas} if respuestas else None
+
+    def respuestas(self, state: Mapping[str, Any]) -> list[ToolMessage]:
+        """Un ``ToolMessage`` de error por cada llamada con efecto del último mensaje sin respaldo."""
         mensajes = list(state.get("messages") or [])
         if not mensajes or not isinstance(mensajes[-1], AIMessage) or not mensajes[-1].tool_calls:
-            return None
+            return []
         respuestas = []
         for llamada in mensajes[-1].tool_calls:
             intencion = self._intencion.get(llamada.get("name", ""))
@@ -87,7 +93,7 @@ class RespaldoConversacion(AgentMiddleware):
                 tool_call_id=llamada["id"], status="error",
                 additional_kwargs={MARCA_SIN_RESPALDO: dicho.motivo},
             ))
-        return {"messages": respuestas} if respuestas else None
+        return respuestas
 
     async def aafter_model(self, state: Mapping[str, Any], runtime: Any) -> dict[str, Any] | None:
         return self.after_model(state, runtime)

@@ -59,14 +59,13 @@ def test_sin_devolverlo_el_modelo_propone_vale_y_reembolso_y_solo_queda_el_vale(
     assert respuesta.estado == "esperando_aprobacion"
     acciones = servicio.aprobacion(hilo)["peticion"]["action_requests"]
     assert [a["name"] for a in acciones] == ["compensar_con_vale"]
-    # El modelo lee por qué no se hizo, en español, contestando a su llamada.
+    final = servicio.decidir(hilo, ENCARGADO, [{"type": "approve"}])
+    # Al reanudar, el modelo lee por qué no se hizo, en español, contestando a su llamada.
     rehusada = [m for m in _mensajes(servicio, hilo)
                 if isinstance(m, ToolMessage) and m.tool_call_id == reembolso["id"]]
     assert len(rehusada) == 1 and rehusada[0].status == "error"
     assert rehusada[0].additional_kwargs[MARCA_SIN_RESPALDO] == "excluida"
     assert "No ejecutada" in rehusada[0].content and "sin devolverlo" in rehusada[0].content
-
-    final = servicio.decidir(hilo, ENCARGADO, [{"type": "approve"}])
     assert "vale de 30 euros" in final.mensaje_cliente
     assert [v["importe"] for v in consultar(bd_url, "SELECT importe FROM vales")] == [Decimal("30.00")]
     assert uno(bd_url, "SELECT count(*) FROM reembolsos") == 0 and pasarela.llamadas == []
