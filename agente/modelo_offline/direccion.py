@@ -38,7 +38,7 @@ FRASES = Frases(
     intencion=DIRECCION.offline.intencion,
     tambien=(r"\b(?:me|nos|lo|la|los|las)\s+(?:llegue\w*|envie\w*|mande\w*|lleve\w*)\s+a\b(?=[^.!?]*?\b\d{5}\b)"
              r"|\b(?:envia|manda|lleva)d?(?:me|nos)?(?:lo|la|los|las)\s+a\b(?=[^.!?]*?\b\d{5}\b)"
-             r"|\b(?:mand|envi|llev|pon|remit)\w*(?:\s+[\w-]+){0,6}?\s+(?:a|en)\s+(?:la\s+)?" + _VIAS +
+             r"|\b(?:mand|envi|llev|pon|remit)\w*(?:\s+[\w-]+){0,6}?\s+(?:(?:a|en)\s+)?(?:la\s+)?" + _VIAS +
              r"|\bvaya\w*\s+a\s+(?:la\s+)?" + _VIAS + r"|\brecibir\w*\s+en\b(?=[^.!?]*?\b\d{5}\b)"
              r"|\bcambi\w*\s+(?:\w+\s+){0,2}?donde\s+(?:me\s+|nos\s+)?(?:lo\s+|la\s+)?(?:entreg|llev|mand|envi)\w*"),
     renuncia=r"\b(?:mejor|al final|bueno)\W{0,3}(?:dejad|deja|dejalo|dejadlo) (?:la|esa) (?:misma )?direccion\b",

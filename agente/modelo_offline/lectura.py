@@ -77,6 +77,7 @@ PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 CAMBIAR = CAMBIO.offline.intencion
 CANCELAR = CANCELACION.offline.intencion
+REEMBOLSAR = reembolso.FRASES.intencion
 REENVIAR = REENVIO.offline.intencion
 RE_CAMBIO = re.compile(CAMBIO.offline.patron)
 RE_POR = re.compile(r"\b(?:por|en vez de|en lugar de)\b")
@@ -199,7 +200,9 @@ def _clausulas(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bo
     # Una operación que se nombra y luego se niega en la misma petición («cancela el P-1...
     # no lo canceles») queda retirada.
     negadas = [(inicio, tipo) for inicio, tipo in marcas if negada(normal, inicio)]
-    marcas = [(inicio, tipo) for inicio, tipo in marcas if not negada(normal, inicio)]
+    # «en vez de devolverme el dinero»: lo que sigue a la palabra negada de la misma operación, también.
+    marcas = [(inicio, tipo) for inicio, tipo in marcas if not negada(normal, inicio)
+              and not any(o == tipo and inicio - 30 <= n < inicio for n, o in negadas)]
     if not marcas:
         return [], hubo
     trozos = []
@@ -238,8 +241,8 @@ def _partir_cambio(fragmento: str) -> tuple[str, str]:
     normal = normalizar(fragmento)
     verbo = RE_CAMBIO.search(normal)
     corte = RE_POR.search(normal, verbo.end() if verbo else 0)
-    if not corte:
-        return fragmento, ""
+    if not corte:  # «que sea la CAF-004», «una que cueste menos»: lo que quiere está en la frase
+        return fragmento, fragmento
     return fragmento[: corte.start()], fragmento[corte.end():]
 
 
@@ -269,6 +272,8 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
         antes = [p.upper() for p in RE_PEDIDO.findall(texto[:desde])]
         todos = [p.upper() for p in RE_PEDIDO.findall(texto)]
         pedido = antes[-1] if antes else (todos[0] if todos else pedido_previo)
+    if tipo == REEMBOLSAR and "?" in fragmento and RE_POLITICA.search(normalizar(fragmento)):
+        return Tarea(tipo="politica", texto=fragmento)  # «¿cuántos días hay para devolver algo?»
     if tipo == CAMBIAR:
         origen, deseo = _partir_cambio(fragmento)
         return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, origen=origen, deseo=deseo)
@@ -369,6 +374,10 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
 
     clausulas, hubo = _clausulas(texto)
     anuladas = retractadas(normal, [(t, m, h) for t, _d, h, m in clausulas], RENUNCIAS)
+    # Tras «quiero devolver la tostadora, bueno no, mejor mandadme otra», lo que sigue a la
+    # retirada habla del mismo producto: su cláusula empieza donde empezaba la retirada.
+    clausulas = [(t, clausulas[i - 1][1] if i and i - 1 in anuladas else d, h, m)
+                 for i, (t, d, h, m) in enumerate(clausulas)]
     vivas = [tarea for i, (t, d, h, _m) in enumerate(clausulas) if i not in anuladas
              for tarea in _por_pedido(_tarea_de_clausula(texto, t, d, h, pedido_previo))]
     if vivas:
