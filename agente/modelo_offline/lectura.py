@@ -25,7 +25,15 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import cambio, cancelacion, comprension, direccion, reembolso, reenvio, vale
+from agente.modelo_offline import (
+    cambio,
+    cancelacion,
+    comprension,
+    direccion,
+    reembolso,
+    reenvio,
+    vale,
+)
 from agente.modelo_offline.matices import negada, retractadas
 from agente.modelo_offline.texto import (
     RE_PEDIDO,
