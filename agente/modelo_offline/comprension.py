@@ -19,7 +19,7 @@ import re
 
 from agente.modelo_offline.texto import RE_PEDIDO, normalizar
 
-__all__ = ["corregir", "cortes", "de_respaldo", "queja_sin_peticion", "trozos_por_pedido"]
+__all__ = ["RE_NO", "RE_SI", "corregir", "cortes", "de_respaldo", "queja_sin_peticion", "trozos_por_pedido"]
 
 # Palabra del chat -> palabra escrita (en minúsculas; se respeta la mayúscula inicial).
 _CHAT = {
@@ -43,6 +43,13 @@ QUEJA = re.compile(
     r"\b(?:problema\w*|queja\w*|content[oa]s?|defect\w*|fatal|mal estado|vino mal|llego mal|ha venido mal|"
     r"no funciona\w*|no me gusta\w*|tengo un tema|incidencia\w*)\b"
 )
+
+# La respuesta a una propuesta que espera un «sí» o un «no» (texto normalizado).
+RE_SI = re.compile(r"^\W*(?:si|vale|de acuerdo|confirmo|adelante|hazlo|perfecto|ok|okey|claro|venga|dale|genial|"
+                   r"por supuesto|eso es|esa|ese|me parece bien)\b")
+RE_NO = re.compile(r"^\W*(?:no|mejor no|dejalo|olvidalo|cancela\w*|nada)\b"
+                   r"|\b(?:casi que no|pues no|mejor no|lo dejo (?:como esta|asi|estar)|dejalo (?:como esta|asi|estar)|"
+                   r"no me interesa|no gracias)\b")
 
 
 def corregir(texto: str) -> str:

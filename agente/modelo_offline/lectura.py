@@ -34,6 +34,7 @@ from agente.modelo_offline import (
     reenvio,
     vale,
 )
+from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import negada, retractadas
 from agente.modelo_offline.texto import (
     RE_PEDIDO,
@@ -106,17 +107,11 @@ RE_DISPONIBILIDAD = re.compile(
 RE_BARATA = re.compile(r"\b(?:barat\w*|economic\w*|menos car[ao]s?|mas asequible\w*|inferior\w*|"
                        r"(?:cuest|salg|valg|sea)\w*\s+menos)\b")
 RE_IGUAL = re.compile(r"\b(?:mismo precio|misma precio|mismo importe|mismo valor|igual\w*|equivalente\w*|lo mismo)\b")
-# La propuesta de cambio que espera un «sí» (la escribe ``redaccion.confirmar_cambio``).
 # Dónde deja el modelo offline la propuesta de cambio que espera un «sí» (SKU y pedido).
 PROPUESTA_CAMBIO = "propuesta_cambio"
 RE_PROPUESTA = re.compile(
     r"¿Confirmas el cambio de ([A-Z]{3}-\d{3}) del pedido (P-\d{8}-\d{4}) por la ([A-Z]{3}-\d{3})\?"
 )
-RE_SI = re.compile(r"^\W*(?:si|vale|de acuerdo|confirmo|adelante|hazlo|perfecto|ok|okey|claro|venga|dale|genial|"
-                   r"por supuesto|eso es|esa|ese|me parece bien)\b")
-RE_NO = re.compile(r"^\W*(?:no|mejor no|dejalo|olvidalo|cancela\w*|nada)\b"
-                   r"|\b(?:casi que no|pues no|mejor no|lo dejo (?:como esta|asi|estar)|dejalo (?:como esta|asi|estar)|"
-                   r"no me interesa|no gracias)\b")
 # «Llegó roto» frente a «no llegó» en un reenvío (sobre texto normalizado).
 RE_ROTO = re.compile(
     r"\b(?:rot[oa]s?|romp\w*|destroz\w*|inservible\w*|aplastad\w*|mal estado|hech[oa]s? pedazos|"
