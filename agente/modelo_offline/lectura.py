@@ -245,7 +245,8 @@ def _partir_cambio(fragmento: str) -> tuple[str, str]:
     verbo = RE_CAMBIO.search(normal)
     corte = RE_POR.search(normal, verbo.end() if verbo else 0)
     if not corte:  # «que sea la CAF-004», «una que cueste menos»: lo que quiere está en la frase
-        return fragmento, fragmento
+        deseo = leer_deseo(fragmento)
+        return fragmento, fragmento if deseo.precio or deseo.skus else ""
     return fragmento[: corte.start()], fragmento[corte.end():]
 
 

@@ -21,6 +21,7 @@ FRASES = Frases(
     tambien=(r"\bno (?:he|hemos) recibido (?:todavia |aun )?(?:nada del?|(?:el|mi|nuestro) (?:pedido|paquete|envio))\b"
              r"|\bsin (?:aparecer|llegar)\b|\bni rastro\b|\bno (?:ha |han )?(?:aparecido|aparece|venido nadie)\b"
              r"|\bno ha venido\b|\b(?:todavia|aun) no (?:l[oa]s? )?(?:tengo|tenemos|he recibido)\b"
+             r"(?!\s+(?:el|mi|ningun) (?:reembolso|dinero|vale|abono))"
              r"|\bquiero (?:otr[oa]s?|un[oa]) (?:igual|nuev[oa])\w*\b"),
     renuncia=r"\b(?:prefiero|mejor) esperar\b|\bya (?:me |nos )?(?:ha|han) llegado\b|\bacaba de llegar\b",
 )
