@@ -77,9 +77,15 @@ def evaluar(
     if tabla:
         actualizar_tabla(resultado, DOC_RESULTADOS)
     pk = ", ".join(f"pass^{n} = {v:.3f}" for n, v in datos["pass_k"].items())
+    pkc = ", ".join(f"pass^{n} = {v:.3f}" for n, v in datos["pass_k_comprension"].items())
+    pkr = ", ".join(f"pass^{n} = {v:.3f}" for n, v in datos["pass_k_resto"].items())
     typer.echo(f"{len(datos['tareas'])} tareas ({len(datos['omitidas'])} omitidas), k = {k}: {pk}; "
                f"escalado: precisión {datos['escalado']['precision']:.3f}, "
-               f"recall {datos['escalado']['recall']:.3f}; afirmaciones falsas: {datos['afirmaciones_falsas']}; "
+               f"recall {datos['escalado']['recall']:.3f}; afirmaciones falsas: {datos['afirmaciones_falsas']} "
+               f"(tasa {datos['tasa_afirmaciones_falsas']:.3f}); preguntas aclaratorias: "
+               f"{datos['aclaraciones']['ambiguas']:.3f} en las ambiguas, "
+               f"{datos['aclaraciones']['innecesarias']:.3f} sin necesidad; "
+               f"comprensión ({datos['tareas_comprension']} tareas): {pkc or '-'}; resto: {pkr or '-'}; "
                f"{datos['segundos']} s")
     for t in datos["tareas"]:
         for f in t["fallos"]:

@@ -53,6 +53,8 @@ class Intento:
     instantanea: str = ""
     # Lo que el agente dijo que pasó y no está en la base (``agente.servicio.afirmaciones_falsas``).
     afirmaciones_falsas: list[dict[str, Any]] = field(default_factory=list)
+    # Su primera respuesta fue una pregunta y nada se hizo ni se pausó con ella.
+    pregunto_primero: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -115,6 +117,7 @@ def ensayar(
     efectos_antes: dict[int, int] = {}
     errores: list[str] = []
     trace_id = None
+    pregunto_primero = False
     with psycopg.connect(url, **KWARGS_CONEXION) as c:
         turno = 0
         while True:
@@ -135,6 +138,10 @@ def ensayar(
                 _decidir_pausas(servicio, hilo, acciones, quien)
             except ErrorDominio as exc:
                 errores.append(f"decisión del encargado: {exc.mensaje}")
+            if turno == 1:
+                dichas = [m["texto"] for m in list(c.execute(TRANSCRIPCION_SQL, {"thread_id": hilo}))[1:]
+                          if m["rol"] == "agente"]
+                pregunto_primero = any("?" in d for d in dichas) and not instantanea.efectos(c)
             if al_turno:
                 al_turno()
         transcripcion = list(c.execute(TRANSCRIPCION_SQL, {"thread_id": hilo}))
@@ -159,5 +166,5 @@ def ensayar(
         tarea=tarea.id, exito=not fallos, fallos=fallos, transcripcion=transcripcion,
         escalados=obs.escalados, segundos=time.monotonic() - inicio, tokens=tokens,
         trace_id=trace_id, instantanea=instantanea.hash_instantanea(obs.bd), afirmaciones_falsas=falsas,
-        extra={"bd": obs.bd},
+        pregunto_primero=pregunto_primero, extra={"bd": obs.bd},
     )

@@ -26,11 +26,15 @@ def markdown(informe: Informe) -> str:
         f"{len(datos['tareas'])} tareas, k = {datos['k']}, {datos['segundos']} s. "
         f"Escalado: precisión {_num(datos['escalado']['precision'])}, "
         f"recall {_num(datos['escalado']['recall'])}. "
-        f"Afirmaciones falsas del agente: {datos['afirmaciones_falsas']}.",
+        f"Afirmaciones falsas del agente: {datos['afirmaciones_falsas']} "
+        f"(tasa por intento {_num(datos['tasa_afirmaciones_falsas'])}). "
+        f"Preguntas aclaratorias: {_num(datos['aclaraciones']['ambiguas'])} en las peticiones ambiguas, "
+        f"{_num(datos['aclaraciones']['innecesarias'])} sin necesidad en las claras.",
         "",
-        "| k | pass^k |",
-        "|---|---|",
-        *[f"| {n} | {_num(v)} |" for n, v in datos["pass_k"].items()],
+        f"| k | pass^k | comprensión ({datos['tareas_comprension']}) | resto |",
+        "|---|---|---|---|",
+        *[f"| {n} | {_num(v)} | {_num(datos['pass_k_comprension'].get(n, 0))} | "
+          f"{_num(datos['pass_k_resto'].get(n, 0))} |" for n, v in datos["pass_k"].items()],
         "",
         "| Tarea | Éxitos/intentos | Tokens por intento | Segundos por intento |",
         "|---|---|---|---|",

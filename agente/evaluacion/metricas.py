@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from math import comb
 
-__all__ = ["pass_k", "precision_recall"]
+__all__ = ["aclaraciones", "pass_k", "precision_recall", "tasa"]
 
 
 def pass_k(resultados: Sequence[tuple[int, int]], k: int) -> float:
@@ -44,4 +44,25 @@ def precision_recall(pares: Iterable[tuple[Sequence[str], Sequence[str]]]) -> di
     return {
         "precision": verdaderos / reales_total if reales_total else 1.0,
         "recall": verdaderos / esperados_total if esperados_total else 1.0,
+    }
+
+
+def tasa(marcas: Iterable[bool]) -> float:
+    """La fracción de ``True`` (0,0 si no hay ninguna marca)."""
+    lista = list(marcas)
+    return sum(lista) / len(lista) if lista else 0.0
+
+
+def aclaraciones(pares: Iterable[tuple[bool | None, bool]]) -> dict[str, float]:
+    """(debía preguntar, preguntó) por intento -> tasas de preguntas aclaratorias.
+
+    ``debía``: True = petición ambigua (debe preguntar antes de actuar); False = petición
+    clara con algo que hacer (preguntar sobra); None = ni lo uno ni lo otro (no cuenta).
+    ``ambiguas``: de las ambiguas, en cuántas preguntó (debe ser 1,0); ``innecesarias``:
+    de las claras, en cuántas preguntó sin hacer nada (debe ser 0,0).
+    """
+    lista = list(pares)
+    return {
+        "ambiguas": tasa(pregunto for debia, pregunto in lista if debia is True),
+        "innecesarias": tasa(pregunto for debia, pregunto in lista if debia is False),
     }

@@ -14,11 +14,24 @@ from typing import Any
 from agente.evaluacion.bases import Bases
 from agente.evaluacion.cliente import ClienteGuion, ClienteLLM
 from agente.evaluacion.ensayo import Intento, ensayar
-from agente.evaluacion.metricas import pass_k, precision_recall
+from agente.evaluacion.metricas import aclaraciones, pass_k, precision_recall, tasa
 from agente.evaluacion.tareas import Tarea
 from agente.nucleo.ajustes import Ajustes
 
-__all__ = ["CAPACIDADES", "Informe", "evaluar", "omision"]
+__all__ = ["CAPACIDADES", "COMPRENSION", "Informe", "debe_preguntar", "evaluar", "omision"]
+
+# La etiqueta de las tareas de comprensión (``tareas/11_comprension.yaml``): su pass^k va aparte.
+COMPRENSION = "comprension"
+
+
+def debe_preguntar(tarea: Tarea) -> bool | None:
+    """True si la petición es ambigua (nada antes de la confirmación del cliente), False si es
+    clara y hay algo que hacer (preguntar sobra), None si no es ni lo uno ni lo otro."""
+    if tarea.esperado.sin_efectos_antes_del_turno is not None:
+        return True
+    if tarea.esperado.escalado or any(tarea.esperado.bd.values()):
+        return False
+    return None
 
 # Lo que el servicio sabe hacer y alguna tarea puede exigir en ``requiere``.
 CAPACIDADES: frozenset[str] = frozenset({"firmas"})
@@ -36,8 +49,10 @@ class Informe:
     omitidas: dict[str, str] = field(default_factory=dict)
     segundos: float = 0.0
 
-    def pass_k(self) -> dict[str, float]:
-        resultados = [(sum(i.exito for i in lista), len(lista)) for lista in self.intentos.values()]
+    def pass_k(self, comprension: bool | None = None) -> dict[str, float]:
+        """pass^1..pass^k; ``comprension`` True/False: solo las tareas de comprensión o el resto."""
+        resultados = [(sum(i.exito for i in lista), len(lista)) for tid, lista in self.intentos.items()
+                      if comprension is None or (COMPRENSION in self.tareas[tid].etiquetas) == comprension]
         return {str(n): pass_k(resultados, n) for n in range(1, self.k + 1)} if resultados else {}
 
     def escalado(self) -> dict[str, float]:
@@ -49,6 +64,15 @@ class Informe:
     def afirmaciones_falsas(self) -> int:
         """Cuántas afirmaciones falsas dijo el agente en todos los intentos (debe ser 0)."""
         return sum(len(i.afirmaciones_falsas) for lista in self.intentos.values() for i in lista)
+
+    def tasa_afirmaciones_falsas(self) -> float:
+        """La fracción de intentos en los que el agente dijo algo que no pasó."""
+        return tasa(bool(i.afirmaciones_falsas) for lista in self.intentos.values() for i in lista)
+
+    def aclaraciones(self) -> dict[str, float]:
+        """Preguntas aclaratorias: en las ambiguas (debe preguntar) y en las claras (sobra)."""
+        return aclaraciones((debe_preguntar(self.tareas[tid]), i.pregunto_primero)
+                            for tid, lista in self.intentos.items() for i in lista)
 
     def como_json(self) -> dict[str, Any]:
         """El contrato del issue 17 (``modelo``, ``k``, ``tareas``, ``pass_k``, ``escalado``) y más."""
@@ -71,8 +95,13 @@ class Informe:
             "k": self.k,
             "tareas": tareas,
             "pass_k": self.pass_k(),
+            "pass_k_comprension": self.pass_k(comprension=True),
+            "pass_k_resto": self.pass_k(comprension=False),
+            "tareas_comprension": sum(COMPRENSION in self.tareas[t].etiquetas for t in self.intentos),
             "escalado": self.escalado(),
             "afirmaciones_falsas": self.afirmaciones_falsas(),
+            "tasa_afirmaciones_falsas": self.tasa_afirmaciones_falsas(),
+            "aclaraciones": self.aclaraciones(),
             "omitidas": [{"id": t, "motivo": m} for t, m in self.omitidas.items()],
             "segundos": round(self.segundos, 1),
         }

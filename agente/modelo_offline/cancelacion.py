@@ -15,6 +15,8 @@ __all__ = ["FRASES", "no_posible", "redactar"]
 # «Que siga adelante», «mejor lo mantengo»: ya no quiere cancelar («no lo canceles» lo lee matices).
 FRASES = Frases(
     intencion=CANCELACION.offline.intencion,
+    tambien=(r"\bda(?:d|r)?(?:lo|la|me)?(?:lo|la)?\s+de\s+baja\b|\bno\s+(?:me|nos)\s+(?:lo\s+|la\s+)?(?:mandeis|envieis|mandes|envies)\b"
+             r"|\bpaso del pedido\b"),
     renuncia=r"\bque siga (?:en marcha|adelante)\b|\bmejor (?:lo |la )?mantengo\b|\bmejor (?:que )?(?:me )?llegue\b",
 )
 

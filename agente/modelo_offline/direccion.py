@@ -31,12 +31,16 @@ __all__ = [
     "pedir_direccion",
 ]
 
+_VIAS = r"(?:calle|c/|avenida|avda|plaza|paseo|camino|carretera|ronda|travesia|glorieta|carrer|rua)\b"
 # «Mejor que me llegue a Barcelona: Calle..., 08001 Barcelona», «enviádmelo a ...»: una corrección
 # del destino es un cambio de dirección si después viene un código postal.
 FRASES = Frases(
     intencion=DIRECCION.offline.intencion,
     tambien=(r"\b(?:me|nos|lo|la|los|las)\s+(?:llegue\w*|envie\w*|mande\w*|lleve\w*)\s+a\b(?=[^.!?]*?\b\d{5}\b)"
-             r"|\b(?:envia|manda|lleva)d?(?:me|nos)?(?:lo|la|los|las)\s+a\b(?=[^.!?]*?\b\d{5}\b)"),
+             r"|\b(?:envia|manda|lleva)d?(?:me|nos)?(?:lo|la|los|las)\s+a\b(?=[^.!?]*?\b\d{5}\b)"
+             r"|\b(?:mand|envi|llev|pon|remit)\w*(?:\s+[\w-]+){0,6}?\s+(?:(?:a|en)\s+)?(?:la\s+)?" + _VIAS +
+             r"|\bvaya\w*\s+a\s+(?:la\s+)?" + _VIAS + r"|\brecibir\w*\s+en\b(?=[^.!?]*?\b\d{5}\b)"
+             r"|\bcambi\w*\s+(?:\w+\s+){0,2}?donde\s+(?:me\s+|nos\s+)?(?:lo\s+|la\s+)?(?:entreg|llev|mand|envi)\w*"),
     renuncia=r"\b(?:mejor|al final|bueno)\W{0,3}(?:dejad|deja|dejalo|dejadlo) (?:la|esa) (?:misma )?direccion\b",
 )
 
@@ -70,7 +74,8 @@ def leer_direccion(fragmento: str) -> DireccionLeida:
     """La dirección nueva del ``fragmento`` (vacíos los trozos que no estén)."""
     texto = _sin_pedidos(fragmento)
     normal = normalizar(texto)
-    cp = RE_CP.search(texto) or RE_CP_MALO.search(texto)
+    # Si corrige la dirección en el mismo mensaje («... perdón, es Calle Mayor 7, 28013»), vale la última.
+    cp = next(reversed(list(RE_CP.finditer(texto))), None) or RE_CP_MALO.search(texto)
     if cp is None:
         return DireccionLeida(calle="", codigo_postal="", localidad="")
     antes = texto[: cp.start()]

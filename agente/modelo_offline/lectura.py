@@ -17,6 +17,7 @@ reexportan aquí).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,16 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import cancelacion, direccion, reembolso, reenvio, vale
+from agente.modelo_offline import (
+    cambio,
+    cancelacion,
+    comprension,
+    direccion,
+    reembolso,
+    reenvio,
+    vale,
+)
+from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import negada, retractadas
 from agente.modelo_offline.texto import (
     RE_PEDIDO,
@@ -61,7 +71,7 @@ __all__ = [
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 # Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
-FRASES = {m.FRASES.intencion: m.FRASES for m in (cancelacion, direccion, reembolso, reenvio, vale)}
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, direccion, reembolso, reenvio, vale)}
 RENUNCIAS = {intencion: frases.renuncia for intencion, frases in FRASES.items() if frases.renuncia}
 
 
@@ -77,9 +87,10 @@ PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 CAMBIAR = CAMBIO.offline.intencion
 CANCELAR = CANCELACION.offline.intencion
+REEMBOLSAR = reembolso.FRASES.intencion
 REENVIAR = REENVIO.offline.intencion
 RE_CAMBIO = re.compile(CAMBIO.offline.patron)
-RE_POR = re.compile(r"\bpor\b")
+RE_POR = re.compile(r"\b(?:por|en vez de|en lugar de)\b")
 RE_MOTIVO = re.compile(r"\b(?:porque|ya que|debido a que|pues|motivo:?)\s+(.+)", re.IGNORECASE | re.DOTALL)
 RE_ENCARGADO = re.compile(
     r"\b(?:pregunt\w*|consult\w*|averigu\w*|dile|digale)\s+(?:\w+\s+){0,3}?"
@@ -87,26 +98,26 @@ RE_ENCARGADO = re.compile(
 )
 RE_POLITICA = re.compile(r"\b(?:politica\w*|condiciones|plazos?|cuantos dias|normas?)\b")
 RE_ESTADO = re.compile(
-    r"\b(?:donde|estado|llega\w*|llegue\w*|enviad[oa]|entreg\w*|seguimiento|novedad\w*|cuando)\b"
+    r"\b(?:donde|estado|llega\w*|llegue\w*|enviad[oa]|entreg\w*|seguimiento|novedad\w*|cuando|como va\w*|"
+    r"que (?:pasa|sabeis|hay) (?:con|de)|como (?:esta|anda|lleva)\w*)\b"
 )
 RE_DISPONIBILIDAD = re.compile(
     r"\b(?:teneis|tienen|tienes|tiene|hay|disponib\w*|stock|quedan?|vendeis|venden|"
     r"repuestos?|recambios?|reponer|repondreis)\b"
 )
-RE_BARATA = re.compile(r"\b(?:barat\w*|economic\w*|menos car[ao]s?|mas asequible\w*|inferior\w*)\b")
-RE_IGUAL = re.compile(r"\b(?:mismo precio|misma precio|mismo importe|mismo valor|igual\w*|equivalente\w*)\b")
-# La propuesta de cambio que espera un «sí» (la escribe ``redaccion.confirmar_cambio``).
+RE_BARATA = re.compile(r"\b(?:barat\w*|economic\w*|menos car[ao]s?|mas asequible\w*|inferior\w*|"
+                       r"(?:cuest|salg|valg|sea)\w*\s+menos)\b")
+RE_IGUAL = re.compile(r"\b(?:mismo precio|misma precio|mismo importe|mismo valor|igual\w*|equivalente\w*|lo mismo)\b")
 # Dónde deja el modelo offline la propuesta de cambio que espera un «sí» (SKU y pedido).
 PROPUESTA_CAMBIO = "propuesta_cambio"
 RE_PROPUESTA = re.compile(
     r"¿Confirmas el cambio de ([A-Z]{3}-\d{3}) del pedido (P-\d{8}-\d{4}) por la ([A-Z]{3}-\d{3})\?"
 )
-RE_SI = re.compile(r"^\W*(?:si|vale|de acuerdo|confirmo|adelante|hazlo|perfecto|ok|claro)\b")
-RE_NO = re.compile(r"^\W*(?:no|mejor no|dejalo|olvidalo|cancela\w*|nada)\b")
 # «Llegó roto» frente a «no llegó» en un reenvío (sobre texto normalizado).
 RE_ROTO = re.compile(
     r"\b(?:rot[oa]s?|romp\w*|destroz\w*|inservible\w*|aplastad\w*|mal estado|hech[oa]s? pedazos|"
-    r"no funciona\w*|no va\b|defectuos\w*|estropead\w*)"
+    r"no funciona\w*|no va\b|defectuos\w*|estropead\w*|hech[oa]s? (?:polvo|trizas|mierda)|partid[oa]s?|"
+    r"rajad[oa]s?|destrozad\w*|roto\b)"
 )
 RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]s?)\b")
 
@@ -114,7 +125,7 @@ RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]
 # Las de cada operación declarada más las que no mueven nada.
 Intencion = str
 INTENCIONES: frozenset[str] = frozenset(
-    {"estado", "encargado", "politica", "ayuda", "anulada", "retirada"} | {i for i, _ in PATRONES}
+    {"estado", "encargado", "politica", "ayuda", "anulada", "retirada", "aclarar"} | {i for i, _ in PATRONES}
 )
 
 
@@ -190,14 +201,24 @@ def _clausulas(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bo
         if not any(o != intencion and a <= inicio < b and b - a > fin - inicio for a, b, o in tramos)
     )
     hubo = bool(marcas)
-    marcas = [(inicio, tipo) for inicio, tipo in marcas if not negada(normal, inicio)]
+    # Una operación que se nombra y luego se niega en la misma petición («cancela el P-1...
+    # no lo canceles») queda retirada.
+    negadas = [(inicio, tipo) for inicio, tipo in marcas if negada(normal, inicio)]
+    # «en vez de devolverme el dinero»: lo que sigue a la palabra negada de la misma operación, también.
+    marcas = [(inicio, tipo) for inicio, tipo in marcas if not negada(normal, inicio)
+              and not any(o == tipo and inicio - 30 <= n < inicio for n, o in negadas)]
     if not marcas:
         return [], hubo
     trozos = []
     for i, (inicio, tipo) in enumerate(marcas):
-        desde = 0 if i == 0 else inicio
-        hasta = marcas[i + 1][0] if i + 1 < len(marcas) else len(original)
-        trozos.append([tipo, desde, hasta, inicio])
+        desde = 0 if i == 0 else trozos[-1][4]
+        hasta = len(original)
+        if i + 1 < len(marcas):
+            hasta, siguiente = comprension.cortes(normal, inicio, marcas[i + 1][0])
+        else:
+            siguiente = len(original)
+        trozos.append([tipo, desde, hasta, inicio, siguiente])
+    trozos = [t for i, t in enumerate(trozos) if i == 0 or not comprension.de_respaldo(normal, t[1], t[3])]
     # Une una cláusula con la anterior si es del mismo tipo y no nombra otro pedido.
     unidos: list[list[Any]] = []
     for trozo in trozos:
@@ -208,7 +229,8 @@ def _clausulas(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bo
                 unidos[-1][2] = trozo[2]
                 continue
         unidos.append(trozo)
-    return [(t, d, h, m) for t, d, h, m in unidos], hubo
+    unidos = [t for t in unidos if not any(o == t[0] and t[3] < n < t[2] for n, o in negadas)]
+    return [(t, d, h, m) for t, d, h, m, _s in unidos], hubo
 
 
 def operaciones_del_mensaje(texto: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -233,8 +255,9 @@ def _partir_cambio(fragmento: str) -> tuple[str, str]:
     normal = normalizar(fragmento)
     verbo = RE_CAMBIO.search(normal)
     corte = RE_POR.search(normal, verbo.end() if verbo else 0)
-    if not corte:
-        return fragmento, ""
+    if not corte:  # «que sea la CAF-004», «una que cueste menos»: lo que quiere está en la frase
+        deseo = leer_deseo(fragmento)
+        return fragmento, fragmento if deseo.precio or deseo.skus else ""
     return fragmento[: corte.start()], fragmento[corte.end():]
 
 
@@ -264,6 +287,8 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
         antes = [p.upper() for p in RE_PEDIDO.findall(texto[:desde])]
         todos = [p.upper() for p in RE_PEDIDO.findall(texto)]
         pedido = antes[-1] if antes else (todos[0] if todos else pedido_previo)
+    if tipo == REEMBOLSAR and "?" in fragmento and RE_POLITICA.search(normalizar(fragmento)):
+        return Tarea(tipo="politica", texto=fragmento)  # «¿cuántos días hay para devolver algo?»
     if tipo == CAMBIAR:
         origen, deseo = _partir_cambio(fragmento)
         return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, origen=origen, deseo=deseo)
@@ -298,12 +323,43 @@ def _reenvio_ofrecido(anteriores: Sequence[BaseMessage]) -> dict | None:
     return None
 
 
+def _por_pedido(tarea: Tarea) -> list[Tarea]:
+    """Una petición que nombra varios pedidos, una por pedido; un trozo que pregunta cómo va
+    un pedido («y dime cómo va el P-2») es una consulta de su estado."""
+    trozos = comprension.trozos_por_pedido(tarea.texto)
+    if not trozos:
+        return [tarea]
+    partes = []
+    for pedido, fragmento in trozos:
+        if RE_ESTADO.search(normalizar(fragmento)) and not any(p.search(normalizar(fragmento)) for _, p in PATRONES):
+            partes.append(Tarea(tipo="estado", pedido=pedido, texto=fragmento))
+        else:
+            partes.append(dataclasses.replace(tarea, pedido=pedido, texto=fragmento, origen=fragmento
+                                              if tarea.tipo != CAMBIAR else tarea.origen))
+    return partes
+
+
+def _respuesta_a_pregunta(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea] | None:
+    """Lo que responde a una pregunta del asistente («¿qué pedido?», «¿qué dirección?»): la
+    petición anterior del cliente completada con esta respuesta; None si no encaja."""
+    ultima_ia = next((m for m in reversed(anteriores) if isinstance(m, AIMessage) and not m.tool_calls), None)
+    previo = next((m for m in reversed(anteriores) if isinstance(m, HumanMessage)), None)
+    if ultima_ia is None or previo is None or "?" not in texto_de(ultima_ia):
+        return None
+    resto = [m for m in anteriores if m is not previo]
+    completas = tareas(f"{texto_de(previo)}. {texto}", resto[: len(resto)])
+    if any(t.tipo in {i for i, _ in PATRONES} for t in completas):
+        return completas
+    return None
+
+
 def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
     """Las tareas del último mensaje ``texto``; ``anteriores`` da el pedido si no lo nombra.
 
     Un «sí» a una propuesta de cambio es el cambio con los SKU ya nombrados (la confirmación
     explícita); un «no», la anulación. Cualquier otra cosa se lee como un mensaje nuevo.
     """
+    texto = comprension.corregir(texto)
     normal = normalizar(texto)
     pedidos = [p.upper() for p in RE_PEDIDO.findall(texto)]
     pedido_previo = _pedido_en_historial(anteriores)
@@ -333,10 +389,18 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
 
     clausulas, hubo = _clausulas(texto)
     anuladas = retractadas(normal, [(t, m, h) for t, _d, h, m in clausulas], RENUNCIAS)
-    vivas = [_tarea_de_clausula(texto, t, d, h, pedido_previo) for i, (t, d, h, _m) in enumerate(clausulas)
-             if i not in anuladas]
+    # Tras «quiero devolver la tostadora, bueno no, mejor mandadme otra», lo que sigue a la
+    # retirada habla del mismo producto: su cláusula empieza donde empezaba la retirada.
+    clausulas = [(t, clausulas[i - 1][1] if i and i - 1 in anuladas else d, h, m)
+                 for i, (t, d, h, m) in enumerate(clausulas)]
+    vivas = [tarea for i, (t, d, h, _m) in enumerate(clausulas) if i not in anuladas
+             for tarea in _por_pedido(_tarea_de_clausula(texto, t, d, h, pedido_previo))]
     if vivas:
         return vivas
+    if not hubo and (seguida := _respuesta_a_pregunta(texto, anteriores)) is not None:
+        return seguida
+    if not hubo and comprension.queja_sin_peticion(normal) and not RE_ESTADO.search(normal):
+        return [Tarea(tipo="aclarar", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]
     if hubo:  # nombró operaciones, pero negadas o retiradas: «..., bueno no, mejor me lo quedo»
         return [Tarea(tipo="retirada", pedido=pedidos[0] if pedidos else pedido_previo, texto=texto)]
 

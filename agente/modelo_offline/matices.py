@@ -54,14 +54,14 @@ class Frases:
 RE_NEGADOR = re.compile(
     r"(?:\bsin|\bni|\bnada de|\ben (?:vez|lugar) del?|(?<!por que )(?<!porque )\bno"
     r"(?:\s+(?:quiero|queremos|quiere|necesito|necesitamos|hace falta|hay que|me|nos|lo|la|los|las|te|os|le|les|que))*)"
-    r"\s+(?:(?:el|la|los|las|un|una|que|me|nos|lo|se|ningun|ninguna)\s+){0,2}$"
+    r"\s+(?:(?:el|la|los|las|un|una|que|me|nos|lo|se|ningun|ninguna|mi|mis)\s+){0,2}$"
 )
 # «bueno no», «al final no», «mejor no», «pensándolo bien, no» seguido de pausa o de lo que se
 # hace en su lugar; «al final no me ha llegado» no es retractarse.
 RE_RETRACTA = re.compile(
     r"\b(?:bueno|pues|al final|mejor|pensandolo (?:bien|mejor)|de hecho)\W{0,3}no\b"
     r"(?=\W*(?:$|[,.;:!?]|mejor\b|me l[oa]s? quedo|quiero\b|hace falta|lo necesito))"
-    r"|\b(?:olvida(?:d)?lo|dejalo (?:estar|correr)|no hagas nada)\b"
+    r"|\b(?:olvida(?:d)?lo|dejalo (?:estar|correr)|no hagas nada|me he liado|me equivoque)\b|\bno,? espera\b"
 )
 
 NUMEROS = {"un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
@@ -77,7 +77,7 @@ RE_ARTICULO = re.compile(
 )
 # Lo que va detrás de un artículo y no es un producto.
 NO_PRODUCTOS = frozenset({
-    "pedido", "pedidos", "dinero", "importe", "compra", "total", "resto", "todo", "paquete", "envio",
+    "pedido", "pedidos", "dinero", "pasta", "importe", "compra", "total", "resto", "todo", "paquete", "envio",
     "producto", "productos", "articulo", "articulos", "cosa", "cosas", "vale", "reembolso", "devolucion",
     "pago", "parte", "mitad", "cargo", "precio", "euros", "euro", "eur", "del", "que", "con", "por",
     "para", "sin", "dia", "dias", "semana", "vez", "mismo", "misma", "nuevo", "nueva",

@@ -305,6 +305,7 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
     "encargado": _paso_encargado,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: fin(redaccion.AYUDA),
+    "aclarar": lambda tarea, _ctx: fin(redaccion.aclarar(tarea.pedido)),
     "anulada": lambda tarea, _ctx: fin(redaccion.cambio_anulado(tarea.pedido)),
     "retirada": lambda tarea, _ctx: fin(matices.retirada(tarea.pedido)),
 }

@@ -19,6 +19,7 @@ from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
 
 __all__ = [
     "AYUDA",
+    "aclarar",
     "cambio_anulado",
     "cambio_ya_compensado",
     "confirmar_cambio",
@@ -341,3 +342,11 @@ def sustitucion(pedido: str | None, llamada: Llamada) -> str:
     if datos.get("repetido"):
         return f"Ese cambio ya estaba tramitado. {cuerpo}"
     return cuerpo
+
+
+def aclarar(pedido: str | None) -> str:
+    """UNA pregunta corta cuando el cliente cuenta un problema sin decir qué quiere."""
+    if pedido:
+        return (f"Siento lo del pedido {pedido}. ¿Qué prefieres: cambiarlo por otro producto, devolverlo "
+                "y recuperar el dinero, o quedártelo con una compensación?")
+    return "Siento el problema. ¿Me dices el número de pedido (P-AAAAMMDD-NNNN) y qué ha pasado?"

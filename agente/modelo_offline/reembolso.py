@@ -12,8 +12,13 @@ from agente.nucleo.operaciones import REEMBOLSO
 
 __all__ = ["FRASES"]
 
+# «Quiero mi dinero», «me abonáis el importe», «recuperar lo que pagué», «me dais el dinero».
 FRASES = Frases(
     intencion=REEMBOLSO.offline.intencion,
+    tambien=(r"\b(?:abon\w*|reintegr\w*)\b(?!\s+(?:de|el)\s+transporte)"
+             r"|\brecuper\w*\s+(?:lo que (?:pague|pagamos|me cost\w*|cost\w*)|el dinero|mi dinero|el importe)"
+             r"|\b(?:mi|el|nuestro)\s+dinero\b(?!\s+(?:del?\s+)?(?:transporte|envio))"
+             r"|\b(?:la|mi)\s+pasta\b"),
     renuncia=(r"\b(?:mejor|al final|bueno|pues|no|total)\W{0,3}(?:me l[oa]s? quedo|me quedo con (?:el|ella|ello|ellos|ellas)\b"
               r"|me l[oa]s? voy a quedar)"),
 )

@@ -18,7 +18,11 @@ __all__ = ["FRASES", "PROPUESTA_REENVIO", "no_posible", "elegir_producto", "opci
 # «Aún no he recibido el pedido»: como «no me ha llegado». No «no he recibido el reembolso».
 FRASES = Frases(
     intencion=REENVIO.offline.intencion,
-    tambien=r"\bno (?:he|hemos) recibido (?:todavia |aun )?(?:nada del?|(?:el|mi|nuestro) (?:pedido|paquete|envio))\b",
+    tambien=(r"\bno (?:he|hemos) recibido (?:todavia |aun )?(?:nada del?|(?:el|mi|nuestro) (?:pedido|paquete|envio))\b"
+             r"|\bsin (?:aparecer|llegar)\b|\bni rastro\b|\bno (?:ha |han )?(?:aparecido|aparece|venido nadie)\b"
+             r"|\bno ha venido\b|\b(?:todavia|aun) no (?:l[oa]s? )?(?:tengo|tenemos|he recibido)\b"
+             r"(?!\s+(?:el|mi|ningun) (?:reembolso|dinero|vale|abono))"
+             r"|\bquiero (?:otr[oa]s?|un[oa]) (?:igual|nuev[oa])\w*\b"),
     renuncia=r"\b(?:prefiero|mejor) esperar\b|\bya (?:me |nos )?(?:ha|han) llegado\b|\bacaba de llegar\b",
 )
 # «¿Qué podéis hacer?»: quiere saber qué se puede hacer antes de que se haga nada.

@@ -19,6 +19,8 @@ __all__ = ["FRASES", "elegir_producto", "importe_propuesto", "motivo_del_texto",
 # «Prefiero que me devolváis el dinero», «mejor la devuelvo»: ya no quiere el vale.
 FRASES = Frases(
     intencion=VALE.offline.intencion,
+    tambien=(r"\b(?:descuento|rebaja)\b"
+             r"|\bme\s+l[oa]s?\s+quedo\b(?=[^.?!]*\b(?:algo|compens\w*|descuento|rebaja|dar|deis|des|tendreis)\b)"),
     renuncia=r"\b(?:prefiero|mejor)\s+(?:devolverl[oa]s?|l[oa]s? devuelvo|que me devolvais el dinero|el reembolso)\b",
 )
 

@@ -350,3 +350,29 @@ def test_una_firma_aceptada_que_la_matriz_no_permite_es_un_fallo(url_admin, plan
     tarea = dataclasses.replace(tarea, encargado=(firma,))
     motivos = _evaluar(url_admin, plantillas, [tarea], ajustes=Ajustes(modelo="offline"), k=1).como_json()["tareas"][0]["fallos"][0]["motivos"]
     assert any("la firma de ger-talavera se aceptó" in m for m in motivos), motivos
+
+
+def test_agente_evaluar_contra_el_proveedor_compatible_con_openai_del_bench(bd_url, tmp_path):
+    # El proveedor del bench (tests/apoyo/proveedor_latencia.py) habla OpenAI de verdad; la
+    # orden es la que documenta docs/evaluacion.md para una tienda con su propio modelo.
+    from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnHilo
+
+    salida = tmp_path / "e.json"
+    with ProveedorEnHilo(Latencia(primer_token=0.0, tokens_por_segundo=1e6)) as proveedor:
+        r = subprocess.run(
+            [sys.executable, "-m", "agente.cli", "evaluar", "--modelo", "openai:latencia",
+             "--base-url", proveedor.url, "--cliente", "guion", "--k", "1",
+             "--tareas", "comp-cancelacion-faltas,reembolso-sin-firma", "--json", str(salida),
+             "--informe", str(tmp_path / "e.md")],
+            cwd=RAIZ, env={**os.environ, "DATABASE_URL": bd_url, "OPENAI_API_KEY": "sk-test"},
+            capture_output=True, text=True, timeout=300,
+        )
+        peticiones = len(proveedor.registro.peticiones)
+    assert r.returncode == 0, r.stdout + r.stderr
+    datos = json.loads(salida.read_text())
+    assert datos["modelo"] == "openai:latencia"
+    assert [(t["id"], t["exitos"]) for t in datos["tareas"]] == [("reembolso-sin-firma", 1), ("comp-cancelacion-faltas", 1)]
+    assert datos["pass_k_comprension"] == {"1": 1.0} and datos["pass_k_resto"] == {"1": 1.0}
+    assert datos["tasa_afirmaciones_falsas"] == 0.0
+    assert peticiones >= 4  # cada tarea: al menos una consulta, la operación y la respuesta final
+    assert "comprensión (1)" in (tmp_path / "e.md").read_text()

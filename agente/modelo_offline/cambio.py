@@ -1,0 +1,22 @@
+"""Cómo pide el cliente un cambio de producto sin decir «cambiar», además del patrón de la operación.
+
+«¿Me la podéis dar por algo más económico?», «prefiero una que salga más barata», «otra
+cafetera en lugar de esta», «que sea la CAF-004»: quiere otro producto en su lugar. La
+preferencia de precio o el SKU los lee ``lectura.leer_deseo``.
+"""
+
+from __future__ import annotations
+
+from agente.modelo_offline.matices import Frases
+from agente.nucleo.operaciones import CAMBIO
+
+__all__ = ["FRASES"]
+
+_PRECIO = r"(?:mas\s+)?(?:barat\w*|economic\w*|car[ao]s?|menos|igual\w*|lo mismo)"
+FRASES = Frases(
+    intencion=CAMBIO.offline.intencion,
+    tambien=(r"\b(?:dar|dais|deis|dad|das|dariais)(?:me|nos)?(?:l[oa]s?)?\s+(?:[\w-]+\s+){0,3}?por\s+(?:algo|otr[oa]|un[oa]|el|la)\b"
+             rf"|\b(?:otr[oa]|un[oa]|algo)\s+(?:[\w-]+\s+){{0,2}}?que\s+(?:salga|cueste|valga|sea)\s+{_PRECIO}"
+             r"|\botr[oa]\s+[a-z]+\s+en\s+(?:lugar|vez)\s+de\b"
+             r"|\bque\s+(?:[\w-]+\s+){0,5}?sea\s+(?:la|el)\s+[a-z]{3}-\d{3}\b"),
+)
