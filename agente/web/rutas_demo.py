@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from fastapi import APIRouter, Depends
 
 from agente.demo.catalogo import CLIENTES, ENCARGADOS, ROLES, TIENDAS, TIENDAS_REGIONALES
 from agente.nucleo.errores import HiloNoEncontrado
+from agente.servicio import correos_demo
 from agente.web import esquemas
 from agente.web.auth import CANAL_CLI, ROL_CLIENTE, ROL_ENCARGADO, emitir_sesion, emitir_token
 from agente.web.dependencias import AjustesWeb, ServicioWeb
@@ -95,3 +98,13 @@ def login(cuerpo: esquemas.DemoLogin, servicio: ServicioWeb, ajustes: AjustesWeb
         ajustes, rol=ROL_ENCARGADO, sujeto=encargado.encargado_id, tienda=encargado.tienda
     )
     return {"token": token, "destino": "/encargado"}
+
+
+@router.get("/correos", summary="Correos del buzón de la demo", response_model=list[esquemas.CorreoDemo],
+            dependencies=[Depends(solo_en_demo)])
+def correos(ajustes: AjustesWeb):
+    """Lo que ha recibido el SMTP local de ``agente demo`` (enlaces de entrada, correos a los
+    clientes), el más reciente primero. Sin buzón (otro ``AGENTE_SMTP_URL``): ninguno."""
+    if ajustes.demo_buzon is None:
+        return []
+    return [asdict(correo) for correo in correos_demo(ajustes.demo_buzon)]
