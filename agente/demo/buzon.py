@@ -8,6 +8,7 @@ página de la demo. La carpeta (``AGENTE_DEMO_BUZON``) vive junto a los datos de
 
 from __future__ import annotations
 
+import logging
 import mailbox
 import socket
 from dataclasses import dataclass
@@ -83,7 +84,9 @@ class ReceptorCorreo:
         from aiosmtpd.controller import Controller
         from aiosmtpd.handlers import Mailbox
 
-        carpeta.mkdir(parents=True, exist_ok=True)
+        for sub in ("tmp", "new", "cur"):  # Maildir solo las crea si la carpeta no existía
+            (carpeta / sub).mkdir(parents=True, exist_ok=True)
+        logging.getLogger("mail.log").setLevel(logging.WARNING)  # una línea por orden SMTP
         self.carpeta = carpeta
         self.puerto = _puerto_libre()
         self._controlador = Controller(Mailbox(carpeta), hostname="127.0.0.1", port=self.puerto)

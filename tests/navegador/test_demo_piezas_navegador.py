@@ -58,7 +58,7 @@ def test_el_correo_de_la_demo_se_lee_en_su_pagina_y_su_enlace_hace_entrar(navega
     p.expect(p.pagina.get_by_role("status")).to_have_text("1 correo(s) recibido(s).")
     p.accesible("demo-correo")
 
-    correo.get_by_role("link", name=re.compile(r"/entrada/correo#")).click()
+    correo.locator("a[href*='/entrada/correo#']").click()
     p.pagina.get_by_role("button", name="Entrar en la bandeja").click()
     p.pagina.wait_for_url(f"{demo.base}/encargado", timeout=ESPERA_MS)
     p.expect(p.pagina.locator("#sesion")).to_have_text(LUCIA, timeout=ESPERA_MS)
