@@ -6,7 +6,7 @@ manda sus webhooks firmados al producto (``demo``).
 junto a un ``agente serve`` con ``AGENTE_PASARELA=stripe``: ``python -m agente.demo.stripe_local``.
 """
 
-from agente.demo.stripe_local.demo import ServidorStripeDemo, pagos_de_la_base
+from agente.demo.stripe_local.demo import ServidorStripeDemo, entorno_pasarela, pagos_de_la_base
 from agente.demo.stripe_local.protocolo import (
     CLAVE,
     SECRETO_WEBHOOK,
@@ -17,8 +17,3 @@ from agente.demo.stripe_local.protocolo import (
 __all__ = ["CLAVE", "SECRETO_WEBHOOK", "ServidorStripe", "ServidorStripeDemo", "entorno_pasarela",
            "pagos_de_la_base", "servidor_stripe"]
 
-
-def entorno_pasarela(base_stripe: str) -> dict[str, str]:
-    """Las variables con las que el producto usa este servidor como su Stripe."""
-    return {"AGENTE_PASARELA": "stripe", "AGENTE_STRIPE_CLAVE": CLAVE,
-            "AGENTE_STRIPE_SECRETO_WEBHOOK": SECRETO_WEBHOOK, "AGENTE_STRIPE_API_BASE": base_stripe}

@@ -20,14 +20,20 @@ from dataclasses import dataclass
 import httpx
 import psycopg
 
-from agente.demo.stripe_local.protocolo import ServidorStripe
+from agente.demo.stripe_local.protocolo import CLAVE, SECRETO_WEBHOOK, ServidorStripe
 
-__all__ = ["PAGOS_SQL", "RUTA_WEBHOOK", "ServidorStripeDemo", "pagos_de_la_base"]
+__all__ = ["PAGOS_SQL", "RUTA_WEBHOOK", "ServidorStripeDemo", "entorno_pasarela", "pagos_de_la_base"]
 
 logger = logging.getLogger(__name__)
 
 RUTA_WEBHOOK = "/api/pasarela/stripe/webhook"
 PAGOS_SQL = "SELECT referencia_pago, importe FROM pedidos WHERE referencia_pago IS NOT NULL"
+
+
+def entorno_pasarela(base_stripe: str) -> dict[str, str]:
+    """Las variables con las que el producto usa este servidor como su Stripe."""
+    return {"AGENTE_PASARELA": "stripe", "AGENTE_STRIPE_CLAVE": CLAVE,
+            "AGENTE_STRIPE_SECRETO_WEBHOOK": SECRETO_WEBHOOK, "AGENTE_STRIPE_API_BASE": base_stripe}
 
 
 def pagos_de_la_base(url: str) -> dict[str, int]:
