@@ -77,6 +77,7 @@ def serve(
 
     ajustes = _ajustes()
     ajustes.comprobar_secreto()  # antes de tocar la base de datos
+    ajustes.comprobar_pasarela()
     url = url_migrada(ajustes)  # el embebido se arranca en ESTE proceso y se migra una sola vez
     typer.echo(f"Sirviendo en http://{host}:{port} ({workers} proceso(s)); API en http://{host}:{port}/docs")
     _servir(ajustes, url, host, port, workers)
@@ -87,22 +88,45 @@ def serve(
 def demo(
     host: str = typer.Option("127.0.0.1", "--host", help="Dirección en la que escuchar."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Puerto."),
+    pasarela: str | None = typer.Option(
+        None, "--pasarela", help="Pasarela de pagos: simulada (por defecto), stripe (con las claves de "
+        "AGENTE_STRIPE_*) o stripe-local (el protocolo de Stripe en local, con sus webhooks)."),
 ) -> None:
     """Demo sin claves: migra, carga la demo en una base vacía (si ya está, la conserva) y sirve con el modelo offline.
 
-    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.demo.catalogo import CLIENTES, ENCARGADOS
-    from agente.servicio import cargar_demo_una_vez
-    from agente.web.rutas_demo import EJEMPLOS
+    Arranca también su buzón de correo (/demo/correo), su proveedor OpenID Connect (si hay Node) y,
+    con --pasarela stripe-local, el servidor del protocolo de Stripe (docs/demo.md).
 
+    Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
+    from agente.nucleo.errores import ErrorConfiguracion
+    from agente.servicio import PASARELAS_DEMO, cargar_demo_una_vez, piezas_demo
+
+    if pasarela is not None and pasarela not in PASARELAS_DEMO:
+        raise ErrorConfiguracion(f"--pasarela: elige una de {', '.join(PASARELAS_DEMO)}")
     os.environ["AGENTE_DEMO"] = "1"
     os.environ["AGENTE_MODELO"] = "offline"
+    if pasarela in ("simulada", "stripe"):
+        os.environ["AGENTE_PASARELA"] = pasarela
     ajustes = _ajustes()
+    if pasarela != "stripe-local":
+        ajustes.comprobar_pasarela()  # antes de la base y del cartel: una frase y código 2
     url = url_migrada(ajustes)
     if cargar_demo_una_vez(url) is None:  # reiniciar no revive lo que pasó en la demo
         typer.echo("La demo ya estaba cargada: se conserva lo que ha pasado (para empezar de cero, "
                    "para el servidor y ejecuta agente db demo --reiniciar).")
     base = f"http://{host}:{port}"
+    buzon = ajustes.demo_buzon or ajustes.pgdata.parent / "correo-demo"
+    with piezas_demo(base=base, url_bd=url, buzon=buzon, pasarela=pasarela or ajustes.pasarela,
+                     decir=typer.echo) as piezas:
+        ajustes = _ajustes()  # con el entorno de las piezas
+        _cartel(base, host, port, piezas)
+        _servir(ajustes, url, host, port, 1)
+
+
+def _cartel(base: str, host: str, port: int, piezas: list[str]) -> None:
+    from agente.demo.catalogo import CLIENTES, ENCARGADOS
+    from agente.web.rutas_demo import EJEMPLOS
+
     typer.echo(f"Demo lista en {base}/demo (modelo offline: reglas, no un LLM).")
     typer.echo("Entra como cliente o como encargado desde esa página (cada pestaña guarda su sesión):")
     for cliente_id, tienda, nombre, _email, _tel in CLIENTES:
@@ -111,9 +135,10 @@ def demo(
     for encargado_id, tienda, nombre, activo in ENCARGADOS:
         typer.echo(f"  encargado {encargado_id}  {nombre} ({tienda}){'' if activo else ' — de baja: se le rechaza'}")
     typer.echo(f"Chat del cliente: {base}/   Bandeja del encargado: {base}/encargado   API: {base}/docs")
+    for linea in piezas:
+        typer.echo(linea)
     otro = "" if port == 8000 and host == "127.0.0.1" else f" --servidor {base}"
     typer.echo(f"Por terminal, en otra: agente entrar --demo enc-talavera{otro} (y agente decidir HILO aprobar).")
-    _servir(ajustes, url, host, port, 1)
 
 
 def _emitir(rol: str, sujeto: str, horas: float | None) -> None:

@@ -70,6 +70,9 @@ class Ajustes(BaseSettings):
         default=None, description="URL base de un servidor compatible con OpenAI."
     )
     demo: bool = Field(default=False, description="Modo demo: login de demo y secreto por defecto.")
+    demo_buzon: Path | None = Field(
+        default=None, description="Carpeta Maildir del buzón de la demo (la pone «agente demo»; /demo/correo la lee).",
+    )
     # SecretStr: nunca sale en un repr, un log ni un volcado de los ajustes.
     secreto: SecretStr = Field(default=SecretStr(SECRETO_DEMO),
                                description="Secreto con el que se firman los tokens.")
@@ -240,6 +243,18 @@ class Ajustes(BaseSettings):
                 "menos 32 bytes aleatorios: genera uno con «agente secreto»",
                 ajuste="AGENTE_SECRETO",
             )
+
+    def comprobar_pasarela(self) -> None:
+        """Con ``AGENTE_PASARELA=stripe``, sin clave o sin secreto del webhook el servidor no
+        arranca: un error en una línea, antes de tocar la base o de anunciar nada."""
+        if self.pasarela != "stripe" or (self.stripe_clave and self.stripe_secreto_webhook):
+            return
+        raise ErrorConfiguracion(
+            "Con AGENTE_PASARELA=stripe hacen falta AGENTE_STRIPE_CLAVE y "
+            "AGENTE_STRIPE_SECRETO_WEBHOOK (docs/pasarelas.md); para probar sin cuenta de Stripe, "
+            "agente demo --pasarela stripe-local",
+            ajuste="AGENTE_STRIPE_CLAVE" if not self.stripe_clave else "AGENTE_STRIPE_SECRETO_WEBHOOK",
+        )
 
     @property
     def tracing_activo(self) -> bool:

@@ -39,6 +39,8 @@ corta, sin construir el agente: por eso ``politica_tienda``, ``cambios_politica`
 ``gestion_autoridad`` se re-exportan como módulos.
 """
 
+from agente.demo.buzon import leer_buzon as correos_demo
+from agente.demo.piezas import PASARELAS_DEMO, piezas_demo
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
 from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
 from agente.servicio.auditoria.movimientos import ESTADOS as ESTADOS_MOVIMIENTO
@@ -132,6 +134,9 @@ __all__ = [
     "cambios_politica",
     "gestion_autoridad",
     "cargar_demo_una_vez",
+    "correos_demo",
+    "piezas_demo",
+    "PASARELAS_DEMO",
     "crear_servicio",
     "decisiones_como_csv",
     "decisiones_como_csv_hoja",

@@ -216,6 +216,12 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
             raise HiloNoEncontrado("no encontrado")
         return pagina("demo.html")
 
+    @app.get("/demo/correo", include_in_schema=False)
+    def demo_correo(ajustes_app: AjustesWeb):
+        if not ajustes_app.demo:
+            raise HiloNoEncontrado("no encontrado")
+        return pagina("demo_correo.html")
+
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon():
         # Quien pide /favicon.ico sin leer el <link rel="icon"> (pestañas, marcadores) recibe el SVG.

@@ -238,6 +238,17 @@ class IdentidadDemo(BaseModel):
     ejemplo: str | None = None
 
 
+class CorreoDemo(BaseModel):
+    """Un correo que recibió el buzón de la demo (``/demo/correo``)."""
+
+    id: str
+    de: str
+    para: str
+    asunto: str
+    fecha: datetime | None = None
+    texto: str = Field(description="El cuerpo en texto plano (los enlaces, tal cual).")
+
+
 # -- del servicio a la API -----------------------------------------------------------------
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from fastapi import APIRouter, Depends
 
 from agente.demo.catalogo import CLIENTES, ENCARGADOS, ROLES, TIENDAS, TIENDAS_REGIONALES
 from agente.nucleo.errores import HiloNoEncontrado
+from agente.servicio import correos_demo
 from agente.web import esquemas
 from agente.web.auth import CANAL_CLI, ROL_CLIENTE, ROL_ENCARGADO, emitir_sesion, emitir_token
 from agente.web.dependencias import AjustesWeb, ServicioWeb
@@ -21,7 +24,10 @@ EJEMPLOS = {
     "C-0005": "Quiero devolver la batidora del pedido P-20260922-0077 porque no funciona",
     "C-0006": "Quiero devolver el pedido P-20261006-0650 porque no funciona",
     "C-0007": "Cambia la dirección de envío del pedido P-20260914-0025 a Calle Mayor 5, 28013 Madrid",
+    "C-0008": "No me ha llegado el pedido P-20261011-0310",
     "C-0009": "Quiero devolver el pedido P-20261005-0350 porque llegó roto",
+    "C-0010": "Quiero devolver una sartén del pedido P-20261003-0045 porque se pega",
+    "C-0011": "Cancela mi pedido P-20261009-0420, por favor",
     "C-0012": "No me ha llegado el pedido P-20261010-0300",
 }
 # Qué se prueba con cada cliente (docs/demo.md): lo que pasará, para elegir a quién entrar.
@@ -36,10 +42,10 @@ ESCENARIOS = {
     "C-0005": "Ya lleva dos devoluciones en 30 días: la tercera espera a un encargado.",
     "C-0006": "Devolución de 650,00 EUR: dos firmas de personas distintas, una de gerente o regional.",
     "C-0007": "Cambio de la dirección de envío de un pedido pendiente, en la misma provincia: sale solo.",
-    "C-0008": "Sin caso preparado: pregunta por sus pedidos.",
+    "C-0008": "Unos cuchillos enviados ayer: aún no llegan tarde, así que no se reenvía nada.",
     "C-0009": "Devolución de 350,00 EUR: por la matriz de autoridad la firma un gerente o la regional.",
     "C-0010": "Un pedido con dos sartenes iguales: devolver una deja libre la otra.",
-    "C-0011": "Sin caso preparado: pregunta por sus pedidos.",
+    "C-0011": "Cancelación de un pedido pendiente de 420,00 EUR: por la matriz la firma un gerente.",
     "C-0012": "Un pedido enviado hace 6 días que no ha llegado: reenvío sin cargo.",
 }
 _NOMBRES_TIENDA = dict(TIENDAS)
@@ -95,3 +101,13 @@ def login(cuerpo: esquemas.DemoLogin, servicio: ServicioWeb, ajustes: AjustesWeb
         ajustes, rol=ROL_ENCARGADO, sujeto=encargado.encargado_id, tienda=encargado.tienda
     )
     return {"token": token, "destino": "/encargado"}
+
+
+@router.get("/correos", summary="Correos del buzón de la demo", response_model=list[esquemas.CorreoDemo],
+            dependencies=[Depends(solo_en_demo)])
+def correos(ajustes: AjustesWeb):
+    """Lo que ha recibido el SMTP local de ``agente demo`` (enlaces de entrada, correos a los
+    clientes), el más reciente primero. Sin buzón (otro ``AGENTE_SMTP_URL``): ninguno."""
+    if ajustes.demo_buzon is None:
+        return []
+    return [asdict(correo) for correo in correos_demo(ajustes.demo_buzon)]

@@ -32,7 +32,7 @@ const importeEscrito = (texto) => {
 };
 const BOTONES = { approve: "Aprobar", edit: "Editar importe", reject: "Rechazar con motivo", respond: "Responder" };
 const ATAJOS = { a: "approve", e: "edit", r: "reject" };
-const CON_NOTA = new Set(["edit", "reject"]);
+const CON_NOTA = new Set(["approve", "edit", "reject"]);
 const estado = { token: null, yo: null, perfil: null, tarjetas: new Map(), fuente: null, primera: true, pendientes: 0 };
 let contador = 0;
 
@@ -126,7 +126,7 @@ function controlesAccion(tarjeta, accion, indice) {
 function actualizarEnvio(tarjeta) {
   const listo = tarjeta._elecciones.every((e) => e.tipo);
   tarjeta.querySelector(".enviar").disabled = !listo || tarjeta.dataset.enviando === "1";
-  // La nota para el cliente, solo con una edición o un rechazo.
+  // La nota para el cliente, con cualquier decisión que acaba en un mensaje suyo (no «responder»).
   tarjeta.querySelector(".bloque-nota").hidden = !tarjeta._elecciones.some((e) => CON_NOTA.has(e.tipo));
 }
 
@@ -425,13 +425,14 @@ function cumple(a) {
 }
 
 /** Lo que espera TU firma, en la pestaña y el título: ni las ya decididas ni las que ya
- * firmaste (falta la de otra persona). */
+ * firmaste (falta la de otra persona); con las solicitudes de política que puedes firmar. */
 function contar() {
   const mias = [...estado.tarjetas.values()]
     .filter((t) => !t.dataset.resuelta && !t._aprobacion.mi_firma?.ya_firmada).length;
   estado.pendientes = mias;
-  $("cuenta").textContent = String(mias);
-  document.title = mias ? `(${mias}) ${TITULO}` : TITULO;
+  const total = mias + (estado.solicitudesPolitica || 0);
+  $("cuenta").textContent = String(total);
+  document.title = total ? `(${total}) ${TITULO}` : TITULO;
 }
 
 function filtrar() {
@@ -568,7 +569,8 @@ function iniciar() {
     estado.historial.tiendas(perfil.tiendas);
     estado.movimientos.tiendas(perfil.tiendas);
   }).catch(() => {});
-  iniciarSolicitudesPolitica({ token: () => estado.token, yo: estado.yo });
+  iniciarSolicitudesPolitica({ token: () => estado.token, yo: estado.yo,
+    alContar: (n) => { estado.solicitudesPolitica = n; contar(); } });
   // El plazo y la espera corren en la página; los datos llegan solos por el flujo.
   setInterval(() => {
     for (const t of estado.tarjetas.values()) {

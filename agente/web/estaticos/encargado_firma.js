@@ -20,19 +20,22 @@ export function textoSesion(perfil) {
 const mayuscula = (texto) => (texto ? texto[0].toUpperCase() + texto.slice(1) : "");
 
 /** Lo que dice la tarjeta junto a los botones («» si tu firma cuenta). */
-export function textoMiFirma(mia) {
+export function textoMiFirma(mia, editable = false) {
   if (!mia) return "";
   if (mia.ya_firmada) return `Firmada por ti · falta ${mia.falta || "otra firma"}: la tiene que dar otra persona.`;
   if (mia.puede) return "";
   const falta = mia.falta ? `: falta ${mia.falta}` : "";
-  return `Tu firma no cuenta para aprobar${falta}. ${mayuscula(mia.motivo || "")}. Puedes rechazarla o bajar el importe.`;
+  // «Bajar el importe» solo si la tarjeta tiene «Editar» (una cancelación no lo tiene).
+  const otra = editable ? "Puedes rechazarla o bajar el importe." : "Puedes rechazarla.";
+  return `Tu firma no cuenta para aprobar${falta}. ${mayuscula(mia.motivo || "")}. ${otra}`;
 }
 
 /** El aviso y los botones de la tarjeta según «mi_firma»; ``botones``: el texto de cada tipo. */
 export function pintarMiFirma(tarjeta, botones) {
   const mia = tarjeta._aprobacion.mi_firma;
   const aviso = tarjeta.querySelector(".aviso-firma");
-  aviso.textContent = textoMiFirma(mia);
+  const editable = (tarjeta._aprobacion.acciones || []).some((a) => (a.decisiones_permitidas || []).includes("edit"));
+  aviso.textContent = textoMiFirma(mia, editable);
   tarjeta.classList.toggle("firmada-por-mi", Boolean(mia?.ya_firmada));
   for (const boton of tarjeta.querySelectorAll(".botones button[data-tipo]")) {
     const tipo = boton.dataset.tipo;

@@ -14,6 +14,12 @@ function tarjetaSolicitud(s, { token, yo, alCambiar }) {
       await api(`/api/solicitudes-politica/${s.id}/decision`, { metodo: "POST", token: token(),
         cuerpo: { decision, ...(motivo.value.trim() ? { motivo: motivo.value.trim() } : {}) } });
       resultado.textContent = decision === "aprobar" ? "Firmada: el cambio ya se aplica." : "Rechazada.";
+      // La tarjeta se va al recargar: la confirmación queda fuera de ella, visible.
+      const confirmacion = $("confirmacion-politica");
+      confirmacion.textContent = decision === "aprobar"
+        ? `Firmada la solicitud ${s.id} de ${s.tienda_nombre}: el cambio ya se aplica.`
+        : `Rechazada la solicitud ${s.id} de ${s.tienda_nombre}: la política no cambia.`;
+      confirmacion.hidden = false;
       alCambiar();
     } catch (e) {
       resultado.textContent = (e instanceof ErrorApi && e.detalle) || "No se ha podido.";
@@ -36,17 +42,20 @@ function tarjetaSolicitud(s, { token, yo, alCambiar }) {
     resultado);
 }
 
-/** Carga y pinta las solicitudes pendientes; devuelve la función que las recarga. */
-export function iniciarSolicitudesPolitica({ token, yo }) {
+/** Carga y pinta las solicitudes pendientes; devuelve la función que las recarga.
+ * ``alContar(n)``: cuántas esperan tu firma (las tuyas no), para la insignia «Pendientes». */
+export function iniciarSolicitudesPolitica({ token, yo, alContar = () => {} }) {
   const cargar = async () => {
     try {
       const lista = await api("/api/solicitudes-politica", { token: token() });
       $("solicitudes-politica").hidden = lista.length === 0;
       $("lista-solicitudes-politica").replaceChildren(
         ...lista.map((s) => tarjetaSolicitud(s, { token, yo, alCambiar: () => setTimeout(cargar, 1500) })));
+      alContar(lista.filter((s) => s.autor !== yo).length);
       if (location.hash.startsWith("#politica-")) document.getElementById(location.hash.slice(1))?.scrollIntoView();
     } catch (e) {
       $("solicitudes-politica").hidden = true; // un encargado no administra la política
+      alContar(0);
     }
   };
   cargar();
