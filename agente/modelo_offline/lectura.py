@@ -61,11 +61,11 @@ __all__ = [
     "leer_deseo",
     "limpiar_cola",
     "lineas_mencionadas",
-    "operaciones_del_mensaje",
     "normalizar",
     "puntuacion",
     "tareas",
     "texto_de",
+    "trocear",
 ]
 
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
@@ -128,7 +128,6 @@ INTENCIONES: frozenset[str] = frozenset(
     {"estado", "encargado", "politica", "ayuda", "anulada", "retirada", "aclarar"} | {i for i, _ in PATRONES}
 )
 
-
 # ---------------------------------------------------------------- productos
 
 
@@ -189,7 +188,7 @@ class Tarea:
             raise ValueError(f"intención desconocida: {self.tipo!r}")
 
 
-def _clausulas(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bool]:
+def trocear(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bool]:
     """Trocea el mensaje en cláusulas de cada operación: (intención, inicio, fin, marca), y si
     alguna palabra nombraba una operación (aunque fuera negada: «sin devolverlo»)."""
     normal = normalizar(original)
@@ -231,16 +230,6 @@ def _clausulas(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bo
         unidos.append(trozo)
     unidos = [t for t in unidos if not any(o == t[0] and t[3] < n < t[2] for n, o in negadas)]
     return [(t, d, h, m) for t, d, h, m, _s in unidos], hubo
-
-
-def operaciones_del_mensaje(texto: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(pedidas, nombradas): las operaciones que el mensaje pide, leídas como ``tareas`` (sin
-    las negadas ni las retiradas), y todas las que nombra, aunque sea para excluirlas."""
-    normal = normalizar(texto)
-    clausulas, _hubo = _clausulas(texto)
-    anuladas = retractadas(normal, [(t, m, h) for t, _d, h, m in clausulas], RENUNCIAS)
-    pedidas = frozenset(t for i, (t, _d, _h, _m) in enumerate(clausulas) if i not in anuladas)
-    return pedidas, frozenset(i for i, patron in PATRONES if patron.search(normal)) | pedidas
 
 
 def _motivo(fragmento: str) -> str:
@@ -387,7 +376,7 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
     if not pedidos and RE_POLITICA.search(normal):
         return [Tarea(tipo="politica", texto=texto)]
 
-    clausulas, hubo = _clausulas(texto)
+    clausulas, hubo = trocear(texto)
     anuladas = retractadas(normal, [(t, m, h) for t, _d, h, m in clausulas], RENUNCIAS)
     # Tras «quiero devolver la tostadora, bueno no, mejor mandadme otra», lo que sigue a la
     # retirada habla del mismo producto: su cláusula empieza donde empezaba la retirada.

@@ -25,10 +25,11 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline.lectura import PATRONES, RE_NO, RE_SI, operaciones_del_mensaje, tareas
+from agente.modelo_offline.lectura import PATRONES, RE_NO, RE_SI, RENUNCIAS, tareas, trocear
+from agente.modelo_offline.matices import retractadas
 from agente.modelo_offline.texto import normalizar, texto_de
 
-__all__ = ["INTENCIONES_OPERACION", "Respaldo", "respaldo"]
+__all__ = ["INTENCIONES_OPERACION", "Respaldo", "operaciones_del_mensaje", "respaldo"]
 
 Motivo = Literal["pedida", "aceptada", "excluida", "no_pedida"]
 # Las intenciones de las operaciones con efecto que reconoce la lectura del cliente.
@@ -45,6 +46,16 @@ class Respaldo:
     @property
     def respaldada(self) -> bool:
         return self.motivo in ("pedida", "aceptada")
+
+
+def operaciones_del_mensaje(texto: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(pedidas, nombradas): las operaciones que el mensaje pide, leídas como ``tareas`` (sin
+    las negadas ni las retiradas), y todas las que nombra, aunque sea para excluirlas."""
+    normal = normalizar(texto)
+    clausulas, _hubo = trocear(texto)
+    anuladas = retractadas(normal, [(t, m, h) for t, _d, h, m in clausulas], RENUNCIAS)
+    pedidas = frozenset(t for i, (t, _d, _h, _m) in enumerate(clausulas) if i not in anuladas)
+    return pedidas, frozenset(i for i, patron in PATRONES if patron.search(normal)) | pedidas
 
 
 def respaldo(intencion: str, pedido: str | None, mensajes: Sequence[BaseMessage]) -> Respaldo:
