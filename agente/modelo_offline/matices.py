@@ -61,7 +61,9 @@ RE_NEGADOR = re.compile(
 RE_RETRACTA = re.compile(
     r"\b(?:bueno|pues|al final|mejor|pensandolo (?:bien|mejor)|de hecho)\W{0,3}no\b"
     r"(?=\W*(?:$|[,.;:!?]|mejor\b|me l[oa]s? quedo|quiero\b|hace falta|lo necesito))"
-    r"|\b(?:olvida(?:d)?lo|dejalo (?:estar|correr)|no hagas nada|me he liado|me equivoque)\b|\bno,? espera\b"
+    # «me equivoqué de portal, es el 7» corrige un dato; «me equivoqué» a secas retira.
+    r"|\b(?:olvida(?:d)?lo|dejalo (?:estar|correr)|no hagas nada|me he liado|me equivoque(?!\s+de\b))\b"
+    r"|\bno,? espera\b"
 )
 
 NUMEROS = {"un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,

@@ -77,3 +77,11 @@ def test_la_cantidad_que_nombra_el_cliente_limita_las_unidades(texto, unidades):
 ])
 def test_el_articulo_que_nombra_el_cliente_se_lee_tras_la_operacion(texto, articulo):
     assert articulo_nombrado(texto, PATRON["reembolso"]) == articulo
+
+
+def test_me_equivoque_de_un_dato_corrige_y_me_equivoque_a_secas_retira():
+    corrige = ("Mandadlo desde el P-20260914-0025 a la Calle Luna 2, 28004 Madrid; me equivoqué de número, "
+               "es Calle Luna 12, 28004 Madrid")
+    assert [t.tipo for t in tareas(corrige, [])] == ["direccion"]
+    assert [t.tipo for t in tareas("Devolved la tostadora del P-20260914-0025. Uy, no, me equivoqué", [])] == [
+        "retirada"]
