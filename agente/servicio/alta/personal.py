@@ -69,7 +69,7 @@ CAMPOS = ("nombre", "email", "rol", "tienda", "region", "administrador", "activo
 
 def normalizar_email(valor: Any) -> str:
     email = str(valor or "").strip()
-    if not RE_EMAIL.match(email) or len(email) > 200:
+    if not RE_EMAIL.match(email) or len(email) > 200 or "\x00" in email:
         raise DatosNoValidos(f"«{email}» no es un correo válido (p. ej. lucia.moreno@mitienda.es).")
     return email
 
@@ -142,20 +142,23 @@ def _guardar(conexion: psycopg.Connection, quien: str, canal: str, antes: reglas
 
 def crear_persona(conexion: psycopg.Connection, quien: str, canal: str, datos: Mapping[str, Any]) -> dict[str, Any]:
     with conexion.transaction():
+        reglas.comprobar_gestor_de_personas(gestor(conexion, quien))
         return _guardar(conexion, quien, canal, None, _nueva(datos), "crear")
 
 
 def editar_persona(conexion: psycopg.Connection, quien: str, canal: str, persona: str,
                    cambios: Mapping[str, Any]) -> dict[str, Any]:
     with conexion.transaction():
-        antes = _persona(conexion, persona)
+        reglas.comprobar_gestor_de_personas(gestor(conexion, quien))
+        antes = _persona(conexion, validar_id(persona, "la persona"))
         return _guardar(conexion, quien, canal, antes, _nueva(cambios, antes), "editar")
 
 
 def desactivar_persona(conexion: psycopg.Connection, quien: str, canal: str, persona: str) -> dict[str, Any]:
     """Da de baja: no entra ni firma, y suelta al momento sus «lo atiendo yo»."""
     with conexion.transaction():
-        antes = _persona(conexion, persona)
+        reglas.comprobar_gestor_de_personas(gestor(conexion, quien))
+        antes = _persona(conexion, validar_id(persona, "la persona"))
         despues = reglas.Persona(**{**_como_dict(antes), "activo": False})
         return _guardar(conexion, quien, canal, antes, despues, "desactivar")
 

@@ -25,6 +25,8 @@ from agente.nucleo.errores import Prohibido
 __all__ = [
     "RANGOS",
     "Persona",
+    "comprobar_gestor_de_personas",
+    "comprobar_gestor_de_tiendas",
     "comprobar_persona",
     "comprobar_region",
     "comprobar_tienda",
@@ -59,13 +61,24 @@ def nombre_rango(persona: Persona) -> str:
     return _NOMBRES.get(persona.rango, persona.rol)
 
 
+def comprobar_gestor_de_personas(gestor: Persona) -> None:
+    """Antes de mirar los datos: un encargado no gestiona a nadie."""
+    if gestor.rango < RANGOS["gerente"]:
+        raise Prohibido("Un encargado no da de alta ni cambia a nadie: pídeselo a tu gerente.")
+
+
+def comprobar_gestor_de_tiendas(gestor: Persona) -> None:
+    """Antes de mirar los datos: solo un regional con región o un administrador."""
+    if not gestor.administrador and (gestor.rol != "regional" or gestor.region is None):
+        raise Prohibido("Solo un regional (en su región) o un administrador da de alta o cambia tiendas.")
+
+
 def comprobar_persona(
     gestor: Persona, antes: Persona | None, despues: Persona, region_de_tienda: Callable[[str], str | None]
 ) -> None:
     """``Prohibido`` si ``gestor`` no puede dejar a la persona ``antes`` (``None``: alta
     nueva) como ``despues``."""
-    if gestor.rango < RANGOS["gerente"]:
-        raise Prohibido("Un encargado no da de alta ni cambia a nadie: pídeselo a tu gerente.")
+    comprobar_gestor_de_personas(gestor)
     if antes is not None and antes.id == gestor.id:
         if any(getattr(antes, campo) != getattr(despues, campo) for campo in CAMPOS_PROPIOS):
             raise Prohibido("Nadie cambia su propio rol, su tienda, su región ni su alta: "
@@ -101,10 +114,9 @@ def _comprobar_alcance(gestor: Persona, persona: Persona, region_de_tienda: Call
 def comprobar_tienda(gestor: Persona, region_antes: str | None, region_despues: str | None, *,
                      nueva: bool) -> None:
     """Tiendas: un administrador, todas; un regional, las de su región (y no las saca de ella)."""
+    comprobar_gestor_de_tiendas(gestor)
     if gestor.administrador:
         return
-    if gestor.rol != "regional" or gestor.region is None:
-        raise Prohibido("Solo un regional (en su región) o un administrador da de alta o cambia tiendas.")
     if region_despues != gestor.region or (not nueva and region_antes != gestor.region):
         raise Prohibido(f"Solo gestionas las tiendas de tu región ({gestor.region}).")
 

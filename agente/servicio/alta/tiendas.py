@@ -157,10 +157,11 @@ def _datos_tienda(datos: Mapping[str, Any]) -> dict[str, Any]:
 
 def crear_tienda(conexion: psycopg.Connection, quien: str, canal: str, datos: Mapping[str, Any]) -> dict[str, Any]:
     """Una tienda nueva, con su política por defecto y su zona horaria."""
-    tienda = validar_id(datos.get("id"), "la tienda")
-    campos = _datos_tienda(datos)
     with conexion.transaction():
         g = gestor(conexion, quien)
+        reglas.comprobar_gestor_de_tiendas(g)
+        tienda = validar_id(datos.get("id"), "la tienda")
+        campos = _datos_tienda(datos)
         reglas.comprobar_tienda(g, None, campos["region"], nueva=True)
         _region_activa(conexion, campos["region"])
         if conexion.execute(INSERT_TIENDA_SQL, {"id": tienda, **campos}).fetchone() is None:
@@ -179,7 +180,8 @@ def editar_tienda(conexion: psycopg.Connection, quien: str, canal: str, tienda: 
     """Cambia los campos dados (los demás quedan); ``activa`` solo con ``desactivar_tienda``."""
     with conexion.transaction():
         g = gestor(conexion, quien)
-        antes = _tienda(conexion, tienda)
+        reglas.comprobar_gestor_de_tiendas(g)
+        antes = _tienda(conexion, validar_id(tienda, "la tienda"))
         campos = _datos_tienda({**antes, **{k: v for k, v in cambios.items() if k in CAMPOS_TIENDA}})
         if "codigo_postal" in cambios and "provincia" not in cambios:
             campos["provincia"] = provincia_de(campos["codigo_postal"]) if campos["codigo_postal"] else None
@@ -217,10 +219,10 @@ def _region(conexion: psycopg.Connection, region: str) -> dict[str, Any]:
 
 
 def crear_region(conexion: psycopg.Connection, quien: str, canal: str, datos: Mapping[str, Any]) -> dict[str, Any]:
-    region = validar_id(datos.get("id"), "la región")
-    nombre = texto(datos.get("nombre"), "el nombre de la región")
     with conexion.transaction():
         reglas.comprobar_region(gestor(conexion, quien))
+        region = validar_id(datos.get("id"), "la región")
+        nombre = texto(datos.get("nombre"), "el nombre de la región")
         if conexion.execute(INSERT_REGION_SQL, {"id": region, "nombre": nombre}).fetchone() is None:
             raise YaExiste(f"Ya hay una región {region}.")
         despues = _region(conexion, region)
@@ -233,7 +235,7 @@ def editar_region(conexion: psycopg.Connection, quien: str, canal: str, region: 
                   cambios: Mapping[str, Any], *, accion: str = "editar") -> dict[str, Any]:
     with conexion.transaction():
         reglas.comprobar_region(gestor(conexion, quien))
-        antes = _region(conexion, region)
+        antes = _region(conexion, validar_id(region, "la región"))
         nombre = texto(cambios.get("nombre") or antes["nombre"], "el nombre de la región")
         if accion == "desactivar" and antes["tiendas"]:
             raise YaExiste(f"La región {region} aún tiene tiendas activas ({', '.join(antes['tiendas'])}): "
