@@ -84,13 +84,13 @@ def comprobar_persona(
             raise Prohibido("Nadie cambia su propio rol, su tienda, su región ni su alta: "
                             "pídeselo a quien está por encima de ti.")
         return
-    if despues.rango > gestor.rango:
-        raise Prohibido(f"No puedes dar el rol de {nombre_rango(despues)}: es más alto que el tuyo "
-                        f"({nombre_rango(gestor)}).")
     if antes is not None:
         if antes.rango > gestor.rango:
             raise Prohibido(f"{antes.nombre} tiene un rol más alto que el tuyo: no puedes cambiarlo.")
         _comprobar_alcance(gestor, antes, region_de_tienda)
+    if despues.rango > gestor.rango:
+        raise Prohibido(f"No puedes dar el rol de {nombre_rango(despues)}: es más alto que el tuyo "
+                        f"({nombre_rango(gestor)}).")
     _comprobar_alcance(gestor, despues, region_de_tienda)
 
 
