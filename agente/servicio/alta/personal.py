@@ -4,6 +4,7 @@ anotado.
 
 Un encargado y un gerente tienen tienda; un regional, región (y quizá tienda); el correo
 es con el que entra (``docs/entrada-personal.md``) y es único sin distinguir mayúsculas.
+Su correo queda también como contacto para los avisos de firma (``contactos_firmantes``).
 Desactivar es ``activo = false``: el disparador de ``sql/014`` suelta sus «lo atiendo yo».
 """
 
@@ -61,6 +62,16 @@ WHERE id = %(id)s
 EMAIL_DE_OTRO_SQL = "SELECT id FROM encargados WHERE lower(email) = lower(%(email)s) AND id <> %(id)s"
 TIENDA_ACTIVA_SQL = "SELECT activa FROM tiendas WHERE id = %(id)s"
 REGION_ACTIVA_SQL = "SELECT activa FROM regiones WHERE id = %(id)s"
+# Su correo es también por donde le llegan los avisos de lo que espera su firma; el
+# anterior, si lo cambia, deja de recibirlos.
+CONTACTO_SQL = """
+INSERT INTO contactos_firmantes (encargado_id, canal, direccion) VALUES (%(id)s, 'email', %(email)s)
+ON CONFLICT (encargado_id, canal, direccion) DO UPDATE SET baja = NULL
+"""
+BAJA_CONTACTOS_SQL = """
+UPDATE contactos_firmantes SET baja = now()
+WHERE encargado_id = %(id)s AND canal = 'email' AND direccion <> %(email)s AND baja IS NULL
+"""
 # Quien deja de ser regional de una región deja de firmar en sus tiendas.
 QUITAR_REGION_SQL = "DELETE FROM tiendas_regionales WHERE encargado_id = %(id)s"
 
@@ -134,6 +145,9 @@ def _guardar(conexion: psycopg.Connection, quien: str, canal: str, antes: reglas
         conexion.execute(UPDATE_SQL, valores)
         if antes.rol == "regional" and antes.region and (despues.rol != "regional" or despues.region != antes.region):
             conexion.execute(QUITAR_REGION_SQL, {"id": despues.id})
+    if antes is None or antes.email != despues.email:
+        conexion.execute(CONTACTO_SQL, valores)
+        conexion.execute(BAJA_CONTACTOS_SQL, valores)
     sincronizar_regionales(conexion, persona=despues.id)
     anotar(conexion, quien=quien, canal=canal, objeto="persona", objeto_id=despues.id, accion=accion,
            antes=_como_dict(antes) if antes else None, despues=valores)
