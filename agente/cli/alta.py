@@ -19,7 +19,6 @@ from agente.cli.comun import errores_en_una_linea, tabla
 
 __all__ = ["personas", "regiones", "tiendas"]
 
-POR_EL_SERVIDOR = "Actúa como quien ha entrado con «agente entrar», a través del servidor."
 tiendas = typer.Typer(help="Tiendas: darlas de alta, cambiarlas, desactivarlas y listarlas (como quien ha entrado).",
                       no_args_is_help=True)
 regiones = typer.Typer(help="Regiones: darlas de alta, cambiarlas, desactivarlas y listarlas (como quien ha entrado).",
@@ -63,7 +62,9 @@ def crear_tienda(
     zona_horaria: Zona = None, calle: Calle = None, codigo_postal: Codigo = None, localidad: Localidad = None,
     provincia: Provincia = None, region: Region = None,
 ) -> None:
-    """Da de alta una tienda (un regional, en su región; un administrador, en cualquiera)."""
+    """Da de alta una tienda (un regional, en su región; un administrador, en cualquiera).
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     t = _pedir("POST", "/api/tiendas", json=_sin_nulos(
         id=id, nombre=nombre, zona_horaria=zona_horaria, calle=calle, codigo_postal=codigo_postal,
         localidad=localidad, provincia=provincia, region=region))
@@ -77,7 +78,9 @@ def editar_tienda(
     nombre: Nombre = None, zona_horaria: Zona = None, calle: Calle = None, codigo_postal: Codigo = None,
     localidad: Localidad = None, provincia: Provincia = None, region: Region = None,
 ) -> None:
-    """Cambia lo que se dé de una tienda; lo demás queda igual."""
+    """Cambia lo que se dé de una tienda; lo demás queda igual.
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     t = _pedir("PATCH", f"/api/tiendas/{id}", json=_sin_nulos(
         nombre=nombre, zona_horaria=zona_horaria, calle=calle, codigo_postal=codigo_postal,
         localidad=localidad, provincia=provincia, region=region))
@@ -87,7 +90,9 @@ def editar_tienda(
 @tiendas.command("desactivar")
 @errores_en_una_linea
 def desactivar_tienda(id: Annotated[str, typer.Argument(help="Id de la tienda.")]) -> None:
-    """Desactiva una tienda: deja de contar en su región."""
+    """Desactiva una tienda: deja de contar en su región.
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     t = _pedir("POST", f"/api/tiendas/{id}/desactivar")
     typer.echo(f"Tienda desactivada: {_tienda(t)}.")
 
@@ -95,7 +100,9 @@ def desactivar_tienda(id: Annotated[str, typer.Argument(help="Id de la tienda.")
 @tiendas.command("listar")
 @errores_en_una_linea
 def listar_tiendas() -> None:
-    """Las tiendas que gestionas (o la tuya)."""
+    """Las tiendas que gestionas (o la tuya).
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     filas = _pedir("GET", "/api/tiendas")
     tabla("Tiendas", ["Id", "Nombre", "Región", "Zona", "Dirección", "Activa"],
           [[t["id"], t["nombre"], t.get("region") or "", t["zona_horaria"],
@@ -111,7 +118,9 @@ def crear_region(
     id: Annotated[str, typer.Argument(help="Id de la región: minúsculas, cifras y guiones (p. ej. centro).")],
     nombre: Annotated[str, typer.Option("--nombre", help="Nombre visible.")],
 ) -> None:
-    """Da de alta una región (solo un administrador)."""
+    """Da de alta una región (solo un administrador).
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     r = _pedir("POST", "/api/regiones", json={"id": id, "nombre": nombre})
     typer.echo(f"Región creada: {r['nombre']} ({r['id']}).")
 
@@ -120,7 +129,9 @@ def crear_region(
 @errores_en_una_linea
 def editar_region(id: Annotated[str, typer.Argument(help="Id de la región.")],
                   nombre: Annotated[str, typer.Option("--nombre", help="Nombre visible.")]) -> None:
-    """Cambia el nombre de una región (solo un administrador)."""
+    """Cambia el nombre de una región (solo un administrador).
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     r = _pedir("PATCH", f"/api/regiones/{id}", json={"nombre": nombre})
     typer.echo(f"Región cambiada: {r['nombre']} ({r['id']}).")
 
@@ -128,7 +139,9 @@ def editar_region(id: Annotated[str, typer.Argument(help="Id de la región.")],
 @regiones.command("desactivar")
 @errores_en_una_linea
 def desactivar_region(id: Annotated[str, typer.Argument(help="Id de la región.")]) -> None:
-    """Desactiva una región sin tiendas activas (solo un administrador)."""
+    """Desactiva una región sin tiendas activas (solo un administrador).
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     r = _pedir("POST", f"/api/regiones/{id}/desactivar")
     typer.echo(f"Región desactivada: {r['nombre']} ({r['id']}).")
 
@@ -136,7 +149,9 @@ def desactivar_region(id: Annotated[str, typer.Argument(help="Id de la región."
 @regiones.command("listar")
 @errores_en_una_linea
 def listar_regiones() -> None:
-    """Las regiones que gestionas, con sus tiendas activas."""
+    """Las regiones que gestionas, con sus tiendas activas.
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     filas = _pedir("GET", "/api/regiones")
     tabla("Regiones", ["Id", "Nombre", "Tiendas", "Activa"],
           [[r["id"], r["nombre"], ", ".join(r["tiendas"]), "sí" if r["activa"] else "no"] for r in filas],
@@ -168,7 +183,9 @@ def crear_persona(
     tienda: Tienda = None, region: Region = None,
     administrador: Annotated[bool, typer.Option("--administrador", help="Administrador (solo lo da otro administrador).")] = False,
 ) -> None:
-    """Da de alta a una persona, nunca con un rol más alto que el tuyo ni fuera de lo que gestionas."""
+    """Da de alta a una persona, nunca con un rol más alto que el tuyo ni fuera de lo que gestionas.
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     p = _pedir("POST", "/api/personas", json=_sin_nulos(
         id=id, nombre=nombre, email=email, rol=rol, tienda=tienda, region=region, administrador=administrador))
     typer.echo(f"Persona creada: {_persona(p)}. Entra con su correo (en /encargado o con «agente entrar»).")
@@ -181,7 +198,9 @@ def editar_persona(
     nombre: Nombre = None, email: Email = None, rol: Rol = None, tienda: Tienda = None, region: Region = None,
     activar: Annotated[bool, typer.Option("--activar", help="Vuelve a darla de alta.")] = False,
 ) -> None:
-    """Cambia lo que se dé de una persona (nadie se cambia a sí mismo el rol ni las tiendas)."""
+    """Cambia lo que se dé de una persona (nadie se cambia a sí mismo el rol ni las tiendas).
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     p = _pedir("PATCH", f"/api/personas/{id}", json=_sin_nulos(
         nombre=nombre, email=email, rol=rol, tienda=tienda, region=region, activo=True if activar else None))
     typer.echo(f"Persona cambiada: {_persona(p)}.")
@@ -190,7 +209,9 @@ def editar_persona(
 @personas.command("desactivar")
 @errores_en_una_linea
 def desactivar_persona(id: Annotated[str, typer.Argument(help="Id de la persona.")]) -> None:
-    """Da de baja a una persona: no entra ni firma, y suelta lo que tenía reclamado."""
+    """Da de baja a una persona: no entra ni firma, y suelta lo que tenía reclamado.
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     p = _pedir("POST", f"/api/personas/{id}/desactivar")
     typer.echo(f"Persona dada de baja: {_persona(p)}.")
 
@@ -198,7 +219,9 @@ def desactivar_persona(id: Annotated[str, typer.Argument(help="Id de la persona.
 @personas.command("listar")
 @errores_en_una_linea
 def listar_personas() -> None:
-    """Las personas que gestionas."""
+    """Las personas que gestionas.
+
+    Actúa como quien ha entrado con «agente entrar», a través del servidor."""
     filas = _pedir("GET", "/api/personas")
     tabla("Personas", ["Id", "Nombre", "Correo", "Rol", "Tienda", "Región", "Activa"],
           [[p["id"], p["nombre"], p.get("email") or "", "administrador" if p["administrador"] else p["rol"],
