@@ -1,8 +1,8 @@
 """Los cuerpos de ``/api/tiendas``, ``/api/regiones`` y ``/api/personas`` (el alta).
 
 Los patrones son los del servicio (``agente/servicio/alta/``): un cuerpo que cumple el
-esquema no se rechaza por su forma (422 solo si no lo cumple, o por una zona horaria que no
-existe o una provincia que no es la del código postal).
+esquema no se rechaza por su forma (422 solo si no lo cumple); lo que tiene la forma pero no
+cuadra (una zona horaria que no existe, un encargado sin tienda) es 409.
 """
 
 from __future__ import annotations
@@ -43,22 +43,22 @@ class TiendaNueva(BaseModel):
     id: str = Field(pattern=ID, description="Minúsculas, cifras y guiones (p. ej. mi-tienda).")
     nombre: str = _texto(100, "Nombre visible.", opcional=False)
     zona_horaria: str | None = Field(None, pattern=ZONA, max_length=60,
-                                     description="Zona IANA; por defecto Europe/Madrid (422 si no existe).")
+                                     description="Zona IANA; por defecto Europe/Madrid (409 si no existe).")
     calle: str | None = _texto(200, "Calle y número.")
     codigo_postal: str | None = Field(None, pattern=CODIGO_POSTAL, description="La provincia sale de él.")
     localidad: str | None = _texto(100, "Localidad.")
-    provincia: str | None = _texto(100, "Si se da, la del código postal (422 si no).")
+    provincia: str | None = _texto(100, "Si se da, la del código postal (409 si no).")
     region: str | None = Field(None, pattern=ID, description="Id de su región.")
 
 
 class CambiosTienda(BaseModel):
     model_config = _CERRADO
     nombre: str | None = _texto(100, "Nombre visible.")
-    zona_horaria: str | None = Field(None, pattern=ZONA, max_length=60, description="Zona IANA (422 si no existe).")
+    zona_horaria: str | None = Field(None, pattern=ZONA, max_length=60, description="Zona IANA (409 si no existe).")
     calle: str | None = _texto(200, "Calle y número.")
     codigo_postal: str | None = Field(None, pattern=CODIGO_POSTAL, description="La provincia sale de él.")
     localidad: str | None = _texto(100, "Localidad.")
-    provincia: str | None = _texto(100, "Si se da, la del código postal (422 si no).")
+    provincia: str | None = _texto(100, "Si se da, la del código postal (409 si no).")
     region: str | None = Field(None, pattern=ID_O_VACIO, description="Id de su región; vacío la quita.")
 
 

@@ -22,7 +22,7 @@ _CAMBIAR = {
         "La separación de funciones: un rol más alto que el propio, fuera de su tienda o región, "
         "cambiarse a sí mismo el rol o las tiendas; un encargado no gestiona a nadie.")},
     404: {"model": esquemas.Error, "description": "Tienda, región o persona desconocida."},
-    409: {"model": esquemas.Error, "description": "Ya existe (el id o el correo), o una región con tiendas activas."},
+    409: {"model": esquemas.Error, "description": "Ya existe (el id o el correo), una región con tiendas activas, o algo que no cuadra (una zona horaria que no existe, un encargado sin tienda)."},
 }
 
 

@@ -70,7 +70,7 @@ def test_el_administrador_da_de_alta_y_cada_error_es_un_4xx_preciso(http, admin,
         (http.post("/api/tiendas", headers=admin, json=tienda), 409, "Ya hay una tienda sevilla."),
         (http.post("/api/tiendas", headers=admin, json={**tienda, "id": "cadiz", "region": "oeste"}), 404,
          "No hay ninguna región oeste: créala antes con «agente regiones crear»."),
-        (http.post("/api/tiendas", headers=admin, json={**tienda, "id": "cadiz", "zona_horaria": "Marte/Olimpo"}), 422,
+        (http.post("/api/tiendas", headers=admin, json={**tienda, "id": "cadiz", "zona_horaria": "Marte/Olimpo"}), 409,
          "La zona horaria Marte/Olimpo no existe (p. ej. «Europe/Madrid» o «Atlantic/Canary»)."),
         (http.patch("/api/tiendas/nadie", headers=admin, json={"nombre": "X"}), 404, "No hay ninguna tienda nadie."),
         (http.post("/api/regiones/sur/desactivar", headers=admin), 409,
@@ -79,11 +79,14 @@ def test_el_administrador_da_de_alta_y_cada_error_es_un_4xx_preciso(http, admin,
                                                          "rol": "encargado", "tienda": "sevilla"}), 409,
          "Ya hay otra persona con el correo ENC-TALAVERA@tienda.example."),
         (http.post("/api/personas", headers=admin, json={"id": "enc-sev", "nombre": "Pepe", "email": "pepe@mitienda.es",
-                                                         "rol": "encargado"}), 422,
+                                                         "rol": "encargado"}), 409,
          "Un encargado tiene una tienda (--tienda) y no una región."),
     ]
     for respuesta, codigo, detalle in casos:
         assert (respuesta.status_code, respuesta.json()["detalle"]) == (codigo, detalle)
+    # La demo es de antes de las regiones: su regional (con tienda, sin región) se puede dar de baja.
+    r = http.post("/api/personas/reg-centro/desactivar", headers=admin)
+    assert (r.status_code, r.json()["activo"]) == (200, False)
     r = http.post("/api/tiendas", headers=admin, json={**tienda, "id": "Mi Tienda"})
     assert r.status_code == 422 and "id" in r.json()["detalle"]
     r = http.post("/api/personas", headers=admin, json={"id": "reg-sur", "nombre": "Rosa Gil", "email": "rosa@mitienda.es",
@@ -91,4 +94,4 @@ def test_el_administrador_da_de_alta_y_cada_error_es_un_4xx_preciso(http, admin,
     assert r.status_code == 201, r.text
     assert sql(bd_url, "SELECT tienda FROM tiendas_regionales WHERE encargado_id = 'reg-sur'") == [{"tienda": "sevilla"}]
     assert [f["accion"] for f in sql(bd_url, "SELECT accion FROM cambios_alta WHERE quien = 'adm' ORDER BY id")] == [
-        "crear", "crear", "crear"]
+        "crear", "crear", "desactivar", "crear"]

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.errores import DatosNoValidos, NoEncontrado, Prohibido, YaExiste
+from agente.nucleo.errores import DatosNoValidos, NoCuadra, NoEncontrado, Prohibido, YaExiste
 from agente.servicio import alta_primera
 from agente.servicio.alta import personal, tiendas
 from agente.servicio.personas import encargado_activo
@@ -131,9 +131,9 @@ def test_un_regional_solo_gestiona_su_region_y_nadie_se_da_mas_tiendas(c):
 
 def test_los_errores_de_forma_dicen_que_falta_en_espanol(c):
     _montar(c)
-    with pytest.raises(DatosNoValidos, match="La zona horaria Europa/Madrid no existe"):
+    with pytest.raises(NoCuadra, match="La zona horaria Europa/Madrid no existe"):
         tiendas.crear_tienda(c, "admin", "web", {"id": "z", "nombre": "Z", "zona_horaria": "Europa/Madrid"})
-    with pytest.raises(DatosNoValidos, match="es de Toledo, no de Madrid"):
+    with pytest.raises(NoCuadra, match="es de Toledo, no de Madrid"):
         tiendas.editar_tienda(c, "admin", "web", "talavera", {"provincia": "Madrid"})
     with pytest.raises(YaExiste, match="Ya hay una tienda talavera"):
         tiendas.crear_tienda(c, "admin", "web", {"id": "talavera", "nombre": "Otra"})
@@ -143,5 +143,7 @@ def test_los_errores_de_forma_dicen_que_falta_en_espanol(c):
     with pytest.raises(NoEncontrado, match="No hay ninguna tienda sevilla"):
         personal.crear_persona(c, "admin", "web", {"id": "s", "nombre": "S", "email": "s@mitienda.es",
                                                    "rol": "encargado", "tienda": "sevilla"})
+    with pytest.raises(DatosNoValidos, match="El id de la tienda solo lleva minúsculas"):
+        tiendas.crear_tienda(c, "admin", "web", {"id": "Mi Tienda", "nombre": "X"})
     with pytest.raises(YaExiste, match="aún tiene tiendas activas"):
         tiendas.desactivar_region(c, "admin", "web", "norte")

@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo.errores import DatosNoValidos, NoEncontrado, YaExiste
+from agente.nucleo.errores import DatosNoValidos, NoCuadra, NoEncontrado, YaExiste
 from agente.servicio.alta import reglas
 from agente.servicio.alta.registro import (
     SELECT_PERSONA_SQL,
@@ -101,11 +101,11 @@ def comprobar_datos(conexion: psycopg.Connection, p: reglas.Persona) -> None:
     """La forma de una persona: su rol, su tienda o su región (que existan y estén activas)
     y un correo que no sea de otra."""
     if p.rol not in reglas.RANGOS:
-        raise DatosNoValidos(f"El rol {p.rol} no existe: encargado, gerente o regional.")
+        raise NoCuadra(f"El rol {p.rol} no existe: encargado, gerente o regional.")
     if p.rol in ("encargado", "gerente") and (p.tienda is None or p.region is not None):
-        raise DatosNoValidos(f"Un {p.rol} tiene una tienda (--tienda) y no una región.")
-    if p.rol == "regional" and p.region is None and not p.administrador:
-        raise DatosNoValidos("Un regional tiene una región (--region).")
+        raise NoCuadra(f"Un {p.rol} tiene una tienda (--tienda) y no una región.")
+    if p.rol == "regional" and p.region is None and p.tienda is None and not p.administrador:
+        raise NoCuadra("Un regional tiene una región (--region) o, al menos, una tienda.")
     for que, sql, valor in (("tienda", TIENDA_ACTIVA_SQL, p.tienda), ("región", REGION_ACTIVA_SQL, p.region)):
         if valor is None:
             continue
@@ -113,7 +113,7 @@ def comprobar_datos(conexion: psycopg.Connection, p: reglas.Persona) -> None:
         if fila is None:
             raise NoEncontrado(f"No hay ninguna {que} {valor}.")
         if not fila["activa"]:
-            raise DatosNoValidos(f"La {que} {valor} está desactivada.")
+            raise NoCuadra(f"La {que} {valor} está desactivada.")
     if p.email and conexion.execute(EMAIL_DE_OTRO_SQL, {"email": p.email, "id": p.id}).fetchone():
         raise YaExiste(f"Ya hay otra persona con el correo {p.email}.")
 

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import psycopg
 
 from agente.nucleo.direcciones import provincia_de
-from agente.nucleo.errores import DatosNoValidos, NoEncontrado, YaExiste
+from agente.nucleo.errores import NoCuadra, NoEncontrado, YaExiste
 from agente.servicio.alta import reglas
 from agente.servicio.alta.registro import anotar, gestor, texto, validar_id
 
@@ -126,7 +126,7 @@ def _region_activa(conexion: psycopg.Connection, region: str | None) -> None:
     if fila is None:
         raise NoEncontrado(f"No hay ninguna región {region}: créala antes con «agente regiones crear».")
     if not fila["activa"]:
-        raise DatosNoValidos(f"La región {region} está desactivada.")
+        raise NoCuadra(f"La región {region} está desactivada.")
 
 
 def _datos_tienda(datos: Mapping[str, Any]) -> dict[str, Any]:
@@ -135,14 +135,14 @@ def _datos_tienda(datos: Mapping[str, Any]) -> dict[str, Any]:
     try:
         ZoneInfo(zona)
     except (ZoneInfoNotFoundError, ValueError):
-        raise DatosNoValidos(f"La zona horaria {zona} no existe (p. ej. «Europe/Madrid» o «Atlantic/Canary»).") from None
+        raise NoCuadra(f"La zona horaria {zona} no existe (p. ej. «Europe/Madrid» o «Atlantic/Canary»).") from None
     codigo_postal = texto(datos.get("codigo_postal"), "el código postal", maximo=5, opcional=True)
     provincia = provincia_de(codigo_postal) if codigo_postal else None
     if codigo_postal and provincia is None:
-        raise DatosNoValidos(f"El código postal {codigo_postal} no es español (cinco cifras, de 01000 a 52999).")
+        raise NoCuadra(f"El código postal {codigo_postal} no es español (cinco cifras, de 01000 a 52999).")
     pedida = texto(datos.get("provincia"), "la provincia", opcional=True)
     if pedida and provincia and pedida.casefold() != provincia.casefold():
-        raise DatosNoValidos(f"El código postal {codigo_postal} es de {provincia}, no de {pedida}.")
+        raise NoCuadra(f"El código postal {codigo_postal} es de {provincia}, no de {pedida}.")
     region = datos.get("region") or None
     return {
         "nombre": texto(datos.get("nombre"), "el nombre de la tienda"),
