@@ -14,6 +14,7 @@ actúan como una persona; ``salir`` lo borra.
 
 from __future__ import annotations
 
+import sys
 from urllib.parse import parse_qs, urlsplit
 
 import typer
@@ -53,6 +54,7 @@ def entrar(
     demo: str | None = typer.Option(None, "--demo", help="Solo con el servidor en modo demo: entra como esa persona (p. ej. enc-talavera)."),
     correo: str | None = typer.Option(None, "--correo", help="Tu correo: el servidor te envía un enlace para entrar (si no, lo pregunta)."),
     servidor: str | None = typer.Option(None, "--servidor", help="URL del servidor (por defecto AGENTE_URL o http://127.0.0.1:8000)."),
+    enlace: str | None = typer.Option(None, "--enlace", help="Un enlace de entrada que ya tienes (el del correo o el de «agente personas primera»): entra con él sin pedir otro."),
 ) -> None:
     """Entra como una persona de la tienda: las órdenes que firman o deciden actúan como ella
     a través del servidor (su pasarela, sus avisos, sus ajustes).
@@ -61,6 +63,8 @@ def entrar(
     base = (servidor or servidor_por_defecto()).rstrip("/")
     if demo is not None:
         token = _entrar_demo(base, demo)
+    elif enlace is not None:
+        token = _canjear(base, enlace, correo)
     else:
         token = _entrar_por_correo(base, correo)
     persona = pedir(base, "GET", "/api/sesion", token=token)
@@ -94,10 +98,18 @@ def _entrar_por_correo(base: str, correo: str | None) -> str:
             ) from None
         raise
     typer.echo(respuesta["detalle"])
-    pegado = typer.prompt("Pega aquí el enlace del correo", hide_input=True)
+    # Sin terminal (un guion, una tubería) no hay nada que ocultar: se lee la entrada tal cual.
+    pegado = typer.prompt("Pega aquí el enlace del correo", hide_input=sys.stdin.isatty())
+    return _canjear(base, pegado, correo)
+
+
+def _canjear(base: str, pegado: str, correo: str | None) -> str:
     token, del_enlace = token_del_enlace(pegado)
-    if del_enlace and del_enlace.lower() != correo.lower():
+    if del_enlace and correo and del_enlace.lower() != correo.lower():
         raise DecisionNoValida(f"ese enlace es de {del_enlace}, no de {correo}")
+    correo = correo or del_enlace
+    if not correo:
+        raise DecisionNoValida("ese enlace no dice de qué correo es: da también --correo")
     canjeado = pedir(base, "POST", "/api/entrada/correo/canjear",
                      json={"email": correo, "token": token, "canal": CANAL})
     return canjeado["token"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from agente.cli import bandeja, conversacion, entrada, evaluar, ingesta, operacion, servidor
+from agente.cli import alta, bandeja, conversacion, entrada, evaluar, ingesta, operacion, servidor
 from agente.cli.ayuda import en_espanol
 from agente.cli.db import db
 from agente.cli.politica import politica
@@ -40,7 +40,8 @@ AYUDA = (
     "cierra la sesión. Las demás órdenes son locales de operador: usan la base directamente y no "
     "actúan como ninguna persona."
 )
-GRUPOS = (("db", db), ("token", servidor.token_app), ("politica", politica), ("claves", ingesta.claves))
+GRUPOS = (("db", db), ("token", servidor.token_app), ("politica", politica), ("claves", ingesta.claves),
+          ("tiendas", alta.tiendas), ("regiones", alta.regiones), ("personas", alta.personas))
 
 
 

@@ -28,6 +28,10 @@
     ├── NoAutorizado                  sin credencial válida (401)
     ├── Prohibido                     otra tienda, otro cliente, encargado inactivo (403)
     ├── DemasiadasPeticiones          (429)
+    ├── NoEncontrado                  una tienda, región o persona del alta que no existe (404)
+    ├── YaExiste                      un id o un correo del alta que ya es de otro (409)
+    ├── DatosNoValidos                un dato del alta sin la forma (422)
+    ├── NoCuadra                      un alta con la forma que no cuadra: zona, rol sin tienda... (409)
     └── NoDisponible                  parada del servidor, saturación...: reintentar (503, Retry-After)
         ├── Saturado                  el proceso ya ejecuta su máximo de turnos a la vez
         └── CandadoPerdido            se perdió el candado del hilo a mitad de la ejecución
@@ -234,3 +238,28 @@ class Saturado(NoDisponible):
 
 class CandadoPerdido(NoDisponible):
     pass
+
+
+class NoEncontrado(ErrorDominio):
+    """Una tienda, región o persona del alta que no existe."""
+
+    estado_http = 404
+
+
+class YaExiste(ErrorDominio):
+    """Un alta con un id o un correo que ya tiene otra tienda, región o persona."""
+
+    estado_http = 409
+
+
+class DatosNoValidos(ErrorDominio):
+    """Un dato del alta que no tiene la forma (un correo, una zona horaria, un id)."""
+
+    estado_http = 422
+
+
+class NoCuadra(ErrorDominio):
+    """Un alta que tiene la forma pero no cuadra: una zona horaria que no existe, un
+    encargado sin tienda, una provincia que no es la del código postal, algo desactivado."""
+
+    estado_http = 409

@@ -24,6 +24,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
   dinero y la mercancía que se movió);
 - ``entrada/``: la entrada del personal sin la CLI: casar un correo verificado con un
   encargado activo y los enlaces de entrada por correo (solo su hash, de un uso, con ritmo);
+- ``alta/``: el alta sin SQL: tiendas, regiones y personas, con la separación de funciones
+  y cada cambio anotado; el primer administrador (``alta_primera``, una vez);
 - ``tienda/``: la ingesta del back office de la tienda (registros idempotentes por su id,
   lotes en JSON lines, claves de API con alcances);
 - ``operador/``: lo que pide quien opera (salud y métricas, qué guarda un hilo, ids por
@@ -41,6 +43,7 @@ corta, sin construir el agente: por eso ``politica_tienda``, ``cambios_politica`
 
 from agente.demo.buzon import leer_buzon as correos_demo
 from agente.demo.piezas import PASARELAS_DEMO, piezas_demo
+from agente.servicio.alta import primera as alta_primera
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
 from agente.servicio.auditoria.informe import hallazgos as hallazgos_auditoria
 from agente.servicio.auditoria.movimientos import ESTADOS as ESTADOS_MOVIMIENTO
@@ -95,6 +98,7 @@ from agente.servicio.tienda.registros import (
 )
 
 __all__ = [
+    "alta_primera",
     "BusquedaConversaciones",
     "ESTADOS_CONVERSACION",
     "MAX_TEXTO_TIENDA",

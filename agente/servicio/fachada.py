@@ -14,6 +14,7 @@ from psycopg_pool import ConnectionPool
 from agente.notificaciones import avisos_cliente
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorConfiguracion
+from agente.servicio.alta.puerta import Alta
 from agente.servicio.aprobaciones.firmas import FirmaParcial
 from agente.servicio.auditoria import movimientos as todos_los_movimientos
 from agente.servicio.auditoria.informe import informe as informe_auditoria
@@ -95,6 +96,7 @@ class Servicio:
             ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones
         )
         self.ingesta = IngestaTienda(pool)
+        self.alta = Alta(pool)  # tiendas, regiones y personas (docs/empezar-tienda.md)
         self.ejecuciones_protocolo = Ejecuciones(pool)
         self.atencion = Atencion(ejecutor=self.ejecutor)  # «Conversaciones» y «Escribir al cliente»
 

@@ -22,7 +22,7 @@ __all__ = ["contexto_de_cliente", "encargado_activo", "encargado_de_fila"]
 SELECT_CLIENTE_SQL = "SELECT id, tienda, nombre FROM clientes WHERE id = %(cliente_id)s"
 # Las tiendas donde firma: la suya y, si es regional, las de su región (firmantes_tienda).
 SELECT_ENCARGADO_SQL = """
-SELECT e.id, e.tienda, e.nombre, e.activo, e.rol,
+SELECT e.id, e.tienda, e.nombre, e.activo, e.rol, e.administrador,
        array(SELECT f.tienda FROM firmantes_tienda f WHERE f.encargado_id = e.id ORDER BY f.tienda)
            AS tiendas
 FROM encargados e WHERE e.id = %(encargado_id)s
@@ -57,5 +57,6 @@ def encargado_de_fila(fila: Mapping[str, Any] | None, encargado_id: str) -> Enca
         raise Prohibido(f"el encargado {encargado_id} está dado de baja")
     return Encargado(
         encargado_id=fila["id"], tienda=fila["tienda"], nombre=fila["nombre"], rol=fila["rol"],
-        tiendas=tuple(fila["tiendas"] or (fila["tienda"],)),
+        tiendas=tuple(fila["tiendas"] or ((fila["tienda"],) if fila["tienda"] else ())),
+        administrador=bool(fila.get("administrador", False)),
     )

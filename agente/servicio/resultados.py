@@ -108,17 +108,20 @@ class Encargado:
     """Un firmante activo (el único que puede decidir o recibir un token), de cualquier rol.
 
     ``tienda``: la suya; ``tiendas``: donde firma (la suya y, si es regional, las de su
-    región). ``rol``: ``encargado``, ``gerente`` o ``regional``.
+    región). ``rol``: ``encargado``, ``gerente`` o ``regional``. ``tienda`` es ``None`` en
+    un regional o un administrador sin tienda propia (``sql/037_alta.sql``);
+    ``administrador``: gestiona todo el alta (``agente/servicio/alta/``).
     """
 
     encargado_id: str
-    tienda: str
+    tienda: str | None
     nombre: str
     rol: str = "encargado"
     tiendas: tuple[str, ...] = ()
+    administrador: bool = False
 
     def __post_init__(self) -> None:
-        if not self.tiendas:
+        if not self.tiendas and self.tienda is not None:
             object.__setattr__(self, "tiendas", (self.tienda,))
 
 

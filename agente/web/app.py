@@ -25,6 +25,7 @@ from agente.web import (
     errores_http,
     metricas,
     recolector,
+    rutas_alta,
     rutas_atencion,
     rutas_avisos_cliente,
     rutas_cliente,
@@ -186,6 +187,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     app.include_router(rutas_encargado.router)
     app.include_router(rutas_encargado.router_sesion)
     app.include_router(rutas_politica.router)
+    app.include_router(rutas_alta.router)  # tiendas, regiones y personas (docs/empezar-tienda.md)
     app.include_router(rutas_atencion.router)  # conversaciones de la tienda y «Escribir al cliente»
     app.include_router(rutas_demo.router)
     app.include_router(rutas_pagos.router)  # webhook del proveedor de pagos (firma, sin token)

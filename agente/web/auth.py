@@ -68,6 +68,7 @@ __all__ = [
     "emitir_token",
     "leer_token",
     "renovar_sesion",
+    "tienda_del_token",
 ]
 
 ALGORITMO = "HS256"
@@ -100,6 +101,12 @@ def emitir_token(
     return jwt.encode(datos, ajustes.secreto.get_secret_value(), algorithm=ALGORITMO)
 
 
+def tienda_del_token(encargado: Encargado) -> str:
+    """La tienda que lleva su token: la suya, o «» si no tiene (un regional o un
+    administrador sin tienda propia, ``sql/037_alta.sql``)."""
+    return encargado.tienda or ""
+
+
 def emitir_sesion(
     ajustes: Ajustes, encargado: Encargado, entrada: str, *, inicio: datetime | None = None,
     canal: str = CANAL_WEB,
@@ -113,7 +120,7 @@ def emitir_sesion(
     if canal == CANAL_CLI:
         extra["can"] = CANAL_CLI
     return emitir_token(
-        ajustes, rol=ROL_ENCARGADO, sujeto=encargado.encargado_id, tienda=encargado.tienda,
+        ajustes, rol=ROL_ENCARGADO, sujeto=encargado.encargado_id, tienda=tienda_del_token(encargado),
         horas=ajustes.sesion_minutos / 60, ahora=ahora, extra=extra,
     )
 
@@ -230,7 +237,7 @@ def _encargado(ajustes: Ajustes, servicio: Servicio, token: str | None) -> Encar
 
 def _encargado_de(servicio: Servicio, datos: dict[str, Any]) -> Encargado:
     encargado = servicio.encargado_activo(datos["encargado_id"])  # Prohibido si de baja
-    if encargado.tienda != datos["tienda"]:
+    if tienda_del_token(encargado) != datos["tienda"]:
         raise Prohibido("el token no corresponde a la tienda de este encargado")
     return encargado
 
@@ -243,7 +250,7 @@ def _vigencia_encargado(servicio: Servicio, datos: dict[str, Any], al_abrir: Enc
             actual = servicio.encargado_activo(datos["encargado_id"])
         except Prohibido as exc:
             return Fin("baja", exc.mensaje)
-        if actual.tienda != datos["tienda"]:
+        if tienda_del_token(actual) != datos["tienda"]:
             return Fin("sin_tienda", "ya no eres de la tienda de este token: vuelve a iniciar sesión")
         perdidas = sorted(set(al_abrir.tiendas) - set(actual.tiendas))
         if perdidas:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from urllib.parse import urlencode
 
 from agente.notificaciones import ErrorCanal, canales_desde_ajustes
 from agente.notificaciones.canales import Entrega
@@ -23,8 +22,7 @@ ASUNTO = "Tu enlace para entrar en la bandeja"
 
 def url_enlace(ajustes: Ajustes, enlace: EnlaceEntrada) -> str:
     """El token va en el fragmento: el navegador no lo envía al pedir la página."""
-    fragmento = urlencode({"correo": enlace.email, "t": enlace.token})
-    return f"{ajustes.avisos_base_url.rstrip('/')}/entrada/correo#{fragmento}"
+    return enlace.url(ajustes.avisos_base_url)
 
 
 def enviar_enlace(ajustes: Ajustes, enlace: EnlaceEntrada) -> None:

@@ -206,9 +206,11 @@ class Firmante(BaseModel):
     id: str
     nombre: str
     rol: Literal["encargado", "gerente", "regional"]
-    tienda: TiendaResumen = Field(description="La suya (la de su token).")
+    tienda: TiendaResumen | None = Field(description=(
+        "La suya (la de su token); null en un regional o un administrador sin tienda propia."))
     tiendas: list[TiendaResumen] = Field(description=(
         "Donde firma, por nombre: la suya y, si es regional, las de su región."))
+    administrador: bool = Field(False, description="Gestiona todo el alta (tiendas, regiones y personas).")
 
 
 class EncargadoResumen(BaseModel):

@@ -31,7 +31,8 @@ def sesion(servicio: ServicioWeb, encargado: EncargadoActual):
     nombres = servicio.nombres_de_tiendas(encargado.tiendas)
     tienda = lambda t: {"id": t, "nombre": nombres.get(t, t)}  # noqa: E731
     return {"id": encargado.encargado_id, "nombre": encargado.nombre, "rol": encargado.rol,
-            "tienda": tienda(encargado.tienda), "tiendas": [tienda(t) for t in encargado.tiendas]}
+            "tienda": tienda(encargado.tienda) if encargado.tienda else None,
+            "tiendas": [tienda(t) for t in encargado.tiendas], "administrador": encargado.administrador}
 
 
 @router.get("", summary="Bandeja de sus tiendas", response_model=list[esquemas_bandeja.Aprobacion], responses=_ERRORES)

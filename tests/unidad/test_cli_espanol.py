@@ -27,7 +27,9 @@ def _ordenes(comando, ruta=()):
 
 
 PERSONALES = [("decidir",), ("politica", "fijar"), ("politica", "solicitudes"), ("politica", "firmar"),
-              ("politica", "rechazar")]
+              ("politica", "rechazar"),
+              *[(grupo, orden) for grupo in ("tiendas", "regiones", "personas")
+                for orden in ("crear", "editar", "desactivar", "listar")]]
 
 
 def _sub(ruta):

@@ -19,6 +19,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
 
 import psycopg
 
@@ -35,6 +36,7 @@ __all__ = [
     "VIDA",
     "EnlaceEntrada",
     "canjear_enlace",
+    "emitir_enlace",
     "pedir_enlace",
 ]
 
@@ -76,6 +78,12 @@ class EnlaceEntrada:
     token: str
     caduca: datetime
 
+    def url(self, base: str) -> str:
+        """La dirección que se abre: el token va en el fragmento (el navegador no lo envía
+        al pedir la página)."""
+        fragmento = urlencode({"correo": self.email, "t": self.token})
+        return f"{base.rstrip('/')}/entrada/correo#{fragmento}"
+
 
 def _hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
@@ -110,12 +118,21 @@ def pedir_enlace(
             encargado = encargado_por_email(conexion, email)
         except Prohibido:
             return None
-        token = secrets.token_urlsafe(32)
-        conexion.execute(INSERT_ENLACE_SQL, {
-            "hash": _hash(token), "encargado_id": encargado.encargado_id, "email": email.strip(),
-            "ahora": ahora, "caduca": ahora + VIDA,
-        })
-    return EnlaceEntrada(email=email.strip(), nombre=encargado.nombre, token=token, caduca=ahora + VIDA)
+        return emitir_enlace(conexion, encargado.encargado_id, email, encargado.nombre, ahora=ahora)
+
+
+def emitir_enlace(
+    conexion: psycopg.Connection, encargado_id: str, email: str, nombre: str, *, ahora: datetime | None = None
+) -> EnlaceEntrada:
+    """Guarda el hash de un token nuevo para esa persona y lo devuelve (sin límite de ritmo:
+    lo llaman ``pedir_enlace``, ya con el suyo, y ``agente personas primera``)."""
+    ahora = ahora or datetime.now(UTC)
+    token = secrets.token_urlsafe(32)
+    conexion.execute(INSERT_ENLACE_SQL, {
+        "hash": _hash(token), "encargado_id": encargado_id, "email": email.strip(),
+        "ahora": ahora, "caduca": ahora + VIDA,
+    })
+    return EnlaceEntrada(email=email.strip(), nombre=nombre, token=token, caduca=ahora + VIDA)
 
 
 def canjear_enlace(

@@ -10,6 +10,7 @@ import { iniciarMovimientos } from "./encargado_movimientos.js";
 import { iniciarSolicitudesPolitica } from "./encargado_politica.js";
 import { iniciarConversaciones } from "./encargado_conversaciones.js";
 import { iniciarPaginaPolitica } from "./encargado_politica_pagina.js";
+import { iniciarPaginaAlta } from "./encargado_alta.js";
 import { bloqueAvisoFirma, firmaPropia, pintarMiFirma, textoSesion } from "./encargado_firma.js";
 
 const $ = (id) => document.getElementById(id);
@@ -498,7 +499,7 @@ function atajo(ev) {
 
 // Cada pestaña y su panel; ``estado.alAbrir[panel]`` lo que hace al abrirse (si algo).
 const PESTANAS = [["tab-pendientes", "bandeja"], ["tab-historial", "historial"], ["tab-movimientos", "movimientos"],
-  ["tab-conversaciones", "conversaciones"], ["tab-politica", "politica"]];
+  ["tab-conversaciones", "conversaciones"], ["tab-politica", "politica"], ["tab-alta", "alta"]];
 
 function pestana(cual) {
   for (const [tab, panel] of PESTANAS) {
@@ -566,6 +567,7 @@ function iniciar() {
   api("/api/sesion", { token: estado.token }).then((perfil) => {
     estado.perfil = perfil;
     $("sesion").textContent = textoSesion(perfil);
+    estado.alAbrir.alta = iniciarPaginaAlta({ token: () => estado.token, perfil });
     estado.historial.tiendas(perfil.tiendas);
     estado.movimientos.tiendas(perfil.tiendas);
   }).catch(() => {});

@@ -13,8 +13,9 @@ export function enumerar(nombres) {
 
 /** «Beatriz Romero · Regional · Madrid-Centro y Talavera de la Reina». */
 export function textoSesion(perfil) {
-  const tiendas = perfil.rol === "regional" ? perfil.tiendas : [perfil.tienda];
-  return `${perfil.nombre} · ${ROLES[perfil.rol] || perfil.rol} · ${enumerar(tiendas.map((t) => t.nombre))}`;
+  const tiendas = (perfil.rol === "regional" ? perfil.tiendas : [perfil.tienda]).filter(Boolean);
+  const rol = perfil.administrador ? "Administrador" : ROLES[perfil.rol] || perfil.rol;
+  return [perfil.nombre, rol, enumerar(tiendas.map((t) => t.nombre))].filter(Boolean).join(" · ");
 }
 
 const mayuscula = (texto) => (texto ? texto[0].toUpperCase() + texto.slice(1) : "");
