@@ -100,6 +100,8 @@ class Resultado:
     plan: Plan
     thread_id: str
     respuestas: list[Any] = field(default_factory=list)  # Respuesta o la excepción de conversar
+    decisiones: list[Any] = field(default_factory=list)  # (turno, Respuesta o excepción) de quien firmó
+    ultima: Any = None  # la última Respuesta que recibió el cliente (de un turno o de una decisión)
     errores_registrados: list[str] = field(default_factory=list)
     mensajes_estado: list[Any] = field(default_factory=list)
 
@@ -153,11 +155,18 @@ def ejecutar(servicio: Any, modelo: Any, plan: Plan, url: str) -> Resultado:
     for nombre in LOGGERS_PRODUCTO:
         logging.getLogger(nombre).addHandler(registros)
     try:
-        for turno in plan.turnos:
+        for n, turno in enumerate(plan.turnos, 1):
             try:
-                resultado.respuestas.append(servicio.conversar(hilo, turno.texto_cliente, ctx))
+                resultado.ultima = servicio.conversar(hilo, turno.texto_cliente, ctx)
+                resultado.respuestas.append(resultado.ultima)
             except Exception as exc:  # noqa: BLE001 - se comprueba en comprobar()
                 resultado.respuestas.append(exc)
+                continue
+            if resultado.ultima.estado == "esperando_aprobacion" and turno.firma:
+                decision = _firmar(servicio, url, hilo, turno.firma)
+                resultado.decisiones.append((n, decision))
+                if not isinstance(decision, Exception):
+                    resultado.ultima = decision
     finally:
         for nombre in LOGGERS_PRODUCTO:
             logging.getLogger(nombre).removeHandler(registros)
@@ -166,6 +175,36 @@ def ejecutar(servicio: Any, modelo: Any, plan: Plan, url: str) -> Resultado:
     resultado.mensajes_estado = list(servicio.agente.get_state({"configurable": {"thread_id": hilo}})
                                      .values.get("messages", []))
     return resultado
+
+
+SELECT_PETICION_SQL = "SELECT peticion FROM aprobaciones_pendientes WHERE thread_id = %(hilo)s"
+# Quien firma: la regional primero (todas las tiendas); si la matriz pide dos firmas, otro más.
+FIRMANTES = ("reg-centro", "ger-talavera", "enc-talavera", "enc-madrid-centro")
+
+
+def _firmar(servicio: Any, url: str, hilo: str, tipo: str) -> Any:
+    """Aprueba o rechaza todo lo que espera en el hilo (un encargado que firma sin mirar);
+    devuelve la respuesta al cliente o la excepción que no es de dominio."""
+    from agente.servicio import Respuesta
+
+    with psycopg.connect(url, **KWARGS_CONEXION) as c:
+        fila = c.execute(SELECT_PETICION_SQL, {"hilo": hilo}).fetchone()
+    if fila is None:
+        return ErrorDominio("la tarjeta no está en la cola")
+    decision = {"type": tipo} if tipo == "approve" else {"type": tipo, "message": "No procede."}
+    decisiones = [decision] * len(fila["peticion"].get("action_requests") or [])
+    for firmante in FIRMANTES:
+        try:
+            r = servicio.decidir(hilo, firmante, decisiones)
+        except ErrorDominio as exc:
+            if exc.estado_http >= 500:
+                return exc
+            continue  # no le toca (otra tienda, ya firmó...): el siguiente
+        except Exception as exc:  # noqa: BLE001 - se comprueba en comprobar()
+            return exc
+        if isinstance(r, Respuesta):
+            return r
+    return ErrorDominio("nadie pudo firmar")
 
 
 def _decimal(valor: Any) -> Decimal | None:
@@ -188,13 +227,20 @@ def _turnos(resultado: Resultado, c: psycopg.Connection) -> list[str]:
             rotas.append(f"sin_respuesta: turno {n} sin texto")
         if r.mensaje_cliente == textos.DISCULPA:
             rotas.append(f"error_interno: turno {n} acabó en disculpa")
-        en_pausa = r.estado == "esperando_aprobacion"
-        if en_pausa and c.execute(SELECT_TARJETA_SQL, {"hilo": resultado.thread_id}).fetchone()["n"] == 0:
+        firmado = any(t == n and not isinstance(d, Exception) and d.estado != "esperando_aprobacion"
+                      for t, d in resultado.decisiones)
+        en_pausa = r.estado == "esperando_aprobacion" and not firmado
+        if r.estado == "esperando_aprobacion" and not firmado and c.execute(SELECT_TARJETA_SQL, {"hilo": resultado.thread_id}).fetchone()["n"] == 0:
             rotas.append(f"pausa_sin_tarjeta: turno {n}")
-    respondidas = [r for r in resultado.respuestas if not isinstance(r, Exception)]
+    for n, d in resultado.decisiones:
+        if isinstance(d, Exception):
+            rotas.append(f"error_interno: la firma tras el turno {n}: {type(d).__name__}: {d}")
+        elif not (d.mensaje_cliente or "").strip() or d.mensaje_cliente == textos.DISCULPA:
+            rotas.append(f"sin_respuesta: la firma tras el turno {n} dejó al cliente «{d.mensaje_cliente}»")
     mensajes = c.execute(SELECT_MENSAJES_SQL, {"hilo": resultado.thread_id}).fetchall()
-    if respondidas and (not mensajes or mensajes[-1]["rol"] != "agente"
-                        or mensajes[-1]["texto"] != respondidas[-1].mensaje_cliente):
+    ultima = resultado.ultima
+    if ultima is not None and (not mensajes or mensajes[-1]["rol"] != "agente"
+                               or mensajes[-1]["texto"] != ultima.mensaje_cliente):
         rotas.append("sin_respuesta: el último mensaje guardado no es la respuesta que recibió el cliente")
     rotas += [f"error_interno: registrado: {e[:300]}" for e in resultado.errores_registrados]
     return rotas
@@ -229,7 +275,8 @@ def _revelado(resultado: Resultado, c: psycopg.Connection, mundo: Mundo) -> list
     cliente = resultado.plan.cliente
     # Los datos de la demo (los de antes del caos: una calle que escribe el caos no es de nadie).
     ajenos_pii = [(otro, dato) for otro, datos in mundo.personales.items() if otro != cliente for dato in datos]
-    textos_vistos = [r.mensaje_cliente for r in resultado.respuestas if not isinstance(r, Exception)]
+    textos_vistos = [r.mensaje_cliente for r in resultado.respuestas + [d for _, d in resultado.decisiones]
+                     if not isinstance(r, Exception)]
     textos_vistos += [str(m.content) for m in resultado.mensajes_estado if isinstance(m, ToolMessage)]
     rotas = [f"revelado: dato de {otro} («{dato}»)" for otro, dato in ajenos_pii
              for texto in textos_vistos if dato in texto]
@@ -266,6 +313,13 @@ def _es_falsa(afirmada: Any, verdad: list[dict]) -> bool:
                    and (afirmada.tipo != "reembolso_hecho" or v["hecho"]) for v in verdad)
 
 
+def _leidos(resultado: Resultado, n: int) -> list[str]:
+    """Lo que leyó el cliente del turno ``n``: su respuesta y la de la firma que lo siguió."""
+    salidas = [resultado.respuestas[n - 1]] if n <= len(resultado.respuestas) else []
+    salidas += [d for t, d in resultado.decisiones if t == n]
+    return [r.mensaje_cliente for r in salidas if not isinstance(r, Exception)]
+
+
 def _afirmaciones(resultado: Resultado, c: psycopg.Connection) -> list[str]:
     from agente.servicio import afirmaciones_falsas
 
@@ -273,11 +327,10 @@ def _afirmaciones(resultado: Resultado, c: psycopg.Connection) -> list[str]:
     marcadas = [f["frase"] for f in afirmaciones_falsas(c, desde=dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
                                                         hilos=[resultado.thread_id])]
     rotas = []
-    for turno, r in zip(resultado.plan.turnos, resultado.respuestas, strict=False):
-        if isinstance(r, Exception):
-            continue
+    for n, turno in enumerate(resultado.plan.turnos, 1):
+        leidos = _leidos(resultado, n)
         for afirmada in turno.afirmadas:
-            if afirmada.frase in r.mensaje_cliente and _es_falsa(afirmada, verdad) and \
+            if any(afirmada.frase in texto for texto in leidos) and _es_falsa(afirmada, verdad) and \
                     not any(afirmada.frase.rstrip(".") in frase for frase in marcadas):
                 rotas.append(f"afirmacion_no_detectada: «{afirmada.frase}»")
     return rotas
@@ -311,12 +364,13 @@ class Banco:
             "efectos": len(efectos),
             "pausas": sum(getattr(r, "estado", None) == "esperando_aprobacion" for r in resultado.respuestas),
             "retenidos": sum(isinstance(r, AprobacionPendiente) for r in resultado.respuestas),
+            "firmas": sum(not isinstance(d, Exception) for _, d in resultado.decisiones),
+            "efectos_firmados": sum(bool(e["aprobado_por"]) for e in efectos),
             "llamadas_a_pedidos_ajenos": sum(
                 str(ll["args"].get("pedido", "")).strip().upper() in ajenos
                 for m in resultado.mensajes_estado if isinstance(m, AIMessage) for ll in m.tool_calls),
-            "afirmaciones_leidas": sum(
-                a.frase in r.mensaje_cliente for t, r in zip(resultado.plan.turnos, resultado.respuestas, strict=False)
-                if not isinstance(r, Exception) for a in t.afirmadas),
+            "afirmaciones_leidas": sum(any(a.frase in texto for texto in _leidos(resultado, n))
+                                       for n, t in enumerate(resultado.plan.turnos, 1) for a in t.afirmadas),
         }
         for clave, valor in suma.items():
             self.cuenta[clave] = self.cuenta.get(clave, 0) + valor

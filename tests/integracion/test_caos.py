@@ -54,7 +54,8 @@ def test_el_modelo_del_caos_no_se_salta_ninguna_garantia(banco_nuevo):
     print(f"caos: {EJEMPLOS} ejemplos en {duracion:.1f} s: {cuenta}")
     assert cuenta["conversaciones"] >= EJEMPLOS
     # El caos no es trivial: hubo efectos, pausas, llamadas a pedidos ajenos y mentiras leídas.
-    for clave in ("efectos", "pausas", "retenidos", "llamadas_a_pedidos_ajenos", "afirmaciones_leidas"):
+    for clave in ("efectos", "efectos_firmados", "pausas", "firmas", "retenidos", "llamadas_a_pedidos_ajenos",
+                  "afirmaciones_leidas"):
         assert cuenta[clave] > 0, (clave, cuenta)
 
 
@@ -79,3 +80,24 @@ def test_sin_la_comprobacion_del_dueno_la_propiedad_falla(banco_nuevo, monkeypat
     with pytest.raises(AssertionError) as fallo:
         propiedad(banco_nuevo, 150, encoger=False)
     assert f"{garantia}:" in str(fallo.value), str(fallo.value)[-3000:]
+
+
+# --- lo que encontró el caos ------------------------------------------------------------------
+
+
+def test_un_nulo_del_modelo_o_una_respuesta_en_blanco_no_rompen_el_turno(banco_nuevo):
+    # Antes: el U+0000 en los argumentos rompía el ``when`` de la firma (DataError al guardar
+    # el veredicto) y el cliente leía la disculpa; una respuesta «\n» llegaba como mensaje vacío.
+    from tests.apoyo.caos import Plan, Turno
+    from tests.apoyo.caos_invariantes import comprobar, ejecutar
+
+    pedido = banco_nuevo.mundo.frescos["C-0002"][0]
+    nulo = {"name": "consultar_pedido", "args": {"pedido": f"{pedido}\x00"}, "id": "call_nulo"}
+    plan = Plan("C-0002", [Turno(pasos=[("", [nulo])], final="Hecho\x00.\n<<ECO>>"),
+                           Turno(pasos=[], final="\n  ")])
+    resultado = ejecutar(banco_nuevo.servicio, banco_nuevo.modelo, plan, banco_nuevo.url)
+    assert comprobar(banco_nuevo.url, resultado, banco_nuevo.mundo) == []  # ni disculpa ni error registrado
+    primera, segunda = resultado.respuestas
+    assert primera.estado == "respondida" and "\x00" not in primera.mensaje_cliente
+    assert "\ufffd" in primera.mensaje_cliente and "no encontrado" in primera.mensaje_cliente.lower(), primera
+    assert segunda.mensaje_cliente.strip() and segunda.mensaje_cliente.startswith("Lo siento")
