@@ -19,7 +19,7 @@ from agente.middleware.errores import middleware_errores
 from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import crear_prompt_cliente, prompt_cliente
 from agente.middleware.revalidacion import RevalidacionEfectos
-from agente.middleware.salida_modelo import SalidaSinNulos
+from agente.middleware.salida_modelo import SalidaModelo
 from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.operaciones import OPERACIONES
@@ -86,7 +86,7 @@ def construir_agente(
                 llamadas_modelo_hilo=llamadas_modelo_hilo,
                 max_por_herramienta=registro.maximos_por_turno(),
             ),
-            SalidaSinNulos(),  # lo más cerca del modelo: nadie lee un U+0000 suyo
+            SalidaModelo(),  # lo más cerca del modelo: sin U+0000 y un tool_call_id por llamada
         ],
         context_schema=ContextoCliente,
         checkpointer=checkpointer,
