@@ -227,12 +227,29 @@ def _caotica(mundo: Mundo, cliente: str):
     return nombre.flatmap(lambda n: st.tuples(st.just(n), _args(n, mundo, cliente)))
 
 
+# Las estrategias de cada (mundo, cliente), construidas una vez: construirlas en cada
+# ``draw`` costaba tanto como ejecutar la conversación.
+_HECHAS: dict[tuple[int, str, str], Any] = {}
+
+
+def _una_vez(clave: str, mundo: Mundo, cliente: str, hacer) -> Any:
+    llave = (id(mundo), cliente, clave)
+    if llave not in _HECHAS:
+        _HECHAS[llave] = hacer(mundo, cliente)
+    return _HECHAS[llave]
+
+
+def _llamada(mundo: Mundo, cliente: str):
+    return st.one_of(_sensata(mundo, cliente), _caotica(mundo, cliente))
+
+
 @st.composite
 def _llamadas(draw, mundo: Mundo, cliente: str, ids: list[str]) -> list[dict[str, Any]]:
-    cuantas = draw(st.one_of(st.integers(1, 2), st.integers(1, 2), st.integers(3, 12)))  # a veces muchas
+    cuantas = draw(st.one_of(st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.integers(3, 10)))  # a veces muchas
     llamadas = []
+    llamada = _una_vez("llamada", mundo, cliente, _llamada)
     for _ in range(cuantas):
-        nombre, args = draw(st.one_of(_sensata(mundo, cliente), _caotica(mundo, cliente)))
+        nombre, args = draw(llamada)
         # El mismo tool_call_id con otros argumentos: uno ya usado en la conversación.
         if ids and draw(st.integers(0, 4)) == 0:
             ident = draw(st.sampled_from(ids))
@@ -264,7 +281,7 @@ def _turno(draw, mundo: Mundo, cliente: str, ids: list[str]) -> Turno:
     for _ in range(draw(st.integers(0, 2))):
         contenido = draw(st.sampled_from(["", "Voy a mirarlo.", "He reembolsado 50,00 EUR."]))
         pasos.append((contenido, draw(_llamadas(mundo, cliente, ids))))
-    afirmadas = draw(st.lists(_afirmaciones(mundo, cliente), max_size=2))
+    afirmadas = draw(st.lists(_una_vez("afirmaciones", mundo, cliente, _afirmaciones), max_size=2))
     partes = [draw(st.sampled_from(["Entendido.", "Hecho.", "", "Gracias por escribirnos."]))]
     partes += [a.frase for a in afirmadas]
     if draw(st.booleans()):

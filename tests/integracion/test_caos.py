@@ -21,6 +21,7 @@ import time
 import uuid
 
 import pytest
+from hypothesis.errors import FlakyFailure
 
 from tests.apoyo.bases import borrar_base, crear_base
 from tests.apoyo.caos_invariantes import abrir_banco, propiedad
@@ -77,9 +78,12 @@ FROM pedidos p WHERE p.id = %(pedido)s AND %(cliente_id)s::text IS NOT NULL
 def test_sin_la_comprobacion_del_dueno_la_propiedad_falla(banco_nuevo, monkeypatch, garantia):
     destino, sql = MUTANTES[garantia]
     monkeypatch.setattr(destino, sql)
-    with pytest.raises(AssertionError) as fallo:
+    # Al repetir el ejemplo que falló, la base ya no es la misma (el efecto ajeno ya está hecho):
+    # Hypothesis puede avisar de un fallo que no se reproduce (FlakyFailure); las garantías
+    # rotas de la primera conversación que falló las guarda el banco.
+    with pytest.raises((AssertionError, FlakyFailure)):
         propiedad(banco_nuevo, 150, encoger=False)
-    assert f"{garantia}:" in str(fallo.value), str(fallo.value)[-3000:]
+    assert any(r.startswith(f"{garantia}:") for r in banco_nuevo.rotas), banco_nuevo.rotas
 
 
 # --- lo que encontró el caos ------------------------------------------------------------------
@@ -95,8 +99,8 @@ def test_un_nulo_del_modelo_o_una_respuesta_en_blanco_no_rompen_el_turno(banco_n
     nulo = {"name": "consultar_pedido", "args": {"pedido": f"{pedido}\x00"}, "id": "call_nulo"}
     plan = Plan("C-0002", [Turno(pasos=[("", [nulo])], final="Hecho\x00.\n<<ECO>>"),
                            Turno(pasos=[], final="\n  ")])
-    resultado = ejecutar(banco_nuevo.servicio, banco_nuevo.modelo, plan, banco_nuevo.url)
-    assert comprobar(banco_nuevo.url, resultado, banco_nuevo.mundo) == []  # ni disculpa ni error registrado
+    resultado = ejecutar(banco_nuevo.servicio, banco_nuevo.modelo, plan)
+    assert comprobar(banco_nuevo.servicio.pool, resultado, banco_nuevo.mundo) == []  # ni disculpa ni error registrado
     primera, segunda = resultado.respuestas
     assert primera.estado == "respondida" and "\x00" not in primera.mensaje_cliente
     assert "\ufffd" in primera.mensaje_cliente and "no encontrado" in primera.mensaje_cliente.lower(), primera
