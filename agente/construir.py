@@ -1,4 +1,4 @@
-"""Ensambla el agente: modelo, herramientas, prompt, errores, firma y límites.
+"""Ensambla el agente: modelo, herramientas, prompt, errores, firma, límites y la salida del modelo.
 
 Orden del middleware: en ``wrap_*`` el primero envuelve a los demás. La revalidación de
 los efectos va por fuera de los errores (su ``NecesitaFirma`` se convierte en una pausa). Los límites envuelven

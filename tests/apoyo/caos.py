@@ -270,8 +270,9 @@ def _afirmaciones(mundo: Mundo, cliente: str):
         pedido.map(lambda p: Afirmada(f"He cancelado tu pedido {p}.", "cancelacion", pedido=p)),
         pedido.map(lambda p: Afirmada(f"He cambiado la dirección de envío del pedido {p}.", "direccion", pedido=p)),
         pedido.map(lambda p: Afirmada(f"Ya está hecho el reembolso del pedido {p}.", "reembolso_hecho", pedido=p)),
-        st.just(Afirmada("Te he dado un vale de 500,00 EUR.", "vale")),
-        st.just(Afirmada(f"Tu número de reembolso es {CODIGO_AJENO}.", "codigo_ajeno")),
+        # Una Afirmada nueva en cada draw (``st.just`` daría la misma a dos turnos y el runner la cambia).
+        st.builds(Afirmada, st.just("Te he dado un vale de 500,00 EUR."), st.just("vale")),
+        st.builds(Afirmada, st.just(f"Tu número de reembolso es {CODIGO_AJENO}."), st.just("codigo_ajeno")),
     )
 
 

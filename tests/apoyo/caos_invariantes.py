@@ -338,7 +338,7 @@ def _afirmaciones(resultado: Resultado, c: psycopg.Connection) -> list[str]:
     for n, turno in enumerate(resultado.plan.turnos, 1):
         leidos = _leidos(resultado, n)
         for afirmada in turno.afirmadas:
-            if any(afirmada.frase in texto for texto in leidos) and _es_falsa(afirmada, verdad) and \
+            if afirmada.frase and any(afirmada.frase in texto for texto in leidos) and _es_falsa(afirmada, verdad) and \
                     not any(afirmada.frase.rstrip(".") in frase for frase in marcadas):
                 rotas.append(f"afirmacion_no_detectada: «{afirmada.frase}»")
     return rotas

@@ -83,6 +83,7 @@ def test_sin_la_comprobacion_del_dueno_la_propiedad_falla(banco_nuevo, monkeypat
     # rotas de la primera conversación que falló las guarda el banco.
     with pytest.raises((AssertionError, FlakyFailure)):
         propiedad(banco_nuevo, 150, encoger=False)
+    print(f"mutante {garantia}: " + "; ".join(banco_nuevo.rotas))
     assert any(r.startswith(f"{garantia}:") for r in banco_nuevo.rotas), banco_nuevo.rotas
 
 
