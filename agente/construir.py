@@ -1,4 +1,4 @@
-"""Ensambla el agente: modelo, herramientas, prompt, errores, firma y límites.
+"""Ensambla el agente: modelo, herramientas, prompt, errores, firma, límites y la salida del modelo.
 
 Orden del middleware: en ``wrap_*`` el primero envuelve a los demás. La revalidación de
 los efectos va por fuera de los errores (su ``NecesitaFirma`` se convierte en una pausa). Los límites envuelven
@@ -20,6 +20,7 @@ from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import crear_prompt_cliente, prompt_cliente
 from agente.middleware.respaldo import RespaldoConversacion
 from agente.middleware.revalidacion import RevalidacionEfectos
+from agente.middleware.salida_modelo import SalidaModelo
 from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.operaciones import OPERACIONES
@@ -92,6 +93,7 @@ def construir_agente(
                 llamadas_modelo_hilo=llamadas_modelo_hilo,
                 max_por_herramienta=registro.maximos_por_turno(),
             ),
+            SalidaModelo(),  # lo más cerca del modelo: sin U+0000 y un tool_call_id por llamada
         ],
         context_schema=ContextoCliente,
         checkpointer=checkpointer,

@@ -26,7 +26,7 @@ from bench import util
 
 PARTES = ("politica", "turnos", "concurrencia", "crecimiento", "carga", "capacidad")
 # Fuera de la pasada por defecto (solo con --solo): no alargan ``make bench``.
-EXTRA = ("ingesta", "serializable")
+EXTRA = ("ingesta", "serializable", "caos")
 RESULTADOS = util.RAIZ / "bench" / "resultados.json"
 DOCUMENTO = util.RAIZ / "docs" / "rendimiento.md"
 INICIO_GENERADO = "<!-- generado: inicio (python -m bench reescribe hasta la marca de fin) -->"
@@ -83,6 +83,10 @@ def medir(partes: tuple[str, ...]) -> dict[str, Any]:
             from bench import serializable
 
             resultados["serializable"] = serializable.ejecutar_tanda(url_admin)
+        if "caos" in partes:
+            from bench import caos
+
+            resultados["caos"] = caos.ejecutar_tanda(url_admin)
     resultados["duracion_s"] = round(time.perf_counter() - inicio, 1)
     resultados["maquina"]["carga_1min_al_acabar"] = round(os.getloadavg()[0], 2)
     return resultados
@@ -411,6 +415,7 @@ def markdown(r: dict) -> str:
         ".venv/bin/python -m bench --solo turnos,carga   # partes sueltas: bench/resultados-parcial.json",
         ".venv/bin/python -m bench --solo ingesta        # agente importar de 100.000 pedidos (no va por defecto)",
         ".venv/bin/python -m bench --solo serializable   # historias concurrentes contra la política (no va por defecto)",
+        ".venv/bin/python -m bench --solo caos           # el modelo del caos, 2000 conversaciones (no va por defecto)",
         ".venv/bin/python -m bench.variantes             # segunda medida y variantes (bench/variantes.json)",
         ".venv/bin/python -m bench.perfil B C D          # perfiles con py-spy (pip install py-spy)",
         ".venv/bin/python -m bench.transacciones         # µs de una sentencia, transacción, pipeline, savepoint",
@@ -443,6 +448,10 @@ def markdown(r: dict) -> str:
         from bench import serializable
 
         lineas += serializable.markdown(r["serializable"], _tabla)
+    if "caos" in r:
+        from bench import caos
+
+        lineas += caos.markdown(r["caos"], _tabla)
     lineas += [FIN_GENERADO]
     return "\n".join(lineas)
 

@@ -38,10 +38,15 @@ WHERE thread_id = %(thread_id)s AND tool_call_id = ANY(%(ids)s)
 
 
 def mensaje_final(mensajes_estado: list[Any]) -> str:
-    """La última respuesta del modelo en este turno (sin llamadas a herramientas)."""
+    """La última respuesta del modelo en este turno (sin llamadas a herramientas).
+
+    Una respuesta en blanco («\n», espacios) no es una respuesta: el cliente leería un
+    mensaje vacío (lo encontró el modelo del caos, ``tests/integracion/test_caos.py``)."""
     for mensaje in reversed(mensajes_estado):
         if isinstance(mensaje, AIMessage) and not mensaje.tool_calls and mensaje.content:
-            return mensaje.text if hasattr(mensaje, "text") else str(mensaje.content)
+            texto = mensaje.text if hasattr(mensaje, "text") else str(mensaje.content)
+            if texto.strip():
+                return texto
         if isinstance(mensaje, HumanMessage):
             break
     return SIN_RESPUESTA
