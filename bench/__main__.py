@@ -24,13 +24,17 @@ from typing import Any
 
 from bench import util
 
-PARTES = ("politica", "turnos", "concurrencia", "crecimiento", "carga", "capacidad")
+PARTES = ("politica", "turnos", "concurrencia", "crecimiento", "carga", "capacidad", "pares")
 # Fuera de la pasada por defecto (solo con --solo): no alargan ``make bench``.
 EXTRA = ("ingesta", "serializable")
 RESULTADOS = util.RAIZ / "bench" / "resultados.json"
 DOCUMENTO = util.RAIZ / "docs" / "rendimiento.md"
 INICIO_GENERADO = "<!-- generado: inicio (python -m bench reescribe hasta la marca de fin) -->"
 FIN_GENERADO = "<!-- generado: fin -->"
+# La sección de pares va entre sus propias marcas: ``--solo pares`` la reescribe sin tocar lo demás.
+PARES = util.RAIZ / "bench" / "pares.json"
+INICIO_PARES = "<!-- pares: inicio (python -m bench --solo pares reescribe hasta su marca de fin) -->"
+FIN_PARES = "<!-- pares: fin -->"
 
 # sin_modelo_p99_ms: turno menos modelo con el proceso a ≤ 70 % de un núcleo (bench.nucleo lo busca).
 OBJETIVOS = {"C/B": 1.2, "D/B": 1.3, "D/E": 1.15, "bandeja_p99_ms": 20.0, "sin_modelo_p99_ms": 250.0}
@@ -83,7 +87,17 @@ def medir(partes: tuple[str, ...]) -> dict[str, Any]:
             from bench import serializable
 
             resultados["serializable"] = serializable.ejecutar_tanda(url_admin)
+    if "pares" in partes:  # su propio PostgreSQL (con pg_stat_statements) y sus servidores
+        from bench import pares
+
+        print("[pares] producto, aegra y langgraph-api con el mismo guion…", flush=True)
+        resultados["pares"] = pares.ejecutar()
+        if not util.rapido():
+            PARES.write_text(json.dumps(resultados["pares"], indent=1, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+            escribir_pares(resultados["pares"])
     resultados["duracion_s"] = round(time.perf_counter() - inicio, 1)
+    resultados.setdefault("maquina", {})
     resultados["maquina"]["carga_1min_al_acabar"] = round(os.getloadavg()[0], 2)
     return resultados
 
@@ -411,6 +425,7 @@ def markdown(r: dict) -> str:
         ".venv/bin/python -m bench --solo turnos,carga   # partes sueltas: bench/resultados-parcial.json",
         ".venv/bin/python -m bench --solo ingesta        # agente importar de 100.000 pedidos (no va por defecto)",
         ".venv/bin/python -m bench --solo serializable   # historias concurrentes contra la política (no va por defecto)",
+        ".venv/bin/python -m bench --solo pares          # producto, aegra y langgraph-api (≈8 min; reescribe su sección)",
         ".venv/bin/python -m bench.variantes             # segunda medida y variantes (bench/variantes.json)",
         ".venv/bin/python -m bench.perfil B C D          # perfiles con py-spy (pip install py-spy)",
         ".venv/bin/python -m bench.transacciones         # µs de una sentencia, transacción, pipeline, savepoint",
@@ -443,8 +458,28 @@ def markdown(r: dict) -> str:
         from bench import serializable
 
         lineas += serializable.markdown(r["serializable"], _tabla)
+    lineas += _seccion_pares(r.get("pares"))
     lineas += [FIN_GENERADO]
     return "\n".join(lineas)
+
+
+def _seccion_pares(r: dict | None) -> list[str]:
+    from bench import pares
+
+    if r is None and PARES.exists():
+        r = json.loads(PARES.read_text(encoding="utf-8"))
+    return [INICIO_PARES, "", *(pares.markdown(r) if r else ["(sin medir)", ""]), FIN_PARES, ""]
+
+
+def escribir_pares(r: dict, ruta: Path = DOCUMENTO) -> None:
+    """Solo la sección de pares (entre sus marcas) del documento."""
+    texto = ruta.read_text(encoding="utf-8")
+    if INICIO_PARES not in texto or FIN_PARES not in texto:
+        texto = texto.replace(FIN_GENERADO, "\n".join(_seccion_pares(r)) + "\n" + FIN_GENERADO)
+    else:
+        antes, resto = texto.split(INICIO_PARES, 1)
+        texto = antes + "\n".join(_seccion_pares(r)).rstrip("\n") + resto.split(FIN_PARES, 1)[1]
+    ruta.write_text(texto, encoding="utf-8")
 
 
 def escribir_documento(r: dict, ruta: Path = DOCUMENTO) -> None:

