@@ -6,8 +6,8 @@ virtualenv (:mod:`bench.pares_servidores`, ``bench/pares.lock``) y sirven
 herramientas y tablas de negocio, el mismo cliente de modelo. El producto corre tal cual
 (política, libro, auditoría; trazas apagadas). Los tres contra el mismo proveedor local
 compatible con OpenAI (:mod:`tests.apoyo.proveedor_latencia`), cuya latencia se cambia en
-marcha: instantáneo para un cliente solo, 1,2 s hasta el primer token (40 tokens/s) con 50,
-100 y 200 conversaciones.
+marcha: instantáneo para un cliente solo, 1,2 s por llamada al modelo (el texto entero tras
+el primer token) con 50, 100 y 200 conversaciones.
 
 Un solo guion con ``langgraph-sdk`` para los tres (:func:`conversacion`): crear el hilo,
 consultar un pedido, un reembolso pequeño que se ejecuta, uno grande que espera firma y
@@ -16,10 +16,9 @@ la firma de quien aprueba. Cada turno es una ejecución (``runs.stream`` con ``v
 ejecución (el producto lo saca del token) y ``durability="sync"`` (la del producto).
 
 Por nivel y servidor (intercalados: producto, aegra, langgraph-api; cada nivel dos
-veces): turnos/s en la ventana medida, p50/p99 del turno, CPU del proceso servidor (con
-sus hijos) por turno, sentencias de PostgreSQL por turno (``pg_stat_statements`` de sus
-bases) y memoria. CPU y sentencias cuentan desde el reposo antes del nivel hasta el reposo
-después (calentamiento y drenaje incluidos) entre todos los turnos de ese tramo.
+veces, la segunda en orden inverso): turnos/s, p50/p99 del turno (ver :func:`_medir`),
+CPU del proceso servidor (con sus hijos) por turno, sentencias de PostgreSQL por turno
+(``pg_stat_statements`` de sus bases) y memoria, de reposo a reposo.
 """
 
 from __future__ import annotations
@@ -47,6 +46,7 @@ from bench.pares_servidores import (
 __all__ = ["NIVELES", "conversacion", "ejecutar", "linea_nivel", "linea_un_cliente", "markdown"]
 
 NIVELES = (50, 100, 200)
+LLAMADA_MODELO_S = 1.2  # cada llamada al modelo tarda esto (el texto sale de golpe tras el primer token)
 PARES_POR_CLIENTE = 45
 ESPERA_TURNO_S = 180.0
 SERVIDORES = ("producto", "aegra", "langgraph-api")
@@ -118,25 +118,35 @@ def _preparar_negocio(url_admin: str, nombre: str, clientes: int) -> tuple[str, 
 
 
 class Conductor:
-    """Los clientes del SDK de un servidor y el reparto de pedidos entre conversaciones."""
+    """El cliente del SDK de un servidor y el reparto de pedidos entre conversaciones.
+
+    Un solo ``get_client`` (un ``httpx.AsyncClient``) por medida: crear uno por cliente cuesta
+    decenas de ms (contexto TLS) y con 200 se comía la ventana. En el producto, el token de
+    cada cliente y el de quien firma van en las cabeceras de cada llamada."""
 
     def __init__(self, servidor: str, url: str, clientes: list[util.ClienteBench]) -> None:
-        from langgraph_sdk import get_client
-
         self.servidor, self.url, self.clientes = servidor, url, clientes
         self._pedidos = {c.cliente_id: iter(zip(c.pedidos_pequenos, c.pedidos_grandes, strict=True))
                          for c in clientes}
         self.producto = servidor == "producto"
-        cab = lambda d: {"Authorization": "Bearer " + carga.token(d)}  # noqa: E731
-        self._firmante = get_client(url=url, headers=cab({"rol": "encargado", "encargado_id": "enc-talavera", "tienda": "talavera"})
-                                    if self.producto else None, timeout=ESPERA_TURNO_S)
-        self._cliente: dict[str, Any] = {}
-        for c in clientes:
-            self._cliente[c.cliente_id] = (
-                get_client(url=url, headers=cab({"rol": "cliente", "cliente_id": c.cliente_id, "tienda": c.tienda}),
-                           timeout=ESPERA_TURNO_S)
-                if self.producto else self._firmante
-            )
+        self._tokens: dict[str, dict[str, str]] = {}
+        self.sdk = None
+
+    def abrir(self) -> None:
+        from langgraph_sdk import get_client
+
+        self.sdk = get_client(url=self.url, timeout=ESPERA_TURNO_S)
+
+    def cabeceras(self, c: util.ClienteBench | None) -> dict[str, str] | None:
+        """Las del cliente ``c`` o, con ``None``, las de quien firma (solo en el producto)."""
+        if not self.producto:
+            return None
+        clave = c.cliente_id if c is not None else ""
+        if clave not in self._tokens:
+            datos = ({"rol": "cliente", "cliente_id": c.cliente_id, "tienda": c.tienda} if c is not None
+                     else {"rol": "encargado", "encargado_id": "enc-talavera", "tienda": "talavera"})
+            self._tokens[clave] = {"Authorization": "Bearer " + carga.token(datos)}
+        return self._tokens[clave]
 
     def siguiente(self, i: int) -> tuple[util.ClienteBench, str, str] | None:
         c = self.clientes[i % len(self.clientes)]
@@ -150,18 +160,16 @@ class Conductor:
                 "durability": "sync"}
 
     async def cerrar(self) -> None:
-        vistos = set()
-        for cli in [self._firmante, *self._cliente.values()]:
-            if id(cli) not in vistos:
-                vistos.add(id(cli))
-                await cli.http.client.aclose()
+        if self.sdk is not None:
+            await self.sdk.http.client.aclose()
+            self.sdk = None
 
 
-async def _turno(cli, hilo: str, escenario: str, datos: Datos, **kw: Any) -> Turno | None:
+async def _turno(sdk, hilo: str, escenario: str, datos: Datos, **kw: Any) -> Turno | None:
     inicio = time.time()
     ultimo: dict[str, Any] | None = None
     try:
-        async for parte in cli.runs.stream(hilo, "agente", stream_mode=["values", "messages-tuple"], **kw):
+        async for parte in sdk.runs.stream(hilo, "agente", stream_mode=["values", "messages-tuple"], **kw):
             if parte.event == "values":
                 ultimo = parte.data
             elif parte.event == "error":
@@ -182,25 +190,25 @@ async def conversacion(conductor: Conductor, i: int, datos: Datos, fin: float) -
     if siguiente is None:
         return False
     c, pequeno, grande = siguiente
-    cli = conductor._cliente[c.cliente_id]
+    sdk, cab = conductor.sdk, conductor.cabeceras(c)
     try:
-        hilo = (await cli.threads.create())["thread_id"]
+        hilo = (await sdk.threads.create(headers=cab))["thread_id"]
     except Exception as exc:
         datos.errores.append(f"threads.create: {type(exc).__name__} {str(exc)[:200]}")
         return False
     extra = conductor.extra(c)
     pasos = (
-        ("consulta", cli, {"input": {"messages": [{"role": "user", "content": f"¿Dónde está mi pedido {pequeno}?"}]}}),
-        ("reembolso_pequeno", cli, {"input": {"messages": [{"role": "user", "content":
+        ("consulta", cab, {"input": {"messages": [{"role": "user", "content": f"¿Dónde está mi pedido {pequeno}?"}]}}),
+        ("reembolso_pequeno", cab, {"input": {"messages": [{"role": "user", "content":
             f"Quiero devolver la sartén del pedido {pequeno} porque se raya"}]}}),
-        ("reembolso_grande", cli, {"input": {"messages": [{"role": "user", "content":
+        ("reembolso_grande", cab, {"input": {"messages": [{"role": "user", "content":
             f"Quiero devolver la cafetera del pedido {grande} porque gotea"}]}}),
-        ("firma", conductor._firmante, {"command": APROBAR}),
+        ("firma", conductor.cabeceras(None), {"command": APROBAR}),
     )
-    for escenario, quien, kw in pasos:
+    for escenario, cabeceras, kw in pasos:
         if time.time() >= fin:
             return True
-        turno = await _turno(quien, hilo, escenario, datos, **kw, **extra)
+        turno = await _turno(sdk, hilo, escenario, datos, headers=cabeceras, **kw, **extra)
         if turno is None:
             return False
         # El producto no enseña al cliente la petición de firma: lo comprueba la firma siguiente.
@@ -232,25 +240,28 @@ def _ms(muestras_s: list[float]) -> dict[str, float | None]:
 
 
 def _medir(srv: Servidor, conductor: Conductor, url_admin: str, conversaciones: int, *,
-           duracion: float, calentamiento: float) -> dict[str, Any]:
+           duracion: float, escalonado: float) -> dict[str, Any]:
+    """Un nivel en un servidor: ``conversaciones`` bucles que empiezan turnos durante
+    ``duracion`` s y después dejan acabar el que tengan en curso. Con 2 núcleos un turno a
+    200 conversaciones tarda más que cualquier ventana que quepa en 10 minutos (el servidor
+    reparte la CPU entre todos: acaban juntos), así que turnos/s es el total de turnos ÷ el
+    tiempo desde el primer mensaje hasta el final del último turno, y p50/p99 son de todos."""
     datos = Datos()
     cpu0, sent0 = srv.cpu_s(), _sentencias(url_admin, srv.bases)
-    inicio = time.time()
-    desde, hasta = inicio + calentamiento, inicio + calentamiento + duracion
-    escalonado = min(2.0, calentamiento)
-    asyncio.run(_conducir_y_cerrar(conductor, conversaciones, hasta, datos, escalonado))
+    inicio = asyncio.run(_conducir_y_cerrar(conductor, conversaciones, duracion, datos, escalonado))
     cpu = srv.cpu_s() - cpu0
     sentencias = _sentencias(url_admin, srv.bases) - sent0
-    en_ventana = [t for t in datos.turnos if desde <= t.fin <= hasta]
     total = len(datos.turnos)
+    transcurrido = max((t.fin for t in datos.turnos), default=time.time()) - inicio
     return {
         "servidor": srv.nombre,
         "conversaciones": conversaciones,
-        "turnos_por_segundo": round(len(en_ventana) / duracion, 2),
-        "turno": _ms([t.fin - t.inicio for t in en_ventana]),
+        "turnos_por_segundo": round(total / transcurrido, 2) if total else 0.0,
+        "segundos": round(transcurrido, 1),
+        "turno": _ms([t.fin - t.inicio for t in datos.turnos]),
         "turnos_totales": total,
         "cpu_ms_por_turno": round(1000 * cpu / total, 1) if total else None,
-        "cpu_nucleos": round(cpu / (time.time() - inicio), 2),
+        "cpu_nucleos": round(cpu / transcurrido, 2),
         "sentencias_por_turno": round(sentencias / total, 1) if total else None,
         "errores": len(datos.errores),
         "ejemplos_errores": datos.errores[:3],
@@ -259,14 +270,16 @@ def _medir(srv: Servidor, conductor: Conductor, url_admin: str, conversaciones: 
     }
 
 
-async def _conducir_y_cerrar(conductor: Conductor, n: int, fin: float, datos: Datos, escalonado: float) -> None:
-    # Un cliente HTTP por bucle de eventos: el conductor se crea de nuevo en cada medida.
-    nuevo = Conductor(conductor.servidor, conductor.url, conductor.clientes)
-    nuevo._pedidos = conductor._pedidos
+async def _conducir_y_cerrar(conductor: Conductor, n: int, duracion: float, datos: Datos,
+                             escalonado: float) -> float:
+    """Conduce ``n`` conversaciones durante ``duracion`` s; devuelve cuándo empezó."""
+    conductor.abrir()  # el cliente HTTP es de este bucle de eventos
     try:
-        await _conducir(nuevo, n, fin, datos, escalonado)
+        inicio = time.time()
+        await _conducir(conductor, n, inicio + duracion, datos, escalonado)
+        return inicio
     finally:
-        await nuevo.cerrar()
+        await conductor.cerrar()
 
 
 def _imprimir(r: dict[str, Any]) -> None:
@@ -280,16 +293,17 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
              duracion: float | None = None, un_cliente: int | None = None) -> dict[str, Any]:
     from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnProceso
 
+    LATENCIA = Latencia(primer_token=LLAMADA_MODELO_S, tokens_por_segundo=1e6)
     niveles = niveles or util.segun_modo(NIVELES, (4,))
     repeticiones = repeticiones or util.segun_modo(2, 1)
-    duracion = duracion or util.segun_modo(12.0, 5.0)
-    calentamiento = util.segun_modo(3.0, 1.0)
+    duracion = duracion or util.segun_modo(10.0, 4.0)
+    escalonado = util.segun_modo(2.0, 0.5)
     un_cliente = un_cliente or util.segun_modo(12, 2)
     clientes = max(niveles)
     venv = instalar()
     inicio = time.perf_counter()
     resultado: dict[str, Any] = {"niveles": list(niveles), "repeticiones": repeticiones,
-                                 "duracion_s": duracion, "calentamiento_s": calentamiento}
+                                 "duracion_s": duracion, "escalonado_s": escalonado}
     with _postgres() as url_admin, ProveedorEnProceso(Latencia(0.0, 1e6)) as proveedor, ExitStack() as pila:
         carpeta = Path(pila.enter_context(_carpeta()))
         urls, listas = {}, {}
@@ -326,9 +340,9 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
             resultado["un_cliente"][n] = {**_ms([t.fin - t.inicio for t in turnos]),
                                           "errores": len(solo[n].errores), "ejemplos_errores": solo[n].errores[:3]}
             print(f"  [pares] un cliente {n}: {resultado['un_cliente'][n]}", flush=True)
-        proveedor.fijar_latencia(Latencia())
-        resultado["latencia_modelo"] = {"primer_token_s": Latencia().primer_token,
-                                        "tokens_por_segundo": Latencia().tokens_por_segundo}
+        proveedor.fijar_latencia(LATENCIA)
+        resultado["latencia_modelo"] = {"primer_token_s": LATENCIA.primer_token,
+                                        "tokens_por_segundo": LATENCIA.tokens_por_segundo}
         resultado["medidas"] = []
         for vuelta in range(repeticiones):
             for n_conv in niveles:
@@ -336,7 +350,7 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
                 for n in orden:
                     print(f"[pares] vuelta {vuelta + 1}, {n_conv} conversaciones, {n}…", flush=True)
                     r = _medir(servidores[n], conductores[n], url_admin, n_conv, duracion=duracion,
-                               calentamiento=calentamiento)
+                               escalonado=escalonado)
                     r["vuelta"] = vuelta + 1
                     _imprimir(r)
                     resultado["medidas"].append(r)
@@ -348,12 +362,11 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
 
 
 async def _una(conductor: Conductor, datos: Datos) -> None:
-    nuevo = Conductor(conductor.servidor, conductor.url, conductor.clientes[:1])
-    nuevo._pedidos = conductor._pedidos
+    conductor.abrir()
     try:
-        await conversacion(nuevo, 0, datos, time.time() + 3600)
+        await conversacion(conductor, 0, datos, time.time() + 3600)
     finally:
-        await nuevo.cerrar()
+        await conductor.cerrar()
 
 
 @contextmanager
@@ -427,10 +440,13 @@ def markdown(r: dict[str, Any]) -> list[str]:
         "",
         f"Los tres servidores a la vez, cada uno en su proceso, conducidos por el mismo guion de "
         f"`langgraph-sdk` (hilo, consulta, reembolso pequeño, reembolso grande que espera firma, firma); "
-        f"niveles intercalados, {r['repeticiones']} vueltas de {r['duracion_s']:.0f} s medidos (tras "
-        f"{r['calentamiento_s']:.0f} s de calentamiento). Turnos/s y p99: media de las vueltas; CPU del "
-        "proceso servidor y sentencias de PostgreSQL (`pg_stat_statements` de sus bases): por turno, de "
-        "reposo a reposo. Código: `bench/pares.py`, `bench/pares_servidores.py`, `bench/pares_grafo.py`; "
+        f"niveles intercalados, {r['repeticiones']} vueltas. En cada una, las conversaciones empiezan "
+        f"turnos durante {r['duracion_s']:.0f} s (escalonadas en {r['escalonado_s']:.0f} s) y acaban el "
+        "que tengan en curso: turnos/s = turnos ÷ tiempo del primer mensaje al final del último turno "
+        "(con 2 núcleos un turno a 200 conversaciones dura más que cualquier ventana que quepa en 10 "
+        "minutos); p50/p99 de todos los turnos; CPU del proceso servidor (con sus hijos) y sentencias "
+        "de PostgreSQL (`pg_stat_statements` de sus bases) por turno, de reposo a reposo. Media de las "
+        "vueltas y, entre paréntesis, su dispersión (máx − mín). Código: `bench/pares.py`, `bench/pares_servidores.py`, `bench/pares_grafo.py`; "
         "versiones de los pares en `bench/pares.lock`.",
         "",
         linea_un_cliente(r["un_cliente"]),
