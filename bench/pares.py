@@ -24,6 +24,7 @@ CPU del proceso servidor (con sus hijos) por turno, sentencias de PostgreSQL por
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
 from collections import Counter, defaultdict
@@ -48,6 +49,9 @@ __all__ = ["NIVELES", "conversacion", "ejecutar", "linea_nivel", "linea_un_clien
 NIVELES = (50, 100, 200)
 LLAMADA_MODELO_S = 1.2  # cada llamada al modelo tarda esto (el texto sale de golpe tras el primer token)
 PARES_POR_CLIENTE = 45
+# Pasado este tiempo no empieza la segunda vuelta de un nivel (queda anotado): en una máquina
+# compartida un turno a 200 conversaciones tarda minutos y la pasada debe caber en 10.
+LIMITE_S = 450.0
 ESPERA_TURNO_S = 180.0
 SERVIDORES = ("producto", "aegra", "langgraph-api")
 APROBAR = {"resume": {"decisions": [{"type": "approve"}]}}
@@ -343,10 +347,16 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
         proveedor.fijar_latencia(LATENCIA)
         resultado["latencia_modelo"] = {"primer_token_s": LATENCIA.primer_token,
                                         "tokens_por_segundo": LATENCIA.tokens_por_segundo}
-        resultado["medidas"] = []
+        resultado["medidas"], resultado["sin_medir"] = [], []
         for vuelta in range(repeticiones):
             for n_conv in niveles:
                 orden = list(SERVIDORES) if vuelta % 2 == 0 else list(reversed(SERVIDORES))
+                # Un nivel se mide entero (los tres) o no se mide: así nunca queda un par sin su vecino.
+                if vuelta > 0 and time.perf_counter() - inicio > LIMITE_S:
+                    resultado["sin_medir"].append({"vuelta": vuelta + 1, "conversaciones": n_conv})
+                    print(f"[pares] vuelta {vuelta + 1}, {n_conv} conversaciones: sin medir (límite de "
+                          f"{LIMITE_S:.0f} s)", flush=True)
+                    continue
                 for n in orden:
                     print(f"[pares] vuelta {vuelta + 1}, {n_conv} conversaciones, {n}…", flush=True)
                     r = _medir(servidores[n], conductores[n], url_admin, n_conv, duracion=duracion,
@@ -357,6 +367,7 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
         resultado["memoria_final"] = {n: s.memoria() for n, s in servidores.items()}
         resultado["trazas_en_logs"] = {n: s.texto_log().count("Traceback") for n, s in servidores.items()}
     resultado["resumen"] = resumir(resultado)
+    resultado["carga_al_acabar"] = round(os.getloadavg()[0], 2)
     resultado["duracion_total_s"] = round(time.perf_counter() - inicio, 1)
     return resultado
 
@@ -399,11 +410,13 @@ def resumir(r: dict[str, Any]) -> dict[str, Any]:
             tps = [m["turnos_por_segundo"] for m in ms]
             resumen[str(n_conv)][s] = {
                 "turnos_por_segundo": _media(tps),
-                "dispersion_turnos_por_segundo": round(max(tps) - min(tps), 2) if tps else None,
+                "vueltas": len(ms),
+                "dispersion_turnos_por_segundo": round(max(tps) - min(tps), 2) if len(tps) > 1 else None,
                 "p50_ms": _media([m["turno"]["p50_ms"] for m in ms]),
                 "p99_ms": _media([m["turno"]["p99_ms"] for m in ms]),
-                "dispersion_p99_ms": (round(max(p) - min(p), 1) if (p := [m["turno"]["p99_ms"] for m in ms
-                                                                          if m["turno"]["p99_ms"] is not None]) else None),
+                "dispersion_p99_ms": (round(max(p) - min(p), 1) if len(p := [m["turno"]["p99_ms"] for m in ms
+                                                                              if m["turno"]["p99_ms"] is not None]) > 1
+                                      else None),
                 "cpu_ms_por_turno": _media([m["cpu_ms_por_turno"] for m in ms]),
                 "sentencias_por_turno": _media([m["sentencias_por_turno"] for m in ms]),
                 "errores": sum(m["errores"] for m in ms),
@@ -469,7 +482,12 @@ def markdown(r: dict[str, Any]) -> list[str]:
             f"CPU por turno producto/langgraph-api {_cociente(p['cpu_ms_por_turno'], lg['cpu_ms_por_turno'])} "
             "(objetivo ≤ 1,25).")
     memoria = ", ".join(f"{s} {m['rss_mib']} MiB RSS (pico {m['vmhwm_mib']} MiB)" for s, m in r["memoria_final"].items())
-    lineas += ["", f"- Memoria al acabar: {memoria}.", ""]
+    lineas += ["", f"- Memoria al acabar: {memoria}."]
+    if r.get("sin_medir"):
+        lineas.append("- Sin segunda vuelta por el límite de tiempo de la pasada: "
+                      + ", ".join(f"{x['conversaciones']} conversaciones" for x in r["sin_medir"]) + ".")
+    lineas += [f"- Pasada: {r['duracion_total_s']} s (arranque de los tres servidores y sus bases "
+               f"{r['arranque_s']} s); carga media de la máquina (1 min) al acabar {r.get('carga_al_acabar', '—')}.", ""]
     return lineas
 
 
