@@ -453,7 +453,8 @@ def markdown(r: dict[str, Any]) -> list[str]:
         "",
         f"Los tres servidores a la vez, cada uno en su proceso, conducidos por el mismo guion de "
         f"`langgraph-sdk` (hilo, consulta, reembolso pequeño, reembolso grande que espera firma, firma); "
-        f"niveles intercalados, {r['repeticiones']} vueltas. En cada una, las conversaciones empiezan "
+        f"niveles intercalados, {r['repeticiones'] - len(r.get('sin_medir') or []) // max(len(r['niveles']), 1)} "
+        "vuelta(s) medida(s) (la segunda, en orden inverso, si cabe en el tiempo). En cada una, las conversaciones empiezan "
         f"turnos durante {r['duracion_s']:.0f} s (escalonadas en {r['escalonado_s']:.0f} s) y acaban el "
         "que tengan en curso: turnos/s = turnos ÷ tiempo del primer mensaje al final del último turno "
         "(con 2 núcleos un turno a 200 conversaciones dura más que cualquier ventana que quepa en 10 "
