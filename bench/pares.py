@@ -54,6 +54,7 @@ PARES_POR_CLIENTE = 45
 LIMITE_S = 450.0
 ESPERA_TURNO_S = 180.0
 SERVIDORES = ("producto", "aegra", "langgraph-api")
+TRAZAS = "producto+trazas"  # solo en la medida de un cliente (no cabe otro servidor en los niveles)
 APROBAR = {"resume": {"decisions": [{"type": "approve"}]}}
 
 POLITICA_BENCH_SQL = """
@@ -313,6 +314,8 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
         urls, listas = {}, {}
         for nombre in ("pares_producto", "pares_aegra", "pares_lg"):
             urls[nombre], listas[nombre] = _preparar_negocio(url_admin, nombre, clientes)
+        urls["pares_trazas"], listas["pares_trazas"] = _preparar_negocio(url_admin, "pares_trazas", 1)
+        receptor = pila.enter_context(util.ReceptorEnProceso())
         with psycopg.connect(url_admin, autocommit=True) as c:
             c.execute("DROP DATABASE IF EXISTS pares_aegra_srv")
             c.execute("CREATE DATABASE pares_aegra_srv")
@@ -321,6 +324,7 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
             "aegra": arrancar_aegra(venv, carpeta, url_admin, urls["pares_aegra"], "pares_aegra",
                                     "pares_aegra_srv", proveedor.url),
             "langgraph-api": arrancar_langgraph_api(venv, carpeta, urls["pares_lg"], "pares_lg", proveedor.url),
+            TRAZAS: arrancar_producto(urls["pares_trazas"], "pares_trazas", proveedor.url, receptor.url),
         }
         for s in servidores.values():
             pila.callback(s.parar)
@@ -330,18 +334,25 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
             "producto": Conductor("producto", servidores["producto"].sdk, listas["pares_producto"]),
             "aegra": Conductor("aegra", servidores["aegra"].sdk, listas["pares_aegra"]),
             "langgraph-api": Conductor("langgraph-api", servidores["langgraph-api"].sdk, listas["pares_lg"]),
+            TRAZAS: Conductor("producto", servidores[TRAZAS].sdk, listas["pares_trazas"]),
         }
         resultado["arranque_s"] = round(time.perf_counter() - inicio, 1)
         # Un cliente, modelo instantáneo: conversaciones enteras, una a una, intercaladas.
         print(f"[pares] un cliente, modelo instantáneo ({un_cliente} conversaciones por servidor)…", flush=True)
-        solo: dict[str, Datos] = {n: Datos() for n in SERVIDORES}
-        for _ in range(un_cliente + 1):  # la primera calienta
-            for n in SERVIDORES:
+        uno = (*SERVIDORES, TRAZAS)
+        solo: dict[str, Datos] = {n: Datos() for n in uno}
+        cpu_uno: dict[str, float] = {}
+        for vez in range(un_cliente + 1):  # la primera calienta
+            if vez == 1:
+                cpu_uno = {n: servidores[n].cpu_s() for n in uno}
+            for n in uno:
                 asyncio.run(_una(conductores[n], solo[n]))
         resultado["un_cliente"] = {}
-        for n in SERVIDORES:
+        for n in uno:
             turnos = solo[n].turnos[4:]  # fuera la conversación de calentamiento
+            cpu = servidores[n].cpu_s() - cpu_uno[n]
             resultado["un_cliente"][n] = {**_ms([t.fin - t.inicio for t in turnos]),
+                                          "cpu_ms_por_turno": round(1000 * cpu / len(turnos), 1) if turnos else None,
                                           "errores": len(solo[n].errores), "ejemplos_errores": solo[n].errores[:3]}
             print(f"  [pares] un cliente {n}: {resultado['un_cliente'][n]}", flush=True)
         proveedor.fijar_latencia(LATENCIA)
@@ -364,6 +375,7 @@ def ejecutar(*, niveles: tuple[int, ...] | None = None, repeticiones: int | None
                     r["vuelta"] = vuelta + 1
                     _imprimir(r)
                     resultado["medidas"].append(r)
+        servidores.pop(TRAZAS).parar()  # antes de los niveles: no gasta memoria ni CPU al lado
         resultado["memoria_final"] = {n: s.memoria() for n, s in servidores.items()}
         resultado["trazas_en_logs"] = {n: s.texto_log().count("Traceback") for n, s in servidores.items()}
     resultado["resumen"] = resumir(resultado)
@@ -438,8 +450,18 @@ def linea_nivel(n_conv: int, resumen_nivel: dict[str, Any], latencia_s: float = 
 
 
 def linea_un_cliente(un_cliente: dict[str, Any]) -> str:
-    partes = [f"{s} p50 {_coma(d['p50_ms'], 0)} ms p99 {_coma(d['p99_ms'], 0)} ms" for s, d in un_cliente.items()]
+    partes = [f"{s} p50 {_coma(d['p50_ms'], 0)} ms p99 {_coma(d['p99_ms'], 0)} ms"
+              for s, d in un_cliente.items() if s != TRAZAS]
     return "- Pares, un cliente, modelo instantáneo: " + ", ".join(partes)
+
+
+def linea_un_cliente_cpu(un_cliente: dict[str, Any]) -> str:
+    """CPU por turno con un cliente, y el producto con trazas (Langfuse a un receptor local)."""
+    partes = [f"{s} {_coma(d.get('cpu_ms_por_turno'), 1)} ms/turno" for s, d in un_cliente.items()]
+    trazas = un_cliente.get(TRAZAS)
+    extra = (f"; producto con trazas p50 {_coma(trazas['p50_ms'], 0)} ms p99 {_coma(trazas['p99_ms'], 0)} ms"
+             if trazas else "")
+    return "- Pares, un cliente, CPU del servidor: " + ", ".join(partes) + extra
 
 
 def _cociente(a: float | None, b: float | None) -> str:
@@ -464,6 +486,7 @@ def markdown(r: dict[str, Any]) -> list[str]:
         "versiones de los pares en `bench/pares.lock`.",
         "",
         linea_un_cliente(r["un_cliente"]),
+        linea_un_cliente_cpu(r["un_cliente"]),
     ]
     lineas += [linea_nivel(int(n), d, lat) for n, d in r["resumen"].items()]
     lineas += ["", "| conversaciones | servidor | turnos/s (dispersión) | p50 ms | p99 ms (dispersión) | "

@@ -77,10 +77,11 @@ class Servidor:
         self.raiz = f"http://127.0.0.1:{puerto}"
         self.sdk, self._sano = self.raiz + sdk, self.raiz + sano
         self.log = tempfile.NamedTemporaryFile(prefix=f"bench-pares-{nombre}-", suffix=".log", delete=False)
-        env = {**os.environ, **entorno}
-        for clave in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "PROMETHEUS_MULTIPROC_DIR",
+        env = dict(os.environ)
+        for clave in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "PROMETHEUS_MULTIPROC_DIR",
                       "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"):
-            env.pop(clave, None)
+            env.pop(clave, None)  # nada de fuera: las trazas, solo si ``entorno`` las pide
+        env.update(entorno)
         self.proceso = subprocess.Popen(orden, cwd=cwd or util.RAIZ, env=env, stdout=self.log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -125,6 +126,8 @@ class Servidor:
         return Path(self.log.name).read_text(encoding="utf-8", errors="replace")
 
     def parar(self) -> None:
+        if self.log.closed:  # ya parado
+            return
         try:
             os.killpg(self.proceso.pid, 15)
         except ProcessLookupError:
@@ -144,15 +147,18 @@ def _url_sqlalchemy(url_admin: str, base: str) -> str:
     return cabeza.rsplit("/", 1)[0] + f"/{base}" + (f"?{consulta}" if consulta else "")
 
 
-def arrancar_producto(url: str, base: str, proveedor_url: str) -> Servidor:
+def arrancar_producto(url: str, base: str, proveedor_url: str, trazas_url: str | None = None) -> Servidor:
+    """El producto tal cual (``agente serve``); con ``trazas_url``, trazando a ese receptor de Langfuse."""
     puerto = carga.puerto_libre()
     orden = [*carga._orden_servidor(), "--host", "127.0.0.1", "--port", str(puerto)]
     entorno = {
         "DATABASE_URL": url, "AGENTE_DEMO": "1", "AGENTE_SECRETO": carga.SECRETO,
         "AGENTE_MENSAJES_POR_MINUTO": "1000000", "AGENTE_EJECUCIONES_MAX": str(EJECUCIONES),
         "AGENTE_MODELO": "openai:latencia", "AGENTE_MODELO_BASE_URL": proveedor_url,
+        **({"LANGFUSE_PUBLIC_KEY": "pk-lf-bench", "LANGFUSE_SECRET_KEY": "sk-lf-bench",
+            "LANGFUSE_HOST": trazas_url} if trazas_url else {}),
     }
-    return Servidor("producto", orden, entorno, puerto=puerto, sdk="/langgraph", sano="/readyz",
+    return Servidor("producto+trazas" if trazas_url else "producto", orden, entorno, puerto=puerto, sdk="/langgraph", sano="/readyz",
                     bases=[base])
 
 
