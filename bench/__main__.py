@@ -428,7 +428,7 @@ def markdown(r: dict) -> str:
         "## Cómo reproducir",
         "",
         "```bash",
-        "make bench                 # todo (≈15-17 min en 2 CPU); escribe bench/resultados.json y este documento",
+        "make bench                 # todo (≈22-25 min en 2 CPU con los pares); escribe bench/resultados.json y este documento",
         "BENCH_RAPIDO=1 make bench  # humo (1-2 min): bench/resultados-rapido.json, no toca este documento",
         ".venv/bin/python -m bench --solo turnos,carga   # partes sueltas: bench/resultados-parcial.json",
         ".venv/bin/python -m bench --solo ingesta        # agente importar de 100.000 pedidos (no va por defecto)",
@@ -437,6 +437,7 @@ def markdown(r: dict) -> str:
         ".venv/bin/python -m bench.variantes             # segunda medida y variantes (bench/variantes.json)",
         ".venv/bin/python -m bench.perfil B C D          # perfiles con py-spy (pip install py-spy)",
         ".venv/bin/python -m bench.transacciones         # µs de una sentencia, transacción, pipeline, savepoint",
+        ".venv/bin/python -m bench.serializacion         # lo que cuesta la política serializable por turno (bench/serializacion.json)",
         "```",
         "",
         "El bench arranca su propio PostgreSQL embebido en una carpeta temporal; no toca "
