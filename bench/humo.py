@@ -11,6 +11,8 @@ programa) y lee el JSON de la última línea que imprime:
 - ``ingesta``: ``agente importar`` de 300 pedidos generados, dos veces (``ingesta._importar``);
 - ``nucleo``: el caso B de la capacidad por núcleo (``nucleo.proceso_b``: ``create_agent`` +
   ``PostgresSaver`` en streaming contra el proveedor OpenAI simulado) con 2 hilos y un proveedor rápido;
+- ``pares``: el guion de ``langgraph-sdk`` de ``bench.pares`` contra el producto (sin instalar
+  ni arrancar aegra ni langgraph-api), una conversación, y las líneas del documento;
 - ``serializable``: 3 semillas de 12 operaciones de las historias concurrentes
   (``serializable.tanda``), comprobadas.
 """
@@ -66,13 +68,20 @@ def serializable(url: str) -> dict:
     return bench_serializable.tanda(url, semillas=3, operaciones=12)
 
 
+def pares(url: str) -> dict:
+    from bench import pares as bench_pares
+
+    return bench_pares.humo(url)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.humo", description=__doc__.splitlines()[0])
-    parser.add_argument("parte", choices=("sentencias", "explain", "ingesta", "nucleo", "serializable"))
+    parser.add_argument("parte", choices=("sentencias", "explain", "ingesta", "nucleo", "serializable",
+                                                "pares"))
     parser.add_argument("url")
     args = parser.parse_args(argv)
     partes = {"sentencias": sentencias, "explain": explain, "ingesta": ingesta, "nucleo": nucleo,
-              "serializable": serializable}
+              "serializable": serializable, "pares": pares}
     resultado = partes[args.parte](args.url)
     print(json.dumps(resultado, ensure_ascii=False))
 

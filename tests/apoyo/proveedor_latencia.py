@@ -46,6 +46,7 @@ from typing import Any
 RUTA_CHAT = "/v1/chat/completions"
 RUTA_ESTADISTICAS = "/estadisticas"
 RUTA_REINICIAR = "/reiniciar"
+RUTA_LATENCIA = "/latencia"  # POST {"primer_token": s, "tokens_por_segundo": n}: cambia la latencia en marcha
 MARCA = re.compile(r"\[ref ([\w-]+)\]")
 # Un token ~ 4 caracteres (la regla de OpenAI para textos occidentales), con su espacio delante.
 _TOKEN = re.compile(r"\s*\S{1,4}|\s+")
@@ -214,6 +215,9 @@ class Proveedor:
         elif peticion.metodo == "POST" and peticion.ruta == RUTA_REINICIAR:
             self.registro = Registro()
             escritor.write(_json(200, {"ok": True}))
+        elif peticion.metodo == "POST" and peticion.ruta == RUTA_LATENCIA:
+            self.latencia = Latencia(**json.loads(peticion.cuerpo or b"{}"))
+            escritor.write(_json(200, {"ok": True}))
         elif peticion.metodo == "POST" and peticion.ruta.rstrip("/") == RUTA_CHAT:
             self.en_curso += 1
             try:
@@ -367,6 +371,14 @@ class ProveedorEnProceso:
         import httpx
 
         httpx.post(self._raiz() + RUTA_REINICIAR, timeout=30).raise_for_status()
+
+    def fijar_latencia(self, latencia: Latencia) -> None:
+        """Cambia la latencia del proceso en marcha (los servidores siguen apuntando aquí)."""
+        import httpx
+
+        httpx.post(self._raiz() + RUTA_LATENCIA, timeout=30, json={
+            "primer_token": latencia.primer_token, "tokens_por_segundo": latencia.tokens_por_segundo,
+        }).raise_for_status()
 
     def __exit__(self, *exc: object) -> None:
         self.proceso.send_signal(signal.SIGINT)

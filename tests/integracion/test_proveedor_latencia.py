@@ -18,7 +18,7 @@ from langchain_openai import ChatOpenAI
 from agente.modelos import crear_modelo
 from agente.servicio.fabrica import crear_servicio
 from tests.apoyo.fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, conversacion, uno
-from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnHilo, trozos
+from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnHilo, ProveedorEnProceso, trozos
 
 RAPIDA = Latencia(primer_token=0.01, tokens_por_segundo=2000)
 
@@ -116,3 +116,21 @@ def test_una_peticion_mal_formada_es_un_400_y_el_servidor_sigue(cuerpo):
         despues = _chat(proveedor.url).invoke([HumanMessage("hola")])
         assert r.status_code == 400 and proveedor.registro.errores == 1
     assert despues.content
+
+
+def test_la_latencia_se_cambia_en_marcha_sin_reiniciar_el_proceso():
+    # bench.pares mide con el modelo instantáneo y después con 1,2 s contra los mismos servidores.
+    def primer_token(url: str) -> float:
+        inicio = time.perf_counter()
+        for trozo in _chat(url).stream([HumanMessage("hola")]):
+            if trozo.content:
+                return time.perf_counter() - inicio
+        raise AssertionError("sin texto")
+
+    with ProveedorEnProceso(Latencia(primer_token=0.0, tokens_por_segundo=1e6)) as proveedor:
+        primer_token(proveedor.url)  # la primera importa el modelo de reglas en el proveedor
+        rapido = primer_token(proveedor.url)
+        proveedor.fijar_latencia(Latencia(primer_token=1.5, tokens_por_segundo=1e6))
+        lento = primer_token(proveedor.url)
+    assert lento >= 1.5
+    assert rapido < lento - 1.0

@@ -11,8 +11,11 @@ ejecutan como un programa.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+
+import psycopg
 
 from tests.apoyo.rutas import RAIZ
 
@@ -47,3 +50,20 @@ def test_el_caso_b_de_la_capacidad_por_nucleo_corre_en_directo_contra_el_proveed
     assert r["turnos"] > 0
     assert r["cpu_ms_por_ejecucion"] > 0
     assert r["cpu_postgres_ms_por_ejecucion"] > 0
+
+
+def test_el_guion_de_los_pares_corre_contra_el_producto_y_da_las_lineas_del_documento(bd_url):
+    # Sin instalar ni arrancar aegra ni langgraph-api: el mismo guion del SDK contra el producto.
+    # La firma solo sale si el reembolso grande quedó esperándola (si no, el producto da 404/409).
+    r = _humo("pares", bd_url)
+    assert r["errores"] == []
+    assert r["escenarios"] == ["consulta", "reembolso_pequeno", "reembolso_grande", "firma"]
+    with psycopg.connect(bd_url) as c:
+        emitidos = c.execute(
+            "SELECT count(*) FROM reembolsos r JOIN pedidos p ON p.id = r.pedido_id "
+            "WHERE p.cliente_id LIKE 'KH-%%' AND r.estado = 'emitido'").fetchone()[0]
+    assert emitidos == 2  # el pequeño sin firma y el grande tras ella
+    un_cliente, nivel = r["lineas"]
+    assert re.fullmatch(r"- Pares, un cliente, modelo instantáneo: producto p50 \d+ ms p99 \d+ ms", un_cliente)
+    assert re.fullmatch(r"- Pares: 1 conversaciones, modelo 0,0 s: producto \d+,\d\d turnos/s "
+                        r"\(p99 \d+ ms, CPU \d+,\d ms/turno\)", nivel)
