@@ -72,7 +72,7 @@ def test_quien_ha_entrado_con_su_rol_y_sus_tiendas_por_nombre(http, como):
     regional = http.get("/api/sesion", headers=como("reg-centro"))
     assert regional.status_code == 200, regional.text
     assert regional.json() == {
-        "id": "reg-centro", "nombre": "Beatriz Romero", "rol": "regional",
+        "id": "reg-centro", "nombre": "Beatriz Romero", "rol": "regional", "administrador": False,
         "tienda": {"id": "madrid-centro", "nombre": "Madrid-Centro"},
         "tiendas": [{"id": "madrid-centro", "nombre": "Madrid-Centro"},
                     {"id": "talavera", "nombre": "Talavera de la Reina"}],

@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.lento, pytest.mark.temporal]
 
 LIMITE_503 = 5.0  # segundos: lo que promete la API con la base caída
 SIN_BASE = {("get", "/api/demo/identidades"),  # datos fijos de la demo: no usa la base
-            ("get", "/api/entrada/proveedores")}  # los proveedores configurados (ajustes)
+            ("get", "/api/entrada/proveedores"),  # los proveedores configurados (ajustes)
+            ("get", "/api/demo/correos")}  # los ficheros del buzón de la demo
 # Sin correo configurado no hay entrada por enlace: 404 antes de mirar la base.
 SIN_CONFIGURAR = {("post", "/api/entrada/correo")}
 
@@ -40,7 +41,7 @@ def base_propia(tmp_path):
     embebido.detener(pgdata, forzar=True)
 
 
-_PERSONAL = {"encargado", "politica"}
+_PERSONAL = {"encargado", "politica", "alta"}
 
 
 def _peticion(base: str, metodo: str, ruta: str, etiquetas: tuple[str, ...], ajustes, hilo: str
