@@ -77,15 +77,23 @@ def _stripe(pila: ExitStack, base: str, url_bd: str) -> str:
     return servidor.base
 
 
+def _restaurar_entorno(antes: dict[str, str]) -> None:
+    os.environ.clear()
+    os.environ.update(antes)
+
+
 @contextmanager
 def piezas_demo(*, base: str, url_bd: str, buzon: Path, pasarela: str,
                 decir: Callable[[str], None]) -> Iterator[list[str]]:
     """Arranca las piezas y deja el entorno listo para el servidor; al salir, las para.
-    Devuelve las líneas del cartel que las describen."""
-    os.environ.setdefault("AGENTE_AVISOS_BASE_URL", base)  # enlaces de los correos y vuelta OIDC
-    base = os.environ["AGENTE_AVISOS_BASE_URL"].rstrip("/")
-    lineas = []
+    Devuelve las líneas del cartel que las describen. Al salir, el entorno del proceso vuelve a
+    ser el de antes: quien la llama dentro de otro proceso (una prueba) no hereda sus variables."""
+    antes = dict(os.environ)
     with ExitStack() as pila:
+        pila.callback(_restaurar_entorno, antes)
+        os.environ.setdefault("AGENTE_AVISOS_BASE_URL", base)  # enlaces de los correos y vuelta OIDC
+        base = os.environ["AGENTE_AVISOS_BASE_URL"].rstrip("/")
+        lineas = []
         if not os.environ.get("AGENTE_SMTP_URL"):  # uno propio: los correos van a él
             _correo(pila, buzon, decir)
         if os.environ.get("AGENTE_DEMO_BUZON"):

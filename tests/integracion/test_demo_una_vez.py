@@ -51,8 +51,13 @@ def _cancelar(url: str) -> str:
 
 
 def test_reiniciar_la_demo_tras_una_cancelacion_la_conserva_y_la_auditoria_sigue_limpia(bd_vacia_url, cli):
+    import os
+
+    antes = dict(os.environ)
     r = cli("demo")
     assert r.exit_code == 0, r.output
+    # Las piezas de la demo (buzón, OIDC, Stripe) no dejan sus variables en el proceso que la llamó.
+    assert {k: v for k, v in os.environ.items() if antes.get(k) != v} == {}
     assert "ya estaba cargada" not in r.output and len(cli.servidos) == 1
     assert uno(bd_vacia_url, ESTADO_SQL, {"p": CANCELABLE}) == "pendiente"
     texto = _cancelar(bd_vacia_url)
