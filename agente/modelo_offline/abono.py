@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage
 
 from agente.modelo_offline.redaccion import eur, fecha
+from herramientas.registro import CANCELAR_PEDIDO, REEMBOLSAR
 
 __all__ = ["INTENCION", "RE_ABONO", "pedido_del_ultimo_reembolso", "plazo"]
 
@@ -27,8 +28,8 @@ RE_ABONO = re.compile(
     r"|\bno (?:me )?(?:ha llegado|han llegado|llega|he recibido|veo|aparece)\b(?: todavia| aun)? "
     r"(?:el |mi |ningun )?(?:dinero|reembolso|abono)\b"
 )
-# Las herramientas cuyo efecto devuelve dinero al cliente (nombres del registro).
-_DEVUELVEN_DINERO = ("reembolsar", "cancelar_pedido")
+# Las herramientas cuyo efecto devuelve dinero al cliente.
+_DEVUELVEN_DINERO = (REEMBOLSAR, CANCELAR_PEDIDO)
 
 
 def pedido_del_ultimo_reembolso(anteriores: Sequence[BaseMessage]) -> str | None:

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 
 from agente.modelo_offline.resultados import Llamada, Resultado
 from agente.nucleo.operaciones import OPERACIONES
-from tests.apoyo.reglas_texto import CLIENTE, PERSONAL, defectos
+from tests.apoyo.reglas_texto import CLIENTE, PERSONAL, defectos, negativa_sin_salida
 from tests.apoyo.rutas import RAIZ
 
 PEDIDO = "P-20260917-0041"
@@ -85,6 +85,21 @@ def _resultados() -> Iterator[Resultado]:
     yield Resultado(tipo="ok", texto="Se puede devolver en 30 días.")
 
 
+def _pedidos_con_reembolsos() -> Iterator[dict]:
+    """El pedido con lo que dice de su dinero: sin reembolsos, en firma, pendiente y emitido."""
+    for en_firma, reembolsos in ((False, []), (True, []), (False, [{"numero": "RE-000001", "importe": "24.90",
+                                  "estado": "pendiente", "fecha": "2026-09-21", "emitido_en": None}]),
+                                 (False, [{"numero": "RE-000001", "importe": "24.90", "estado": "emitido",
+                                           "fecha": "2026-09-21", "emitido_en": "2026-09-21"}])):
+        for dias in (1, 10):
+            yield {"pedido": PEDIDO, "estado": "entregado", "fecha": "2026-09-17", "importe": "169.80",
+                   "entregado_en": "2026-09-20", "dias_desde_entrega": 1, "lineas": LINEAS, "reembolsado": "24.90",
+                   "metodo_pago": "tarjeta", "reembolsos": reembolsos,
+                   "abono": {"medio": "la tarjeta con la que pagaste", "plazo_dias_habiles": dias,
+                             "plazo": "1 día hábil" if dias == 1 else f"hasta {dias} días hábiles",
+                             "reembolso_en_firma": en_firma}}
+
+
 # Ejemplos por nombre de parámetro: cada valor de la lista es un caso.
 EJEMPLOS = {
     "pedido": [PEDIDO],
@@ -98,7 +113,7 @@ EJEMPLOS = {
     "sku": ["CAF-001"],
     "datos": [{"pedido": PEDIDO, "estado": e, "fecha": "2026-09-17", "importe": "169.80",
                "entregado_en": "2026-09-20" if e == "entregado" else None, "dias_desde_entrega": 1,
-               "lineas": LINEAS, "reembolsado": "49.80"} for e in ESTADOS],
+               "lineas": LINEAS, "reembolsado": "49.80"} for e in ESTADOS] + list(_pedidos_con_reembolsos()),
     "alternativas": [ALTERNATIVAS],
     "elegida": [ALTERNATIVAS[0], ALTERNATIVAS[1]],
     "deseo": ["que sea más barata"],
@@ -109,7 +124,7 @@ EJEMPLOS = {
 # Lo que no redacta para el cliente (lee o decide) o no tiene frase propia.
 NO_REDACTAN = {"eur", "fecha", "lineas", "ejecutada", "sin_opciones", "motivo_del_texto", "limpiar_cola",
                "normalizar", "texto_de", "articulo_nombrado"}
-MODULOS_OFFLINE = ("redaccion", "cancelacion", "reenvio", "vale", "seguimiento", "direccion", "matices")
+MODULOS_OFFLINE = ("redaccion", "cancelacion", "reenvio", "vale", "seguimiento", "direccion", "matices", "abono")
 
 
 def _combinaciones(funcion) -> Iterator[dict]:
@@ -250,6 +265,12 @@ def test_el_barrido_recorre_todas_las_operaciones_y_la_redaccion_offline():
 @pytest.mark.parametrize(("donde", "texto"), CLIENTE_CASOS, ids=_ids(CLIENTE_CASOS))
 def test_cada_texto_al_cliente_se_lee_bien(donde, texto):
     assert not defectos(texto, para=CLIENTE), (donde, texto)
+
+
+@pytest.mark.parametrize(("donde", "texto"), CLIENTE_CASOS, ids=_ids(CLIENTE_CASOS))
+def test_cada_negativa_al_cliente_ofrece_un_siguiente_paso(donde, texto):
+    # «No se puede», «no he encontrado», «no ha aprobado»...: y después, qué puede hacer.
+    assert not negativa_sin_salida(texto), (donde, texto)
 
 
 @pytest.mark.parametrize(("donde", "texto"), ERRORES_CASOS, ids=_ids(ERRORES_CASOS))
