@@ -525,7 +525,7 @@ function iniciar() {
   const datos = estado.token && datosToken(estado.token);
   if (!datos || datos.rol !== "encargado") return pedirToken(CLAVES.encargado, mostrarEntradas);
   estado.yo = datos.encargado_id;
-  $("sesion").textContent = datos.encargado_id;
+  $("sesion").textContent = ""; // el nombre llega con /api/sesion: nunca se enseña el id
   // En un móvil los filtros empiezan plegados: la primera tarjeta, en la primera pantalla.
   $("caja-filtros").open = matchMedia("(min-width: 720px)").matches;
   $("pestanas").hidden = false;
