@@ -36,6 +36,8 @@ class Accion(BaseModel):
     campos_editables: list[str] = Field(description="Argumentos que una edición puede cambiar.")
     campos: list[CampoTarjeta] = Field(description=(
         "Etiqueta de cada argumento, de la operación declarada; uno que no esté se enseña con su nombre."))
+    legibles: dict[str, str] = Field(default_factory=dict, description=(
+        "Cómo se lee un argumento que es un código: el nombre del producto de cada SKU («Cafetera de goteo»)."))
 
 
 class MensajeRetenido(BaseModel):
@@ -304,8 +306,10 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
     configs = peticion.get("review_configs") or []
     motivos = fila.get("motivos") or []
     acciones = []
+    productos = fila.get("productos") or {}
     for n, solicitud in enumerate(solicitudes):
         herramienta = registro.get(solicitud.get("name"))
+        args = solicitud.get("args") or {}
         acciones.append({
             "nombre": solicitud.get("name"),
             "titulo": (herramienta.titulo_encargado if herramienta else "") or solicitud.get("name") or "",
@@ -315,6 +319,8 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
             "decisiones_permitidas": decisiones_permitidas(configs[n] if n < len(configs) else {}, herramienta),
             "campos_editables": list(herramienta.campos_editables) if herramienta else [],
             "campos": [c.como_json() for c in herramienta.campos_tarjeta] if herramienta else [],
+            "legibles": {campo: productos[str(v).strip().upper()] for campo, v in args.items()
+                         if campo.startswith("sku") and isinstance(v, str) and str(v).strip().upper() in productos},
         })
     return {
         "thread_id": fila["thread_id"],

@@ -47,6 +47,7 @@ function enlaceSeguro(url) {
 
 function textoArgumento(accion, campo, valor) {
   if (esDinero(accion, campo)) return euros(valor);
+  if (accion.legibles?.[campo]) return accion.legibles[campo]; // el producto por su nombre, no su SKU
   if (Array.isArray(valor)) return valor.join(", ");
   return typeof valor === "object" ? JSON.stringify(valor) : String(valor);
 }
