@@ -18,6 +18,7 @@ from agente.middleware.aprobacion import middleware_aprobacion
 from agente.middleware.errores import middleware_errores
 from agente.middleware.limites import LimitesTurno
 from agente.middleware.prompt_cliente import crear_prompt_cliente, prompt_cliente
+from agente.middleware.respaldo import RespaldoConversacion
 from agente.middleware.revalidacion import RevalidacionEfectos
 from agente.middleware.vigencia import VigenciaCandado
 from agente.nucleo.contexto import ContextoCliente
@@ -79,7 +80,13 @@ def construir_agente(
             RevalidacionEfectos(politica=politica, descripcion=descripcion, decisiones=decisiones),
             crear_prompt_cliente(fuente_prompt) if fuente_prompt is not None else prompt_cliente,
             *middleware_errores(reintentables=registro.reintentables(), pausa_inicial=pausa_reintentos),
-            middleware_aprobacion(decisiones=decisiones, politica=politica, descripcion=descripcion),
+            # La guarda de la conversación, en el nodo de la firma: contesta lo que el
+            # cliente no pidió antes de que se encole o se ejecute.
+            middleware_aprobacion(decisiones=decisiones, politica=politica, descripcion=descripcion,
+                                  respaldo=RespaldoConversacion(
+                                      operaciones=operaciones, con_efectos=registro.con_efectos(),
+                                      titulos={h.nombre: h.titulo_encargado for h in registro
+                                               if h.titulo_encargado}).respuestas),
             LimitesTurno(
                 llamadas_modelo_turno=llamadas_modelo_turno,
                 llamadas_modelo_hilo=llamadas_modelo_hilo,

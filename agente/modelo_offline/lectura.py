@@ -51,6 +51,7 @@ __all__ = [
     "leer_deseo",
     "limpiar_cola",
     "lineas_mencionadas",
+    "operaciones_del_mensaje",
     "normalizar",
     "puntuacion",
     "tareas",
@@ -208,6 +209,16 @@ def _clausulas(original: str) -> tuple[list[tuple[Intencion, int, int, int]], bo
                 continue
         unidos.append(trozo)
     return [(t, d, h, m) for t, d, h, m in unidos], hubo
+
+
+def operaciones_del_mensaje(texto: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(pedidas, nombradas): las operaciones que el mensaje pide, leídas como ``tareas`` (sin
+    las negadas ni las retiradas), y todas las que nombra, aunque sea para excluirlas."""
+    normal = normalizar(texto)
+    clausulas, _hubo = _clausulas(texto)
+    anuladas = retractadas(normal, [(t, m, h) for t, _d, h, m in clausulas], RENUNCIAS)
+    pedidas = frozenset(t for i, (t, _d, _h, _m) in enumerate(clausulas) if i not in anuladas)
+    return pedidas, frozenset(i for i, patron in PATRONES if patron.search(normal)) | pedidas
 
 
 def _motivo(fragmento: str) -> str:

@@ -176,12 +176,20 @@ class DecisionNoValida(ErrorDominio):
 
 
 class DecisionNoAplicable(DecisionNoValida):
-    """Una decisión bien formada que no encaja con lo que está pendiente ahora (otro número
-    de operaciones, un tipo que esa operación no admite, otra herramienta, un campo que no se
+    """Una decisión bien formada que no encaja con lo que está pendiente ahora (un tipo que
+    esa operación no admite, otra herramienta, un campo que no se
     edita, un importe por encima de lo pedido o de lo que queda): 409, como cualquier otro
     conflicto con el estado. El esquema de la API no puede saberlo; 422 es solo forma."""
 
     estado_http = 409
+
+
+class DecisionesDescuadradas(DecisionNoValida):
+    """Las decisiones no casan con las operaciones de la tarjeta: otro número, u otro orden
+    (una decisión que nombra la operación de otra posición). Es el cuerpo de la petición el
+    que no vale, no el estado: 422, con el orden que se espera. No se decide nada."""
+
+    estado_http = 422
 
 
 class TextoNoValido(ErrorDominio):

@@ -52,8 +52,14 @@ class MensajeEntrada(BaseModel):
                        json_schema_extra={"pattern": NO_VACIO})
 
 
-class Aprobar(BaseModel):
+class _DeUnaOperacion(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    tool_call_id: str | None = Field(default=None, min_length=1, max_length=200, description=(
+        "Opcional: la operación a la que responde (``tool_call_id`` de la tarjeta). Si no es la "
+        "de su posición, 422 con el orden esperado y no se decide nada."))
+
+
+class Aprobar(_DeUnaOperacion):
     type: Literal["approve"]
 
 
@@ -89,21 +95,18 @@ class AccionEditada(BaseModel):
     args: ArgumentosEditados
 
 
-class Editar(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Editar(_DeUnaOperacion):
     type: Literal["edit"]
     edited_action: AccionEditada
 
 
-class Rechazar(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Rechazar(_DeUnaOperacion):
     type: Literal["reject"]
     message: str = Field(max_length=MAX_TEXTO, description="Motivo; lo lee el cliente.",
                          json_schema_extra={"pattern": NO_VACIO})
 
 
-class Responder(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Responder(_DeUnaOperacion):
     type: Literal["respond"]
     message: str = Field(max_length=MAX_TEXTO, description="Respuesta del encargado al cliente.",
                          json_schema_extra={"pattern": NO_VACIO})

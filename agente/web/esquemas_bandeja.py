@@ -28,6 +28,8 @@ class CampoTarjeta(BaseModel):
 
 class Accion(BaseModel):
     nombre: str
+    tool_call_id: str | None = Field(default=None, description=(
+        "La llamada del agente: una decisión puede nombrarla para que se compruebe su orden."))
     titulo: str = Field(description="Título de la tarjeta (del registro de herramientas).")
     args: dict[str, Any]
     descripcion: str
@@ -305,6 +307,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
     solicitudes = peticion.get("action_requests") or []
     configs = peticion.get("review_configs") or []
     motivos = fila.get("motivos") or []
+    ids = peticion.get("tool_call_ids") or []
     acciones = []
     productos = fila.get("productos") or {}
     for n, solicitud in enumerate(solicitudes):
@@ -312,6 +315,7 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
         args = solicitud.get("args") or {}
         acciones.append({
             "nombre": solicitud.get("name"),
+            "tool_call_id": ids[n] if n < len(ids) else None,
             "titulo": (herramienta.titulo_encargado if herramienta else "") or solicitud.get("name") or "",
             "args": _args_json(solicitud.get("args") or {}),
             "descripcion": solicitud.get("description") or "",

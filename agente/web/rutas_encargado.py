@@ -125,7 +125,10 @@ def soltar(thread_id: str, servicio: ServicioWeb, encargado: EncargadoActual):
             "Ya decidida o decidiéndose ahora, la misma persona ya firmó, o la conversación "
             "está ocupada (cabecera Retry-After)."
         )},
-        422: {"model": esquemas.Error, "description": "Decisión no válida."},
+        422: {"model": esquemas.Error, "description": (
+            "Decisión no válida, o las decisiones no casan con las operaciones de la tarjeta "
+            "(otro número u otro orden): el detalle dice el orden esperado. No cambia nada."
+        )},
     },
 )
 async def decidir(

@@ -323,12 +323,14 @@ DECISIONES_NO_VALIDAS = [
         [{"type": "edit", "edited_action": {"name": "reembolsar", "args": {"importe": 90}}}],
         [{"type": "edit", "edited_action": {"name": "reembolsar", "args": {"pedido": {"anidado": 1}}}}],
         [],
+        # Más decisiones que operaciones: el cuerpo no casa con la tarjeta (422 con el orden).
+        [{"type": "approve"}, {"type": "approve"}],
+        [{"type": "approve", "tool_call_id": "call_de_otra_tarjeta"}],
 ]
 # Bien formadas pero que no encajan con lo pendiente (una sola operación, un reembolso de
 # 120,00): 409, como cualquier conflicto con el estado.
 DECISIONES_NO_APLICABLES = [
         [{"type": "respond", "message": "vale"}],
-        [{"type": "approve"}, {"type": "approve"}],
         [{"type": "edit", "edited_action": {"name": "reembolsar",
                                             "args": {"pedido": "P-20260917-0041", "importe": "500"}}}],
         [{"type": "edit", "edited_action": {"name": "sustituir", "args": {"pedido": "P-20260917-0041"}}}],

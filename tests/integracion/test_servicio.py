@@ -17,6 +17,7 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.claves_candado import ESPACIO_HILOS
 from agente.nucleo.errores import (
     AprobacionPendiente,
+    DecisionesDescuadradas,
     DecisionNoAplicable,
     DecisionNoValida,
     HiloNoEncontrado,
@@ -141,8 +142,8 @@ def test_dos_decisiones_a_la_vez_una_reanuda_y_la_otra_ya_decidida(servicio, pas
 @pytest.mark.parametrize(
     ("encargado", "decisiones", "error", "texto"),
     [
-        ("enc-talavera", [], DecisionNoAplicable, "1 operación"),
-        ("enc-talavera", [{"type": "approve"}, {"type": "approve"}], DecisionNoAplicable, "2 decisión"),
+        ("enc-talavera", [], DecisionesDescuadradas, "1 operación y se han enviado 0 decisiones"),
+        ("enc-talavera", [{"type": "approve"}, {"type": "approve"}], DecisionesDescuadradas, "2 decisiones"),
         ("enc-talavera", [{"type": "respond", "message": "hola"}], DecisionNoAplicable, "no está permitida"),
         ("enc-talavera", [{"type": "edit", "edited_action": {"name": "sustituir", "args": {}}}],
          DecisionNoAplicable, "herramienta"),

@@ -5,7 +5,10 @@ de la herramienta y admite que una edición cambie de herramienta, cuya regla de
 aprobación nunca se evaluaría (``docs/trampas.md``). Aquí se exige, leyendo el
 registro de herramientas (nada depende del nombre de una herramienta):
 
-- tantas decisiones como acciones, y cada tipo permitido a la vez por la pausa
+- tantas decisiones como acciones, en su orden (una decisión puede nombrar su operación con
+  ``tool_call_id``; una edición la nombra con ``edited_action.name``): si no casan,
+  ``DecisionesDescuadradas`` (422) dice cuántas y en qué orden, y no se decide nada;
+- cada tipo permitido a la vez por la pausa
   (``review_configs``) y por la herramienta en el registro (``respond`` solo donde
   ambos lo admiten: finge un resultado sin ejecutar nada);
 - un rechazo lleva motivo y una respuesta lleva texto;
@@ -25,7 +28,12 @@ from typing import Any
 import psycopg
 
 from agente.nucleo import dinero
-from agente.nucleo.errores import DecisionNoAplicable, DecisionNoValida, ImporteNoValido
+from agente.nucleo.errores import (
+    DecisionesDescuadradas,
+    DecisionNoAplicable,
+    DecisionNoValida,
+    ImporteNoValido,
+)
 from herramientas import Herramienta, Registro
 
 __all__ = ["CAMPOS_IMPORTE", "MAX_NOTA", "decisiones_permitidas", "validar_decisiones", "validar_nota"]
@@ -61,11 +69,7 @@ def validar_decisiones(
     configs = peticion.get("review_configs") or []
     if not isinstance(decisiones, list) or not all(isinstance(d, dict) for d in decisiones):
         raise DecisionNoValida("las decisiones deben ser una lista de objetos")
-    if len(decisiones) != len(acciones):
-        raise DecisionNoAplicable(
-            f"hay {len(acciones)} operación(es) pendiente(s) y se han enviado "
-            f"{len(decisiones)} decisión(es)"
-        )
+    _exigir_cuadre(peticion, decisiones, registro)
     normalizadas = []
     for n, (accion, config, decision) in enumerate(zip(acciones, configs, decisiones, strict=True), 1):
         que = f"operación {n} ({accion.get('name')})"
@@ -86,6 +90,64 @@ def validar_decisiones(
                 _validar_edicion(que, accion, decision, herramienta.campos_editables, conexion)
             )
     return normalizadas
+
+
+def _exigir_cuadre(peticion: Mapping[str, Any], decisiones: list[dict[str, Any]], registro: Registro) -> None:
+    """Una decisión por operación y en su orden; si no, ``DecisionesDescuadradas`` en español."""
+    acciones = peticion.get("action_requests") or []
+    ids = list(peticion.get("tool_call_ids") or [])
+    orden = _orden(acciones, registro)
+    if len(decisiones) != len(acciones):
+        raise DecisionesDescuadradas(
+            f"Esta tarjeta tiene {_cuantas(len(acciones), 'operación', 'operaciones')} y se han enviado "
+            f"{_cuantas(len(decisiones), 'decisión', 'decisiones')}: envía una decisión por operación, "
+            f"en este orden: {orden}. No se ha decidido nada: la aprobación sigue pendiente.",
+            esperadas=len(acciones), recibidas=len(decisiones),
+        )
+    for n, (accion, decision) in enumerate(zip(acciones, decisiones, strict=True)):
+        propio = decision.get("tool_call_id")
+        if propio is not None and propio not in ids:
+            raise DecisionesDescuadradas(
+                f"La decisión {n + 1} nombra una operación que no está en esta tarjeta: envía las "
+                f"decisiones en este orden: {orden}. No se ha decidido nada: la aprobación sigue pendiente.",
+                posicion=n + 1,
+            )
+        otra = _otra_posicion(n, acciones, ids, decision)
+        if otra is not None:
+            raise DecisionesDescuadradas(
+                f"La decisión {n + 1} es para la operación {otra + 1} ({_titulo(acciones[otra], registro)}), "
+                f"no para la {n + 1} ({_titulo(accion, registro)}): envía las decisiones en este orden: "
+                f"{orden}. No se ha decidido nada: la aprobación sigue pendiente.",
+                posicion=n + 1,
+            )
+
+
+def _otra_posicion(n: int, acciones: list[Any], ids: list[Any], decision: Mapping[str, Any]) -> int | None:
+    """La posición de la operación que nombra la decisión ``n`` si no es la suya (None si lo es
+    o si no nombra ninguna); el ``tool_call_id`` ya se sabe de la tarjeta."""
+    if (propio := decision.get("tool_call_id")) is not None:
+        return None if ids.index(propio) == n else ids.index(propio)
+    editada = decision.get("edited_action")
+    nombre = editada.get("name") if isinstance(editada, dict) else None
+    if decision.get("type") != "edit" or nombre == acciones[n].get("name"):
+        return None
+    # Una edición que nombra otra operación de la tarjeta está en otra posición; una que
+    # nombra una herramienta que no está aquí cambia de herramienta (``_validar_edicion``).
+    return next((i for i, a in enumerate(acciones) if a.get("name") == nombre), None)
+
+
+def _orden(acciones: list[Any], registro: Registro) -> str:
+    return ", ".join(f"{n}) {_titulo(a, registro)}" for n, a in enumerate(acciones, 1)) or "ninguna"
+
+
+def _titulo(accion: Mapping[str, Any], registro: Registro) -> str:
+    herramienta = registro.get(accion.get("name"))
+    titulo = herramienta.titulo_encargado if herramienta else ""
+    return f"{titulo} ({accion.get('name')})" if titulo else str(accion.get("name"))
+
+
+def _cuantas(n: int, singular: str, plural: str) -> str:
+    return f"{n} {singular if n == 1 else plural}"
 
 
 def validar_nota(nota: Any) -> str | None:

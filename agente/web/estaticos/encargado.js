@@ -131,19 +131,22 @@ function actualizarEnvio(tarjeta) {
   tarjeta.querySelector(".bloque-nota").hidden = !tarjeta._elecciones.some((e) => CON_NOTA.has(e.tipo));
 }
 
+/** Una decisión por operación, en su orden; cada una nombra su operación (``tool_call_id``)
+ * para que el servidor compruebe el orden. */
 function decisiones(tarjeta) {
   return tarjeta._aprobacion.acciones.map((accion, i) => {
     const e = tarjeta._elecciones[i];
     const valor = e.campo?.querySelector("input, textarea")?.value.trim() ?? "";
-    if (e.tipo === "approve") return { type: "approve" };
-    if (e.tipo === "reject") return { type: "reject", message: valor };
-    if (e.tipo === "respond") return { type: "respond", message: valor };
+    const de = accion.tool_call_id ? { tool_call_id: accion.tool_call_id } : {};
+    if (e.tipo === "approve") return { type: "approve", ...de };
+    if (e.tipo === "reject") return { type: "reject", message: valor, ...de };
+    if (e.tipo === "respond") return { type: "respond", message: valor, ...de };
     const args = { ...accion.args };
     for (const campo of e.campo?.querySelectorAll("input") ?? []) {
       const texto = campo.value.trim();
       args[campo.name] = esDinero(accion, campo.name) ? importeEscrito(texto) : texto;
     }
-    return { type: "edit", edited_action: { name: accion.nombre, args } };
+    return { type: "edit", edited_action: { name: accion.nombre, args }, ...de };
   });
 }
 
@@ -279,8 +282,10 @@ function crearTarjeta(aprobacion) {
       ? el("div", { class: "motivos" }, el("p", { class: "subtitulo" }, "Por qué necesita tu firma:"),
         el("ul", {}, accion.motivos.map((m) => el("li", {}, m))))
       : null;
-    decision.append(el("section", { class: "accion", "aria-label": accion.titulo || accion.nombre },
-      el("h4", {}, accion.titulo || accion.nombre),
+    // Con varias operaciones, cada una lleva su número y su propia decisión.
+    const numero = aprobacion.acciones.length > 1 ? `Operación ${i + 1} de ${aprobacion.acciones.length}: ` : "";
+    decision.append(el("section", { class: "accion", "aria-label": `${numero}${accion.titulo || accion.nombre}` },
+      el("h4", {}, `${numero}${accion.titulo || accion.nombre}`),
       datosAccion(accion),
       motivos,
       accion.descripcion ? el("details", {}, el("summary", {}, "Detalle de la propuesta"),
