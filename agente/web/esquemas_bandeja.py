@@ -131,6 +131,7 @@ class PedidoDetalle(BaseModel):
 class Reclamo(BaseModel):
     thread_id: str | None = None
     encargado: str
+    nombre: str | None = Field(default=None, description="Quién la atiende, por su nombre (lo que lee el personal).")
     hasta: datetime = Field(description="Pasado este momento deja de estar reclamada.")
 
 
@@ -360,7 +361,8 @@ def _reclamo(fila: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if hasta <= datetime.now(UTC):
         return None
-    return {"thread_id": fila["thread_id"], "encargado": fila["asignada_a"], "hasta": hasta}
+    return {"thread_id": fila["thread_id"], "encargado": fila["asignada_a"], "nombre": fila.get("asignada_nombre"),
+            "hasta": hasta}
 
 
 def respuesta_decision(respuesta) -> dict[str, Any]:
