@@ -25,15 +25,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import (
-    cambio,
-    cancelacion,
-    comprension,
-    direccion,
-    reembolso,
-    reenvio,
-    vale,
-)
+from agente.modelo_offline import abono, cambio, cancelacion, comprension, direccion, reembolso, reenvio, vale
 from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import negada, retractadas
 from agente.modelo_offline.texto import (
@@ -125,7 +117,8 @@ RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]
 # Las de cada operación declarada más las que no mueven nada.
 Intencion = str
 INTENCIONES: frozenset[str] = frozenset(
-    {"estado", "encargado", "politica", "ayuda", "anulada", "retirada", "aclarar"} | {i for i, _ in PATRONES}
+    {"estado", "encargado", "politica", "ayuda", "anulada", "retirada", "aclarar", abono.INTENCION}
+    | {i for i, _ in PATRONES}
 )
 
 # ---------------------------------------------------------------- productos
@@ -372,6 +365,10 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
             return [Tarea(tipo="retirada", pedido=str(oferta["pedido"]), texto=texto)]
     if RE_ENCARGADO.search(normal):
         return [Tarea(tipo="encargado", texto=texto.strip())]
+    # «¿Cuándo me devolvéis el dinero?» pregunta por un reembolso hecho, no pide otro.
+    if abono.RE_ABONO.search(normal):
+        pedido = pedidos[0] if pedidos else abono.pedido_del_ultimo_reembolso(anteriores) or pedido_previo
+        return [Tarea(tipo=abono.INTENCION, pedido=pedido, texto=texto)]
     # "¿Cuál es el plazo de devolución?" pregunta por las normas, no pide una devolución.
     if not pedidos and RE_POLITICA.search(normal):
         return [Tarea(tipo="politica", texto=texto)]

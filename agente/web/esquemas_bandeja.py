@@ -38,6 +38,8 @@ class Accion(BaseModel):
     campos_editables: list[str] = Field(description="Argumentos que una edición puede cambiar.")
     campos: list[CampoTarjeta] = Field(description=(
         "Etiqueta de cada argumento, de la operación declarada; uno que no esté se enseña con su nombre."))
+    legibles: dict[str, str] = Field(default_factory=dict, description=(
+        "Cómo se lee un argumento que es un código: el nombre del producto de cada SKU («Cafetera de goteo»)."))
 
 
 class MensajeRetenido(BaseModel):
@@ -129,6 +131,7 @@ class PedidoDetalle(BaseModel):
 class Reclamo(BaseModel):
     thread_id: str | None = None
     encargado: str
+    nombre: str | None = Field(default=None, description="Quién la atiende, por su nombre (lo que lee el personal).")
     hasta: datetime = Field(description="Pasado este momento deja de estar reclamada.")
 
 
@@ -309,8 +312,10 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
     motivos = fila.get("motivos") or []
     ids = peticion.get("tool_call_ids") or []
     acciones = []
+    productos = fila.get("productos") or {}
     for n, solicitud in enumerate(solicitudes):
         herramienta = registro.get(solicitud.get("name"))
+        args = solicitud.get("args") or {}
         acciones.append({
             "nombre": solicitud.get("name"),
             "tool_call_id": ids[n] if n < len(ids) else None,
@@ -321,6 +326,8 @@ def aprobacion(fila: dict[str, Any], registro: Registro) -> dict[str, Any]:
             "decisiones_permitidas": decisiones_permitidas(configs[n] if n < len(configs) else {}, herramienta),
             "campos_editables": list(herramienta.campos_editables) if herramienta else [],
             "campos": [c.como_json() for c in herramienta.campos_tarjeta] if herramienta else [],
+            "legibles": {campo: productos[str(v).strip().upper()] for campo, v in args.items()
+                         if campo.startswith("sku") and isinstance(v, str) and str(v).strip().upper() in productos},
         })
     return {
         "thread_id": fila["thread_id"],
@@ -356,7 +363,8 @@ def _reclamo(fila: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if hasta <= datetime.now(UTC):
         return None
-    return {"thread_id": fila["thread_id"], "encargado": fila["asignada_a"], "hasta": hasta}
+    return {"thread_id": fila["thread_id"], "encargado": fila["asignada_a"], "nombre": fila.get("asignada_nombre"),
+            "hasta": hasta}
 
 
 def respuesta_decision(respuesta) -> dict[str, Any]:

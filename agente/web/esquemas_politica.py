@@ -109,6 +109,8 @@ class MatrizAutoridad(BaseModel):
     propia: bool = Field(description="La propia de la tienda (false: la por defecto).")
     creada: datetime | None
     creada_por: str | None
+    creada_por_nombre: str | None = Field(default=None, description="Quién la escribió, por su nombre («el sistema» si nadie).")
+    firmada_por_nombre: str | None = Field(default=None, description="Quién firmó la solicitud que la amplió, por su nombre.")
     roles: list[str]
     reglas: dict[str, ReglaMatriz]
 
@@ -119,6 +121,8 @@ class VersionPolitica(BaseModel):
     creada_por: str
     motivo: str | None
     firmada_por: str | None = Field(default=None, description="Quién firmó la solicitud que la amplió.")
+    creada_por_nombre: str = Field(default="el sistema", description="Quién la escribió, por su nombre («el sistema» si nadie).")
+    firmada_por_nombre: str | None = Field(default=None, description="Quién firmó, por su nombre.")
     solicitud_id: int | None = None
 
 
