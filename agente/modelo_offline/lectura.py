@@ -25,7 +25,16 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cambio, cancelacion, comprension, direccion, reembolso, reenvio, vale
+from agente.modelo_offline import (
+    abono,
+    cambio,
+    cancelacion,
+    comprension,
+    direccion,
+    reembolso,
+    reenvio,
+    vale,
+)
 from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import negada, retractadas
 from agente.modelo_offline.texto import (
