@@ -303,17 +303,6 @@ def _propuesta_pendiente(anteriores: Sequence[BaseMessage]) -> tuple[str, str, s
     return None
 
 
-def _reenvio_ofrecido(anteriores: Sequence[BaseMessage]) -> dict | None:
-    """El reenvío que ofreció la última respuesta (``reenvio.opciones``), si espera un «sí»."""
-    for mensaje in reversed(anteriores):
-        if isinstance(mensaje, HumanMessage):
-            return None
-        if isinstance(mensaje, AIMessage) and not mensaje.tool_calls:
-            oferta = (mensaje.additional_kwargs or {}).get(reenvio.PROPUESTA_REENVIO)
-            return oferta if isinstance(oferta, dict) and oferta.get("pedido") else None
-    return None
-
-
 def _por_pedido(tarea: Tarea) -> list[Tarea]:
     """Una petición que nombra varios pedidos, una por pedido; un trozo que pregunta cómo va
     un pedido («y dime cómo va el P-2») es una consulta de su estado."""
@@ -364,7 +353,7 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
         if RE_NO.search(normal) and (not otras or (otras == {CANCELAR} and not pedidos)):
             return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
 
-    oferta = _reenvio_ofrecido(anteriores)
+    oferta = reenvio.ofrecido(anteriores)
     if oferta and not set(pedidos) - {str(oferta["pedido"])}:
         # «Sí» (o «sí, reenviádmelo») al reenvío ofrecido: la queja de antes, ya sin la pregunta.
         otras = {intencion for intencion, patron in PATRONES if patron.search(normal)} - {REENVIAR}
