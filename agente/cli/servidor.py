@@ -125,7 +125,7 @@ def demo(
 
 def _cartel(base: str, host: str, port: int, piezas: list[str]) -> None:
     from agente.demo.catalogo import CLIENTES, ENCARGADOS
-    from agente.web.rutas_demo import EJEMPLOS
+    from agente.web.rutas.demo import EJEMPLOS
 
     typer.echo(f"Demo lista en {base}/demo (modelo offline: reglas, no un LLM).")
     typer.echo("Entra como cliente o como encargado desde esa página (cada pestaña guarda su sesión):")
@@ -143,7 +143,7 @@ def _cartel(base: str, host: str, port: int, piezas: list[str]) -> None:
 
 def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
     from agente.servicio import tienda_para_token
-    from agente.web.auth import emitir_token
+    from agente.web.entrada.auth import emitir_token
 
     ajustes = _ajustes()
     ajustes.comprobar_secreto()  # un token firmado con el secreto de serie no sirve de nada

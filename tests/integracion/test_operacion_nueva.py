@@ -44,7 +44,7 @@ from agente.servicio.politica.comprobar_operaciones import (
     comprobar_operaciones,
     faltas_en_base,
 )
-from agente.web import esquemas_bandeja
+from agente.web.esquemas import bandeja as esquemas_bandeja
 from herramientas import REGISTRO, Herramienta
 from politicas import REGLAS, Dictamen, PoliticaAprobacion, Regla
 from politicas.lectura_matriz import leer_matriz

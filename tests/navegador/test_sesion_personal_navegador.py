@@ -10,7 +10,7 @@ import pytest
 
 from agente.servicio import Encargado
 from agente.web.app import crear_app
-from agente.web.auth import emitir_sesion
+from agente.web.entrada.auth import emitir_sesion
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import ajustes_web, servidor_en_hilo
 

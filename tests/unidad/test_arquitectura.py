@@ -68,8 +68,8 @@ def test_una_importacion_en_sentido_contrario_rompe_los_contratos(tmp_path, modu
         ("agente/servicio/aprobaciones/cola.py", "from agente.servicio.decisiones import decidir\n",
          "agente.servicio.aprobaciones.cola -> agente.servicio.decisiones.decidir"),
         # La web no se salta la fachada: ni un módulo de dentro del servicio.
-        ("agente/web/rutas_historial.py", "from agente.servicio.decisiones import decididas\n",
-         "agente.web.rutas_historial -> agente.servicio.decisiones.decididas"),
+        ("agente/web/rutas/historial.py", "from agente.servicio.decisiones import decididas\n",
+         "agente.web.rutas.historial -> agente.servicio.decisiones.decididas"),
         # Dentro de la base: el pool no sabe de migraciones.
         ("agente/bd/pool.py", "from agente.bd import migraciones\n", "agente.bd.pool -> agente.bd.migraciones"),
     ],

@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from agente.nucleo.errores import Prohibido
 from agente.servicio import FiltroHilos
-from agente.web.dependencias import OyenteWeb, ServicioWeb
+from agente.web.infra.dependencias import OyenteWeb, ServicioWeb
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.comun import ERRORES, SSE
 from agente.web.protocolo_langgraph.ejecutar import hilo_de
