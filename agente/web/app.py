@@ -19,11 +19,11 @@ from starlette.types import Message, Receive, Scope, Send
 
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado
-from agente.web.en_vivo.eventos import Oyente
 from agente.web.infra import contrato, disponibilidad, errores_http, metricas, recolector
 from agente.web.infra.asgi import MiddlewareHttp
 from agente.web.infra.cuerpo import CuerpoJson
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
+from agente.web.infra.eventos import Oyente
 from agente.web.infra.hilos import HilosDelAgente
 from agente.web.infra.limites import MAX_CUERPO, MAX_LOTE, LimiteCuerpo
 from agente.web.infra.parada import Parada

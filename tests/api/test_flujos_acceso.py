@@ -16,10 +16,10 @@ import pytest
 
 from agente.web.app import crear_app
 from agente.web.en_vivo.directo import turno_en_directo
-from agente.web.entrada import vigencia as modulo_vigencia
 from agente.web.entrada.auth import emitir_token
-from agente.web.entrada.vigencia import Vigencia
+from agente.web.infra import vigencia as modulo_vigencia
 from agente.web.infra.hilos import HilosDelAgente
+from agente.web.infra.vigencia import Vigencia
 from tests.apoyo.web_util import (
     DEVOLVER_CAFETERA,
     ajustes_web,

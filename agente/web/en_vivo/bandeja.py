@@ -1,6 +1,6 @@
 """La bandeja en vivo (SSE): la lista de pendientes cada vez que cambia, sin sondeos.
 
-Reutiliza el oyente de ``LISTEN`` de los chats (``agente.web.en_vivo.eventos``) suscrito a todos
+Reutiliza el oyente de ``LISTEN`` de los chats (``agente.web.infra.eventos``) suscrito a todos
 los avisos: un hilo que pausa, un mensaje retenido, una decisión, una reclamación. Con
 cada aviso (o cada ``RELECTURA_SEGUNDOS``, por si uno se pierde) se relee la bandeja y,
 si cambió, se emite un evento ``bandeja`` ``{"pendientes", "aprobaciones"}``. El primer
@@ -11,7 +11,7 @@ tienda). Con cien conversaciones a la vez son decenas de avisos por segundo y un
 relectura por aviso y página abierta. Los avisos que llegan en ``AGRUPAR_SEGUNDOS`` tras
 el primero cuentan como uno: como mucho una relectura por ese intervalo.
 
-Quien la abrió se vuelve a comprobar en cada relectura (``agente.web.entrada.vigencia``): dado de
+Quien la abrió se vuelve a comprobar en cada relectura (``agente.web.infra.vigencia``): dado de
 baja, sin la tienda o con el token caducado, el flujo acaba con un evento ``fin``.
 """
 
@@ -26,9 +26,9 @@ from collections.abc import AsyncIterator
 from starlette.concurrency import run_in_threadpool
 
 from agente.bd.pool import ERRORES_BD_CAIDA
-from agente.web.en_vivo.eventos import RELECTURA_SEGUNDOS, TODOS, Oyente
-from agente.web.entrada.vigencia import Fin, Vigencia
 from agente.web.esquemas import bandeja as esquemas_bandeja
+from agente.web.infra.eventos import RELECTURA_SEGUNDOS, TODOS, Oyente
+from agente.web.infra.vigencia import Fin, Vigencia
 
 __all__ = ["AGRUPAR_SEGUNDOS", "flujo_bandeja", "lista_bandeja"]
 

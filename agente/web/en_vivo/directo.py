@@ -17,7 +17,7 @@ Eventos del flujo (``text/event-stream``):
 - ``error`` ``{"codigo", "detalle"}``: el turno falló después de empezar a emitir;
 - ``fin`` ``{"motivo", "detalle"}``: el cliente perdió el acceso a mitad (su token caducó):
   el flujo se cierra; el turno sigue y su respuesta queda en la conversación
-  (``agente.web.entrada.vigencia``).
+  (``agente.web.infra.vigencia``).
 
 Si lo emitido no coincide con el texto definitivo (modelo sin streaming, o pausa para el
 encargado: ese texto lo redacta la aplicación), se descarta y se envía el definitivo por
@@ -48,10 +48,10 @@ from langchain_core.tracers.context import register_configure_hook
 from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio
-from agente.web.entrada.vigencia import Fin, Vigencia
 from agente.web.infra import metricas
 from agente.web.infra.disponibilidad import DETALLE_BD_CAIDA
 from agente.web.infra.hilos import HilosDelAgente, en_hilo_del_agente
+from agente.web.infra.vigencia import Fin, Vigencia
 
 logger = logging.getLogger(__name__)
 

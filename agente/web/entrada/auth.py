@@ -28,7 +28,7 @@ pedidos, la lista, abrir otra) responde 403 (``_en_su_alcance``).
 
 Un flujo SSE dura más que una petición: sus dependencias (``ClienteDeEventos``,
 ``EncargadoDeEventos``, ``VigenciaCliente``) dan además una ``Vigencia``
-(``agente.web.entrada.vigencia``) con la que el flujo repite estas mismas comprobaciones mientras
+(``agente.web.infra.vigencia``) con la que el flujo repite estas mismas comprobaciones mientras
 esté abierto y se cierra con un evento ``fin`` cuando ya no pasan.
 """
 
@@ -46,8 +46,8 @@ from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import NoAutorizado, Prohibido
 from agente.servicio import Encargado, Servicio
-from agente.web.entrada.vigencia import Fin, Vigencia
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
+from agente.web.infra.vigencia import Fin, Vigencia
 
 __all__ = [
     "ROL_CLIENTE",

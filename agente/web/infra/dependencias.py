@@ -11,7 +11,7 @@ from fastapi import Depends, Request
 
 from agente.nucleo.ajustes import Ajustes
 from agente.servicio import Servicio
-from agente.web.en_vivo.eventos import Oyente
+from agente.web.infra.eventos import Oyente
 from agente.web.infra.hilos import HilosDelAgente
 
 __all__ = ["AjustesWeb", "Limitador", "OyenteWeb", "ServicioWeb", "servicio"]

@@ -1,18 +1,13 @@
-"""Límites: tamaño del cuerpo de la petición (413) y mensajes por cliente y minuto (429)."""
+"""Límite del tamaño del cuerpo de la petición (413). El de mensajes por cliente y minuto
+(429) es una dependencia de su ruta (``agente/web/rutas/cliente.py``)."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated
 
-from fastapi import Depends
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.web.entrada.auth import ClienteActual
-from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
-
-__all__ = ["MAX_CUERPO", "MAX_LOTE", "ClienteConRitmo", "LimiteCuerpo", "limite_mensajes"]
+__all__ = ["MAX_CUERPO", "MAX_LOTE", "LimiteCuerpo"]
 
 MAX_CUERPO = 16 * 1024
 MAX_LOTE = 8 * 1024 * 1024  # un lote de la tienda por la API (más grande: agente importar)
@@ -81,12 +76,3 @@ class LimiteCuerpo:
             ],
         })
         await send({"type": "http.response.body", "body": cuerpo})
-
-
-def limite_mensajes(servicio: ServicioWeb, ajustes: AjustesWeb, ctx: ClienteActual) -> ContextoCliente:
-    """Dependencia de la ruta de mensajes: el cliente autenticado, si no supera su ritmo (429)."""
-    servicio.comprobar_ritmo(ctx.cliente_id, ajustes.mensajes_por_minuto)
-    return ctx
-
-
-ClienteConRitmo = Annotated[ContextoCliente, Depends(limite_mensajes)]

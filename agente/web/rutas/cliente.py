@@ -4,18 +4,27 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
+from agente.nucleo.contexto import ContextoCliente
 from agente.web.en_vivo.directo import ejecutar_turno, en_hilo_del_agente, turno_en_directo
-from agente.web.en_vivo.eventos import flujo_mensajes
 from agente.web.entrada.auth import ClienteActual, ClienteDeEventos, VigenciaCliente
 from agente.web.esquemas import comun as esquemas
-from agente.web.infra.dependencias import Limitador, OyenteWeb, ServicioWeb
-from agente.web.infra.limites import ClienteConRitmo
+from agente.web.infra.dependencias import AjustesWeb, Limitador, OyenteWeb, ServicioWeb
+from agente.web.infra.eventos import flujo_mensajes
 
 router = APIRouter(prefix="/api/conversaciones", tags=["cliente"])
+
+
+def limite_mensajes(servicio: ServicioWeb, ajustes: AjustesWeb, ctx: ClienteActual) -> ContextoCliente:
+    """Dependencia de la ruta de mensajes: el cliente autenticado, si no supera su ritmo (429)."""
+    servicio.comprobar_ritmo(ctx.cliente_id, ajustes.mensajes_por_minuto)
+    return ctx
+
+
+ClienteConRitmo = Annotated[ContextoCliente, Depends(limite_mensajes)]
 
 _ERRORES = {
     401: {"model": esquemas.Error, "description": "Sin token o token no válido o caducado."},

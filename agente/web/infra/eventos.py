@@ -7,7 +7,7 @@ proceso o servidor. Cada proceso web tiene UNA escucha (``Servicio.escucha``, un
 cada flujo lee entonces sus mensajes nuevos del servicio (la base es la fuente de
 verdad). Un aviso no lleva datos: si se pierde (reconexión), la relectura periódica y la
 que sigue a cada reconexión lo cubren. En cada relectura se vuelve a comprobar al cliente
-(``agente.web.entrada.vigencia``): sin acceso, el flujo acaba con un evento ``fin``.
+(``agente.web.infra.vigencia``): sin acceso, el flujo acaba con un evento ``fin``.
 
 Mientras el flujo está abierto, el cliente cuenta como conectado a esa conversación
 (``Servicio.latido_chat``, un latido cada ``LATIDO_SEGUNDOS``; se borra al cerrarse): lo
@@ -32,7 +32,7 @@ from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import HiloNoEncontrado, Prohibido
 from agente.servicio import Servicio
-from agente.web.entrada.vigencia import Fin, Vigencia
+from agente.web.infra.vigencia import Fin, Vigencia
 
 logger = logging.getLogger(__name__)
 
