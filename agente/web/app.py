@@ -107,9 +107,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     async def ciclo_de_vida(app: FastAPI):
         propio = servicio is None
         if propio:
-            from agente.bd import embebido
-            from agente.bd.url import url_basedatos
-            from agente.servicio import crear_servicio
+            from agente.servicio.fabrica import crear_servicio
+            from agente.servicio.operador.plataforma import embebido, url_basedatos
 
             previos = embebido.abiertos()
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
@@ -127,10 +126,10 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         parar_tareas, hilos = None, []
         if propio and ajustes.intervalo_tareas > 0:
             # Cada tarea en cada servidor, con su hilo y su candado: ninguna se hace dos veces.
-            from agente.servicio import arrancar_periodicas
+            from agente.servicio.periodicas import arrancar
 
             # La primera pasada al arrancar: termina lo que una parada dejó a medias.
-            hilos_tareas, parar_tareas = arrancar_periodicas(
+            hilos_tareas, parar_tareas = arrancar(
                 app.state.servicio, cada=ajustes.intervalo_tareas,
                 retencion_dias=ajustes.retencion_dias, al_arrancar=True, ajustes=ajustes,
             )

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import jwt
 
-from agente.servicio import Encargado
+from agente.servicio.resultados import Encargado
 from agente.web.entrada.auth import emitir_sesion
 from tests.apoyo.web_util import cab, sql
 

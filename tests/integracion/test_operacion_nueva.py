@@ -36,9 +36,9 @@ from agente.nucleo.operacion import (
     OperacionConEfecto,
 )
 from agente.nucleo.operaciones import OPERACIONES, vista_efectos_sql
-from agente.servicio import Servicio
 from agente.servicio.auditoria.informe import informe
 from agente.servicio.decisiones.ficha import historial_cliente
+from agente.servicio.fachada import Servicio
 from agente.servicio.politica.comprobar_operaciones import (
     completar_matrices,
     comprobar_operaciones,

@@ -8,7 +8,7 @@ import time
 import jwt
 import pytest
 
-from agente.servicio import Encargado
+from agente.servicio.resultados import Encargado
 from agente.web.app import crear_app
 from agente.web.entrada.auth import emitir_sesion
 from tests.apoyo.navegador import ESPERA_MS, Pagina

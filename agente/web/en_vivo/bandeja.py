@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 
 from starlette.concurrency import run_in_threadpool
 
-from agente.bd.pool import ERRORES_BD_CAIDA
+from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.esquemas import bandeja as esquemas_bandeja
 from agente.web.infra.eventos import RELECTURA_SEGUNDOS, TODOS, Oyente
 from agente.web.infra.vigencia import Fin, Vigencia

@@ -45,9 +45,9 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
-from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio
+from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.infra import metricas
 from agente.web.infra.disponibilidad import DETALLE_BD_CAIDA
 from agente.web.infra.hilos import HilosDelAgente, en_hilo_del_agente

@@ -45,7 +45,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import NoAutorizado, Prohibido
-from agente.servicio import Encargado, Servicio
+from agente.servicio.fachada import Servicio
+from agente.servicio.resultados import Encargado
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
 from agente.web.infra.vigencia import Fin, Vigencia
 

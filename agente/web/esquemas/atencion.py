@@ -8,10 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agente.servicio import MAX_TEXTO_TIENDA
+from agente.servicio.conversaciones.atencion import MAX_TEXTO
+from agente.servicio.politica.dominio import NOMBRE_REGLA, VALORES
 from agente.web.esquemas.comun import NO_VACIO
-from politicas.gobierno import NOMBRE_REGLA
-from politicas.valores import VALORES
 
 __all__ = [
     "ConversacionTienda",
@@ -34,7 +33,7 @@ EstadoConversacion = Literal["resuelta", "esperando_tienda", "abierta"]
 class MensajeTienda(BaseModel):
     model_config = ConfigDict(extra="forbid")
     texto: str = Field(
-        min_length=1, max_length=MAX_TEXTO_TIENDA, json_schema_extra={"pattern": NO_VACIO},
+        min_length=1, max_length=MAX_TEXTO, json_schema_extra={"pattern": NO_VACIO},
         description=("Lo que lee el cliente, firmado con tu nombre. Texto llano: una etiqueta de "
                      "HTML («<b>», «</p>», «<!--») es un 422."))
 

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agente.nucleo import dinero
 from agente.nucleo.errores import ImporteNoValido
-from agente.servicio import FirmaParcial, decisiones_permitidas, requisito_publico
+from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
+from agente.servicio.decisiones.validacion import decisiones_permitidas
 from agente.web.esquemas.comun import PLAZO_MAXIMO, Cliente
-from herramientas import Registro
+
+if TYPE_CHECKING:  # solo la anotación del registro que pasa la ruta (``Servicio.registro``)
+    from herramientas import Registro
 
 
 class CampoTarjeta(BaseModel):

@@ -13,7 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from agente.nucleo import dinero
 from agente.nucleo.errores import ImporteNoValido
-from politicas.valores import VALORES
+from agente.servicio.politica.dominio import VALORES
 
 MAX_TEXTO = 2000
 # Lo que el esquema dice de un texto que no puede estar vacío: algún carácter que no sea el

@@ -13,9 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
+from agente.servicio.politica.dominio import NOMBRE_REGLA, PATRON_DINERO, VALORES
 from agente.web.esquemas.comun import NO_VACIO
-from politicas.gobierno import NOMBRE_REGLA
-from politicas.valores import PATRON_DINERO, VALORES
 
 __all__ = [
     "CambioPolitica",

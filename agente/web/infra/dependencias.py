@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from agente.nucleo.ajustes import Ajustes
-from agente.servicio import Servicio
+from agente.servicio.fachada import Servicio
 from agente.web.infra.eventos import Oyente
 from agente.web.infra.hilos import HilosDelAgente
 

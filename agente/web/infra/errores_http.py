@@ -13,7 +13,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.errores import (
     DemasiadasPeticiones,
     ErrorDominio,
@@ -21,6 +20,7 @@ from agente.nucleo.errores import (
     NoAutorizado,
     NoDisponible,
 )
+from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.infra.disponibilidad import DETALLE_BD_CAIDA, REINTENTAR_SEGUNDOS, no_disponible
 
 logger = logging.getLogger(__name__)

@@ -28,10 +28,10 @@ from typing import Any
 import anyio
 from starlette.concurrency import run_in_threadpool
 
-from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import HiloNoEncontrado, Prohibido
-from agente.servicio import Servicio
+from agente.servicio.fachada import Servicio
+from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.infra.vigencia import Fin, Vigencia
 
 logger = logging.getLogger(__name__)

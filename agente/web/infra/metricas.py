@@ -31,7 +31,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from agente.servicio import Servicio
+from agente.servicio.fachada import Servicio
 
 TIPO_CONTENIDO = CONTENT_TYPE_LATEST
 REGISTRO = CollectorRegistry(auto_describe=True)

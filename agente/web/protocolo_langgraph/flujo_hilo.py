@@ -18,8 +18,8 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.errores import ErrorDominio
+from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.infra.eventos import RELECTURA_SEGUNDOS, Oyente
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.ejecutar import hilo_de

@@ -15,7 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import Prohibido
-from agente.servicio import Encargado
+from agente.servicio.resultados import Encargado
 from agente.web.entrada import auth
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
 

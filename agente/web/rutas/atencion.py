@@ -18,7 +18,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from agente.nucleo.errores import Prohibido
-from agente.servicio import BusquedaConversaciones, politica_tienda
+from agente.servicio.conversaciones.atencion import Busqueda
+from agente.servicio.politica import politica_tienda
 from agente.web.entrada.auth import EncargadoActual
 from agente.web.esquemas import atencion as formas
 from agente.web.esquemas import comun as esquemas
@@ -59,7 +60,7 @@ def conversaciones(
     """Las conversaciones con algún mensaje de las tiendas de quien entra (la suya; un
     regional, las de su región), la de actividad más reciente primero, con el estado que ve
     el cliente y los pedidos que nombra."""
-    filtro = BusquedaConversaciones(cliente=cliente, pedido=pedido, estado=estado, pagina=pagina,
+    filtro = Busqueda(cliente=cliente, pedido=pedido, estado=estado, pagina=pagina,
                                     por_pagina=por_pagina)
     filas, total = servicio.atencion.buscar(_tiendas(encargado, tienda), filtro)
     return {"conversaciones": [formas.resumen(f) for f in filas], "total": total,

@@ -6,9 +6,15 @@ from dataclasses import asdict
 
 from fastapi import APIRouter, Depends
 
-from agente.demo.catalogo import CLIENTES, ENCARGADOS, ROLES, TIENDAS, TIENDAS_REGIONALES
 from agente.nucleo.errores import HiloNoEncontrado
-from agente.servicio import correos_demo
+from agente.servicio.operador.demo import (
+    CLIENTES,
+    ENCARGADOS,
+    ROLES,
+    TIENDAS,
+    TIENDAS_REGIONALES,
+    leer_buzon,
+)
 from agente.web.entrada.auth import (
     CANAL_CLI,
     ROL_CLIENTE,
@@ -116,4 +122,4 @@ def correos(ajustes: AjustesWeb):
     clientes), el más reciente primero. Sin buzón (otro ``AGENTE_SMTP_URL``): ninguno."""
     if ajustes.demo_buzon is None:
         return []
-    return [asdict(correo) for correo in correos_demo(ajustes.demo_buzon)]
+    return [asdict(correo) for correo in leer_buzon(ajustes.demo_buzon)]

@@ -23,8 +23,8 @@ from fastapi.responses import RedirectResponse
 
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado, Prohibido
+from agente.servicio.entrada.correo import enviar_enlace
 from agente.web.entrada.auth import Credencial, emitir_sesion, renovar_sesion
-from agente.web.entrada.correo import enviar_enlace
 from agente.web.entrada.oidc import ClienteOidc, ErrorOidc, Intento
 from agente.web.entrada.paginas import rechazo
 from agente.web.esquemas import comun as esquemas

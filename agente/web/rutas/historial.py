@@ -11,12 +11,12 @@ from fastapi.responses import Response
 from pydantic import BeforeValidator, WithJsonSchema
 
 from agente.nucleo.errores import Prohibido
-from agente.servicio import (
-    FORMATOS_CSV_DECISIONES,
-    TIPOS_DECISION,
-    FiltrosDecisiones,
-    decisiones_como_csv,
-    decisiones_como_csv_hoja,
+from agente.servicio.decisiones.decididas import (
+    FORMATOS_CSV,
+    TIPOS,
+    Filtros,
+    como_csv,
+    como_csv_hoja,
 )
 from agente.web.entrada.auth import EncargadoActual
 from agente.web.esquemas import bandeja as esquemas_bandeja
@@ -50,22 +50,22 @@ FechaHora = Annotated[datetime, BeforeValidator(_rfc3339),
 def _filtros(
     desde: Annotated[FechaHora | None, Query(description="Decididas desde (incluido), ISO 8601 con zona.")] = None,
     hasta: Annotated[FechaHora | None, Query(description="Decididas antes de (excluido), ISO 8601 con zona.")] = None,
-    decision: Annotated[Literal[TIPOS_DECISION] | None, Query(description="La decisión que manda.")] = None,  # type: ignore[valid-type]
+    decision: Annotated[Literal[TIPOS] | None, Query(description="La decisión que manda.")] = None,  # type: ignore[valid-type]
     encargado: Annotated[str | None, Query(max_length=100)] = None,
     cliente: Annotated[str | None, Query(max_length=100)] = None,
     pedido: Annotated[str | None, Query(max_length=100)] = None,
     tienda: Annotated[str | None, Query(max_length=100, description="Una de tus tiendas.")] = None,
     pagina: Annotated[int, Query(ge=1, le=100_000)] = 1,
     por_pagina: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> FiltrosDecisiones:
-    return FiltrosDecisiones(desde=desde, hasta=hasta, tipo=decision, encargado=encargado, cliente=cliente,
+) -> Filtros:
+    return Filtros(desde=desde, hasta=hasta, tipo=decision, encargado=encargado, cliente=cliente,
                    pedido=pedido, tienda=tienda, pagina=pagina, por_pagina=por_pagina)
 
 
-FiltrosHistorial = Annotated[FiltrosDecisiones, Depends(_filtros)]
+FiltrosHistorial = Annotated[Filtros, Depends(_filtros)]
 
 
-def _comprobar_tienda(servicio, encargado, filtros: FiltrosDecisiones) -> None:
+def _comprobar_tienda(servicio, encargado, filtros: Filtros) -> None:
     if filtros.tienda is not None and filtros.tienda not in servicio.tiendas_de(encargado.encargado_id):
         raise Prohibido("solo puedes ver el historial de tus tiendas")
 
@@ -83,7 +83,7 @@ def historial(servicio: ServicioWeb, encargado: EncargadoActual, filtros: Filtro
             responses={**ERRORES_PERSONAL, 200: {"content": {"text/csv": {}}, "description": "Una fila por operación."}})
 def historial_csv(
     servicio: ServicioWeb, encargado: EncargadoActual, filtros: FiltrosHistorial,
-    formato: Annotated[Literal[FORMATOS_CSV_DECISIONES], Query(  # type: ignore[valid-type]
+    formato: Annotated[Literal[FORMATOS_CSV], Query(  # type: ignore[valid-type]
         description="«hoja» (por defecto): para una hoja de cálculo en español, con «;», UTF-8 con BOM, "
                     "coma decimal, la hora de la tienda y su zona, cabeceras y decisiones en español. "
                     "«maquina»: para programas, con «,», importes con punto (\"90.00\"), fechas ISO 8601 "
@@ -92,8 +92,8 @@ def historial_csv(
     """Los mismos filtros que el historial, sin paginar (hasta 10.000 decisiones): una fila por
     operación decidida."""
     _comprobar_tienda(servicio, encargado, filtros)
-    todos = FiltrosDecisiones(**{**filtros.__dict__, "pagina": 1, "por_pagina": MAX_CSV})
+    todos = Filtros(**{**filtros.__dict__, "pagina": 1, "por_pagina": MAX_CSV})
     decisiones, _ = servicio.decisiones_tomadas(encargado.encargado_id, todos)
-    texto = decisiones_como_csv(decisiones) if formato == "maquina" else decisiones_como_csv_hoja(decisiones)
+    texto = como_csv(decisiones) if formato == "maquina" else como_csv_hoja(decisiones)
     return Response(texto, media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="decisiones.csv"'})

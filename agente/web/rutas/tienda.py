@@ -15,15 +15,15 @@ from fastapi.security import APIKeyHeader
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from agente.servicio import (
-    Aplicado,
+from agente.servicio.tienda.aplicar import Aplicado
+from agente.servicio.tienda.claves import ClaveApi
+from agente.servicio.tienda.lotes import InformeLote
+from agente.servicio.tienda.registros import (
     CambioEstado,
-    ClaveApi,
     DatosCliente,
     DatosPedido,
     DatosProducto,
     DatosStock,
-    InformeLote,
 )
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import ServicioWeb

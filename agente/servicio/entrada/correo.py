@@ -11,7 +11,7 @@ import logging
 from agente.notificaciones import ErrorCanal, canales_desde_ajustes
 from agente.notificaciones.canales import Entrega
 from agente.nucleo.ajustes import Ajustes
-from agente.servicio import EnlaceEntrada
+from agente.servicio.entrada.enlaces import EnlaceEntrada
 
 __all__ = ["enviar_enlace", "url_enlace"]
 
