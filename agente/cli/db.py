@@ -119,7 +119,7 @@ def _describir(est) -> list[str]:
     lineas.append(f"Datos en: {est.pgdata}" + ("" if est.inicializado else " (sin crear: se creará al primer uso)"))
     if est.en_marcha:
         if est.usuarios:
-            from agente.servicio.operador.plataforma import embebido
+            from agente.servicio.operador.proceso import embebido
 
             lineas.append("Lo usan los procesos: " + ", ".join(map(embebido.describir_proceso, est.usuarios)))
         elif est.mantener:
@@ -135,7 +135,7 @@ def db_start() -> None:
     """Arranca el PostgreSQL embebido y lo deja en marcha hasta «agente db stop».
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.servicio.operador.plataforma import embebido
+    from agente.servicio.operador.proceso import embebido
 
     pgdata = _pgdata()
     embebido.arrancar(pgdata, mantener=True)
@@ -151,7 +151,7 @@ def db_stop(
     """Para el PostgreSQL embebido (si ningún proceso lo está usando).
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.servicio.operador.plataforma import embebido
+    from agente.servicio.operador.proceso import embebido
 
     pgdata = _pgdata()
     antes = embebido.estado(pgdata)
@@ -170,6 +170,6 @@ def db_status() -> None:
     """Dónde están los datos del PostgreSQL embebido y si está en marcha.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.servicio.operador.plataforma import embebido
+    from agente.servicio.operador.proceso import embebido
 
     typer.echo("\n".join(_describir(embebido.estado(_pgdata()))))

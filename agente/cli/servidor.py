@@ -9,7 +9,7 @@ import tempfile
 import typer
 
 from agente.cli.comun import errores_en_una_linea, url_migrada
-from agente.servicio.operador.plataforma import parada_limpia
+from agente.servicio.operador.proceso import parada_limpia
 
 __all__ = ["demo", "serve", "token_app"]
 

@@ -39,8 +39,8 @@ su subpaquete (``docs/arquitectura.md``, «Servicio y web»). De abajo arriba (e
 La web y la CLI importan cada cosa de su subpaquete, por su nombre
 (``from agente.servicio.aprobaciones.firmas import FirmaParcial``); este ``__init__`` no
 re-exporta nada. Lo que necesitan de más abajo (la base, el embebido, la demo, el dominio
-de la política) se lo da un módulo del servicio: ``operador/plataforma``, ``operador/demo``,
-``politica/dominio`` y ``entrada/correo``. El contrato ``solo-el-servicio`` de
+de la política) se lo da un módulo del servicio: ``operador/plataforma``,
+``operador/proceso``, ``operador/demo``, ``politica/dominio`` y ``entrada/correo``. El contrato ``solo-el-servicio`` de
 ``pyproject.toml`` no les deja importar ``agente.bd``, ``politicas``, ``herramientas`` ni
 ningún otro paquete de debajo.
 """

@@ -108,7 +108,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         propio = servicio is None
         if propio:
             from agente.servicio.fabrica import crear_servicio
-            from agente.servicio.operador.plataforma import embebido, url_basedatos
+            from agente.servicio.operador.plataforma import url_basedatos
+            from agente.servicio.operador.proceso import embebido
 
             previos = embebido.abiertos()
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))

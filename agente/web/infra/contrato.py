@@ -12,7 +12,7 @@ aquí, en un solo sitio, a cada operación que lo puede devolver:
 - ``404`` en cada ruta con id: no existe (o el id trae un carácter nulo);
 - ``401``/``403`` en cada ruta con token; ``404`` y ``403`` en la demo;
 - ``503`` con ``Retry-After`` en cada ruta que usa la base de datos (caída, o el servidor
-  se está parando: ``disponibilidad``, ``parada_web``);
+  se está parando: ``disponibilidad``, ``parada``);
 - ``pattern`` sin el carácter nulo en cada texto que entra (cuerpo y query) que no tenga
   ya uno: la puerta (``cuerpo``, ``texto_seguro``) lo rechaza en cualquier texto, y el
   esquema lo dice;
