@@ -49,7 +49,7 @@ __all__ = [
 DINERO_MAXIMO = Decimal("1000000.00")
 # Cómo se escribe un importe de la política como texto: cifras y, si acaso, un punto con uno
 # o dos decimales, de "0" a "1000000.00". Es el ``pattern`` que declara el OpenAPI
-# (``agente/web/esquemas_politica.py`` lo toma de aquí) y el que se hace cumplir: ni
+# (``agente/web/esquemas/politica.py`` lo toma de aquí) y el que se hace cumplir: ni
 # exponentes ("1e1", "5e-1"), ni signo ("+5", "-0"), ni espacios (" 20"), ni un punto
 # suelto ("20.", ".5"). Lo que no es texto (un Decimal o un entero de quien llama desde el
 # código) se escribe con ``format(..., "f")`` y se comprueba igual (issue 39).

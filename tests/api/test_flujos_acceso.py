@@ -14,12 +14,12 @@ import httpx
 import psycopg
 import pytest
 
-from agente.web import vigencia as modulo_vigencia
 from agente.web.app import crear_app
-from agente.web.auth import emitir_token
-from agente.web.directo import turno_en_directo
-from agente.web.hilos import HilosDelAgente
-from agente.web.vigencia import Vigencia
+from agente.web.en_vivo.directo import turno_en_directo
+from agente.web.entrada.auth import emitir_token
+from agente.web.infra import vigencia as modulo_vigencia
+from agente.web.infra.hilos import HilosDelAgente
+from agente.web.infra.vigencia import Vigencia
 from tests.apoyo.web_util import (
     DEVOLVER_CAFETERA,
     ajustes_web,
