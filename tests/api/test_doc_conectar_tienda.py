@@ -13,7 +13,7 @@ import httpx
 import psycopg
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.servicio import ingesta_tienda
+from agente.servicio.tienda import ingesta
 from agente.web.app import crear_app
 from tests.apoyo.fabricas import consultar
 from tests.apoyo.rutas import RAIZ
@@ -33,7 +33,7 @@ def test_el_ejemplo_trabajado_de_conectar_tienda_crea_el_pedido_y_el_chat_lo_ree
     bloque = _bloque_del_ejemplo()
     assert "date -d" in bloque and not re.search(r"\b20\d\d-\d\d-\d\dT", bloque.split("#")[0])
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        clave = ingesta_tienda.crear_clave(c, tienda="talavera", nombre="doc",
+        clave = ingesta.crear_clave(c, tienda="talavera", nombre="doc",
                                            alcances=["clientes", "pedidos", "estados"]).secreto
     with servidor_en_hilo(crear_app(ajustes)) as base:
         guion = (re.sub(r"^API=.*$", f"API={base}/api/tienda/v1", bloque, flags=re.M)
