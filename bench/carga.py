@@ -478,7 +478,7 @@ def ejecuciones_simultaneas(entorno: dict[str, str]) -> int | None:
     if "ejecuciones_max" in campos:  # el límite es del servicio (AGENTE_EJECUCIONES_MAX)
         return int(entorno.get("AGENTE_EJECUCIONES_MAX", campos["ejecuciones_max"].default))
     try:  # versiones anteriores: la web lo derivaba del pool
-        from agente.web.directo import ejecuciones_simultaneas as antes
+        from agente.web.en_vivo.directo import ejecuciones_simultaneas as antes
     except ImportError:
         return None
     return antes(int(entorno.get("AGENTE_POOL_MAX", campos["pool_max"].default)))

@@ -82,9 +82,11 @@ def crear_consultar_pedido(dependencias: Dependencias) -> BaseTool:
 
     @tool("consultar_pedido", args_schema=ConsultarPedidoArgs)
     def consultar_pedido(pedido: str, runtime: ToolRuntime) -> str:
-        """Consulta un pedido del cliente con el que hablas: estado, fecha de compra y de entrega, días desde la entrega, importe pagado, lo ya reembolsado, y el importe que aún se puede reembolsar (`reembolsable`). Por cada línea (número de `linea`, sku, producto, categoría, unidades, precio unitario e importe pagado) dice además lo reembolsado, las unidades reembolsadas y cambiadas, las `unidades_libres` y su `reembolsable`.
+        """Consulta un pedido del cliente con el que hablas: estado, fecha de compra y de entrega, días desde la entrega, importe pagado, lo ya reembolsado, y el importe que aún se puede reembolsar (`reembolsable`). Por cada línea (número de `linea`, sku, producto, categoría, unidades, precio unitario e importe pagado) dice además lo reembolsado, las unidades reembolsadas y cambiadas, las `unidades_libres` y su `reembolsable`. También da los `reembolsos` del pedido (número, importe, estado y fechas) y, en `abono`, adónde vuelve el dinero (`medio`, el de pago del pedido) y cuánto suele tardar en verse según la tienda (`plazo`).
 
         Úsala antes de hablar de un pedido y siempre antes de proponer un reembolso o un cambio: no supongas importes, fechas ni productos. Cada unidad se compensa una sola vez: una unidad ya reembolsada (aunque fuera en parte) o cambiada no cuenta en `unidades_libres` ni en `reembolsable`, y no se puede reembolsar ni cambiar otra vez. Los importes vienen en euros como texto ("120.00"). Si falla con «pedido no encontrado», el número no corresponde a ningún pedido de este cliente: pídele que lo revise, sin dar más detalles.
+
+        Si el cliente pregunta cuándo le llega el dinero, contesta con `abono.plazo` y `abono.medio` (es lo típico, no una promesa). Si `abono.reembolso_en_firma` es true, el reembolso espera la firma de un encargado y aún no ha salido nada; si el último reembolso está `pendiente`, la pasarela aún no lo ha confirmado: dilo así.
         """
         return _json(pedidos.consultar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from psycopg_pool import ConnectionPool
 
 from agente.nucleo import dinero
+from agente.nucleo.abonos import MEDIOS_PAGO, PLAZO_ABONO_DEFECTO, texto_plazo
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ContextoAusente, PedidoNoEncontrado, ProductoNoEncontrado
 
@@ -50,10 +51,31 @@ SELECT p.id, p.tienda, p.estado, p.fecha, p.entregado_en, p.importe,
             ELSE floor(extract(epoch FROM now() - p.entregado_en) / 86400)::int
        END AS dias_desde_entrega,
        COALESCE((SELECT sum(r.importe) FROM reembolsos r WHERE r.pedido_id = p.id), 0)
-           AS reembolsado
+           AS reembolsado,
+       p.metodo_pago,
+       CASE p.metodo_pago
+            WHEN 'bizum' THEN coalesce(pt.plazo_abono_bizum_dias, %(plazo_bizum)s)
+            WHEN 'transferencia' THEN coalesce(pt.plazo_abono_transferencia_dias, %(plazo_transferencia)s)
+            ELSE coalesce(pt.plazo_abono_tarjeta_dias, %(plazo_tarjeta)s)
+       END AS plazo_abono_dias,
+       EXISTS (SELECT 1 FROM reservas_pendientes rp
+               WHERE rp.pedido_id = p.id AND rp.herramienta IN ('reembolsar', 'cancelar_pedido'))
+           AS reembolso_en_firma
 FROM pedidos p
+LEFT JOIN politicas_tienda pt ON pt.tienda = p.tienda
 WHERE p.id = %(pedido)s AND p.cliente_id = %(cliente_id)s
 """
+
+# Los reembolsos del pedido (de una devolución, una cancelación o la diferencia de un
+# cambio), el último al final: «¿cuándo me llega el dinero?» pregunta por ellos.
+SELECT_REEMBOLSOS_SQL = """
+SELECT r.numero, r.importe, r.estado, r.creado, r.emitido_en
+FROM reembolsos r
+WHERE r.pedido_id = %(pedido)s
+ORDER BY r.creado, r.id
+"""
+# Los DEFAULT de politicas_tienda.plazo_abono_<medio>_dias (herramientas/ no importa politicas/).
+_PLAZOS_DEFECTO = {f"plazo_{medio}": dias for medio, dias in PLAZO_ABONO_DEFECTO.items()}
 
 # Las cifras de cada línea salen del libro (vista libro_lineas): la misma definición de
 # «reembolsable» que usan reembolsar y sustituir.
@@ -79,11 +101,12 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
     pedido = normalizar_id(pedido)
     with pool.connection() as conexion:
         fila = conexion.execute(
-            SELECT_PEDIDO_SQL, {"pedido": pedido, "cliente_id": contexto.cliente_id}
+            SELECT_PEDIDO_SQL, {"pedido": pedido, "cliente_id": contexto.cliente_id, **_PLAZOS_DEFECTO}
         ).fetchone()
         if fila is None:
             raise PedidoNoEncontrado(pedido)
         lineas = conexion.execute(SELECT_LINEAS_SQL, {"pedido": pedido}).fetchall()
+        reembolsos = conexion.execute(SELECT_REEMBOLSOS_SQL, {"pedido": pedido}).fetchall()
     return {
         "pedido": fila["id"],
         "estado": fila["estado"],
@@ -93,6 +116,26 @@ def consultar_pedido(pool: ConnectionPool, *, contexto: ContextoCliente, pedido:
         "importe": dinero.texto(fila["importe"]),
         "reembolsado": dinero.texto(fila["reembolsado"]),
         "reembolsable": dinero.texto(dinero.sumar(linea["reembolsable"] for linea in lineas)),
+        # Cuándo llega el dinero: vuelve al medio de pago del pedido y tarda lo que la tienda
+        # dice que suele tardar ese medio (su política); ``reembolso_en_firma``: hay uno que
+        # espera la firma de un encargado y aún no ha salido nada.
+        "metodo_pago": fila["metodo_pago"],
+        "abono": {
+            "medio": MEDIOS_PAGO.get(fila["metodo_pago"], fila["metodo_pago"]),
+            "plazo_dias_habiles": fila["plazo_abono_dias"],
+            "plazo": texto_plazo(fila["plazo_abono_dias"]),
+            "reembolso_en_firma": fila["reembolso_en_firma"],
+        },
+        "reembolsos": [
+            {
+                "numero": r["numero"],
+                "importe": dinero.texto(r["importe"]),
+                "estado": r["estado"],
+                "fecha": r["creado"].date().isoformat(),
+                "emitido_en": r["emitido_en"].date().isoformat() if r["emitido_en"] else None,
+            }
+            for r in reembolsos
+        ],
         "lineas": [
             {
                 "linea": linea["linea"],

@@ -131,7 +131,7 @@ def diferencias(
         sube = nuevo > antes
         endurece = sube == (valor.endurece == "subir")
         salida.append(Diferencia(
-            clave=f"umbrales.{nombre}", etiqueta=nombre, antes=texto_valor(valor, antes),
+            clave=f"umbrales.{nombre}", etiqueta=valor.etiqueta, antes=texto_valor(valor, antes),
             despues=texto_valor(valor, nuevo), sentido="endurece" if endurece else "amplia",
             regla=valor.regla, valor=nuevo if valor.tipo == "dinero" else None,
         ))

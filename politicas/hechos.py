@@ -96,6 +96,11 @@ CATALOGO: Mapping[str, Hecho] = {
             " WHERE l.pedido_id = p.id AND l.sku = %(sku_original)s::text)",
             frozenset({"sku_original"}),
         ),
+        # Cómo lee el producto quien firma: su nombre, no su SKU.
+        Hecho("nombre_original", "(SELECT pr.nombre FROM productos pr WHERE pr.sku = %(sku_original)s::text)",
+              frozenset({"sku_original"})),
+        Hecho("nombre_nuevo", "(SELECT pr.nombre FROM productos pr WHERE pr.sku = %(sku_nuevo)s::text)",
+              frozenset({"sku_nuevo"})),
         Hecho(
             "pvp_original",
             "(SELECT pr.pvp FROM precios_tienda pr WHERE pr.sku = %(sku_original)s::text"

@@ -15,6 +15,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from agente.nucleo import dinero
+from agente.nucleo.abonos import columna_plazo, texto_plazo
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.operaciones import VALE_VENTANA_DIAS
 from politicas.defectos import DEFECTOS, columnas_con_defecto, parametros_defecto
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 __all__ = ["SELECT_POLITICA_SQL", "PoliticaTienda", "texto_politica"]
+
+# Cómo se nombra cada medio de pago en el plazo de un reembolso.
+_MEDIOS = (("tarjeta", "tarjeta"), ("bizum", "Bizum"), ("transferencia", "transferencia"))
 
 SELECT_POLITICA_SQL = (
     sql.SQL(
@@ -53,7 +57,10 @@ def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
             "- Reembolsos: se devuelve al medio de pago original y nunca más de lo pagado por "
             "el pedido menos lo ya reembolsado. Un reembolso de hasta "
             f"{dinero.eur(valores['limite_reembolso'])} se hace al momento; si es "
-            "mayor, necesita la aprobación de un encargado de la tienda.",
+            "mayor, necesita la aprobación de un encargado de la tienda. Desde que se emite, el "
+            "dinero suele tardar en verse (depende del banco): "
+            + "; ".join(f"con {nombre}, {texto_plazo(valores[columna_plazo(medio)])}" for medio, nombre in _MEDIOS)
+            + ".",
             f"- Plazo: si han pasado más de {valores['dias_desde_entrega']} días desde la entrega, "
             "la devolución necesita la aprobación de un encargado.",
             f"- Devoluciones frecuentes: si ya tienes {valores['devoluciones_max_30d']} "

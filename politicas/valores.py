@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from agente.nucleo import dinero
+from agente.nucleo.abonos import MEDIOS_PAGO, PLAZO_ABONO_DEFECTO, columna_plazo
 from agente.nucleo.errores import DecisionNoValida, ImporteNoValido
 from agente.nucleo.operaciones import (
     VALE_DIAS_CADUCIDAD_DEFECTO,
@@ -48,7 +49,7 @@ __all__ = [
 DINERO_MAXIMO = Decimal("1000000.00")
 # Cómo se escribe un importe de la política como texto: cifras y, si acaso, un punto con uno
 # o dos decimales, de "0" a "1000000.00". Es el ``pattern`` que declara el OpenAPI
-# (``agente/web/esquemas_politica.py`` lo toma de aquí) y el que se hace cumplir: ni
+# (``agente/web/esquemas/politica.py`` lo toma de aquí) y el que se hace cumplir: ni
 # exponentes ("1e1", "5e-1"), ni signo ("+5", "-0"), ni espacios (" 20"), ni un punto
 # suelto ("20.", ".5"). Lo que no es texto (un Decimal o un entero de quien llama desde el
 # código) se escribe con ``format(..., "f")`` y se comprueba igual (issue 39).
@@ -75,6 +76,7 @@ class FueraDeDominio(DecisionNoValida):
 class ValorPolitica:
     """Un valor de la política de la tienda.
 
+    ``etiqueta``: cómo lo lee el personal («Límite de reembolso sin firma»), nunca el nombre.
     ``tipo``: ``dinero`` (Decimal, 2 decimales) o ``entero``. ``unidad``: lo que se
     escribe tras el número («horas»). ``endurece``: ``bajar`` o ``subir``. ``regla``: la
     regla de la matriz cuyo límite no puede superar quien lo fija (dinero que sale sin
@@ -82,6 +84,7 @@ class ValorPolitica:
     """
 
     nombre: str
+    etiqueta: str
     tipo: Literal["dinero", "entero"]
     unidad: str
     minimo: Decimal | int
@@ -111,73 +114,84 @@ def texto_valor(valor: ValorPolitica, dato: Any) -> str:
 
 
 # La unidad de un valor cuando es 1 («1 día», no «1 días»).
-_SINGULAR = {"días": "día", "horas": "hora", "devoluciones": "devolución", "%": "%"}
+_SINGULAR = {"días": "día", "días hábiles": "día hábil", "horas": "hora", "devoluciones": "devolución", "%": "%"}
 
+
+# Cómo se nombra cada medio en la descripción de su plazo (para el personal).
+_MEDIOS = {"tarjeta": "tarjeta", "bizum": "Bizum", "transferencia": "cuenta (pago por transferencia)"}
+assert set(_MEDIOS) == set(MEDIOS_PAGO)
 
 VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
     v.nombre: v
     for v in (
         ValorPolitica(
-            nombre="limite_reembolso", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
+            nombre="limite_reembolso", etiqueta="Límite de reembolso sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
             maximo=DINERO_MAXIMO, defecto=Decimal("60.00"), endurece="bajar", regla="reembolso",
             descripcion="Un reembolso mayor pide firma."),
         ValorPolitica(
-            nombre="devoluciones_max_30d", tipo="entero", unidad="devoluciones", minimo=1,
+            nombre="devoluciones_max_30d", etiqueta="Devoluciones que piden firma", tipo="entero", unidad="devoluciones", minimo=1,
             maximo=100, defecto=2, endurece="bajar",
             descripcion="Con tantas devoluciones o más en la ventana, una nueva pide firma."),
         ValorPolitica(
-            nombre="ventana_devoluciones_dias", tipo="entero", unidad="días", minimo=1,
+            nombre="ventana_devoluciones_dias", etiqueta="Ventana para contar devoluciones", tipo="entero", unidad="días", minimo=1,
             maximo=365, defecto=30, endurece="subir",
             descripcion="Días en los que se cuentan las devoluciones del cliente."),
         ValorPolitica(
-            nombre="dias_desde_entrega", tipo="entero", unidad="días", minimo=0, maximo=365,
+            nombre="dias_desde_entrega", etiqueta="Días desde la entrega sin firma", tipo="entero", unidad="días", minimo=0, maximo=365,
             defecto=30, endurece="bajar",
             descripcion="Más días desde la entrega pide firma (la ventana de la tienda)."),
         ValorPolitica(
-            nombre="diferencia_max_sustitucion", tipo="dinero", unidad="EUR",
+            nombre="diferencia_max_sustitucion", etiqueta="Diferencia máxima de un cambio sin firma", tipo="dinero", unidad="EUR",
             minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
             endurece="bajar", regla="sustitucion",
             descripcion="Un cambio que cuesta más que esto por encima del original pide firma."),
         ValorPolitica(
-            nombre="diferencia_minima_liquidable", tipo="dinero", unidad="EUR",
+            nombre="diferencia_minima_liquidable", etiqueta="Diferencia mínima que se liquida", tipo="dinero", unidad="EUR",
             minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
             endurece="bajar", regla="sustitucion",
             descripcion="Una diferencia de un cambio menor que esto no se cobra ni se devuelve."),
         ValorPolitica(
-            nombre="limite_cancelacion", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
+            nombre="limite_cancelacion", etiqueta="Límite de cancelación sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
             maximo=DINERO_MAXIMO, defecto=Decimal("200.00"), endurece="bajar", regla="cancelacion",
             descripcion="Cancelar un pedido sin enviar de más importe pide firma."),
         ValorPolitica(
-            nombre="limite_cambio_direccion", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
+            nombre="limite_cambio_direccion", etiqueta="Límite de cambio de dirección sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
             maximo=DINERO_MAXIMO, defecto=Decimal("150.00"), endurece="bajar", regla="direccion",
             descripcion="Cambiar la dirección de envío de un pedido de más importe pide firma."),
         ValorPolitica(
-            nombre="horas_caducidad", tipo="entero", unidad="horas", minimo=1, maximo=720,
+            nombre="horas_caducidad", etiqueta="Caducidad de una operación en espera", tipo="entero", unidad="horas", minimo=1, maximo=720,
             defecto=72, endurece="bajar",
             descripcion="Plazo de una operación que espera firma; pasado, se rechaza sola."),
         # Vale de compensación (sql/018_vale.sql): sin firma hasta el menor de los dos.
         ValorPolitica(
-            nombre="vale_porcentaje_max", tipo="entero", unidad="%", minimo=0, maximo=100,
+            nombre="vale_porcentaje_max", etiqueta="Porcentaje máximo de un vale sin firma", tipo="entero", unidad="%", minimo=0, maximo=100,
             defecto=VALE_PORCENTAJE_MAX_DEFECTO, endurece="bajar",
             descripcion="Un vale de más de este porcentaje de la línea que compensa pide firma."),
         ValorPolitica(
-            nombre="vale_importe_max", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
+            nombre="vale_importe_max", etiqueta="Importe máximo de un vale sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
             maximo=DINERO_MAXIMO, defecto=VALE_IMPORTE_MAX_DEFECTO, endurece="bajar", regla="vale",
             descripcion="Un vale de más de este importe pide firma."),
         ValorPolitica(
-            nombre="vale_dias_caducidad", tipo="entero", unidad="días", minimo=30, maximo=1095,
+            nombre="vale_dias_caducidad", etiqueta="Caducidad de un vale", tipo="entero", unidad="días", minimo=30, maximo=1095,
             defecto=VALE_DIAS_CADUCIDAD_DEFECTO, endurece="bajar",
             descripcion="Días que vale un vale de compensación desde que se emite."),
         # Reenvío (sql/017): el valor de cada unidad que sale sin firma, y desde cuándo un
         # pedido enviado cuenta como perdido (menos días = se reenvía antes: endurece al subir).
         ValorPolitica(
-            nombre="limite_reenvio", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
+            nombre="limite_reenvio", etiqueta="Límite de reenvío sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
             maximo=DINERO_MAXIMO, defecto=Decimal("50.00"), endurece="bajar", regla="reenvio",
             descripcion="Un reenvío de una unidad que vale más pide firma."),
         ValorPolitica(
-            nombre="dias_reparto_maximos", tipo="entero", unidad="días", minimo=1, maximo=60,
+            nombre="dias_reparto_maximos", etiqueta="Días de reparto antes de dar un envío por perdido", tipo="entero", unidad="días", minimo=1, maximo=60,
             defecto=3, endurece="subir",
             descripcion="Días de reparto tras el envío; pasados, un pedido sin entregar cuenta como perdido."),
+        # Lo que se dice al cliente que tarda en llegarle un reembolso, por medio de pago
+        # (agente/nucleo/abonos.py, sql/041): prometer menos días pide firma (endurece al subir).
+        *(ValorPolitica(
+            nombre=columna_plazo(medio), etiqueta=f"Plazo de un reembolso a {_MEDIOS[medio]}", tipo="entero", unidad="días hábiles", minimo=1, maximo=60,
+            defecto=PLAZO_ABONO_DEFECTO[medio], endurece="subir",
+            descripcion=f"Días hábiles que se dice al cliente que tarda un reembolso a {nombre}.")
+          for medio, nombre in _MEDIOS.items()),
     )
 })
 

@@ -241,10 +241,10 @@ def primera(
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.nucleo.ajustes import ajustes
-    from agente.servicio import alta_primera
+    from agente.servicio.alta.primera import primera_persona
 
     with conectar() as c:
-        enlace = alta_primera.primera_persona(c, nombre=nombre, email=email, id=id)
+        enlace = primera_persona(c, nombre=nombre, email=email, id=id)
     typer.echo(f"{enlace.nombre} ({id}) es el primer administrador. Su enlace de entrada vale 15 minutos "
                "y un solo uso: ábrelo en el navegador o pásaselo a «agente entrar --enlace».", err=True)
     typer.echo(enlace.url(ajustes().avisos_base_url))

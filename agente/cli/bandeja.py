@@ -56,7 +56,7 @@ _VERBOS = {"approve": "aprobó", "edit": "editó", "reject": "rechazó", "respon
 def _firmas(firmas: list[dict[str, Any]], n: int) -> str:
     """Una línea por firmante: «Lucía Moreno (enc-talavera, encargado) aprobó · 01/12/2026 10:30
     (hora de Madrid)», con lo que decidió en la operación ``n``."""
-    from agente.servicio import lo_que_decidio, nombre_decision
+    from agente.servicio.decisiones.decididas import lo_que_decidio, nombre_decision
 
     lineas = []
     for f in firmas:
@@ -78,7 +78,7 @@ COLUMNAS_HISTORIAL = ["Decidida", "Hilo", "Tienda", "Cliente", "Firmas", "Decisi
 def filas_historial(decisiones: list[dict[str, Any]]) -> list[list[Any]]:
     """Una fila por operación decidida, como el CSV, en español: la decisión («editada»), la
     operación por su título («Reembolso»), el importe en euros; en «Firmas», cada persona."""
-    from agente.servicio import nombre_decision, nombre_operacion
+    from agente.servicio.decisiones.decididas import nombre_decision, nombre_operacion
 
     filas = []
     for d in decisiones:
@@ -99,7 +99,7 @@ def filas_historial(decisiones: list[dict[str, Any]]) -> list[list[Any]]:
 def _resumen_accion(registro, accion: dict) -> str:
     """«Reembolso: el reembolso de 120,00 EUR del pedido P-...» (título de la operación y
     texto del registro)."""
-    from agente.servicio import nombre_operacion
+    from agente.servicio.decisiones.decididas import nombre_operacion
 
     herramienta = registro.get(accion.get("name"))
     detalle = herramienta.texto_espera(accion.get("args") or {}) if herramienta else ""
@@ -152,13 +152,13 @@ def aprobaciones(
 
 
 def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedido, csv=None, formato="hoja") -> None:
-    from agente.servicio import FORMATOS_CSV_DECISIONES, FiltrosDecisiones, tipo_de_nombre
+    from agente.servicio.decisiones.decididas import FORMATOS_CSV, Filtros, tipo_de_nombre
 
-    if formato not in FORMATOS_CSV_DECISIONES:
-        raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV_DECISIONES)}")
+    if formato not in FORMATOS_CSV:
+        raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV)}")
     try:
         tipo = tipo_de_nombre(decision) if decision is not None else None
-        filtros = FiltrosDecisiones(desde=con_zona(desde), hasta=con_zona(hasta), tipo=tipo, encargado=encargado,
+        filtros = Filtros(desde=con_zona(desde), hasta=con_zona(hasta), tipo=tipo, encargado=encargado,
                           cliente=cliente, pedido=pedido, tienda=tienda, por_pagina=limite)
     except ValueError as exc:
         raise DecisionNoValida(str(exc)) from None
@@ -178,9 +178,9 @@ def _historial(tienda, limite, desde, hasta, decision, encargado, cliente, pedid
 
 def _escribir_csv(decisiones: list[dict[str, Any]], ruta: str, formato: str) -> None:
     """El mismo CSV que ``GET /api/decisiones.csv?formato=...`` (con BOM en «hoja»)."""
-    from agente.servicio import decisiones_como_csv, decisiones_como_csv_hoja
+    from agente.servicio.decisiones.decididas import como_csv, como_csv_hoja
 
-    texto = decisiones_como_csv(decisiones) if formato == "maquina" else decisiones_como_csv_hoja(decisiones)
+    texto = como_csv(decisiones) if formato == "maquina" else como_csv_hoja(decisiones)
     escribir_csv(texto, ruta, filas=len(decisiones), que="decisiones", formato=formato)
 
 

@@ -40,9 +40,8 @@ def errores_en_una_linea(funcion):
 
 def url(aj=None) -> str:
     """La URL de la base, comprobada. Sin ``aj``, los ajustes del proceso (en caché)."""
-    from agente.bd.pool import comprobar_conexion
-    from agente.bd.url import url_basedatos
     from agente.nucleo.ajustes import ajustes
+    from agente.servicio.operador.plataforma import comprobar_conexion, url_basedatos
 
     aj = aj if aj is not None else ajustes()
     resultado = url_basedatos(aj)
@@ -52,7 +51,7 @@ def url(aj=None) -> str:
 
 def url_migrada(aj=None) -> str:
     """``url`` con las migraciones pendientes aplicadas (idempotente)."""
-    from agente.bd.migraciones import migrar
+    from agente.servicio.operador.plataforma import migrar
 
     resultado = url(aj)
     migrar(resultado)
@@ -64,7 +63,7 @@ def conexion() -> Iterator:
     """Una conexión suelta a la base migrada (con los mismos ajustes que el pool)."""
     import psycopg
 
-    from agente.bd.pool import KWARGS_CONEXION
+    from agente.servicio.operador.plataforma import KWARGS_CONEXION
 
     with psycopg.connect(url_migrada(), **KWARGS_CONEXION) as abierta:
         yield abierta
@@ -74,7 +73,7 @@ def conexion() -> Iterator:
 def servicio() -> Iterator:
     """El servicio completo sobre la base migrada; al salir se cierra."""
     from agente.nucleo.ajustes import ajustes
-    from agente.servicio import crear_servicio
+    from agente.servicio.fabrica import crear_servicio
 
     abierto = crear_servicio(ajustes(), url=url_migrada())
     try:

@@ -20,7 +20,7 @@ def db_migrate() -> None:
     """Aplica las migraciones pendientes de sql/ (idempotente).
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.bd.migraciones import migrar
+    from agente.servicio.operador.plataforma import migrar
 
     aplicadas = migrar(url())
     if aplicadas:
@@ -39,7 +39,7 @@ def db_demo(
 
     Con un servidor usando la base no hace nada. Orden local de operador: usa la base
     directamente y no actúa como ninguna persona."""
-    from agente.demo import una_vez
+    from agente.servicio.operador.demo import una_vez
 
     with conexion() as abierta:
         una_vez.comprobar_sin_servidor(abierta)
@@ -80,8 +80,8 @@ def db_reset(
     """Borra TODOS los datos del PostgreSQL embebido y vuelve a migrar.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.bd.migraciones import rehacer
     from agente.nucleo.ajustes import ajustes
+    from agente.servicio.operador.plataforma import rehacer
 
     aj = ajustes()
     if aj.database_url:
@@ -119,9 +119,9 @@ def _describir(est) -> list[str]:
     lineas.append(f"Datos en: {est.pgdata}" + ("" if est.inicializado else " (sin crear: se creará al primer uso)"))
     if est.en_marcha:
         if est.usuarios:
-            from agente.bd.embebido import describir_proceso
+            from agente.servicio.operador.proceso import embebido
 
-            lineas.append("Lo usan los procesos: " + ", ".join(map(describir_proceso, est.usuarios)))
+            lineas.append("Lo usan los procesos: " + ", ".join(map(embebido.describir_proceso, est.usuarios)))
         elif est.mantener:
             lineas.append("Arrancado con «agente db start»: sigue en marcha hasta «agente db stop».")
         else:
@@ -135,7 +135,7 @@ def db_start() -> None:
     """Arranca el PostgreSQL embebido y lo deja en marcha hasta «agente db stop».
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.bd import embebido
+    from agente.servicio.operador.proceso import embebido
 
     pgdata = _pgdata()
     embebido.arrancar(pgdata, mantener=True)
@@ -151,7 +151,7 @@ def db_stop(
     """Para el PostgreSQL embebido (si ningún proceso lo está usando).
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.bd import embebido
+    from agente.servicio.operador.proceso import embebido
 
     pgdata = _pgdata()
     antes = embebido.estado(pgdata)
@@ -170,6 +170,6 @@ def db_status() -> None:
     """Dónde están los datos del PostgreSQL embebido y si está en marcha.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.bd import embebido
+    from agente.servicio.operador.proceso import embebido
 
     typer.echo("\n".join(_describir(embebido.estado(_pgdata()))))

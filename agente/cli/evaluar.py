@@ -35,7 +35,6 @@ def evaluar(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from agente.bd.url import url_basedatos
     from agente.evaluacion import cargar_tareas
     from agente.evaluacion import evaluar as evaluar_suite
     from agente.evaluacion.informe import actualizar_tabla, markdown
@@ -43,6 +42,7 @@ def evaluar(
     from agente.evaluacion.suite import omision
     from agente.nucleo.ajustes import ajustes as leer_ajustes
     from agente.nucleo.errores import ErrorDominio
+    from agente.servicio.operador.plataforma import url_basedatos
 
     leer_ajustes.cache_clear()
     aj = leer_ajustes()

@@ -32,10 +32,10 @@ def crear(
     """Crea una clave y la enseña UNA vez: guárdala ya (la base solo guarda su hash).
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.servicio import ingesta_tienda
+    from agente.servicio.tienda.ingesta import crear_clave
 
     with conectar() as c:
-        creada = ingesta_tienda.crear_clave(c, tienda=tienda, nombre=nombre, alcances=alcance, creada_por=autor)
+        creada = crear_clave(c, tienda=tienda, nombre=nombre, alcances=alcance, creada_por=autor)
     typer.echo(f"Clave {creada.clave.prefijo} para {tienda} ({', '.join(creada.clave.alcances)}):")
     typer.echo(creada.secreto)
     typer.echo("No se volverá a mostrar. Va en la cabecera X-Clave-API.", err=True)
@@ -47,10 +47,10 @@ def listar(tienda: Annotated[str | None, typer.Option("--tienda", help="Solo las
     """Las claves (sin el secreto): prefijo, tienda, alcances, creación, último uso y revocación.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.servicio import ingesta_tienda
+    from agente.servicio.tienda.ingesta import listar_claves
 
     with conectar() as c:
-        filas = ingesta_tienda.listar_claves(c, tienda)
+        filas = listar_claves(c, tienda)
     tabla("Claves de API", ["Prefijo", "Tienda", "Nombre", "Alcances", "Creada", "Usada", "Revocada"],
           [[k.prefijo, k.tienda, k.nombre, ", ".join(k.alcances), f"{k.creada:%Y-%m-%d %H:%M} ({k.creada_por})",
             f"{k.usada:%Y-%m-%d %H:%M}" if k.usada else "", f"{k.revocada:%Y-%m-%d %H:%M}" if k.revocada else ""]
@@ -63,10 +63,10 @@ def revocar(prefijo: Annotated[str, typer.Argument(help="El prefijo de la clave 
     """Revoca la clave al momento: la siguiente petición con ella es 401.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.servicio import ingesta_tienda
+    from agente.servicio.tienda.ingesta import revocar_clave
 
     with conectar() as c:
-        k = ingesta_tienda.revocar_clave(c, prefijo)
+        k = revocar_clave(c, prefijo)
     typer.echo(f"Clave {k.prefijo} ({k.tienda}) revocada el {k.revocada:%Y-%m-%d %H:%M:%S}.")
 
 
@@ -80,7 +80,7 @@ def importar(
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona.
     """
-    from agente.servicio import ingesta_tienda
+    from agente.servicio.tienda.ingesta import importar
 
     inicio = time.perf_counter()
 
@@ -88,7 +88,7 @@ def importar(
         typer.echo(f"línea {f.linea}: {f.estado_http} {f.mensaje}", err=True)
 
     with conectar() as c:
-        informe = ingesta_tienda.importar(c, fichero, tienda=tienda, al_fallar=al_fallar)
+        informe = importar(c, fichero, tienda=tienda, al_fallar=al_fallar)
     segundos = time.perf_counter() - inicio
     aplicados = informe.creados + informe.actualizados + informe.sin_cambios
     typer.echo(f"{informe.lineas} líneas: {informe.creados} creados, {informe.actualizados} actualizados, "

@@ -94,7 +94,7 @@ def auditoria(
     """Comprueba firmas, libro, política, orden en serie y lo que el agente dijo (código 1 si hay algún hallazgo).
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.servicio import hallazgos_auditoria
+    from agente.servicio.auditoria.informe import hallazgos
 
     with servicio() as abierto:
         informe = abierto.auditoria(pendientes_mas_de_segundos=pendientes_minutos * 60)
@@ -132,7 +132,7 @@ def auditoria(
     if informe.get("canales"):
         tabla("Firmas por canal (web, cli, protocolo)", ["Tienda", "Canal", "Aprobaciones", "Política"],
               [[c["tienda"], c["canal"], c["aprobaciones"], c["politica"]] for c in informe["canales"]])
-    if hallazgos_auditoria(informe):
+    if hallazgos(informe):
         raise typer.Exit(code=1)
 
 
@@ -158,14 +158,9 @@ def limpiar(
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona.
     """
-    from agente.bd.pool import abrir_pool
-    from agente.retencion import limpiar as limpiar_checkpoints
+    from agente.servicio.operador.plataforma import limpiar_checkpoints
 
-    pool = abrir_pool(url_migrada(), max_size=2)
-    try:
-        informe = limpiar_checkpoints(pool, dias=dias)
-    finally:
-        pool.close()
+    informe = limpiar_checkpoints(url_migrada(), dias=dias)
     if informe.omitida:
         typer.echo("Otro servidor está haciendo la limpieza ahora mismo: no se ha hecho nada.")
         return
@@ -203,17 +198,14 @@ def movimientos(
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
 
     from agente.nucleo.errores import DecisionNoValida
-    from agente.servicio import (
-        FORMATOS_CSV_DECISIONES,
-        FiltrosMovimientos,
-        movimientos_como_csv,
-        movimientos_como_csv_hoja,
-    )
+    from agente.servicio.auditoria.movimientos import Filtros
+    from agente.servicio.auditoria.movimientos_csv import como_csv, como_csv_hoja
+    from agente.servicio.decisiones.decididas import FORMATOS_CSV
 
-    if formato not in FORMATOS_CSV_DECISIONES:
-        raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV_DECISIONES)}")
+    if formato not in FORMATOS_CSV:
+        raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV)}")
     try:
-        filtros = FiltrosMovimientos(desde=con_zona(desde), hasta=con_zona(hasta), tipo=tipo, estado=estado,
+        filtros = Filtros(desde=con_zona(desde), hasta=con_zona(hasta), tipo=tipo, estado=estado,
                                      tienda=tienda, por_pagina=10_000)
     except ValueError as exc:
         raise DecisionNoValida(str(exc)) from None
@@ -222,7 +214,7 @@ def movimientos(
             abierto.comprobar_tienda(tienda)
         filas, total, totales = abierto.movimientos(None, filtros)
     if csv is not None:
-        texto = movimientos_como_csv(filas) if formato == "maquina" else movimientos_como_csv_hoja(filas)
+        texto = como_csv(filas) if formato == "maquina" else como_csv_hoja(filas)
         escribir_csv(texto, csv, filas=len(filas), que="movimientos", formato=formato)
         return
     if not totales:

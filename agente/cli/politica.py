@@ -81,7 +81,7 @@ def _pares(valores: list[str], opcion: str) -> dict[str, str | None]:
 
 def _como_en_la_api(nombre: str, valor: str) -> str | int:
     """Un umbral entero (días, devoluciones, horas) va como número; el dinero, como texto."""
-    from politicas.valores import VALORES
+    from agente.servicio.politica.dominio import VALORES
 
     declarado = VALORES.get(nombre)
     if declarado is not None and declarado.tipo == "entero" and valor.isdigit():
@@ -103,7 +103,7 @@ def _con_punto(valor: str) -> str:
 def ver(tienda: str = typer.Option(..., "--tienda", help="Id de la tienda.")) -> None:
     """Umbrales y matriz de autoridad vigentes, con sus versiones (quién y cuándo). Orden
     local de operador: lee la base, no actúa como nadie."""
-    from agente.servicio import politica_tienda
+    from agente.servicio.politica import politica_tienda
 
     with conectar() as conexion:
         _imprimir(politica_tienda.ver(conexion, tienda))

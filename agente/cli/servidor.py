@@ -9,7 +9,7 @@ import tempfile
 import typer
 
 from agente.cli.comun import errores_en_una_linea, url_migrada
-from agente.parada import parada_limpia
+from agente.servicio.operador.proceso import parada_limpia
 
 __all__ = ["demo", "serve", "token_app"]
 
@@ -28,8 +28,8 @@ def _ajustes():
 def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
     import uvicorn
 
-    from agente.bd.pool import APLICACION_SERVIDOR
     from agente.nucleo.registro_log import config_logging, configurar
+    from agente.servicio.operador.plataforma import APLICACION_SERVIDOR
 
     ajustes.comprobar_secreto()
     configurar(ajustes.log_nivel)  # JSON por stderr; los workers lo aplican con log_config
@@ -99,7 +99,8 @@ def demo(
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
     from agente.nucleo.errores import ErrorConfiguracion
-    from agente.servicio import PASARELAS_DEMO, cargar_demo_una_vez, piezas_demo
+    from agente.servicio.operador.arranque import cargar_demo_una_vez
+    from agente.servicio.operador.demo import PASARELAS_DEMO, piezas_demo
 
     if pasarela is not None and pasarela not in PASARELAS_DEMO:
         raise ErrorConfiguracion(f"--pasarela: elige una de {', '.join(PASARELAS_DEMO)}")
@@ -124,8 +125,8 @@ def demo(
 
 
 def _cartel(base: str, host: str, port: int, piezas: list[str]) -> None:
-    from agente.demo.catalogo import CLIENTES, ENCARGADOS
-    from agente.web.rutas_demo import EJEMPLOS
+    from agente.servicio.operador.demo import CLIENTES, ENCARGADOS
+    from agente.web.rutas.demo import EJEMPLOS
 
     typer.echo(f"Demo lista en {base}/demo (modelo offline: reglas, no un LLM).")
     typer.echo("Entra como cliente o como encargado desde esa página (cada pestaña guarda su sesión):")
@@ -142,8 +143,8 @@ def _cartel(base: str, host: str, port: int, piezas: list[str]) -> None:
 
 
 def _emitir(rol: str, sujeto: str, horas: float | None) -> None:
-    from agente.servicio import tienda_para_token
-    from agente.web.auth import emitir_token
+    from agente.servicio.operador.arranque import tienda_para_token
+    from agente.web.entrada.auth import emitir_token
 
     ajustes = _ajustes()
     ajustes.comprobar_secreto()  # un token firmado con el secreto de serie no sirve de nada

@@ -23,7 +23,7 @@ from agente.evaluacion.comprobaciones import Observado, comprobar
 from agente.evaluacion.encargado import decisiones
 from agente.evaluacion.tareas import Tarea
 from agente.nucleo.errores import AprobacionPendiente, ErrorDominio, Prohibido
-from agente.servicio import afirmaciones_falsas
+from agente.servicio.auditoria.verdad import afirmaciones_falsas
 
 __all__ = ["Intento", "ensayar"]
 

@@ -140,7 +140,7 @@ def evaluar(
     if k < 1:
         raise ValueError("k debe ser al menos 1")
     if crear_servicio is None:
-        from agente.servicio import crear_servicio
+        from agente.servicio.fabrica import crear_servicio
     modelo_cliente = (
         crear_modelo(ajustes.modelo, base_url=ajustes.modelo_base_url) if cliente == "llm" else None
     )

@@ -36,7 +36,8 @@ def no_posible(pedido: str | None, estado: Any) -> str:
         )
     if estado == "cancelado":
         return f"El pedido {pedido} ya está cancelado; no hay nada más que cancelar."
-    return f"El pedido {pedido} no se puede cancelar en su estado actual («{estado}»)."
+    return (f"El pedido {pedido} no se puede cancelar en su estado actual («{estado}»). Si quieres, "
+            "puedo trasladar tu consulta al encargado de la tienda.")
 
 
 def redactar(pedido: str | None, llamada: Llamada) -> str:
@@ -46,7 +47,8 @@ def redactar(pedido: str | None, llamada: Llamada) -> str:
     if resultado.tipo == "rechazo":
         return (
             f"El encargado no ha aprobado la cancelación del pedido {pedido}. "
-            f"Motivo: {resultado.motivo_rechazo}. Tu pedido sigue en marcha: no he cancelado nada."
+            f"Motivo: {resultado.motivo_rechazo}. Tu pedido sigue en marcha: no he cancelado nada. "
+            "Cuando lo recibas, si no lo quieres, puedes devolverlo dentro del plazo de la tienda."
         )
     if resultado.tipo == "error":
         numero = re.search(r"\bCA-\d{6}\b", resultado.texto)

@@ -112,7 +112,8 @@ def no_pendiente(pedido: str | None, estado: object) -> str:
     if estado == "cancelado":
         return f"El pedido {pedido} está cancelado: no hay envío cuya dirección cambiar."
     if estado == "entregado":
-        return f"El pedido {pedido} ya se ha entregado, así que su dirección de envío ya no se puede cambiar."
+        return (f"El pedido {pedido} ya se ha entregado, así que su dirección de envío ya no se puede cambiar. "
+                "Si no lo has recibido tú, dímelo y lo revisamos.")
     return (
         f"El pedido {pedido} ya ha salido hacia la dirección que indicaste, así que ya no puedo cambiarla. "
         "Si no vas a estar, puedes rechazar la entrega cuando llegue el transportista y el pedido volverá a "

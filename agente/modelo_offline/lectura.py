@@ -26,6 +26,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from agente.modelo_offline import (
+    abono,
     cambio,
     cancelacion,
     comprension,
@@ -125,7 +126,8 @@ RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]
 # Las de cada operación declarada más las que no mueven nada.
 Intencion = str
 INTENCIONES: frozenset[str] = frozenset(
-    {"estado", "encargado", "politica", "ayuda", "anulada", "retirada", "aclarar"} | {i for i, _ in PATRONES}
+    {"estado", "encargado", "politica", "ayuda", "anulada", "retirada", "aclarar", abono.INTENCION}
+    | {i for i, _ in PATRONES}
 )
 
 # ---------------------------------------------------------------- productos
@@ -301,17 +303,6 @@ def _propuesta_pendiente(anteriores: Sequence[BaseMessage]) -> tuple[str, str, s
     return None
 
 
-def _reenvio_ofrecido(anteriores: Sequence[BaseMessage]) -> dict | None:
-    """El reenvío que ofreció la última respuesta (``reenvio.opciones``), si espera un «sí»."""
-    for mensaje in reversed(anteriores):
-        if isinstance(mensaje, HumanMessage):
-            return None
-        if isinstance(mensaje, AIMessage) and not mensaje.tool_calls:
-            oferta = (mensaje.additional_kwargs or {}).get(reenvio.PROPUESTA_REENVIO)
-            return oferta if isinstance(oferta, dict) and oferta.get("pedido") else None
-    return None
-
-
 def _por_pedido(tarea: Tarea) -> list[Tarea]:
     """Una petición que nombra varios pedidos, una por pedido; un trozo que pregunta cómo va
     un pedido («y dime cómo va el P-2») es una consulta de su estado."""
@@ -362,7 +353,7 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
         if RE_NO.search(normal) and (not otras or (otras == {CANCELAR} and not pedidos)):
             return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
 
-    oferta = _reenvio_ofrecido(anteriores)
+    oferta = reenvio.ofrecido(anteriores)
     if oferta and not set(pedidos) - {str(oferta["pedido"])}:
         # «Sí» (o «sí, reenviádmelo») al reenvío ofrecido: la queja de antes, ya sin la pregunta.
         otras = {intencion for intencion, patron in PATRONES if patron.search(normal)} - {REENVIAR}
@@ -372,6 +363,10 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
             return [Tarea(tipo="retirada", pedido=str(oferta["pedido"]), texto=texto)]
     if RE_ENCARGADO.search(normal):
         return [Tarea(tipo="encargado", texto=texto.strip())]
+    # «¿Cuándo me devolvéis el dinero?» pregunta por un reembolso hecho, no pide otro.
+    if abono.RE_ABONO.search(normal):
+        pedido = pedidos[0] if pedidos else abono.pedido_del_ultimo_reembolso(anteriores) or pedido_previo
+        return [Tarea(tipo=abono.INTENCION, pedido=pedido, texto=texto)]
     # "¿Cuál es el plazo de devolución?" pregunta por las normas, no pide una devolución.
     if not pedidos and RE_POLITICA.search(normal):
         return [Tarea(tipo="politica", texto=texto)]

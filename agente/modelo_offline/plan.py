@@ -24,7 +24,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import cancelacion, direccion, matices, redaccion, reenvio, vale
+from agente.modelo_offline import abono, cancelacion, direccion, matices, redaccion, reenvio, vale
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
     PATRONES,
@@ -254,6 +254,13 @@ def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
     return llamadas  # una por línea: van juntas en un mensaje (una sola revisión)
 
 
+def _paso_abono(tarea: Tarea, ctx: Contexto) -> Paso:
+    pedido = pedido_consultado(tarea, ctx, "decirte cuándo te llega el dinero")
+    if isinstance(pedido, Paso):
+        return pedido
+    return fin(abono.plazo(tarea.pedido, pedido))
+
+
 def _paso_encargado(tarea: Tarea, ctx: Contexto) -> Paso:
     llamada = ctx.buscar(CONSULTAR_ENCARGADO)
     if llamada is None:
@@ -303,6 +310,7 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
     CANCELACION.offline.intencion: _paso_cancelacion,
     REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
+    abono.INTENCION: _paso_abono,
     "politica": _paso_politica,
     "ayuda": lambda _tarea, _ctx: fin(redaccion.AYUDA),
     "aclarar": lambda tarea, _ctx: fin(redaccion.aclarar(tarea.pedido)),

@@ -19,6 +19,8 @@ from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
 
 __all__ = [
     "AYUDA",
+    "SIGUIENTE_PASO",
+    "SIGUIENTE_PENDIENTE",
     "aclarar",
     "cambio_anulado",
     "cambio_ya_compensado",
@@ -108,9 +110,19 @@ def con_punto(texto: str) -> str:
     return texto if texto.endswith(CIERRE) else f"{texto}."
 
 
-def error(accion: str, resultado: Resultado) -> str:
+# Lo que puede hacer el cliente tras una negativa que no dice otra cosa (siempre es cierto:
+# el encargado recibe la consulta con ``consultar_encargado``).
+SIGUIENTE_PASO = ("Si crees que es un error, puedo trasladar tu consulta al encargado de la tienda; "
+                  "si necesitas otra cosa, dímelo.")
+SIGUIENTE_PENDIENTE = "Te avisaremos por aquí en cuanto se complete."
+
+
+def error(accion: str, resultado: Resultado, *, siguiente: str = SIGUIENTE_PASO) -> str:
+    """La negativa «no he podido ...» con el motivo y qué puede hacer el cliente después."""
     texto = RE_PARA_EL_MODELO.sub("", RE_INSTRUCCIONES.sub("", resultado.texto))
-    return con_punto(f"Lo siento, no he podido {accion}: {texto}")
+    if re.search(r"\bqueda pendiente\b", texto):  # el sistema lo completará: eso es lo siguiente
+        siguiente = SIGUIENTE_PENDIENTE
+    return f"{con_punto(f'Lo siento, no he podido {accion}: {texto}')} {siguiente}"
 
 
 def pedir_pedido(accion: str) -> str:
@@ -123,10 +135,10 @@ def esperando_pedido(pedido: str) -> str:
 
 
 def pedido_no_consultado(pedido: str, resultado: Resultado) -> str:
-    texto = error(f"consultar el pedido {pedido}", resultado)
     if "no encontrado" in resultado.texto:
-        texto += ". ¿Puedes revisar el número de pedido?"
-    return texto
+        return error(f"consultar el pedido {pedido}", resultado, siguiente=(
+            "¿Puedes revisar el número de pedido? Empieza por P-, como P-20260917-0041."))
+    return error(f"consultar el pedido {pedido}", resultado)
 
 
 # ---------------------------------------------------------------- pedido y condiciones
@@ -159,7 +171,8 @@ def respuesta_encargado(resultado: Resultado) -> str:
     if resultado.tipo == "pendiente":
         return "Tu pregunta está pendiente de respuesta del encargado."
     if resultado.tipo == "rechazo":
-        return f"El encargado no ha respondido a tu pregunta. Motivo: {resultado.motivo_rechazo}."
+        return (f"El encargado no ha respondido a tu pregunta. Motivo: {resultado.motivo_rechazo}. "
+                "Si quieres, dime qué necesitas y lo vemos de otra forma.")
     if resultado.tipo == "error":
         return error("trasladar tu pregunta al encargado", resultado)
     return f"El encargado responde: {resultado.texto}"
@@ -181,7 +194,8 @@ def ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada)
     if resultado.tipo == "rechazo":
         return (
             f"El encargado no ha aprobado el {operacion} del pedido {pedido}. "
-            f"Motivo: {resultado.motivo_rechazo}. No he tramitado ningún {operacion}."
+            f"Motivo: {resultado.motivo_rechazo}. No he tramitado ningún {operacion}. Si tienes "
+            "algo más que aportar (fotos, otra fecha de entrega), dímelo y se lo traslado al encargado."
         )
     if resultado.tipo == "error":
         return error(f"tramitar el {operacion} del pedido {pedido}", resultado)
@@ -194,7 +208,8 @@ def ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada)
 def sin_reembolsable(pedido: str | None, datos: dict) -> str:
     return (
         f"El pedido {pedido} no tiene importe pendiente de reembolsar "
-        f"(ya reembolsado: {eur(datos.get('reembolsado', '0'))})."
+        f"(ya reembolsado: {eur(datos.get('reembolsado', '0'))}). Si quieres saber cuándo te llega "
+        "ese dinero, pregúntamelo; si es otro pedido, dime su número."
     )
 
 
@@ -233,7 +248,7 @@ def cambio_no_posible(pedido: str | None, estado: Any) -> str:
 def cambio_ya_compensado(pedido: str | None, nombre: str, sku: str) -> str:
     return (
         f"No puedo cambiar {nombre} del pedido {pedido}: ya se reembolsó o se cambió, "
-        "y cada unidad se compensa una sola vez."
+        "y cada unidad se compensa una sola vez. Si le pasa algo a lo que recibiste, dímelo y lo vemos."
     )
 
 
@@ -283,7 +298,8 @@ def cambio_anulado(pedido: str | None) -> str:
 def sin_encaje(nombre: str, sku: str, deseo: str) -> str:
     return (
         f"Lo siento, no hay ninguna alternativa en stock para {nombre} que "
-        f"encaje con lo que pides ({limpiar_cola(deseo.strip())})."
+        f"encaje con lo que pides ({limpiar_cola(deseo.strip())}). Si quieres, te digo las que hay "
+        "o tramito la devolución."
     )
 
 

@@ -6,13 +6,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
 from agente.modelo_offline.matices import Frases
 from agente.modelo_offline.redaccion import ejecutada
 from agente.modelo_offline.resultados import Llamada
 from agente.modelo_offline.texto import normalizar
 from agente.nucleo.operaciones import REENVIO
 
-__all__ = ["FRASES", "PROPUESTA_REENVIO", "no_posible", "elegir_producto", "opciones", "pide_opciones",
+__all__ = ["FRASES", "PROPUESTA_REENVIO", "no_posible", "elegir_producto", "ofrecido", "opciones", "pide_opciones",
            "redactar", "sin_opciones"]
 
 # «Aún no he recibido el pedido»: como «no me ha llegado». No «no he recibido el reembolso».
@@ -87,3 +89,14 @@ def redactar(pedido: str | None, llamada: Llamada) -> str:
     if datos.get("repetido"):
         return f"Ese reenvío ya estaba tramitado: {datos[clave]} del pedido {pedido_final}; {que}."
     return f"He tramitado el reenvío {datos[clave]} del pedido {pedido_final}: {que}."
+
+
+def ofrecido(anteriores: Sequence[BaseMessage]) -> dict | None:
+    """El reenvío que ofreció la última respuesta (``opciones``), si espera un «sí»."""
+    for mensaje in reversed(anteriores):
+        if isinstance(mensaje, HumanMessage):
+            return None
+        if isinstance(mensaje, AIMessage) and not mensaje.tool_calls:
+            oferta = (mensaje.additional_kwargs or {}).get(PROPUESTA_REENVIO)
+            return oferta if isinstance(oferta, dict) and oferta.get("pedido") else None
+    return None

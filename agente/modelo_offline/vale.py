@@ -50,7 +50,8 @@ def motivo_del_texto(texto: str) -> str:
 
 def no_posible(pedido: str | None, estado: Any) -> str:
     if estado == "cancelado":
-        return f"El pedido {pedido} está cancelado: no puedo darte un vale de compensación por él."
+        return (f"El pedido {pedido} está cancelado: no puedo darte un vale de compensación por él. "
+                "Si es por otro pedido, dime su número.")
     return (
         f"El pedido {pedido} aún no se ha entregado (estado: {estado}), así que todavía no puedo "
         "compensarte con un vale. Cuando lo recibas, si algo no está bien, escríbeme y lo vemos."

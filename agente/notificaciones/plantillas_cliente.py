@@ -54,8 +54,9 @@ def _decision(datos: Mapping[str, Any], tienda: str) -> tuple[str, list[str]]:
             lineas.append(f"Un encargado de {tienda} ha aprobado {que}{cambio}.")
         elif resultado == "reject":
             resultados.add("rechazada")
-            motivo = f" Motivo: {op['motivo']}" if op.get("motivo") else ""
-            lineas.append(f"Un encargado de {tienda} ha rechazado {que}.{motivo}")
+            motivo = f" Motivo: {op['motivo'].strip().rstrip('.')}." if op.get("motivo") else ""
+            lineas.append(f"Un encargado de {tienda} ha rechazado {que}.{motivo} Si tienes algo más que "
+                          "aportar, escríbenos en la conversación y lo revisamos.")
         else:
             resultados.add("respondida")
             lineas.append(f"{tienda} ha respondido a {que}.")

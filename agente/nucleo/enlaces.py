@@ -1,7 +1,7 @@
 """Los enlaces de los avisos al cliente: volver a una conversación y darse de baja.
 
 Los dos son JWT HS256 con ``AGENTE_SECRETO`` (el mismo formato que los tokens de
-``agente.web.auth``) y viajan en el fragmento de la URL (``#token=...``, ``#baja=...``):
+``agente.web.entrada.auth``) y viajan en el fragmento de la URL (``#token=...``, ``#baja=...``):
 el navegador no envía el fragmento al servidor, así que no queda en ningún log de accesos.
 
 - ``token_de_conversacion``: un token de cliente con ``hilo``: entra como ese cliente y

@@ -109,7 +109,7 @@ def config_logging(nivel: str = "INFO") -> dict[str, Any]:
     """La configuración (``logging.config.dictConfig``) de los procesos del servidor, para
     ``uvicorn.run(log_config=...)``: todo en JSON por stderr, también los logs de uvicorn; el
     log de accesos de uvicorn se apaga (lleva la IP del cliente) y lo sustituye la línea
-    ``peticion`` de ``agente.web.registro_peticiones``."""
+    ``peticion`` de ``agente.web.infra.registro_peticiones``."""
     nivel = nivel.upper()
     return {
         "version": 1,

@@ -1,7 +1,7 @@
 """Textos que entran al producto: el carácter nulo (U+0000) no cabe en PostgreSQL.
 
 ``text`` y ``jsonb`` de PostgreSQL rechazan U+0000 (``DataError``): un texto así llegaría a
-la base y daría un 500. Se rechaza en la puerta (la web: ``agente.web.texto_seguro``; quien
+la base y daría un 500. Se rechaza en la puerta (la web: ``agente.web.infra.texto_seguro``; quien
 reciba texto por otra vía puede usar ``rechazar_nulos``) con un error del dominio, 422.
 """
 

@@ -19,37 +19,33 @@ from starlette.types import Message, Receive, Scope, Send
 
 from agente.nucleo.ajustes import Ajustes
 from agente.nucleo.errores import HiloNoEncontrado
-from agente.web import (
-    contrato,
-    disponibilidad,
-    errores_http,
-    metricas,
-    recolector,
-    rutas_alta,
-    rutas_atencion,
-    rutas_avisos_cliente,
-    rutas_cliente,
-    rutas_demo,
-    rutas_encargado,
-    rutas_entrada,
-    rutas_historial,
-    rutas_movimientos,
-    rutas_pagos,
-    rutas_politica,
-    rutas_portal,
-    rutas_tienda,
-)
-from agente.web.asgi import MiddlewareHttp
-from agente.web.cuerpo import CuerpoJson
-from agente.web.dependencias import AjustesWeb, ServicioWeb
-from agente.web.eventos import Oyente
-from agente.web.hilos import HilosDelAgente
-from agente.web.limites import MAX_CUERPO, MAX_LOTE, LimiteCuerpo
-from agente.web.parada_web import Parada
+from agente.web.infra import contrato, disponibilidad, errores_http, metricas, recolector
+from agente.web.infra.asgi import MiddlewareHttp
+from agente.web.infra.cuerpo import CuerpoJson
+from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
+from agente.web.infra.eventos import Oyente
+from agente.web.infra.hilos import HilosDelAgente
+from agente.web.infra.limites import MAX_CUERPO, MAX_LOTE, LimiteCuerpo
+from agente.web.infra.parada import Parada
+from agente.web.infra.registro_peticiones import RegistroPeticiones
+from agente.web.infra.texto_seguro import SinNulos
 from agente.web.protocolo_langgraph import FormaErrorProtocolo
 from agente.web.protocolo_langgraph import router as router_langgraph
-from agente.web.registro_peticiones import RegistroPeticiones
-from agente.web.texto_seguro import SinNulos
+from agente.web.rutas import (
+    alta,
+    atencion,
+    avisos_cliente,
+    cliente,
+    demo,
+    encargado,
+    entrada,
+    historial,
+    movimientos,
+    pagos,
+    politica,
+    portal,
+    tienda,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -111,9 +107,9 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     async def ciclo_de_vida(app: FastAPI):
         propio = servicio is None
         if propio:
-            from agente.bd import embebido
-            from agente.bd.url import url_basedatos
-            from agente.servicio import crear_servicio
+            from agente.servicio.fabrica import crear_servicio
+            from agente.servicio.operador.plataforma import url_basedatos
+            from agente.servicio.operador.proceso import embebido
 
             previos = embebido.abiertos()
             app.state.servicio = crear_servicio(ajustes, url=url_basedatos(ajustes))
@@ -131,10 +127,10 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         parar_tareas, hilos = None, []
         if propio and ajustes.intervalo_tareas > 0:
             # Cada tarea en cada servidor, con su hilo y su candado: ninguna se hace dos veces.
-            from agente.servicio import arrancar_periodicas
+            from agente.servicio.periodicas import arrancar
 
             # La primera pasada al arrancar: termina lo que una parada dejó a medias.
-            hilos_tareas, parar_tareas = arrancar_periodicas(
+            hilos_tareas, parar_tareas = arrancar(
                 app.state.servicio, cada=ajustes.intervalo_tareas,
                 retencion_dias=ajustes.retencion_dias, al_arrancar=True, ajustes=ajustes,
             )
@@ -167,34 +163,34 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         lifespan=ciclo_de_vida,
     )
     app.state.ajustes = ajustes
-    app.state.oidc = rutas_entrada.clientes_oidc(ajustes)
+    app.state.oidc = entrada.clientes_oidc(ajustes)
     errores_http.instalar(app)
     contrato.instalar(app)  # el OpenAPI con los códigos de las capas comunes
     # Por dentro de LimiteCuerpo (413): cuerpo ya acotado; se revisa antes que el token.
-    app.add_middleware(CuerpoJson, json_lines=frozenset({rutas_tienda.RUTA_LOTES}),
-                       con_400=frozenset({rutas_pagos.RUTA_STRIPE}))
+    app.add_middleware(CuerpoJson, json_lines=frozenset({tienda.RUTA_LOTES}),
+                       con_400=frozenset({pagos.RUTA_STRIPE}))
     app.add_middleware(SinNulos)  # nulos en la ruta (404) y la query (422)
-    app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO, por_ruta={rutas_tienda.RUTA_LOTES: MAX_LOTE})
+    app.add_middleware(LimiteCuerpo, maximo=MAX_CUERPO, por_ruta={tienda.RUTA_LOTES: MAX_LOTE})
     app.add_middleware(FormaErrorProtocolo)  # {"detail"} bajo /langgraph, también el 413
     app.add_middleware(CabecerasSeguridad)
     app.add_middleware(RegistroPeticiones)  # la más externa: mide y registra todo
 
     app.include_router(disponibilidad.router)
-    app.include_router(rutas_portal.router)  # GET /api/conversaciones antes que /{thread_id}
-    app.include_router(rutas_cliente.router)
-    app.include_router(rutas_historial.router)
-    app.include_router(rutas_movimientos.router)  # todo el dinero y la mercancía que se movieron
-    app.include_router(rutas_encargado.router)
-    app.include_router(rutas_encargado.router_sesion)
-    app.include_router(rutas_politica.router)
-    app.include_router(rutas_alta.router)  # tiendas, regiones y personas (docs/empezar-tienda.md)
-    app.include_router(rutas_atencion.router)  # conversaciones de la tienda y «Escribir al cliente»
-    app.include_router(rutas_demo.router)
-    app.include_router(rutas_pagos.router)  # webhook del proveedor de pagos (firma, sin token)
-    app.include_router(rutas_avisos_cliente.router)
-    app.include_router(rutas_tienda.router)
+    app.include_router(portal.router)  # GET /api/conversaciones antes que /{thread_id}
+    app.include_router(cliente.router)
+    app.include_router(historial.router)
+    app.include_router(movimientos.router)  # todo el dinero y la mercancía que se movieron
+    app.include_router(encargado.router)
+    app.include_router(encargado.router_sesion)
+    app.include_router(politica.router)
+    app.include_router(alta.router)  # tiendas, regiones y personas (docs/empezar-tienda.md)
+    app.include_router(atencion.router)  # conversaciones de la tienda y «Escribir al cliente»
+    app.include_router(demo.router)
+    app.include_router(pagos.router)  # webhook del proveedor de pagos (firma, sin token)
+    app.include_router(avisos_cliente.router)
+    app.include_router(tienda.router)
     app.include_router(router_langgraph)  # el protocolo de LangGraph (docs/protocolo-langgraph.md)
-    app.include_router(rutas_entrada.router)
+    app.include_router(entrada.router)
     app.mount("/estaticos", StaticFiles(directory=ESTATICOS), name="estaticos")
 
     def pagina(nombre: str) -> FileResponse:
@@ -213,7 +209,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
         return pagina("entrada_correo.html")
 
     @app.get("/demo", include_in_schema=False)
-    def demo(ajustes_app: AjustesWeb):
+    def pagina_demo(ajustes_app: AjustesWeb):
         if not ajustes_app.demo:
             raise HiloNoEncontrado("no encontrado")
         return pagina("demo.html")
@@ -236,7 +232,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
     @app.get("/metrics", summary="Métricas Prometheus", tags=["operación"], response_class=Response,
              responses={200: {"content": {"text/plain": {}}}})
     def metrics(servicio: ServicioWeb):
-        """Métricas Prometheus (ver ``agente.web.metricas``)."""
+        """Métricas Prometheus (ver ``agente.web.infra.metricas``)."""
         return Response(metricas.exponer(servicio), media_type=metricas.TIPO_CONTENIDO)
 
     return app

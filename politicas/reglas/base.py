@@ -125,7 +125,8 @@ def motivos_de_elegibilidad(eleg: Mapping[str, Any]) -> list[str]:
     if not eleg["dentro_de_ventana"]:
         dias, ventana = eleg["dias_desde_entrega"], eleg["ventana_dias"]
         motivos.append(
-            f"entregado hace {_veces(dias, 'día', 'días')} (límite {ventana})"
+            f"entregado hace {_veces(dias, 'día', 'días')} (límite {ventana})" if dias is not None
+            else f"sin fecha de entrega (límite {_veces(ventana, 'día', 'días')} desde la entrega)"
         )
     compensado = motivo_compensaciones(eleg["reembolsos"], eleg["sustituciones"])
     if compensado:

@@ -67,11 +67,11 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     if not h["pedido_existe"]:
         return Dictamen(motivos=(MOTIVO_PEDIDO_NO_ENCONTRADO,), umbrales=umbrales)
     if linea is None:
-        motivos.append(f"el pedido no tiene la línea {args.get('linea')!r}")
+        motivos.append(f"el pedido no tiene la línea «{args.get('linea')}»")
     if unidades is None:
-        motivos.append(f"número de unidades no válido: {args.get('unidades')!r}")
+        motivos.append(f"número de unidades no válido: «{args.get('unidades')}»")
     if motivo not in MOTIVOS:
-        motivos.append(f"motivo no válido: {args.get('motivo')!r} (no_llego o llego_roto)")
+        motivos.append(f"motivo no válido: «{args.get('motivo')}» (debe ser que no llegó o que llegó roto)")
     precio = None
     if linea is not None:
         try:

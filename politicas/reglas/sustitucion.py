@@ -42,23 +42,26 @@ def parametros(args: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _no_encontrado(sku: str | None) -> str:
-    return f"producto no encontrado: {sku or '(sin indicar)'}"
+def _no_encontrado(cual: str, nombre: str | None) -> str:
+    if nombre:  # existe, pero sin precio en la tienda del pedido
+        return f"{nombre} no tiene precio en la tienda del pedido"
+    return f"el producto {cual} no existe en el catálogo"
 
 
 def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
-    skus = parametros(args)
+    # El personal lee el producto por su nombre; el código, solo si no existe.
+    nombre_original = h.get("nombre_original") or "ese producto"
     original, nuevo = h["pvp_original"], h["pvp_nuevo"]
     maximo = h["diferencia_max_sustitucion"]
     motivos = []
     if not h["pedido_existe"]:
         motivos.append(MOTIVO_PEDIDO_NO_ENCONTRADO)
     if original is None:
-        motivos.append(_no_encontrado(skus["sku_original"]))
+        motivos.append(_no_encontrado("original", h.get("nombre_original")))
     elif h["pedido_existe"] and not h["sku_original_en_pedido"]:
-        motivos.append(f"el producto {skus['sku_original']} no está en el pedido")
+        motivos.append(f"{nombre_original} no está en el pedido")
     if nuevo is None:
-        motivos.append(_no_encontrado(skus["sku_nuevo"]))
+        motivos.append(_no_encontrado("nuevo", h.get("nombre_nuevo")))
     diferencia = nuevo - original if original is not None and nuevo is not None else None
     if diferencia is not None and diferencia > maximo:
         limite = f" (límite {dinero.eur(maximo)})" if maximo > 0 else ""
@@ -76,7 +79,7 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     }
     eleg = h.get("elegibilidad")
     compensado = (
-        f"todas las unidades de {skus['sku_original']} del pedido ya se reembolsaron o se cambiaron"
+        f"todas las unidades de {nombre_original} del pedido ya se reembolsaron o se cambiaron"
         if h["pedido_existe"] and h["sku_original_en_pedido"] and h.get("libres_sku_original") == 0
         else None
     )

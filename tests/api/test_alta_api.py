@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 from tests.apoyo.web_util import cab, sql
 
 ADMIN_SQL = """

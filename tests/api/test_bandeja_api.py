@@ -276,7 +276,7 @@ def test_la_bandeja_en_vivo_avisa_de_una_pausa_nueva_sin_sondear(ajustes):
 @pytest.mark.temporal
 def test_la_bandeja_en_vivo_no_relee_una_vez_por_aviso(ajustes, bd_url, monkeypatch):
     # Cien avisos de otros chats de golpe (lo que da un centenar de turnos en curso).
-    from agente.web import eventos_bandeja
+    from agente.web.en_vivo import bandeja as eventos_bandeja
     from tests.apoyo.web_util import token
 
     lecturas: list[float] = []

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agente.web.app import crear_app
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 from tests.apoyo.cli_sesion import EnlaceDelCorreo, Terminal
 from tests.apoyo.servidor_stripe import CLAVE, SECRETO_WEBHOOK, servidor_stripe
 from tests.apoyo.web_util import (

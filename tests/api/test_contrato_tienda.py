@@ -13,7 +13,7 @@ import pytest
 import schemathesis
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.servicio import ingesta_tienda
+from agente.servicio.tienda.ingesta import crear_clave
 from agente.web.app import crear_app
 from tests.apoyo.bases import borrar_base, crear_base
 from tests.apoyo.contrato import COMPROBACIONES, operaciones, probar_operaciones
@@ -30,7 +30,7 @@ def servidor(url_admin, plantillas):
     nombre = f"t_tienda_{uuid.uuid4().hex[:8]}"
     url = crear_base(url_admin, nombre, plantilla=plantillas["demo"])
     with psycopg.connect(url, **KWARGS_CONEXION) as c:
-        clave = ingesta_tienda.crear_clave(c, tienda="talavera", nombre="schemathesis",
+        clave = crear_clave(c, tienda="talavera", nombre="schemathesis",
                                            alcances=["clientes", "productos", "stock", "pedidos", "estados"]).secreto
     with servidor_en_hilo(crear_app(ajustes_web(url))) as base:
         yield {"base": base, "url": url, "clave": clave}

@@ -17,9 +17,15 @@ from fastapi.routing import iter_route_contexts
 from starlette.routing import Mount
 
 from agente.web.app import crear_app
-from agente.web.auth import emitir_token
-from agente.web.cuerpo import DETALLE_JSON, DETALLE_PROFUNDIDAD, DETALLE_UTF8, SIN_CUERPO, revisar
-from agente.web.texto_seguro import DETALLE_NULO
+from agente.web.entrada.auth import emitir_token
+from agente.web.infra.cuerpo import (
+    DETALLE_JSON,
+    DETALLE_PROFUNDIDAD,
+    DETALLE_UTF8,
+    SIN_CUERPO,
+    revisar,
+)
+from agente.web.infra.texto_seguro import DETALLE_NULO
 from tests.apoyo.web_util import DEVOLVER_CAFETERA, ServidorEnProceso, ajustes_web, cab, token
 
 DETALLE_GRANDE = "la petición es demasiado grande (máximo 16 KiB)"

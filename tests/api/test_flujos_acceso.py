@@ -14,12 +14,12 @@ import httpx
 import psycopg
 import pytest
 
-from agente.web import vigencia as modulo_vigencia
 from agente.web.app import crear_app
-from agente.web.auth import emitir_token
-from agente.web.directo import turno_en_directo
-from agente.web.hilos import HilosDelAgente
-from agente.web.vigencia import Vigencia
+from agente.web.en_vivo.directo import turno_en_directo
+from agente.web.entrada.auth import emitir_token
+from agente.web.infra import vigencia as modulo_vigencia
+from agente.web.infra.hilos import HilosDelAgente
+from agente.web.infra.vigencia import Vigencia
 from tests.apoyo.web_util import (
     DEVOLVER_CAFETERA,
     ajustes_web,
@@ -89,10 +89,13 @@ def test_dar_de_baja_cierra_su_bandeja_en_vivo_sin_nada_posterior_y_suelta_su_re
     sergio = token(ajustes, "enc-talavera-2", tienda="talavera")
     with servidor_en_hilo(crear_app(ajustes)) as base:
         hilo = _pausa(base, ajustes, "C-0001", DEVOLVER_CAFETERA)
-        assert httpx.post(f"{base}/api/aprobaciones/{hilo}/reclamar", headers=cab(sergio)).status_code == 200
+        reclamo = httpx.post(f"{base}/api/aprobaciones/{hilo}/reclamar", headers=cab(sergio))
+        assert reclamo.status_code == 200 and reclamo.json()["nombre"] == "Sergio Alonso", reclamo.text
         recibidos = _escuchar(f"{base}/api/aprobaciones/eventos", sergio)
         tipo, datos = recibidos.get(timeout=20)
         assert tipo == "bandeja" and datos["aprobaciones"][0]["reclamada"]["encargado"] == "enc-talavera-2"
+        # Lo que lee el resto del personal: su nombre, no su id (issue 43).
+        assert datos["aprobaciones"][0]["reclamada"]["nombre"] == "Sergio Alonso"
 
         sql(bd_url, "UPDATE encargados SET activo = false WHERE id = 'enc-talavera-2'")
         posterior = _pausa(base, ajustes, "C-0005", DEVOLVER_BATIDORA_C5)  # creada tras la baja

@@ -14,12 +14,15 @@ import psycopg.sql
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
+from agente.demo.catalogo import ENCARGADOS
 from agente.servicio.auditoria.informe import hallazgos, informe
 from politicas.lectura_matriz import leer_matriz
 from politicas.matriz_autoridad import autoridad_necesaria
 from tests.apoyo.fabricas import esperar_bloqueadas
 from tests.apoyo.firmas import pausa_con
 from tests.apoyo.web_util import sql
+
+_NOMBRE = {e[0]: e[2] for e in ENCARGADOS}
 
 PEDIDO_650 = "P-20261006-0650"  # C-0006, talavera: dos firmas, una de gerente o regional
 CAFETERA = "P-20260917-0041"  # C-0001, talavera: una CAF-001 pagada a 120,00
@@ -109,6 +112,10 @@ def test_la_ampliacion_del_gerente_espera_a_la_regional_y_mientras_nada_cambia(h
     [version] = politica["historial_matriz"]
     assert (version["creada_por"], version["firmada_por"], version["solicitud_id"], version["motivo"]) == (
         "ger-talavera", "reg-centro", solicitud["id"], "campaña de Navidad")
+    # El personal lee nombres, no ids (issue 43): quién la escribió y quién la firmó.
+    assert (version["creada_por_nombre"], version["firmada_por_nombre"]) == (_NOMBRE["ger-talavera"], _NOMBRE["reg-centro"])
+    assert politica["matriz"]["creada_por_nombre"] == _NOMBRE["ger-talavera"]
+    assert politica["historial"][0]["creada_por_nombre"] == "el sistema"
     # Lo que ya esperaba sigue con su versión: el gerente cierra la de 650.
     assert _decidir(http, como, hilo, "ger-talavera").json()["estado"] == "aplicada"
     # Desde ahora, 650,00 EUR lo firma un encargado solo.
@@ -470,7 +477,8 @@ def test_la_solicitud_avisa_a_quien_puede_firmarla_y_caduca_sola(http, como, aju
     assert (aviso["encargado_id"], aviso["tipo"], aviso["interrupt_id"]) == (
         "reg-centro", "cambio_politica", f"politica:{solicitud}")  # ni el autor ni los encargados
     mensaje = pintar(aviso["datos"], "https://tienda.example")
-    assert "limite_reembolso: 60,00 EUR → 100,00 EUR" in mensaje.texto and "Motivo: rebajas" in mensaje.texto
+    assert "Límite de reembolso sin firma: 60,00 EUR → 100,00 EUR" in mensaje.texto and "Motivo: rebajas" in mensaje.texto
+    assert "limite_reembolso" not in mensaje.texto and "ger-talavera" not in mensaje.texto
     assert mensaje.enlace == f"https://tienda.example/encargado#politica-{solicitud}"
     assert cuerpo_json("k", aviso["datos"], mensaje)["tipo"] == "cambio_politica_pendiente"
     # Vence: la pasada periódica la caduca y ya no se puede firmar.

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.servicio import ingesta_tienda
+from agente.servicio.tienda.ingesta import crear_clave
 
 pytestmark = pytest.mark.lento
 
@@ -106,7 +106,7 @@ def cuerpos_hostiles(draw, base):
 @pytest.fixture
 def clave(bd_url):
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        return ingesta_tienda.crear_clave(c, tienda="talavera", nombre="hostil", alcances=[
+        return crear_clave(c, tienda="talavera", nombre="hostil", alcances=[
             "clientes", "productos", "stock", "pedidos", "estados"]).secreto
 
 

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.servicio import ingesta_tienda
+from agente.servicio.tienda.ingesta import crear_clave, revocar_clave
 from tests.apoyo.fabricas import consultar, uno
 from tests.apoyo.web_util import cab
 
@@ -25,7 +25,7 @@ TODOS = ["clientes", "productos", "stock", "pedidos", "estados"]
 
 def _clave(bd_url: str, alcances: list[str] = TODOS, tienda: str = TIENDA) -> str:
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        return ingesta_tienda.crear_clave(c, tienda=tienda, nombre="pruebas", alcances=alcances).secreto
+        return crear_clave(c, tienda=tienda, nombre="pruebas", alcances=alcances).secreto
 
 
 def _h(clave: str) -> dict[str, str]:
@@ -215,7 +215,7 @@ def test_una_clave_revocada_recibe_401_y_una_sin_el_alcance_403(http, bd_url, to
                   content=_lote({"tipo": "cliente", "id": "C-9002", **_cliente()}))
     assert r.json()["fallos"][0]["estado"] == 403
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        ingesta_tienda.revocar_clave(c, clave.split("_")[1])
+        revocar_clave(c, clave.split("_")[1])
     r = http.put(f"/api/tienda/v1/clientes/{CLIENTE}", json=_cliente(), headers=_h(clave))
     assert r.status_code == 401 and r.headers.get("www-authenticate")
     # Separadas de los tokens de personas: ni un token de cliente vale como clave ni al revés.

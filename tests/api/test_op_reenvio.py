@@ -20,7 +20,7 @@ import pytest
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.operaciones import REENVIO
 from agente.servicio.auditoria.informe import informe
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 from herramientas.envoltorios import Dependencias
 from tests.apoyo.fabricas import uno
 from tests.apoyo.web_util import cab, sql

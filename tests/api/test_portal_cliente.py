@@ -91,7 +91,7 @@ def test_el_aviso_de_espera_de_un_cambio_nombra_los_productos_y_no_sus_skus(http
 
 
 def test_cada_ejemplo_de_la_demo_lo_entiende_el_modelo_offline(http, tok):
-    from agente.web.rutas_demo import EJEMPLOS
+    from agente.web.rutas.demo import EJEMPLOS
 
     for cliente, texto in EJEMPLOS.items():
         login = http.post("/api/demo/login", json={"rol": "cliente", "id": cliente}).json()

@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.errores import ErrorDominio
 from agente.nucleo.operaciones.cambio import TARJETA_CAMBIO_SQL
-from agente.servicio import ingesta_tienda
+from agente.servicio.tienda.ingesta import crear_clave
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.pedidos import stock_alternativas
 from herramientas.sustituciones import sustituir
@@ -32,7 +32,7 @@ CAFETERA_ESPRESSO = {"nombre": "Cafetera espresso Crema 15 bar", "categoria": "c
 
 def _clave(bd_url: str, tienda: str) -> dict[str, str]:
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        secreto = ingesta_tienda.crear_clave(c, tienda=tienda, nombre="ERP", alcances=["productos", "stock"]).secreto
+        secreto = crear_clave(c, tienda=tienda, nombre="ERP", alcances=["productos", "stock"]).secreto
     return {"X-Clave-API": secreto}
 
 

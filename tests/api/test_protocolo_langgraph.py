@@ -18,7 +18,7 @@ import pytest
 from langgraph_sdk import get_client, get_sync_client
 
 from agente.web.app import crear_app
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 from tests.apoyo.firmas import PEDIDO_650, TIENDA_DE
 from tests.apoyo.rutas import RAIZ
 from tests.apoyo.web_util import DEVOLVER_CAFETERA, servidor_en_hilo, sql

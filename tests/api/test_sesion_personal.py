@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import jwt
 
-from agente.servicio import Encargado
-from agente.web.auth import emitir_sesion
+from agente.servicio.resultados import Encargado
+from agente.web.entrada.auth import emitir_sesion
 from tests.apoyo.web_util import cab, sql
 
 LUCIA = Encargado(encargado_id="enc-talavera", tienda="talavera", nombre="Lucía Moreno", rol="encargado",

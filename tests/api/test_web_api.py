@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from agente.nucleo.ajustes import SECRETO_DEMO, Ajustes
 from agente.nucleo.errores import ErrorConfiguracion
-from agente.web import directo
 from agente.web.app import ESTATICOS, crear_app
+from agente.web.en_vivo import directo
 from tests.apoyo.a_la_vez import a_la_vez
 from tests.apoyo.web_util import (
     DEVOLVER_BATIDORA,

@@ -24,7 +24,7 @@ MARCA = "afirmaciones_falsas"
 def comprobar_afirmaciones(request: pytest.FixtureRequest, url: str) -> None:
     if request.node.get_closest_marker(MARCA):
         return
-    from agente.servicio import afirmaciones_falsas
+    from agente.servicio.auditoria.verdad import afirmaciones_falsas
 
     try:
         with psycopg.connect(url, **KWARGS_CONEXION) as conexion:

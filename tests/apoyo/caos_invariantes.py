@@ -186,7 +186,7 @@ FIRMANTES = ("reg-centro", "ger-talavera", "enc-talavera", "enc-madrid-centro")
 def _firmar(servicio: Any, hilo: str, tipo: str) -> Any:
     """Aprueba o rechaza todo lo que espera en el hilo (un encargado que firma sin mirar);
     devuelve la respuesta al cliente o la excepción que no es de dominio."""
-    from agente.servicio import Respuesta
+    from agente.servicio.resultados import Respuesta
 
     with servicio.pool.connection() as c:
         fila = c.execute(SELECT_PETICION_SQL, {"hilo": hilo}).fetchone()
@@ -329,7 +329,7 @@ def _leidos(resultado: Resultado, n: int) -> list[str]:
 
 
 def _afirmaciones(resultado: Resultado, c: psycopg.Connection) -> list[str]:
-    from agente.servicio import afirmaciones_falsas
+    from agente.servicio.auditoria.verdad import afirmaciones_falsas
 
     verdad = c.execute(SELECT_VERDAD_SQL, {"hilo": resultado.thread_id}).fetchall()
     marcadas = [f["frase"] for f in afirmaciones_falsas(c, desde=dt.datetime(1970, 1, 1, tzinfo=dt.UTC),

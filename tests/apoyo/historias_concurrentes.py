@@ -69,8 +69,8 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio, NecesitaFirma, RegistroRechazado
-from agente.servicio import ingesta_tienda
 from agente.servicio.auditoria.informe import hallazgos, informe
+from agente.servicio.tienda.ingesta import IngestaTienda, crear_clave
 from agente.servicio.tienda.registros import CambioEstado
 from herramientas import REGISTRO
 from herramientas.cancelaciones import cancelar_pedido
@@ -410,9 +410,9 @@ def ejecutar(pool, bd_url: str, escenario: Escenario, servicio=None) -> Escenari
     politica = PoliticaAprobacion(pool=pool, reglas=REGISTRO.reglas())
     pasarela = PasarelaSimulada(pool=pool)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        secreto = ingesta_tienda.crear_clave(c, tienda=TIENDA, nombre=f"historias-{escenario.semilla}",
+        secreto = crear_clave(c, tienda=TIENDA, nombre=f"historias-{escenario.semilla}",
                                              alcances=["estados"]).secreto
-    api = ingesta_tienda.IngestaTienda(pool)
+    api = IngestaTienda(pool)
     clave = api.autenticar(secreto, "estados")
     inicio = time.perf_counter()
     for desde in range(0, len(escenario.operaciones), escenario.hilos):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CLIENTE", "IDENTIFICADORES_INTERNOS", "PERSONAL", "defectos"]
+__all__ = ["CLIENTE", "IDENTIFICADORES_INTERNOS", "PERSONAL", "defectos", "negativa_sin_salida"]
 
 CLIENTE = "cliente"
 PERSONAL = "personal"
@@ -82,3 +82,24 @@ def defectos(texto: str, *, para: str = CLIENTE, frase: bool = True) -> list[str
         if palabra.lower() in _INGLES:
             fallos.append(f"inglés «{palabra}»")
     return fallos
+
+
+# Una negativa al cliente: la política no deja, la tienda no aprueba, no se encuentra o no se puede.
+_NEGATIVA = re.compile(
+    r"\bno (?:se )?(?:puedo|puede|pueden|se puede|he podido|hemos podido|es posible|encuentro|"
+    r"he encontrado|ha aprobado|se cancela|tiene importe)\b|\bno hay ninguna alternativa\b|"
+    r"\bno he tramitado\b|\bno se ha podido\b", re.IGNORECASE)
+# Lo que le dice qué puede hacer después (una pregunta también lo hace).
+_SALIDA = re.compile(
+    r"¿|\b(?:puedes|podemos|puedo|podrás|dime|dímelo|escr[ií]b\w*|te avis\w*|avisaremos|prueba|"
+    r"vuelve a|vuelvas a|si quieres|si lo prefieres|si necesitas|revisa|responde|contacta|"
+    r"te propongo|cuando te llegue|cuando llegue|se completará|ponte en contacto|pide|pídele|"
+    r"rechazar la entrega|devolverlo|más tarde|otra vez|de nuevo|lo vemos|lo revisamos|te responderá|pregúntamelo)\b",
+    re.IGNORECASE)
+
+
+def negativa_sin_salida(texto: str) -> bool:
+    """¿``texto`` niega algo al cliente sin decirle qué puede hacer después?"""
+    if not _NEGATIVA.search(texto):
+        return False
+    return not _SALIDA.search(_NEGATIVA.sub(" ", texto))

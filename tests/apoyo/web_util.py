@@ -20,7 +20,7 @@ import uvicorn
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.ajustes import Ajustes
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 
 from .rutas import RAIZ
 

@@ -15,10 +15,11 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.servicio import Respuesta, afirmaciones_falsas, hallazgos_auditoria
 from agente.servicio.auditoria.afirmaciones import extraer
-from agente.servicio.auditoria.verdad import puntuar_respuesta
+from agente.servicio.auditoria.informe import hallazgos
+from agente.servicio.auditoria.verdad import afirmaciones_falsas, puntuar_respuesta
 from agente.servicio.fabrica import crear_servicio
+from agente.servicio.resultados import Respuesta
 from agente.trazas import PUNTUACION_AFIRMACIONES, Trazador
 from tests.apoyo.afirmaciones import comprobar_afirmaciones
 from tests.apoyo.fabricas import ajustes_prueba, consultar, conversacion
@@ -61,7 +62,7 @@ def test_una_conversacion_real_con_reembolso_y_vale_solo_afirma_lo_que_paso(serv
     assert {a.codigos[0][:2] for a in dichos if a.tipo == "referencia"} >= {"RE", "VA"}
     assert _falsas(bd_url) == []
     informe = servicio.auditoria()
-    assert informe["afirmaciones"] == [] and hallazgos_auditoria(informe) == 0
+    assert informe["afirmaciones"] == [] and hallazgos(informe) == 0
 
 
 @pytest.mark.afirmaciones_falsas
@@ -85,7 +86,7 @@ def test_una_afirmacion_falsa_la_ven_el_comprobador_la_auditoria_y_la_prueba(ser
     assert any("RE-000120 no existe" in f["detalle"] for f in falsas)
 
     informe = servicio.auditoria()
-    assert len(informe["afirmaciones"]) == 4 and hallazgos_auditoria(informe) >= 4
+    assert len(informe["afirmaciones"]) == 4 and hallazgos(informe) >= 4
 
     # «Te hemos devuelto» un reembolso que sigue pendiente: el estado no es el que dice.
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:

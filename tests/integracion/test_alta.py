@@ -9,8 +9,8 @@ import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.errores import DatosNoValidos, NoCuadra, NoEncontrado, Prohibido, YaExiste
-from agente.servicio import alta_primera
 from agente.servicio.alta import personal, tiendas
+from agente.servicio.alta.primera import primera_persona
 from agente.servicio.personas import encargado_activo
 
 
@@ -22,7 +22,7 @@ def c(bd_vacia_url):
 
 def _montar(c) -> None:
     """admin; región centro (talavera) y norte (bilbao); ger-t, enc-t en talavera; reg-c en centro."""
-    alta_primera.primera_persona(c, nombre="Ana Ruiz", email="ana@mitienda.es")
+    primera_persona(c, nombre="Ana Ruiz", email="ana@mitienda.es")
     tiendas.crear_region(c, "admin", "cli", {"id": "centro", "nombre": "Centro"})
     tiendas.crear_region(c, "admin", "cli", {"id": "norte", "nombre": "Norte"})
     tiendas.crear_tienda(c, "admin", "cli", {"id": "talavera", "nombre": "Talavera", "region": "centro",
@@ -36,12 +36,12 @@ def _montar(c) -> None:
 
 
 def test_la_primera_persona_es_administrador_una_sola_vez_y_trae_su_enlace(c):
-    enlace = alta_primera.primera_persona(c, nombre="Ana Ruiz", email="ana@mitienda.es")
+    enlace = primera_persona(c, nombre="Ana Ruiz", email="ana@mitienda.es")
     assert enlace.url("http://x").startswith("http://x/entrada/correo#correo=ana%40mitienda.es&t=")
     ana = encargado_activo(c, "admin")
     assert (ana.administrador, ana.tienda, ana.tiendas) == (True, None, ())
     with pytest.raises(YaExiste, match="solo vale en una base sin ninguno"):
-        alta_primera.primera_persona(c, nombre="Otro", email="otro@mitienda.es", id="otro")
+        primera_persona(c, nombre="Otro", email="otro@mitienda.es", id="otro")
     assert c.execute("SELECT count(*) AS n FROM encargados").fetchone()["n"] == 1
     assert c.execute("SELECT quien, accion FROM cambios_alta").fetchall() == [{"quien": "operador", "accion": "primera"}]
 

@@ -272,7 +272,7 @@ def test_un_pedido_reembolsado_que_la_tienda_devuelve_a(estado, pool, conexion, 
 
 
 def test_la_cli_sale_con_1_y_metrics_cuenta_cada_comprobacion_en_serie(pool, bd_url, conexion, servicio):
-    from agente.web.metricas import exponer
+    from agente.web.infra.metricas import exponer
 
     def metricas() -> dict[str, float]:
         return {m.labels["comprobacion"]: m.value

@@ -23,6 +23,7 @@ import uuid
 import pytest
 from hypothesis.errors import FlakyFailure
 
+from herramientas import pedidos
 from tests.apoyo.bases import borrar_base, crear_base
 from tests.apoyo.caos_invariantes import abrir_banco, propiedad
 
@@ -62,15 +63,19 @@ def test_el_modelo_del_caos_no_se_salta_ninguna_garantia(banco_nuevo):
 
 # --- la propiedad puede fallar: una guarda quitada a propósito ---------------------------------
 
+def _sin_dueno(sql: str) -> str:
+    """La consulta de verdad con la condición del dueño cambiada por una que siempre se cumple:
+    el mutante sigue la forma que tenga hoy la consulta (sus columnas nuevas incluidas)."""
+    condicion = "p.cliente_id = %(cliente_id)s"
+    assert condicion in sql, "la consulta ya no filtra por el dueño así: actualiza el mutante"
+    return sql.replace(condicion, "%(cliente_id)s::text IS NOT NULL")
+
+
 MUTANTES = {
     # reembolsar, sustituir, vale, reenvío...: el pedido se bloquea sin mirar de quién es.
     "efecto_ajeno": ("herramientas.libro.BLOQUEAR_PEDIDO_SQL", SIN_DUENO_BLOQUEO),
     # consultar_pedido enseña cualquier pedido.
-    "revelado": ("herramientas.pedidos.SELECT_PEDIDO_SQL", """
-SELECT p.id, p.tienda, p.estado, p.fecha, p.entregado_en, p.importe,
-       NULL::int AS dias_desde_entrega, 0 AS reembolsado
-FROM pedidos p WHERE p.id = %(pedido)s AND %(cliente_id)s::text IS NOT NULL
-"""),
+    "revelado": ("herramientas.pedidos.SELECT_PEDIDO_SQL", _sin_dueno(pedidos.SELECT_PEDIDO_SQL)),
 }
 
 

@@ -197,7 +197,7 @@ def test_con_un_proveedor_real_los_tokens_llegan_en_directo_del_flujo_del_provee
     # Sin el troceado de respaldo, los tokens solo pueden venir del flujo del proveedor.
     import re
 
-    from agente.web import directo
+    from agente.web.en_vivo import directo
     from tests.apoyo.web_util import eventos_sse
 
     monkeypatch.setattr(directo, "_PALABRAS", re.compile(r"(?!)"))

@@ -22,8 +22,8 @@ import pytest
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio, RegistroRechazado
-from agente.servicio import ingesta_tienda
 from agente.servicio.tienda.aplicar import aplicar_pedido
+from agente.servicio.tienda.ingesta import IngestaTienda, crear_clave
 from agente.servicio.tienda.registros import CambioEstado, DatosPedido
 from herramientas import cancelaciones
 from herramientas.cancelaciones import NoCancelable, cancelar_pedido
@@ -64,8 +64,8 @@ def _pedidos(bd_url: str, prefijo: str, estado: str, n: int) -> list[str]:
 def ingesta(pool, bd_url):
     """La fachada que llama la ruta ``POST /api/tienda/v1/pedidos/{id}/estado`` y su clave."""
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
-        secreto = ingesta_tienda.crear_clave(c, tienda="talavera", nombre="carreras", alcances=["estados"]).secreto
-    api = ingesta_tienda.IngestaTienda(pool)
+        secreto = crear_clave(c, tienda="talavera", nombre="carreras", alcances=["estados"]).secreto
+    api = IngestaTienda(pool)
     return api, api.autenticar(secreto, "estados")
 
 

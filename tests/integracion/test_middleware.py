@@ -152,7 +152,7 @@ def test_error_transitorio_de_base_de_datos_se_reintenta_sin_pagar_dos_veces(bd_
     from langgraph.checkpoint.postgres import PostgresSaver
 
     from agente.construir import construir_agente
-    from agente.servicio import Servicio
+    from agente.servicio.fachada import Servicio
     from herramientas import REGISTRO
     from politicas import PoliticaAprobacion
 

@@ -36,15 +36,15 @@ from agente.nucleo.operacion import (
     OperacionConEfecto,
 )
 from agente.nucleo.operaciones import OPERACIONES, vista_efectos_sql
-from agente.servicio import Servicio
 from agente.servicio.auditoria.informe import informe
 from agente.servicio.decisiones.ficha import historial_cliente
+from agente.servicio.fachada import Servicio
 from agente.servicio.politica.comprobar_operaciones import (
     completar_matrices,
     comprobar_operaciones,
     faltas_en_base,
 )
-from agente.web import esquemas_bandeja
+from agente.web.esquemas import bandeja as esquemas_bandeja
 from herramientas import REGISTRO, Herramienta
 from politicas import REGLAS, Dictamen, PoliticaAprobacion, Regla
 from politicas.lectura_matriz import leer_matriz

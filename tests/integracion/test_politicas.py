@@ -179,14 +179,14 @@ def test_sustitucion_dentro_de_la_diferencia_admitida_por_la_tienda(pool, politi
 def test_sustitucion_con_sku_desconocido_requiere_encargado(politica):
     v = veredicto(politica, "sustituir", _sustitucion("XXX-999"), ANA)
     assert v.requiere_encargado is True
-    assert "producto no encontrado: XXX-999" in v.motivos
+    assert "el producto nuevo no existe en el catálogo" in v.motivos
 
 
 def test_sustitucion_de_producto_que_no_esta_en_el_pedido_requiere_encargado(politica):
     args = {"pedido": "P-20260917-0041", "sku_original": "CAF-003", "sku_nuevo": "CAF-005"}
     v = veredicto(politica, "sustituir", args, ANA)
     assert v.requiere_encargado is True
-    assert v.motivos == ("el producto CAF-003 no está en el pedido",)
+    assert v.motivos == ("Cafetera espresso Crema 15 bar no está en el pedido",)  # el nombre, no el SKU
 
 
 # --- consultar_encargado y herramientas de lectura -----------------------------------

@@ -159,7 +159,7 @@ _ELEGIBLE = {"entregado": True, "estado": "entregado", "dias_desde_entrega": 4, 
          "todas las unidades del pedido ya se reembolsaron o se cambiaron"),
         ("sustitucion", {"elegibilidad": {**_ELEGIBLE, "reembolsos": 1, "unidades_libres": 0},
                          "libres_sku_original": 0},
-         "todas las unidades de A del pedido ya se reembolsaron o se cambiaron"),
+         "todas las unidades de ese producto del pedido ya se reembolsaron o se cambiaron"),
     ],
     ids=["reembolso_cancelado", "reembolso_sin_entregar", "reembolso_compensado", "cambio_compensado"],
 )
@@ -192,7 +192,8 @@ def test_regla_de_sustitucion_decide_con_los_hechos():
     assert dictamen.umbrales == {"diferencia_max_sustitucion": "1000.00", "limite_reembolso": "60.00",
                                  "pvp_original": "1000.00", "pvp_nuevo": "2234.50"}
     sin_skus = REGLAS["sustitucion"].decidir({**hechos, "pvp_original": None, "pvp_nuevo": None}, {})
-    assert sin_skus.motivos == ("producto no encontrado: (sin indicar)",) * 2
+    assert sin_skus.motivos == ("el producto original no existe en el catálogo",
+                                "el producto nuevo no existe en el catálogo")
     assert sin_skus.importe is None
 
 

@@ -35,8 +35,8 @@ HORARIO = Herramienta(nombre="consultar_horario", crear=crear_consultar_horario,
 def test_una_herramienta_de_lectura_registrada_solo_en_el_registro_la_llama_el_agente(
         bd_url, pool, pasarela, conexion):
     from agente.evaluacion import instantanea
-    from agente.servicio import Servicio
     from agente.servicio.auditoria.informe import informe
+    from agente.servicio.fachada import Servicio
 
     registro = REGISTRO.con(HORARIO)
     # De lectura: sin decisiones, la política nunca la pausa y no es una operación con efecto.

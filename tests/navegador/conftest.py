@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from agente.web.app import crear_app
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 from tests.apoyo.firmas import TIENDA_DE
 from tests.apoyo.navegador import CHROMIUM
 from tests.apoyo.web_util import ajustes_web, cab, servidor_en_hilo

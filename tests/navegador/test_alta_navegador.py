@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import ajustes_web, sql
 

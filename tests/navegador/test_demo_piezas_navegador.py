@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from agente.nucleo.ajustes import Ajustes
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.procesos import ProcesoCli, esperar
 from tests.apoyo.web_util import cab

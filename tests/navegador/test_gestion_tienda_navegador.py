@@ -56,7 +56,10 @@ def test_la_gerente_propone_ampliar_y_la_regional_lo_ve_por_firmar(navegador, ba
     pagina.get_by_role("button", name="Proponer el cambio").click()
     expect(pagina.locator(".aplicada")).to_contain_text("Aplicado", timeout=ESPERA_MS)
     expect(pagina.locator("#titulo-umbrales")).to_contain_text("Umbrales · versión 2")
-    expect(pagina.locator(".version-vigente").first).to_contain_text("ger-talavera")
+    # Quién, por su nombre (nunca su id ni «sin autor»; issue 43).
+    expect(pagina.locator(".version-vigente").first).to_contain_text("Marta Jiménez")
+    expect(pagina.locator("#contenido-politica")).not_to_contain_text("ger-talavera")
+    expect(pagina.locator("#contenido-politica")).not_to_contain_text("sin autor")
 
     regional = Pagina(navegador, base)
     regional.entrar(REGIONAL, "/encargado")

@@ -8,9 +8,9 @@ import time
 import jwt
 import pytest
 
-from agente.servicio import Encargado
+from agente.servicio.resultados import Encargado
 from agente.web.app import crear_app
-from agente.web.auth import emitir_sesion
+from agente.web.entrada.auth import emitir_sesion
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import ajustes_web, servidor_en_hilo
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agente.web.auth import emitir_token
+from agente.web.entrada.auth import emitir_token
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import ajustes_web, cab
 
@@ -36,7 +36,12 @@ def test_la_tarjeta_de_un_cambio_mas_caro_da_nombres_precios_y_diferencia(navega
     assert pares["Precio del nuevo"] == "249,00 EUR"
     assert pares["Diferencia"] == "129,00 EUR"
     assert pares["Quién paga la diferencia"].startswith("la paga el cliente")
-    # Ningún SKU suelto en lugar del nombre.
+    # Ningún SKU suelto en lugar del nombre: ni en los detalles ni en lo que se propone.
     assert "CAF-004" not in pares["Producto nuevo"]
+    datos = tarjeta.locator("dl.datos").first
+    propuesta = dict(zip(datos.locator("dt").all_inner_texts(), datos.locator("dd").all_inner_texts(), strict=True))
+    assert propuesta["Producto original"] == "Cafetera de goteo Aroma 10 tazas", propuesta
+    assert propuesta["Producto nuevo"] == "Cafetera superautomática Barista", propuesta
+    encargada.expect(tarjeta.locator(".motivos").first).not_to_contain_text("CAF-")
     encargada.accesible("tarjeta-cambio")
     encargada.limpia()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agente.web.auth import emitir_token
-from agente.web.rutas_demo import EJEMPLOS
+from agente.web.entrada.auth import emitir_token
+from agente.web.rutas.demo import EJEMPLOS
 from tests.apoyo.firmas import PEDIDO_350, PEDIDO_650
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.web_util import ajustes_web, cab, sql

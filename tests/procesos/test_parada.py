@@ -140,8 +140,8 @@ def test_los_hilos_del_agente_no_dejan_empezar_lo_que_esperaba_al_empezar_la_par
     import anyio
 
     from agente.nucleo.errores import NoDisponible
-    from agente.web.hilos import HilosDelAgente
-    from agente.web.parada_web import Parada
+    from agente.web.infra.hilos import HilosDelAgente
+    from agente.web.infra.parada import Parada
 
     async def principal():
         parada = Parada(espera=5)

@@ -1,4 +1,4 @@
-"""El recolector de ciclos en ``agente serve`` (``AGENTE_GC_UMBRAL``, ``agente.web.recolector``)."""
+"""El recolector de ciclos en ``agente serve`` (``AGENTE_GC_UMBRAL``, ``agente.web.infra.recolector``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tests.apoyo.web_util import ServidorEnProceso
 # En otro intérprete: gc.freeze no tiene vuelta atrás y congelaría la basura de las pruebas.
 _SONDA = """
 import gc, json, sys
-from agente.web.recolector import preparar
+from agente.web.infra.recolector import preparar
 antes = gc.get_threshold()
 preparar(int(sys.argv[1]))
 print(json.dumps({"antes": antes, "despues": gc.get_threshold(), "congelados": gc.get_freeze_count()}))

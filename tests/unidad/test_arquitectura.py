@@ -67,9 +67,12 @@ def test_una_importacion_en_sentido_contrario_rompe_los_contratos(tmp_path, modu
         # Dentro del servicio: una aprobación pendiente no sabe de quien la decide.
         ("agente/servicio/aprobaciones/cola.py", "from agente.servicio.decisiones import decidir\n",
          "agente.servicio.aprobaciones.cola -> agente.servicio.decisiones.decidir"),
-        # La web no se salta la fachada: ni un módulo de dentro del servicio.
-        ("agente/web/rutas_historial.py", "from agente.servicio.decisiones import decididas\n",
-         "agente.web.rutas_historial -> agente.servicio.decisiones.decididas"),
+        # La web no se salta el servicio: nada de debajo, ni la base ni la política.
+        ("agente/web/rutas/historial.py", "from agente.bd import pool\n", "agente.web.rutas.historial -> agente.bd.pool"),
+        ("agente/cli/politica.py", "import politicas.valores\n", "agente.cli.politica -> politicas.valores"),
+        # Dentro de la web: las formas de la API no saben de las rutas.
+        ("agente/web/esquemas/comun.py", "from agente.web.rutas import cliente\n",
+         "agente.web.esquemas.comun -> agente.web.rutas.cliente"),
         # Dentro de la base: el pool no sabe de migraciones.
         ("agente/bd/pool.py", "from agente.bd import migraciones\n", "agente.bd.pool -> agente.bd.migraciones"),
     ],

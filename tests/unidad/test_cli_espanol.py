@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from agente.cli import app
 from agente.nucleo import dinero
 from agente.nucleo.errores import ImporteNoValido
-from agente.servicio import nombre_decision, nombre_operacion, tipo_de_nombre
+from agente.servicio.decisiones.decididas import nombre_decision, nombre_operacion, tipo_de_nombre
 
 INGLES = ("Usage", "Options", "Commands", "Arguments", "Show this message", "[required]",
           "default:", "install-completion", "[OPTIONS]", "<str>", "<bool>", "<int", "<datetime>")

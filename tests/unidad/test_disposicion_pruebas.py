@@ -142,7 +142,7 @@ def test_la_comprobacion_detecta_cada_forma_de_importar_lo_prohibido(codigo):
 @pytest.mark.parametrize("codigo", [
     "from tests.apoyo.web_util import cab",
     "from ..apoyo import fabricas",
-    "from agente.servicio import Servicio",
+    "from agente.servicio.fachada import Servicio",
     'subprocess.run([sys.executable, "-m", "bench.humo", "explain", url])',
     '"""Como en ``tests/api/test_web_api.py``: ``from bench`` no se importa."""',
 ])

@@ -113,8 +113,8 @@ def _rutas_de_la_app() -> dict[str, set[str]]:
     import importlib
 
     # Las rutas fuera del OpenAPI (el webhook de pagos, las páginas), de cada router de la web.
-    for modulo in sorted((RAIZ / "agente/web").glob("rutas_*.py")):
-        router = getattr(importlib.import_module(f"agente.web.{modulo.stem}"), "router", None)
+    for modulo in sorted((RAIZ / "agente/web/rutas").glob("*.py")):
+        router = getattr(importlib.import_module(f"agente.web.rutas.{modulo.stem}"), "router", None)
         for r in getattr(router, "routes", []):
             rutas.setdefault(getattr(r, "path", ""), set()).update(getattr(r, "methods", None) or {"GET"})
     return rutas

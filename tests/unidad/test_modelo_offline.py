@@ -26,7 +26,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from agente.modelo_offline import ModeloOffline
+from agente.modelo_offline import ModeloOffline, redaccion
 from agente.modelo_offline.lectura import normalizar
 from agente.modelo_offline.resultados import motivo_del_rechazo
 from agente.nucleo.errores import ErrorDominio, PedidoNoEncontrado
@@ -558,7 +558,7 @@ def test_error_se_reconoce_por_el_status_aunque_no_empiece_por_error(modelo):
     final = _con_resultado(modelo, DEVOLVER_CAFETERA, "la pasarela de pagos no responde", status="error")
     assert final.content == (
         "Lo siento, no he podido tramitar el reembolso del pedido P-20260917-0041: "
-        "la pasarela de pagos no responde."
+        f"la pasarela de pagos no responde. {redaccion.SIGUIENTE_PASO}"
     )
 
 
@@ -833,7 +833,8 @@ def test_agente_real_rechazo_sin_motivo():
     assert registro == []
     assert final == (
         "El encargado no ha aprobado el reembolso del pedido P-20260917-0041. "
-        "Motivo: sin indicar motivo. No he tramitado ningún reembolso."
+        "Motivo: sin indicar motivo. No he tramitado ningún reembolso. Si tienes algo más que aportar "
+        "(fotos, otra fecha de entrega), dímelo y se lo traslado al encargado."
     )
 
 
@@ -841,5 +842,5 @@ def test_un_error_con_instrucciones_para_el_asistente_no_se_las_pasa_al_cliente(
     texto = ("La pasarela no ha podido cobrar la diferencia. El cambio queda pendiente. Dile al cliente "
              "que queda pendiente y que le avisaremos por aquí; no propongas el cambio otra vez")
     final = _con_resultado(modelo, DEVOLVER_CAFETERA, texto, status="error")
-    assert final.content.endswith("El cambio queda pendiente.")
+    assert final.content.endswith("El cambio queda pendiente. Te avisaremos por aquí en cuanto se complete.")
     assert "Dile al cliente" not in final.content and "no propongas" not in final.content

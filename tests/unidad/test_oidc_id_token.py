@@ -11,7 +11,7 @@ from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
 
 from agente.nucleo.ajustes import ProveedorOidc
-from agente.web.oidc import ClienteOidc, ErrorOidc, validar_id_token
+from agente.web.entrada.oidc import ClienteOidc, ErrorOidc, validar_id_token
 
 EMISOR = "https://id.tienda.example"
 CLIENTE = "bandeja"

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 
 from agente.modelo_offline.resultados import Llamada, Resultado
 from agente.nucleo.operaciones import OPERACIONES
-from tests.apoyo.reglas_texto import CLIENTE, PERSONAL, defectos
+from tests.apoyo.reglas_texto import CLIENTE, PERSONAL, defectos, negativa_sin_salida
 from tests.apoyo.rutas import RAIZ
 
 PEDIDO = "P-20260917-0041"
@@ -85,6 +85,21 @@ def _resultados() -> Iterator[Resultado]:
     yield Resultado(tipo="ok", texto="Se puede devolver en 30 días.")
 
 
+def _pedidos_con_reembolsos() -> Iterator[dict]:
+    """El pedido con lo que dice de su dinero: sin reembolsos, en firma, pendiente y emitido."""
+    for en_firma, reembolsos in ((False, []), (True, []), (False, [{"numero": "RE-000001", "importe": "24.90",
+                                  "estado": "pendiente", "fecha": "2026-09-21", "emitido_en": None}]),
+                                 (False, [{"numero": "RE-000001", "importe": "24.90", "estado": "emitido",
+                                           "fecha": "2026-09-21", "emitido_en": "2026-09-21"}])):
+        for dias in (1, 10):
+            yield {"pedido": PEDIDO, "estado": "entregado", "fecha": "2026-09-17", "importe": "169.80",
+                   "entregado_en": "2026-09-20", "dias_desde_entrega": 1, "lineas": LINEAS, "reembolsado": "24.90",
+                   "metodo_pago": "tarjeta", "reembolsos": reembolsos,
+                   "abono": {"medio": "la tarjeta con la que pagaste", "plazo_dias_habiles": dias,
+                             "plazo": "1 día hábil" if dias == 1 else f"hasta {dias} días hábiles",
+                             "reembolso_en_firma": en_firma}}
+
+
 # Ejemplos por nombre de parámetro: cada valor de la lista es un caso.
 EJEMPLOS = {
     "pedido": [PEDIDO],
@@ -98,7 +113,7 @@ EJEMPLOS = {
     "sku": ["CAF-001"],
     "datos": [{"pedido": PEDIDO, "estado": e, "fecha": "2026-09-17", "importe": "169.80",
                "entregado_en": "2026-09-20" if e == "entregado" else None, "dias_desde_entrega": 1,
-               "lineas": LINEAS, "reembolsado": "49.80"} for e in ESTADOS],
+               "lineas": LINEAS, "reembolsado": "49.80"} for e in ESTADOS] + list(_pedidos_con_reembolsos()),
     "alternativas": [ALTERNATIVAS],
     "elegida": [ALTERNATIVAS[0], ALTERNATIVAS[1]],
     "deseo": ["que sea más barata"],
@@ -109,7 +124,7 @@ EJEMPLOS = {
 # Lo que no redacta para el cliente (lee o decide) o no tiene frase propia.
 NO_REDACTAN = {"eur", "fecha", "lineas", "ejecutada", "sin_opciones", "motivo_del_texto", "limpiar_cola",
                "normalizar", "texto_de", "articulo_nombrado"}
-MODULOS_OFFLINE = ("redaccion", "cancelacion", "reenvio", "vale", "seguimiento", "direccion", "matices")
+MODULOS_OFFLINE = ("redaccion", "cancelacion", "reenvio", "vale", "seguimiento", "direccion", "matices", "abono")
 
 
 def _combinaciones(funcion) -> Iterator[dict]:
@@ -231,13 +246,64 @@ def textos_personal() -> Iterator[tuple[str, str, bool]]:
         yield "motivo rechazadas", base.motivo_rechazadas({"rechazadas_pedido": n, "ventana_devoluciones_dias": 30}), False
 
 
+def textos_reglas() -> Iterator[tuple[str, str, bool]]:
+    """Cada motivo (y razón de «imposible») de cada regla de la política con hechos generados."""
+    from tests.apoyo.hechos_ejemplo import casos_de_reglas
+
+    for regla, texto in casos_de_reglas():
+        yield f"regla {regla}", texto, False
+
+
+def textos_correos_cliente() -> Iterator[tuple[str, str, bool]]:
+    """(dónde, línea, es_frase) de cada correo al cliente (``agente/notificaciones/plantillas_cliente.py``):
+    el asunto y lo que presenta un enlace («...: https://...») no llevan punto final."""
+    from agente.notificaciones.plantillas_cliente import pintar_cliente
+
+    operacion = {"titulo": "Reembolso", "pedido": PEDIDO, "importe": "120.00"}
+    sucesos = [{"suceso": "decision", "operaciones": [{**operacion, "resultado": r, "importe_final": "90.00",
+                                                         "motivo": "fuera de plazo"}]}
+               for r in ("approve", "edit", "reject", "respond")]
+    sucesos += [{"suceso": "decision", "por_sistema": True, "operaciones": [operacion]},
+                {"suceso": "decision", "fallo": True, "nota": "Lo revisamos mañana.", "operaciones": []}]
+    for suceso in ("pago", "marcado", "fallo_tardio", "caducado", "respuesta"):
+        for tipo, concepto, rechazado in (("reembolso", "devolucion", False), ("reembolso", "diferencia", True),
+                                          ("reembolso", "anulacion", False), ("cobro", None, False)):
+            sucesos.append({"suceso": suceso, "tipo": tipo, "concepto": concepto, "rechazado": rechazado,
+                            "importe": "24.90", "pedido": PEDIDO})
+    for datos in sucesos:
+        mensaje = pintar_cliente({"tienda_nombre": "Talavera de la Reina", "cliente_nombre": "Ana García",
+                                  **datos}, enlace="https://t.example/#token=abc",
+                                 enlace_baja="https://t.example/avisos#baja=xyz", horas_enlace=24)
+        yield f"correo {datos['suceso']} (asunto)", mensaje.asunto, False
+        for linea in mensaje.texto.splitlines():
+            if linea.strip() and linea != "--" and not linea.startswith(("Hola", "https://")):
+                presenta_enlace = linea.endswith(":") or bool(re.search(r":\s*https?://\S+$", linea))
+                yield f"correo {datos['suceso']}", linea, not presenta_enlace
+
+
+# Lo que pintan los JS de la web para el personal: literales con espacio que empiezan en
+# mayúscula (frases y etiquetas); un texto con «${...}» se lee con la parte variable como «X».
+_LITERAL_JS = re.compile(r'"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`')
+
+
+def textos_js() -> Iterator[tuple[str, str]]:
+    for ruta in sorted((RAIZ / "agente/web/estaticos").glob("encargado*.js")):
+        codigo = re.sub(r"^\s*//.*$", "", ruta.read_text(encoding="utf-8"), flags=re.M)
+        for doble, plantilla in _LITERAL_JS.findall(codigo):
+            texto = re.sub(r"\$\{[^}]*\}", "X", doble or plantilla)
+            if " " in texto and texto[:1].isupper() and "<" not in texto and "=" not in texto:
+                yield ruta.name, texto
+
+
 def _ids(casos):
     return [c[0][:90] for c in casos]
 
 
 CLIENTE_CASOS = list(textos_cliente())
+CORREOS_CASOS = list(textos_correos_cliente())
 ERRORES_CASOS = list(textos_de_errores_al_chat())
-PERSONAL_CASOS = list(textos_personal())
+PERSONAL_CASOS = list(textos_personal()) + list(textos_reglas())
+JS_CASOS = list(textos_js())
 
 
 def test_el_barrido_recorre_todas_las_operaciones_y_la_redaccion_offline():
@@ -245,11 +311,22 @@ def test_el_barrido_recorre_todas_las_operaciones_y_la_redaccion_offline():
     for op in OPERACIONES:
         assert f"espera {op.herramienta}" in vistos
     assert len(CLIENTE_CASOS) > 150 and len(ERRORES_CASOS) > 20 and len(PERSONAL_CASOS) > 50
+    # Cada regla de la política da motivos al barrido, y hay correos y textos de la web.
+    from politicas import REGLAS
+
+    assert {d.removeprefix("regla ") for d, _, _ in PERSONAL_CASOS if d.startswith("regla ")} == set(REGLAS)
+    assert len(CORREOS_CASOS) > 50 and len(JS_CASOS) > 50
 
 
 @pytest.mark.parametrize(("donde", "texto"), CLIENTE_CASOS, ids=_ids(CLIENTE_CASOS))
 def test_cada_texto_al_cliente_se_lee_bien(donde, texto):
     assert not defectos(texto, para=CLIENTE), (donde, texto)
+
+
+@pytest.mark.parametrize(("donde", "texto"), CLIENTE_CASOS, ids=_ids(CLIENTE_CASOS))
+def test_cada_negativa_al_cliente_ofrece_un_siguiente_paso(donde, texto):
+    # «No se puede», «no he encontrado», «no ha aprobado»...: y después, qué puede hacer.
+    assert not negativa_sin_salida(texto), (donde, texto)
 
 
 @pytest.mark.parametrize(("donde", "texto"), ERRORES_CASOS, ids=_ids(ERRORES_CASOS))
@@ -264,6 +341,18 @@ def test_cada_error_de_una_herramienta_que_lee_el_cliente_se_lee_bien(donde, tex
 @pytest.mark.parametrize(("donde", "texto", "frase"), PERSONAL_CASOS, ids=_ids(PERSONAL_CASOS))
 def test_cada_etiqueta_del_personal_se_lee_bien(donde, texto, frase):
     assert not defectos(texto, para=PERSONAL, frase=frase), (donde, texto)
+
+
+@pytest.mark.parametrize(("donde", "texto", "frase"), CORREOS_CASOS, ids=_ids(CORREOS_CASOS))
+def test_cada_linea_de_los_correos_al_cliente_se_lee_bien(donde, texto, frase):
+    assert not defectos(texto, para=CLIENTE, frase=frase), (donde, texto)
+    assert not (frase and negativa_sin_salida(texto)), (donde, texto)  # el asunto no da para más
+
+
+@pytest.mark.parametrize(("donde", "texto"), JS_CASOS, ids=_ids(JS_CASOS))
+def test_cada_texto_de_la_web_del_personal_se_lee_bien(donde, texto):
+    # Sin claves internas, SKUs, enums ni inglés; el punto final no se mira (etiquetas y trozos).
+    assert not defectos(texto, para=PERSONAL, frase=False), (donde, texto)
 
 
 def _hojas(comando, ruta=()):

@@ -76,6 +76,7 @@ DELETE FROM aprobaciones_pendientes WHERE thread_id = %(thread_id)s
 # la lista cambia, la bandeja en vivo la emite y la página relee la conversación.
 _BANDEJA_SQL = """
 SELECT a.*, c.nombre AS cliente_nombre, ti.nombre AS tienda_nombre,
+       (SELECT e.nombre FROM encargados e WHERE e.id = a.asignada_a) AS asignada_nombre,
        extract(epoch FROM now() - a.creada)::bigint AS espera_segundos,
        coalesce(r.retenidos, '[]'::jsonb) AS retenidos,
        (SELECT max(s.id) FROM mensajes_tienda s WHERE s.thread_id = a.thread_id) AS ultimo_mensaje_tienda,

@@ -41,6 +41,7 @@ from agente.servicio.conversaciones import desenlace, mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.conversaciones.retenidos import responder_retenidos
 from agente.servicio.conversaciones.turnos import leer_consulta
+from agente.servicio.decisiones.ficha import productos_de
 from agente.servicio.decisiones.validacion import validar_decisiones, validar_nota
 from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, Respuesta
 from politicas.descripcion import CLAVE_DESCRIPCIONES_FIJADAS
@@ -104,6 +105,7 @@ class Decisiones:
         with self._ejecutor.pool.connection() as c:
             filas = cola.bandeja(c, tienda, limite)
             _con_mi_firma(c, filas, firmante)
+            _con_productos(c, filas)
         return [self._con_traza(f) for f in filas]
 
     def aprobacion(
@@ -115,6 +117,7 @@ class Decisiones:
         with self._ejecutor.pool.connection() as c:
             fila = cola.aprobacion_detallada(c, thread_id)
             _con_mi_firma(c, [fila] if fila else [], firmante)
+            _con_productos(c, [fila] if fila else [])
         if fila is None:
             raise NadaPendiente(f"no hay ninguna aprobación pendiente en {thread_id}")
         permitidas = tiendas if tiendas is not None else ((tienda,) if tienda is not None else None)
@@ -343,6 +346,14 @@ class Decisiones:
     def marcar_aplicada(self, registro: RegistroDecision, resultado: str, *, fallo: str | None = None) -> None:
         with self._ejecutor.pool.connection() as c:
             c.execute(MARCAR_DECISION_APLICADA_SQL, {"id": registro.id, "resultado": resultado, "fallo": fallo})
+
+
+def _con_productos(conexion: Any, filas: list[dict[str, Any]]) -> None:
+    """El nombre de cada producto que nombran las acciones de ``filas`` (una sentencia)."""
+    acciones = [a for f in filas for a in ((f.get("peticion") or {}).get("action_requests") or [])]
+    productos = productos_de(conexion, acciones)
+    for fila in filas:
+        fila["productos"] = productos
 
 
 def _con_mi_firma(conexion, filas: list[dict[str, Any]], firmante: Encargado | None) -> None:

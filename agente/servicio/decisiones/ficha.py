@@ -23,6 +23,7 @@ __all__ = [
     "DIAS_HISTORIAL",
     "conversacion",
     "detalles_de",
+    "productos_de",
     "estado_linea",
     "ficha",
     "historial_cliente",
@@ -151,6 +152,18 @@ def detalles_de(
     return resultado
 
 
+SELECT_NOMBRES_PRODUCTO_SQL = "SELECT sku, nombre FROM productos WHERE sku = ANY(%(skus)s)"
+
+
+def productos_de(conexion: psycopg.Connection, acciones: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """SKU -> nombre de los productos que nombran las acciones (el personal no lee «CAF-001»)."""
+    skus = sorted({str(v).strip().upper() for a in acciones if isinstance(a.get("args"), dict)
+                   for k, v in a["args"].items() if k.startswith("sku") and isinstance(v, str)})
+    if not skus:
+        return {}
+    return {f["sku"]: f["nombre"] for f in conexion.execute(SELECT_NOMBRES_PRODUCTO_SQL, {"skus": skus}).fetchall()}
+
+
 def ficha(conexion: psycopg.Connection, fila: dict[str, Any]) -> dict[str, Any]:
     """La fila de la bandeja con ``conversacion``, ``historial_cliente``, ``pedidos`` y
     ``detalles`` (uno por acción)."""
@@ -163,4 +176,5 @@ def ficha(conexion: psycopg.Connection, fila: dict[str, Any]) -> dict[str, Any]:
         "historial_cliente": historial_cliente(conexion, fila["cliente_id"]),
         "pedidos": lineas_de(conexion, pedidos, fila["cliente_id"]),
         "detalles": detalles_de(conexion, acciones, fila["cliente_id"]),
+        "productos": productos_de(conexion, acciones),
     }

@@ -34,7 +34,8 @@ RECLAMAR_SQL = """
 UPDATE aprobaciones_pendientes
 SET asignada_a = %(encargado)s, reclamada_hasta = now() + make_interval(mins => %(minutos)s)
 WHERE thread_id = %(thread_id)s
-RETURNING asignada_a AS encargado, reclamada_hasta AS hasta
+RETURNING asignada_a AS encargado, reclamada_hasta AS hasta,
+          (SELECT e.nombre FROM encargados e WHERE e.id = asignada_a) AS nombre
 """
 SOLTAR_SQL = """
 UPDATE aprobaciones_pendientes SET asignada_a = NULL, reclamada_hasta = NULL
@@ -83,7 +84,7 @@ def reclamar(conexion: psycopg.Connection, thread_id: str, encargado_id: str) ->
             {"thread_id": thread_id, "encargado": encargado_id, "minutos": MINUTOS_RECLAMO},
         ).fetchone()
         mensajes.avisar_bandeja(conexion, fila["tienda"])
-    return {"thread_id": thread_id, "encargado": hecha["encargado"], "hasta": hecha["hasta"]}
+    return {"thread_id": thread_id, "encargado": hecha["encargado"], "nombre": hecha["nombre"], "hasta": hecha["hasta"]}
 
 
 def soltar(conexion: psycopg.Connection, thread_id: str, encargado_id: str) -> None:

@@ -1,4 +1,5 @@
-"""La entrada del personal sin la CLI: quién es por su correo (OIDC) y el enlace por correo."""
+"""La entrada del personal sin la CLI: quién es por su correo (OIDC) y el enlace por correo
+(``enlaces``: pedirlo y canjearlo; ``correo``: enviarlo)."""
 
 from agente.servicio.entrada.enlaces import EnlaceEntrada, canjear_enlace, pedir_enlace
 from agente.servicio.entrada.personal import encargado_por_email

@@ -67,6 +67,12 @@ SELECT version, umbrales, creada, creada_por, motivo, firmada_por, solicitud_id
 FROM politicas_tienda_versiones
 WHERE tienda = %(tienda)s ORDER BY version
 """
+# Quién escribió o firmó cada versión, por su nombre: el personal lee «Ana Gómez», no
+# «ger-talavera». Lo escrito sin autor (una migración, la carga inicial) es «el sistema».
+NOMBRES_SQL = "SELECT id, nombre FROM encargados WHERE id = ANY(%(ids)s)"
+SIN_PERSONA = frozenset({"sin autor", "sistema", ""})
+NOMBRE_SISTEMA = "el sistema"
+
 # La fila existe antes de cambiar nada: la versión 1 son los defectos (la que ya leían
 # los veredictos de una tienda sin fila), y el cambio es la versión 2.
 ASEGURAR_FILA_SQL = "INSERT INTO politicas_tienda (tienda) VALUES (%(tienda)s) ON CONFLICT (tienda) DO NOTHING"
@@ -126,6 +132,20 @@ def matriz_vigente(conexion: psycopg.Connection, tienda: str) -> Matriz:
     return matriz
 
 
+def con_nombres(conexion: psycopg.Connection, filas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``filas`` con ``creada_por_nombre`` y ``firmada_por_nombre`` (None si nadie firmó)."""
+    ids = sorted({f[c] for f in filas for c in ("creada_por", "firmada_por") if f.get(c)})
+    nombres = {f["id"]: f["nombre"] for f in conexion.execute(NOMBRES_SQL, {"ids": ids}).fetchall()}
+
+    def nombre(valor: str | None) -> str | None:
+        if valor is None:
+            return None
+        return NOMBRE_SISTEMA if valor in SIN_PERSONA else nombres.get(valor, valor)
+
+    return [{**f, "creada_por_nombre": nombre(f.get("creada_por") or ""),
+             "firmada_por_nombre": nombre(f.get("firmada_por"))} for f in filas]
+
+
 def ver(conexion: psycopg.Connection, tienda: str) -> dict[str, Any]:
     """Umbrales y matriz vigentes de ``tienda``, con sus historias (la primera antes)."""
     comprobar_tienda(conexion, tienda)
@@ -136,9 +156,9 @@ def ver(conexion: psycopg.Connection, tienda: str) -> dict[str, Any]:
         "tienda": tienda,
         "version": umbrales["version"],
         "umbrales": {n: _texto(umbrales[n]) for n in UMBRALES},
-        "historial": conexion.execute(SELECT_VERSIONES_SQL, {"tienda": tienda}).fetchall(),
-        "matriz": _matriz_json(matriz, propia),
-        "historial_matriz": historial_matriz(conexion, tienda if propia else None),
+        "historial": con_nombres(conexion, conexion.execute(SELECT_VERSIONES_SQL, {"tienda": tienda}).fetchall()),
+        "matriz": con_nombres(conexion, [_matriz_json(matriz, propia)])[0],
+        "historial_matriz": con_nombres(conexion, historial_matriz(conexion, tienda if propia else None)),
     }
 
 

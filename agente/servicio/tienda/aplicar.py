@@ -117,15 +117,16 @@ GROUP BY l.linea, l.sku, l.unidades, l.precio_unitario
 """
 UPSERT_PEDIDO_SQL = """
 INSERT INTO pedidos (id, cliente_id, tienda, fecha, estado, enviado_en, entregado_en, importe,
-                     calle, codigo_postal, localidad, provincia, referencia_pago)
+                     calle, codigo_postal, localidad, provincia, referencia_pago, metodo_pago)
 SELECT %(id)s, %(cliente_id)s, %(tienda)s, %(fecha)s, %(estado)s, %(enviado_en)s, %(entregado_en)s,
-       %(importe)s, %(calle)s, %(codigo_postal)s, %(localidad)s, %(provincia)s, %(referencia_pago)s
+       %(importe)s, %(calle)s, %(codigo_postal)s, %(localidad)s, %(provincia)s, %(referencia_pago)s,
+       coalesce(%(metodo_pago)s, 'tarjeta')
 WHERE EXISTS (SELECT 1 FROM clientes WHERE id = %(cliente_id)s AND tienda = %(tienda)s)
 ON CONFLICT (id) DO UPDATE SET cliente_id = EXCLUDED.cliente_id, fecha = EXCLUDED.fecha,
     estado = EXCLUDED.estado, enviado_en = EXCLUDED.enviado_en, entregado_en = EXCLUDED.entregado_en,
     importe = EXCLUDED.importe, calle = EXCLUDED.calle, codigo_postal = EXCLUDED.codigo_postal,
     localidad = EXCLUDED.localidad, provincia = EXCLUDED.provincia,
-    referencia_pago = EXCLUDED.referencia_pago
+    referencia_pago = EXCLUDED.referencia_pago, metodo_pago = EXCLUDED.metodo_pago
 WHERE pedidos.tienda = EXCLUDED.tienda AND %(actualizar)s
 RETURNING id
 """
@@ -302,7 +303,8 @@ def aplicar_pedido(cur, tienda: str, id_: str, datos: DatosPedido, clave: str | 
     fila = cur.execute(UPSERT_PEDIDO_SQL, {
         "id": id_, "cliente_id": datos.cliente_id, "tienda": tienda, "fecha": datos.fecha,
         "estado": datos.estado, "enviado_en": datos.enviado_en, "entregado_en": datos.entregado_en,
-        "importe": importe, "referencia_pago": datos.referencia_pago, **_direccion(datos.direccion_envio),
+        "importe": importe, "referencia_pago": datos.referencia_pago,
+        "metodo_pago": datos.metodo_pago, **_direccion(datos.direccion_envio),
         "actualizar": actual is not None,
     }).fetchone()
     if fila is None and actual is None:

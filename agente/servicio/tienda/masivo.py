@@ -33,15 +33,15 @@ SELECT (SELECT coalesce(json_object_agg(id, json_build_array(version, huella)), 
 """
 INSERTAR_PEDIDOS_SQL = """
 INSERT INTO pedidos (id, cliente_id, tienda, fecha, estado, enviado_en, entregado_en, importe,
-                     calle, codigo_postal, localidad, provincia, referencia_pago)
+                     calle, codigo_postal, localidad, provincia, referencia_pago, metodo_pago)
 SELECT id, cliente_id, %(tienda)s, fecha, estado, enviado_en, entregado_en, importe,
-       calle, codigo_postal, localidad, provincia, referencia_pago
+       calle, codigo_postal, localidad, provincia, referencia_pago, coalesce(metodo_pago, 'tarjeta')
 FROM unnest(%(ids)b::text[], %(clientes)b::text[], %(fechas)b::timestamptz[], %(estados)b::text[],
             %(enviados)b::timestamptz[], %(entregados)b::timestamptz[], %(importes)b::numeric[],
             %(calles)b::text[], %(cps)b::text[], %(localidades)b::text[], %(provincias)b::text[],
-            %(referencias)b::text[])
+            %(referencias)b::text[], %(metodos)b::text[])
      AS t(id, cliente_id, fecha, estado, enviado_en, entregado_en, importe, calle, codigo_postal,
-          localidad, provincia, referencia_pago)
+          localidad, provincia, referencia_pago, metodo_pago)
 """
 INSERTAR_LINEAS_SQL = """
 INSERT INTO lineas_pedido (pedido_id, linea, sku, unidades, precio_unitario)
@@ -103,6 +103,7 @@ def _insertar(cur, tienda: str, pedidos: list, huellas: list, clave: str | None)
         "localidades": [x.localidad if x else None for x in d],
         "provincias": [provincia_de(x.codigo_postal) if x else None for x in d],
         "referencias": [p.referencia_pago for p in pedidos],
+        "metodos": [p.metodo_pago for p in pedidos],
     })
     lineas = [(p.id, lin) for p in pedidos for lin in p.lineas]
     cur.execute(INSERTAR_LINEAS_SQL, {

@@ -158,6 +158,9 @@ class DatosPedido(_Forma):
     direccion_envio: Direccion | None = None
     referencia_pago: str | None = Field(default=None, min_length=1, max_length=200, description=(
         "El pago original en la pasarela de la tienda (p. ej. un payment_intent de Stripe)."))
+    metodo_pago: Literal["tarjeta", "bizum", "transferencia"] | None = Field(default=None, description=(
+        "Con qué se pagó: a ese medio vuelve un reembolso y de él sale el plazo que se dice al cliente "
+        "(sin dato: tarjeta)."))
 
 
 class CambioEstado(_Forma):

@@ -48,6 +48,7 @@ function enlaceSeguro(url) {
 
 function textoArgumento(accion, campo, valor) {
   if (esDinero(accion, campo)) return euros(valor);
+  if (accion.legibles?.[campo]) return accion.legibles[campo]; // el producto por su nombre, no su SKU
   if (Array.isArray(valor)) return valor.join(", ");
   return typeof valor === "object" ? JSON.stringify(valor) : String(valor);
 }
@@ -532,7 +533,7 @@ function iniciar() {
   const datos = estado.token && datosToken(estado.token);
   if (!datos || datos.rol !== "encargado") return pedirToken(CLAVES.encargado, mostrarEntradas);
   estado.yo = datos.encargado_id;
-  $("sesion").textContent = datos.encargado_id;
+  $("sesion").textContent = ""; // el nombre llega con /api/sesion: nunca se enseña el id
   // En un móvil los filtros empiezan plegados: la primera tarjeta, en la primera pantalla.
   $("caja-filtros").open = matchMedia("(min-width: 720px)").matches;
   $("pestanas").hidden = false;

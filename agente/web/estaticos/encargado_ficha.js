@@ -104,5 +104,7 @@ export function bloqueFicha(ficha) {
 export function textoReclamo(reclamada, yo) {
   if (!reclamada) return "";
   const hasta = new Date(reclamada.hasta).toLocaleTimeString("es-ES", { hour: "2-digit", minute: "2-digit" });
-  return reclamada.encargado === yo ? `La atiendes tú (hasta las ${hasta})` : `La atiende ${reclamada.encargado} (hasta las ${hasta})`;
+  // Por su nombre: el personal no lee ids («enc-talavera-2»).
+  const quien = reclamada.nombre || "otra persona de la tienda";
+  return reclamada.encargado === yo ? `La atiendes tú (hasta las ${hasta})` : `La atiende ${quien} (hasta las ${hasta})`;
 }

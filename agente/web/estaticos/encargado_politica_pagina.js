@@ -15,8 +15,8 @@ function importe(texto) {
 
 function quienCuando(v) {
   if (!v) return "los valores por defecto";
-  const firma = v.firmada_por ? `, firmada por ${v.firmada_por}` : "";
-  return `${v.creada_por || "sin autor"} el ${fecha(v.creada)}${firma}`;
+  const firma = v.firmada_por_nombre ? `, firmada por ${v.firmada_por_nombre}` : "";
+  return `${v.creada_por_nombre || "el sistema"} el ${fecha(v.creada)}${firma}`;
 }
 
 function tablaUmbrales(p, valores) {
@@ -38,7 +38,7 @@ function tablaMatriz(p, reglas) {
   return el("section", { class: "bloque-politica", "aria-labelledby": "titulo-matriz" },
     el("h3", { id: "titulo-matriz" }, `Matriz de autoridad · versión ${m.version}${m.propia ? "" : " (la de por defecto)"}`),
     el("p", { class: "version-vigente" }, m.creada
-      ? `Vigente desde: ${m.creada_por || "sin autor"} el ${fecha(m.creada)}.` : "La de por defecto para toda tienda."),
+      ? `Vigente desde: ${quienCuando(m)}.` : "La de por defecto para toda tienda."),
     el("div", { class: "tabla-desplazable", tabindex: 0, role: "region", "aria-label": "Matriz de autoridad" },
       el("table", { class: "tabla" },
         el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Operación"),

@@ -14,8 +14,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from agente.servicio import FirmaParcial, Servicio
-from agente.web.directo import ejecutar_decision, ejecutar_turno
+from agente.servicio.aprobaciones.firmas import FirmaParcial
+from agente.servicio.fachada import Servicio
+from agente.web.en_vivo.directo import ejecutar_decision, ejecutar_turno
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.identidad import Quien
 from agente.web.protocolo_langgraph.peticion import Firma, Turno

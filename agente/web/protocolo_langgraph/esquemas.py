@@ -12,7 +12,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
-from agente.web.esquemas import MAX_TEXTO, NO_VACIO
+from agente.web.esquemas.comun import MAX_TEXTO, NO_VACIO
 
 __all__ = [
     "MODOS",

@@ -1,6 +1,6 @@
 """El hilo en vivo (``GET /threads/{id}/stream``): un ``values`` por cada cambio.
 
-Como ``agente.web.eventos.flujo_mensajes``: se suscribe al ``LISTEN`` del proceso antes
+Como ``agente.web.infra.eventos.flujo_mensajes``: se suscribe al ``LISTEN`` del proceso antes
 de leer, relee el hilo con cada aviso (y cada 15 s por si uno se pierde) y, en cada
 relectura, vuelve a comprobar a quien mira (su token, que siga activo, que el hilo siga
 siendo suyo o de su tienda). El ``id`` de cada evento es el último mensaje que incluye
@@ -18,9 +18,9 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from agente.bd.pool import ERRORES_BD_CAIDA
 from agente.nucleo.errores import ErrorDominio
-from agente.web.eventos import RELECTURA_SEGUNDOS, Oyente
+from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
+from agente.web.infra.eventos import RELECTURA_SEGUNDOS, Oyente
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.ejecutar import hilo_de
 from agente.web.protocolo_langgraph.identidad import Quien

@@ -1,6 +1,6 @@
 """La forma de error del protocolo bajo ``/langgraph``: ``{"detail": "..."}``.
 
-Los errores se traducen a HTTP en un solo sitio (``agente.web.errores_http``) y las capas
+Los errores se traducen a HTTP en un solo sitio (``agente.web.infra.errores_http``) y las capas
 comunes (413, 422 del cuerpo, 503) escriben ``{"detalle": ...}``; los SDK de LangGraph
 leen ``detail``. Este middleware solo cambia el nombre de la clave en las respuestas de
 error JSON de las rutas del protocolo: el texto, el código y las cabeceras no cambian.
@@ -12,7 +12,7 @@ import json
 
 from starlette.types import Message, Receive, Scope, Send
 
-from agente.web.asgi import MiddlewareHttp
+from agente.web.infra.asgi import MiddlewareHttp
 
 __all__ = ["FormaErrorProtocolo"]
 

@@ -1,6 +1,6 @@
 """Quién llama por el protocolo: el mismo token firmado que la API propia, de cliente o
 de quien firma, en ``Authorization: Bearer`` (``headers`` del SDK) o en ``x-api-key``
-(``api_key`` del SDK). Las comprobaciones son las de ``agente.web.auth``: cliente de su
+(``api_key`` del SDK). Las comprobaciones son las de ``agente.web.entrada.auth``: cliente de su
 tienda; firmante activo (una baja corta el acceso al momento)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import Prohibido
-from agente.servicio import Encargado
-from agente.web import auth
-from agente.web.dependencias import AjustesWeb, ServicioWeb
+from agente.servicio.resultados import Encargado
+from agente.web.entrada import auth
+from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
 
 __all__ = ["QuienLlama", "Quien"]
 

@@ -17,8 +17,8 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from agente.nucleo.errores import HiloNoEncontrado, YaDecidida
-from agente.web.dependencias import AjustesWeb, Limitador, ServicioWeb
-from agente.web.hilos import en_hilo_del_agente
+from agente.web.infra.dependencias import AjustesWeb, Limitador, ServicioWeb
+from agente.web.infra.hilos import en_hilo_del_agente
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.comun import ERRORES, SSE
 from agente.web.protocolo_langgraph.ejecutar import (

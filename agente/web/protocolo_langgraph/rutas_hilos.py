@@ -14,8 +14,8 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from agente.nucleo.errores import Prohibido
-from agente.servicio import FiltroHilos
-from agente.web.dependencias import OyenteWeb, ServicioWeb
+from agente.servicio.protocolo.hilos import FiltroHilos
+from agente.web.infra.dependencias import OyenteWeb, ServicioWeb
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.comun import ERRORES, SSE
 from agente.web.protocolo_langgraph.ejecutar import hilo_de
