@@ -36,10 +36,11 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO, REENVIO, VALE
-from herramientas import cancelaciones, direcciones, envoltorios, vales
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO, REENVIO
+from herramientas import cancelaciones, direcciones, envoltorios
 from herramientas.envoltorios import Dependencias
 from herramientas.reenvios import crear_reenviar
+from operaciones import carpetas
 
 __all__ = [
     "CAMBIAR_DIRECCION",
@@ -53,7 +54,6 @@ __all__ = [
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
     "SUSTITUIR",
-    "COMPENSAR_CON_VALE",
     "Dependencias",
     "Herramienta",
     "Registro",
@@ -68,7 +68,6 @@ CAMBIAR_DIRECCION = DIRECCION.herramienta
 CANCELAR_PEDIDO = CANCELACION.herramienta
 REENVIAR = REENVIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
-COMPENSAR_CON_VALE = VALE.herramienta
 
 
 def _texto_fijo(texto: str) -> Callable[[Mapping[str, Any]], str]:
@@ -287,12 +286,16 @@ REGISTRO = Registro(
             reintento_seguro=True,
             max_por_turno=1,
         ),
-        Herramienta.de_operacion(
-            VALE,
-            nombre=COMPENSAR_CON_VALE,
-            crear=vales.crear_compensar_con_vale,
-            reintento_seguro=True,
-            max_por_turno=1,
+        # Una por carpeta de ``operaciones/``: su ``herramienta.py`` dice cómo se construye.
+        *(
+            Herramienta.de_operacion(
+                carpetas.pieza(nombre, "declaracion").OPERACION,
+                nombre=carpetas.pieza(nombre, "declaracion").OPERACION.herramienta,
+                crear=carpetas.pieza(nombre, "herramienta").crear,
+                reintento_seguro=True,
+                max_por_turno=carpetas.pieza(nombre, "herramienta").MAX_POR_TURNO,
+            )
+            for nombre in carpetas.nombres()
         ),
     )
 )

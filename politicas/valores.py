@@ -26,11 +26,7 @@ from typing import Any, Literal
 
 from agente.nucleo import dinero
 from agente.nucleo.errores import DecisionNoValida, ImporteNoValido
-from agente.nucleo.operaciones import (
-    VALE_DIAS_CADUCIDAD_DEFECTO,
-    VALE_IMPORTE_MAX_DEFECTO,
-    VALE_PORCENTAJE_MAX_DEFECTO,
-)
+from operaciones import carpetas
 
 __all__ = [
     "DINERO_MAXIMO",
@@ -155,19 +151,6 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             nombre="horas_caducidad", tipo="entero", unidad="horas", minimo=1, maximo=720,
             defecto=72, endurece="bajar",
             descripcion="Plazo de una operación que espera firma; pasado, se rechaza sola."),
-        # Vale de compensación (sql/018_vale.sql): sin firma hasta el menor de los dos.
-        ValorPolitica(
-            nombre="vale_porcentaje_max", tipo="entero", unidad="%", minimo=0, maximo=100,
-            defecto=VALE_PORCENTAJE_MAX_DEFECTO, endurece="bajar",
-            descripcion="Un vale de más de este porcentaje de la línea que compensa pide firma."),
-        ValorPolitica(
-            nombre="vale_importe_max", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-            maximo=DINERO_MAXIMO, defecto=VALE_IMPORTE_MAX_DEFECTO, endurece="bajar", regla="vale",
-            descripcion="Un vale de más de este importe pide firma."),
-        ValorPolitica(
-            nombre="vale_dias_caducidad", tipo="entero", unidad="días", minimo=30, maximo=1095,
-            defecto=VALE_DIAS_CADUCIDAD_DEFECTO, endurece="bajar",
-            descripcion="Días que vale un vale de compensación desde que se emite."),
         # Reenvío (sql/017): el valor de cada unidad que sale sin firma, y desde cuándo un
         # pedido enviado cuenta como perdido (menos días = se reenvía antes: endurece al subir).
         ValorPolitica(
@@ -178,6 +161,9 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             nombre="dias_reparto_maximos", tipo="entero", unidad="días", minimo=1, maximo=60,
             defecto=3, endurece="subir",
             descripcion="Días de reparto tras el envío; pasados, un pedido sin entregar cuenta como perdido."),
+        # Los de cada carpeta de ``operaciones/`` (su ``politica.py``, que importa
+        # ``ValorPolitica`` de este módulo a medio cargar: por eso van al final).
+        *(v for modulo in carpetas.piezas("politica") for v in modulo.VALORES),
     )
 })
 

@@ -32,7 +32,6 @@ from agente.modelo_offline import (
     direccion,
     reembolso,
     reenvio,
-    vale,
 )
 from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import negada, retractadas
@@ -45,6 +44,7 @@ from agente.modelo_offline.texto import (
     texto_de,
 )
 from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES, REENVIO
+from operaciones import carpetas
 
 __all__ = [
     "MOTIVO_POR_DEFECTO",
@@ -71,7 +71,7 @@ __all__ = [
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 # Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
-FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, direccion, reembolso, reenvio, vale)}
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, direccion, reembolso, reenvio, *carpetas.piezas("frases"))}
 RENUNCIAS = {intencion: frases.renuncia for intencion, frases in FRASES.items() if frases.renuncia}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from operaciones import carpetas
 from politicas.reglas.base import Regla
 from politicas.reglas.cancelacion import CANCELACION
 from politicas.reglas.consulta import CONSULTA
@@ -12,10 +13,11 @@ from politicas.reglas.direccion import DIRECCION
 from politicas.reglas.reembolso import REEMBOLSO
 from politicas.reglas.reenvio import REENVIO
 from politicas.reglas.sustitucion import SUSTITUCION
-from politicas.reglas.vale import VALE
 
 __all__ = ["REGLAS"]
 
-REGLAS: Mapping[str, Regla] = MappingProxyType(
-    {r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, REENVIO, VALE, DIRECCION)}
-)
+# Las que aún viven en este paquete y la ``REGLA`` de cada carpeta de ``operaciones/``.
+REGLAS: Mapping[str, Regla] = MappingProxyType({
+    r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, REENVIO, DIRECCION,
+                          *(modulo.REGLA for modulo in carpetas.piezas("regla")))
+})

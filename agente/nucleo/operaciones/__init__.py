@@ -6,10 +6,10 @@
 filas de la matriz, su tabla, sus etiquetas, su texto para el cliente...) lo lee de aquí
 y recorre ``OPERACIONES`` en vez de nombrar «reembolso» o «sustitución».
 
-Añadir una operación: su módulo en este paquete y su sitio en ``lista.OPERACIONES``; su
-herramienta en el registro (``Herramienta.de_operacion``); su regla en ``politicas/reglas``;
-una migración con su tabla y las filas de la matriz por defecto (``EnMatriz``); una tarea
-de evaluación. La vista ``efectos`` y la CHECK de ``compensaciones_unidad`` se generan de
+Añadir una operación: su carpeta en ``operaciones/`` (``operaciones/carpetas.py``:
+declaración, regla, herramienta, frases y paso del modelo offline, tareas y documento),
+que ``lista.OPERACIONES`` descubre, y una migración con su tabla y las filas de la matriz
+por defecto (``EnMatriz``). Los ``VALE_*`` de aquí son un reenvío de compatibilidad. La vista ``efectos`` y la CHECK de ``compensaciones_unidad`` se generan de
 las declaraciones al migrar (``agente.bd.derivados``). Lo que falte lo nombran el
 arranque del servicio (``agente.servicio.politica.comprobar_operaciones``) y
 ``tests/integracion/test_operaciones_declaradas.py``.
@@ -28,7 +28,7 @@ from agente.nucleo.operaciones.lista import (
 )
 from agente.nucleo.operaciones.reembolso import REEMBOLSO
 from agente.nucleo.operaciones.reenvio import MOTIVOS_REENVIO, REENVIO
-from agente.nucleo.operaciones.vale import (
+from operaciones.vale.declaracion import (
     VALE,
     VALE_DIAS_CADUCIDAD_DEFECTO,
     VALE_IMPORTE_MAX_DEFECTO,

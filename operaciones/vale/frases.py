@@ -1,4 +1,4 @@
-"""Lo que lee el cliente de un vale de compensación (modelo offline)."""
+"""Lo que lee el cliente de un vale de compensación (modelo offline): sus ``FRASES`` y sus textos."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from agente.modelo_offline.redaccion import ejecutada, eur, fecha
 from agente.modelo_offline.resultados import Llamada, cantidad
 from agente.modelo_offline.texto import RE_PEDIDO, limpiar_cola
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import VALE, VALE_IMPORTE_MAX_DEFECTO, VALE_PORCENTAJE_MAX_DEFECTO
+from operaciones.vale.declaracion import VALE, VALE_IMPORTE_MAX_DEFECTO, VALE_PORCENTAJE_MAX_DEFECTO
 
 __all__ = ["FRASES", "elegir_producto", "importe_propuesto", "motivo_del_texto", "no_posible", "redactar"]
 
