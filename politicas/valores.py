@@ -144,10 +144,6 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             maximo=DINERO_MAXIMO, defecto=Decimal("200.00"), endurece="bajar", regla="cancelacion",
             descripcion="Cancelar un pedido sin enviar de más importe pide firma."),
         ValorPolitica(
-            nombre="limite_cambio_direccion", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-            maximo=DINERO_MAXIMO, defecto=Decimal("150.00"), endurece="bajar", regla="direccion",
-            descripcion="Cambiar la dirección de envío de un pedido de más importe pide firma."),
-        ValorPolitica(
             nombre="horas_caducidad", tipo="entero", unidad="horas", minimo=1, maximo=720,
             defecto=72, endurece="bajar",
             descripcion="Plazo de una operación que espera firma; pasado, se rechaza sola."),
@@ -161,9 +157,9 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             nombre="dias_reparto_maximos", tipo="entero", unidad="días", minimo=1, maximo=60,
             defecto=3, endurece="subir",
             descripcion="Días de reparto tras el envío; pasados, un pedido sin entregar cuenta como perdido."),
-        # Los de cada carpeta de ``operaciones/`` (su ``politica.py``, que importa
-        # ``ValorPolitica`` de este módulo a medio cargar: por eso van al final).
-        *(v for modulo in carpetas.piezas("politica") for v in modulo.VALORES),
+        # Los de cada carpeta de ``operaciones/`` (los argumentos, en su ``politica.py``).
+        *(ValorPolitica(**({"maximo": DINERO_MAXIMO} | argumentos))
+          for modulo in carpetas.piezas("politica") for argumentos in modulo.VALORES),
     )
 })
 

@@ -17,14 +17,14 @@ operación con efectos, cuando una regla lo exija.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import cancelacion, direccion, matices, redaccion, reenvio
+from agente.modelo_offline import cancelacion, matices, redaccion, reenvio
 from agente.modelo_offline.articulo import otro_articulo
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
@@ -53,12 +53,10 @@ from agente.nucleo import dinero
 from agente.nucleo.operaciones import (
     CAMBIO,
     CANCELACION,
-    DIRECCION,
     REEMBOLSO,
     REENVIO,
 )
 from herramientas.registro import (
-    CAMBIAR_DIRECCION,
     CANCELAR_PEDIDO,
     CONSULTAR_ENCARGADO,
     CONSULTAR_POLITICA,
@@ -182,21 +180,6 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     )
 
 
-def _paso_direccion(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = hecha_o_pedido(tarea, ctx, CAMBIAR_DIRECCION, direccion.cambiada, "cambiar la dirección de envío")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice antes
-        return fin(direccion.no_pendiente(tarea.pedido, pedido.get("estado")))
-    nueva = direccion.leer_direccion(tarea.texto)
-    if not nueva.completa:
-        return fin(direccion.pedir_direccion(tarea.pedido))
-    if not direccion.valido(nueva.codigo_postal):
-        return fin(direccion.codigo_postal_no_valido(nueva.codigo_postal))
-    return ctx.pedir(CAMBIAR_DIRECCION, {"pedido": tarea.pedido, "calle": nueva.calle,
-                                         "codigo_postal": nueva.codigo_postal, "localidad": nueva.localidad})
-
-
 def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
     pedido = hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, cancelacion.redactar, "cancelar tu pedido")
     if isinstance(pedido, Paso):
@@ -261,11 +244,11 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
 
 
 # Una tarea da un paso o, si toca varias líneas a la vez (un reenvío), una lista.
-PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
+# Perezosa: el paso de una carpeta importa este paquete (``operaciones/carpetas.py``).
+PASOS: Mapping[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = carpetas.Perezosa(lambda: {
     "estado": _paso_estado,
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
-    DIRECCION.offline.intencion: _paso_direccion,
     CANCELACION.offline.intencion: _paso_cancelacion,
     REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
@@ -277,7 +260,7 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
     # El de cada carpeta de ``operaciones/``, por la intención que declara.
     **{carpetas.pieza(nombre, "declaracion").OPERACION.offline.intencion: carpetas.pieza(nombre, "paso").paso
        for nombre in carpetas.nombres()},
-}
+})
 
 
 def _agrupar(pasos: Sequence[Paso]) -> Plan:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from agente.nucleo.defectos_operacion import importe_legible
 from agente.nucleo.operacion import (
     Campo,
     EnHistorial,
@@ -17,7 +18,6 @@ from agente.nucleo.operacion import (
     Offline,
     OperacionConEfecto,
 )
-from agente.nucleo.operaciones.defectos import importe_legible
 
 __all__ = ["OPERACION", "HISTORIAL_VALES_SQL", "INSTANTANEA_VALES_SQL", "TARJETA_VALE_SQL", "VALE", "VALE_DIAS_CADUCIDAD_DEFECTO", "VALE_IMPORTE_MAX_DEFECTO", "VALE_PORCENTAJE_MAX_DEFECTO", "VALE_VENTANA_DIAS"]
 

@@ -1,6 +1,8 @@
 """La política del vale: sus valores por tienda (con dominio y defecto) y su frase para el cliente.
 
-Capa de ``politicas``: ``politicas.valores`` pone ``VALORES`` en ``VALORES`` y
+Capa de ``politicas``, pero sin importarla: ``VALORES`` son los argumentos de cada
+``ValorPolitica`` (un importe sin ``maximo`` tiene el de todos, ``DINERO_MAXIMO``), que
+``politicas.valores`` construye y pone en ``VALORES``;
 ``politicas.texto_cliente`` pone ``texto_cliente`` en el texto de la política. Los
 defectos son los ``DEFAULT`` de ``sql/018_vale.sql``.
 """
@@ -18,21 +20,20 @@ from operaciones.vale.declaracion import (
     VALE_PORCENTAJE_MAX_DEFECTO,
     VALE_VENTANA_DIAS,
 )
-from politicas.valores import DINERO_MAXIMO, ValorPolitica
 
 __all__ = ["VALORES", "texto_cliente"]
 
 # Vale de compensación (sql/018_vale.sql): sin firma hasta el menor de los dos.
 VALORES = (
-    ValorPolitica(
+    dict(
         nombre="vale_porcentaje_max", tipo="entero", unidad="%", minimo=0, maximo=100,
         defecto=VALE_PORCENTAJE_MAX_DEFECTO, endurece="bajar",
         descripcion="Un vale de más de este porcentaje de la línea que compensa pide firma."),
-    ValorPolitica(
+    dict(
         nombre="vale_importe_max", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-        maximo=DINERO_MAXIMO, defecto=VALE_IMPORTE_MAX_DEFECTO, endurece="bajar", regla="vale",
+        defecto=VALE_IMPORTE_MAX_DEFECTO, endurece="bajar", regla="vale",
         descripcion="Un vale de más de este importe pide firma."),
-    ValorPolitica(
+    dict(
         nombre="vale_dias_caducidad", tipo="entero", unidad="días", minimo=30, maximo=1095,
         defecto=VALE_DIAS_CADUCIDAD_DEFECTO, endurece="bajar",
         descripcion="Días que vale un vale de compensación desde que se emite."),

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 
 from operaciones import carpetas
 from politicas.reglas.base import Regla
 from politicas.reglas.cancelacion import CANCELACION
 from politicas.reglas.consulta import CONSULTA
-from politicas.reglas.direccion import DIRECCION
 from politicas.reglas.reembolso import REEMBOLSO
 from politicas.reglas.reenvio import REENVIO
 from politicas.reglas.sustitucion import SUSTITUCION
@@ -17,7 +15,8 @@ from politicas.reglas.sustitucion import SUSTITUCION
 __all__ = ["REGLAS"]
 
 # Las que aún viven en este paquete y la ``REGLA`` de cada carpeta de ``operaciones/``.
-REGLAS: Mapping[str, Regla] = MappingProxyType({
-    r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, REENVIO, DIRECCION,
+# Perezosa: una regla de carpeta importa este paquete (``operaciones/carpetas.py``).
+REGLAS: Mapping[str, Regla] = carpetas.Perezosa(lambda: {
+    r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, REENVIO,
                           *(modulo.REGLA for modulo in carpetas.piezas("regla")))
 })

@@ -148,11 +148,12 @@ def _faltas_de_politica(op: OperacionConEfecto) -> list[str]:
     if op.nombre not in carpetas.nombres():
         return faltas
     politica = carpetas.pieza(op.nombre, "politica")
-    for valor in politica.VALORES:
-        if VALORES.get(valor.nombre) is not valor:
-            faltas.append(f"el valor {valor.nombre} de {op.nombre}/politica.py no está en politicas.valores.VALORES")
-        elif DEFECTOS.get(valor.nombre) != valor.defecto:
-            faltas.append(f"el defecto de {valor.nombre} no es el DEFAULT de politicas_tienda")
+    for argumentos in politica.VALORES:
+        nombre = argumentos["nombre"]
+        if nombre not in VALORES:
+            faltas.append(f"el valor {nombre} de {op.nombre}/politica.py no está en politicas.valores.VALORES")
+        elif DEFECTOS.get(nombre) != argumentos["defecto"] or VALORES[nombre].defecto != argumentos["defecto"]:
+            faltas.append(f"el defecto de {nombre} no es el de {op.nombre}/politica.py")
     linea = politica.texto_cliente(DEFECTOS)
     if not linea.strip() or linea not in texto_politica("Tienda", DEFECTOS):
         faltas.append(f"la política que lee el cliente no dice nada de {op.nombre} ({op.nombre}/politica.py)")

@@ -112,7 +112,7 @@ NO_REDACTAN = {"eur", "fecha", "lineas", "ejecutada", "sin_opciones", "motivo_de
                "normalizar", "texto_de", "articulo_nombrado"}
 # Los del modelo offline y las frases de cada carpeta de ``operaciones/``.
 MODULOS_OFFLINE = (*(f"agente.modelo_offline.{m}" for m in ("redaccion", "cancelacion", "reenvio", "seguimiento",
-                                                            "direccion", "matices")),
+                                                            "matices")),
                    *(f"operaciones.{nombre}.frases" for nombre in carpetas.nombres()))
 
 
