@@ -70,7 +70,6 @@ from operaciones import carpetas
 __all__ = ["PASOS", "Contexto", "Paso", "Plan", "planificar"]
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class Plan:
     """Lo que dirá el asistente: llamadas ``(nombre, args)`` o, si no hay, el texto."""

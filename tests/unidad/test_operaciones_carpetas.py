@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -48,3 +49,15 @@ def test_cada_pieza_se_puede_importar_la_primera():
         if resultado.returncode:
             fallos[modulo] = resultado.stderr.strip().splitlines()[-1]
     assert fallos == {}
+
+
+def test_una_herramienta_solo_usa_ayudantes_publicos():
+    """Una sola manera de escribir una herramienta: con lo público de ``herramientas/``
+    (``Dependencias``, ``datos_de_ejecucion``, ``sin_sangria``, ``json_resultado``...)."""
+    privados = []
+    for ruta in sorted([*(RAIZ / "herramientas").glob("*.py"), *(RAIZ / "operaciones").rglob("*.py")]):
+        for nodo in ast.walk(ast.parse(ruta.read_text(encoding="utf-8"))):
+            if isinstance(nodo, ast.ImportFrom) and (nodo.module or "").split(".")[0] in {
+                    "agente", "herramientas", "politicas", "operaciones"}:
+                privados += [f"{ruta.relative_to(RAIZ)}: {a.name}" for a in nodo.names if a.name.startswith("_")]
+    assert privados == []
