@@ -33,7 +33,8 @@ from herramientas.esquemas import (
 from herramientas.pasarela import Pasarela
 
 
-def _json(datos: Any) -> str:
+def json_resultado(datos: Any) -> str:
+    """Lo que devuelve una herramienta al modelo: JSON con los acentos tal cual."""
     return json.dumps(datos, ensure_ascii=False)
 
 
@@ -88,7 +89,7 @@ def crear_consultar_pedido(dependencias: Dependencias) -> BaseTool:
 
         Si el cliente pregunta cuándo le llega el dinero, contesta con `abono.plazo` y `abono.medio` (es lo típico, no una promesa). Si `abono.reembolso_en_firma` es true, el reembolso espera la firma de un encargado y aún no ha salido nada; si el último reembolso está `pendiente`, la pasarela aún no lo ha confirmado: dilo así.
         """
-        return _json(pedidos.consultar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido))
+        return json_resultado(pedidos.consultar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido))
 
     return sin_sangria(consultar_pedido)
 
@@ -121,7 +122,7 @@ def crear_stock_alternativas(dependencias: Dependencias) -> BaseTool:
 
         Úsala cuando el cliente quiera cambiar un producto, antes de `sustituir`, y ofrécele solo productos de esta lista. Si `alternativas` está vacía, no hay cambio posible en su tienda: ofrécele el reembolso.
         """
-        return _json(pedidos.stock_alternativas(pool, contexto=contexto_de(runtime), sku=sku))
+        return json_resultado(pedidos.stock_alternativas(pool, contexto=contexto_de(runtime), sku=sku))
 
     return sin_sangria(stock_alternativas)
 
@@ -142,7 +143,7 @@ def crear_reembolsar(dependencias: Dependencias) -> BaseTool:
 
         Úsala solo cuando el cliente haya pedido el reembolso y después de `consultar_pedido`: el importe no puede superar `reembolsable` (del pedido, o de las líneas que indiques en `lineas`). Indica en `lineas` qué productos devuelve cuando lo sepas. Cada unidad se compensa una sola vez: las unidades que cubre este reembolso, aunque sea parcial, ya no se podrán reembolsar ni cambiar. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de reembolso (RE-...), el pedido, el importe, las `unidades` que cubre por línea y el estado "emitido"; `repetido: true` quiere decir que esta misma operación ya estaba hecha y no se ha devuelto dinero dos veces. Si falla por importe no válido, el mensaje dice el máximo reembolsable. Si falla la pasarela de pagos, el reembolso no está emitido: queda pendiente y el sistema lo completará solo; dile al cliente que queda pendiente y que le avisaremos por aquí, nunca que ya está hecho, y no propongas otro reembolso por lo mismo.
         """
-        return _json(
+        return json_resultado(
             reembolsos.reembolsar(
                 pool,
                 contexto=contexto_de(runtime),
@@ -168,7 +169,7 @@ def crear_sustituir(dependencias: Dependencias) -> BaseTool:
 
         Úsala solo cuando el cliente haya aceptado el cambio y la diferencia, después de `consultar_pedido` y de `stock_alternativas`, con un `sku_nuevo` de esa lista. Un pedido cancelado o aún no entregado no se puede cambiar, ni una unidad ya reembolsada o cambiada. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado. Devuelve JSON con el número de sustitución (SU-...), los dos SKU, el nombre del producto nuevo, la `diferencia` (positiva: la paga el cliente; negativa: se le devuelve), el `estado` ("hecha") y la `liquidacion`: `tipo` ("ninguna", "renunciada" si la tienda no liquida diferencias tan pequeñas, "reembolso" o "cobro"), con su `numero`, `importe` y `estado` ("completado" o "pendiente"). Si hay un `aviso`, cuéntaselo al cliente: por ejemplo, que la devolución de la diferencia queda pendiente y le avisaremos por aquí. `repetido: true` quiere decir que el cambio ya estaba hecho. Si falla al cobrar la diferencia, el cambio no está hecho: queda pendiente del cobro, no se ha cambiado ningún producto y el sistema reintentará el cobro; dile al cliente que le avisaremos por aquí y no lo propongas otra vez. Si falla con «la aprobación ha caducado», el stock o el precio cambiaron desde la propuesta y no se ha cambiado nada: vuelve a consultar alternativas y pregunta al cliente.
         """
-        return _json(
+        return json_resultado(
             sustituciones.sustituir(
                 pool,
                 contexto=contexto_de(runtime),

@@ -30,7 +30,7 @@ from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio
 from agente.nucleo.puertos import Revalidador
 from herramientas import libro
-from herramientas.envoltorios import Dependencias, _json, datos_de_ejecucion, sin_sangria
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO
 from herramientas.pedidos import normalizar_id
 
@@ -299,7 +299,7 @@ def crear_reenviar(dependencias: Dependencias) -> BaseTool:
 
         Úsala solo cuando el cliente pida que le llegue el producto (otro igual) porque no le ha llegado o llegó roto, después de `consultar_pedido`, con la `linea` de ese producto. Si el cliente prefiere el dinero, es un reembolso, no un reenvío. Un pedido pendiente (aún sin enviar) o cancelado no se reenvía. Un pedido enviado hace pocos días aún no llega tarde: la herramienta lo rechaza y dice hasta qué fecha esperarlo; cuéntaselo al cliente y no lo reenvíes. Según la política de la tienda puede quedar a la espera de un encargado (un producto caro, una línea ya reenviada, un pedido que consta como entregado y el cliente dice que no llegó); no la repitas mientras tanto. Devuelve JSON con el número de reenvío (RV-...), el pedido, el nombre del `producto`, las `unidades`, la `tienda` desde la que sale, `vez` (1 = primer reenvío de esa línea) y `cargo` "0.00"; `repetido: true` quiere decir que ya estaba hecho y no se ha enviado dos veces. Si falla porque no queda stock, no se ha enviado nada: ofrece al cliente el reembolso de lo que pagó. Nunca le digas al cliente códigos de producto (SKU).
         """
-        return _json(reenviar(pool, contexto=contexto_de(runtime), pedido=pedido, linea=linea,
+        return json_resultado(reenviar(pool, contexto=contexto_de(runtime), pedido=pedido, linea=linea,
                               unidades=unidades, motivo=motivo, descripcion=descripcion, **datos_de_ejecucion(runtime, dependencias)))
 
     return sin_sangria(reenviar_herramienta)

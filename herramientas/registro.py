@@ -36,13 +36,13 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, DIRECCION, REEMBOLSO, REENVIO, VALE
-from herramientas import cancelaciones, direcciones, envoltorios, vales
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, REEMBOLSO, REENVIO
+from herramientas import cancelaciones, envoltorios
 from herramientas.envoltorios import Dependencias
 from herramientas.reenvios import crear_reenviar
+from operaciones import carpetas
 
 __all__ = [
-    "CAMBIAR_DIRECCION",
     "CANCELAR_PEDIDO",
     "CONSULTAR_ENCARGADO",
     "CONSULTAR_PEDIDO",
@@ -53,7 +53,6 @@ __all__ = [
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
     "SUSTITUIR",
-    "COMPENSAR_CON_VALE",
     "Dependencias",
     "Herramienta",
     "Registro",
@@ -64,11 +63,9 @@ CONSULTAR_POLITICA = "consultar_politica"
 STOCK_ALTERNATIVAS = "stock_alternativas"
 REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
-CAMBIAR_DIRECCION = DIRECCION.herramienta
 CANCELAR_PEDIDO = CANCELACION.herramienta
 REENVIAR = REENVIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
-COMPENSAR_CON_VALE = VALE.herramienta
 
 
 def _texto_fijo(texto: str) -> Callable[[Mapping[str, Any]], str]:
@@ -159,16 +156,33 @@ class Herramienta:
 
 
 class Registro:
-    """Las herramientas del agente, en orden. Inmutable: ``con`` devuelve uno nuevo."""
+    """Las herramientas del agente, en orden. Inmutable: ``con`` devuelve uno nuevo.
 
-    def __init__(self, herramientas: tuple[Herramienta, ...] | list[Herramienta]) -> None:
+    ``herramientas`` puede ser una función que las devuelve: entonces se leen la primera
+    vez que se usa el registro (``REGISTRO``: una herramienta de carpeta importa este
+    paquete, ``operaciones/carpetas.py``).
+    """
+
+    def __init__(self, herramientas: tuple[Herramienta, ...] | list[Herramienta]
+                 | Callable[[], tuple[Herramienta, ...]]) -> None:
+        self._fuente = herramientas
+        self._leidas: Mapping[str, Herramienta] | None = None
+        if not callable(herramientas):
+            self._leidas = self._validar(herramientas)
+
+    @staticmethod
+    def _validar(herramientas: tuple[Herramienta, ...] | list[Herramienta]) -> Mapping[str, Herramienta]:
         nombres = [h.nombre for h in herramientas]
         repetidos = {n for n in nombres if nombres.count(n) > 1}
         if repetidos:
             raise ValueError(f"herramientas repetidas en el registro: {sorted(repetidos)}")
-        self._por_nombre: Mapping[str, Herramienta] = MappingProxyType(
-            {h.nombre: h for h in herramientas}
-        )
+        return MappingProxyType({h.nombre: h for h in herramientas})
+
+    @property
+    def _por_nombre(self) -> Mapping[str, Herramienta]:
+        if self._leidas is None:
+            self._leidas = self._validar(tuple(self._fuente()))
+        return self._leidas
 
     def con(self, *nuevas: Herramienta) -> Registro:
         return Registro((*self._por_nombre.values(), *nuevas))
@@ -226,8 +240,8 @@ class Registro:
         return herramientas
 
 
-REGISTRO = Registro(
-    (
+def _herramientas() -> tuple[Herramienta, ...]:
+    return (
         Herramienta(
             nombre=CONSULTAR_PEDIDO,
             crear=envoltorios.crear_consultar_pedido,
@@ -280,19 +294,18 @@ REGISTRO = Registro(
             reintento_seguro=True,
             max_por_turno=2,
         ),
-        Herramienta.de_operacion(
-            DIRECCION,
-            nombre=CAMBIAR_DIRECCION,
-            crear=direcciones.crear_cambiar_direccion,
-            reintento_seguro=True,
-            max_por_turno=1,
-        ),
-        Herramienta.de_operacion(
-            VALE,
-            nombre=COMPENSAR_CON_VALE,
-            crear=vales.crear_compensar_con_vale,
-            reintento_seguro=True,
-            max_por_turno=1,
+        # Una por carpeta de ``operaciones/``: su ``herramienta.py`` dice cómo se construye.
+        *(
+            Herramienta.de_operacion(
+                carpetas.pieza(nombre, "declaracion").OPERACION,
+                nombre=carpetas.pieza(nombre, "declaracion").OPERACION.herramienta,
+                crear=carpetas.pieza(nombre, "herramienta").crear,
+                reintento_seguro=True,
+                max_por_turno=carpetas.pieza(nombre, "herramienta").MAX_POR_TURNO,
+            )
+            for nombre in carpetas.nombres()
         ),
     )
-)
+
+
+REGISTRO = Registro(_herramientas)

@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 from agente.nucleo import dinero
 from agente.nucleo.abonos import columna_plazo, texto_plazo
 from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.operaciones import VALE_VENTANA_DIAS
+from operaciones import carpetas
 from politicas.defectos import DEFECTOS, columnas_con_defecto, parametros_defecto
 
 if TYPE_CHECKING:
@@ -73,11 +73,7 @@ def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
             f"{dinero.eur(valores['limite_cancelacion'])}, necesita la aprobación de un encargado. "
             "Un pedido ya enviado o entregado no se cancela: se puede rechazar la entrega o "
             "devolverlo al recibirlo.",
-            "- Vales de compensación: si te quedas un producto con una molestia (un "
-            "arañazo, un defecto menor), la tienda puede darte un vale para la tienda. Sin "
-            f"aprobación, hasta el {valores['vale_porcentaje_max']} % de lo pagado por ese producto "
-            f"y como mucho {dinero.eur(valores['vale_importe_max'])}, y un vale por persona cada "
-            f"{VALE_VENTANA_DIAS} días; el vale caduca a los {valores['vale_dias_caducidad']} días.",
+            *(modulo.texto_cliente(valores) for modulo in carpetas.piezas("politica")),
             "- Aprobaciones: una operación que espera a un encargado caduca a las "
             f"{valores['horas_caducidad']} horas. Si mientras tanto cambian el stock o el precio, "
             "hay que volver a proponerla.",

@@ -27,11 +27,7 @@ from typing import Any, Literal
 from agente.nucleo import dinero
 from agente.nucleo.abonos import MEDIOS_PAGO, PLAZO_ABONO_DEFECTO, columna_plazo
 from agente.nucleo.errores import DecisionNoValida, ImporteNoValido
-from agente.nucleo.operaciones import (
-    VALE_DIAS_CADUCIDAD_DEFECTO,
-    VALE_IMPORTE_MAX_DEFECTO,
-    VALE_PORCENTAJE_MAX_DEFECTO,
-)
+from operaciones import carpetas
 
 __all__ = [
     "DINERO_MAXIMO",
@@ -155,26 +151,9 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             maximo=DINERO_MAXIMO, defecto=Decimal("200.00"), endurece="bajar", regla="cancelacion",
             descripcion="Cancelar un pedido sin enviar de más importe pide firma."),
         ValorPolitica(
-            nombre="limite_cambio_direccion", etiqueta="Límite de cambio de dirección sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-            maximo=DINERO_MAXIMO, defecto=Decimal("150.00"), endurece="bajar", regla="direccion",
-            descripcion="Cambiar la dirección de envío de un pedido de más importe pide firma."),
-        ValorPolitica(
             nombre="horas_caducidad", etiqueta="Caducidad de una operación en espera", tipo="entero", unidad="horas", minimo=1, maximo=720,
             defecto=72, endurece="bajar",
             descripcion="Plazo de una operación que espera firma; pasado, se rechaza sola."),
-        # Vale de compensación (sql/018_vale.sql): sin firma hasta el menor de los dos.
-        ValorPolitica(
-            nombre="vale_porcentaje_max", etiqueta="Porcentaje máximo de un vale sin firma", tipo="entero", unidad="%", minimo=0, maximo=100,
-            defecto=VALE_PORCENTAJE_MAX_DEFECTO, endurece="bajar",
-            descripcion="Un vale de más de este porcentaje de la línea que compensa pide firma."),
-        ValorPolitica(
-            nombre="vale_importe_max", etiqueta="Importe máximo de un vale sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-            maximo=DINERO_MAXIMO, defecto=VALE_IMPORTE_MAX_DEFECTO, endurece="bajar", regla="vale",
-            descripcion="Un vale de más de este importe pide firma."),
-        ValorPolitica(
-            nombre="vale_dias_caducidad", etiqueta="Caducidad de un vale", tipo="entero", unidad="días", minimo=30, maximo=1095,
-            defecto=VALE_DIAS_CADUCIDAD_DEFECTO, endurece="bajar",
-            descripcion="Días que vale un vale de compensación desde que se emite."),
         # Reenvío (sql/017): el valor de cada unidad que sale sin firma, y desde cuándo un
         # pedido enviado cuenta como perdido (menos días = se reenvía antes: endurece al subir).
         ValorPolitica(
@@ -192,6 +171,9 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             defecto=PLAZO_ABONO_DEFECTO[medio], endurece="subir",
             descripcion=f"Días hábiles que se dice al cliente que tarda un reembolso a {nombre}.")
           for medio, nombre in _MEDIOS.items()),
+        # Los de cada carpeta de ``operaciones/`` (los argumentos, en su ``politica.py``).
+        *(ValorPolitica(**({"maximo": DINERO_MAXIMO} | argumentos))
+          for modulo in carpetas.piezas("politica") for argumentos in modulo.VALORES),
     )
 })
 

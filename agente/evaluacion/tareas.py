@@ -22,6 +22,7 @@ import yaml
 from agente.evaluacion.instantanea import tablas
 from agente.nucleo import dinero
 from agente.nucleo.errores import ErrorDominio
+from operaciones import carpetas
 
 __all__ = ["ACCIONES_ENCARGADO", "CARPETA", "Accion", "Esperado", "Tarea", "cargar_tareas"]
 
@@ -167,16 +168,26 @@ def _tarea(datos: dict[str, Any], origen: str) -> Tarea:
         raise TareaNoValida(f"{origen}: tarea {datos.get('id')!r} mal formada: {detalle}") from exc
 
 
+def _ficheros(carpeta: Path) -> list[Path]:
+    """Los YAML de ``carpeta`` y, con la carpeta de siempre, el ``tareas.yaml`` de cada operación."""
+    propios = sorted(carpeta.glob("*.yaml"))
+    if carpeta != CARPETA:
+        return propios
+    return [*propios, *(r for n in carpetas.nombres() if (r := carpetas.ruta(n, "tareas.yaml")).is_file())]
+
+
 def cargar_tareas(patron: str | None = None, carpeta: Path = CARPETA) -> list[Tarea]:
-    """Todas las tareas de ``carpeta`` (ordenadas por fichero), filtradas por ``patron``.
+    """Todas las tareas de ``carpeta`` (ordenadas por fichero; con la de siempre, también las de
+    ``operaciones/<operacion>/tareas.yaml``), filtradas por ``patron``.
 
     ``patron``: glob sobre el id (``reembolso-*``) o varios separados por comas.
     ``TareaNoValida`` si un fichero está mal o dos tareas comparten id.
     """
     tareas: list[Tarea] = []
-    for fichero in sorted(carpeta.glob("*.yaml")):
+    for fichero in _ficheros(carpeta):
+        origen = fichero.name if fichero.parent == carpeta else f"{fichero.parent.name}/{fichero.name}"
         for datos in yaml.safe_load(fichero.read_text(encoding="utf-8")) or []:
-            tareas.append(_tarea(datos, fichero.name))
+            tareas.append(_tarea(datos, origen))
     ids = [t.id for t in tareas]
     repetidos = sorted({i for i in ids if ids.count(i) > 1})
     if repetidos:

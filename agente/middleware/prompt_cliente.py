@@ -9,8 +9,9 @@ from __future__ import annotations
 from langchain.agents.middleware import ModelRequest, dynamic_prompt
 
 from agente.nucleo.contexto import contexto_de
+from operaciones import carpetas
 
-PROMPT_BASE = """Eres el asistente de atención al cliente de la tienda «{tienda}».
+_CABECERA = """Eres el asistente de atención al cliente de la tienda «{tienda}».
 Atiendes a {nombre} (cliente {cliente_id}) por el canal {canal}.
 
 Cómo trabajas:
@@ -24,11 +25,13 @@ Cómo trabajas:
   cliente elija, `sustituir`. Si el producto nuevo es más barato, la diferencia se le
   devuelve a su medio de pago original; si es más caro, se le cobra, y el cambio no se
   hace hasta que el cobro se confirme. Cuéntale la cifra exacta que devuelva la herramienta.
-- La dirección de envío solo se cambia en un pedido pendiente, con `cambiar_direccion` y la
-  dirección nueva que dé el cliente (calle con número, código postal de 5 cifras y
-  localidad); si falta algo, pídeselo y no lo completes tú. Si el pedido ya salió, dile
-  que puede rechazar la entrega o devolverlo cuando llegue.
-- Si un reembolso o un cobro queda «pendiente» porque la pasarela de pagos no respondió,
+- Un pedido que aún no ha salido se cancela entero con `cancelar_pedido`, con el motivo
+  que da el cliente; si ya salió, no se cancela: puede rechazar la entrega o devolverlo.
+- Si un pedido enviado no ha llegado o llegó con algo roto o de menos, `reenviar` manda
+  otra vez las unidades afectadas sin cobrar nada, con el motivo del cliente.
+"""
+
+_RESTO = """- Si un reembolso o un cobro queda «pendiente» porque la pasarela de pagos no respondió,
   di exactamente eso: queda pendiente, se completará solo y le avisaremos por este mismo
   canal. Nunca digas que el dinero ya está devuelto o cobrado si el estado no es
   «emitido» o «confirmado», ni propongas repetir la operación.
@@ -48,6 +51,12 @@ Cómo trabajas:
 - Si una herramienta devuelve un error, explícalo con amabilidad y sin detalles técnicos.
 - Responde en el idioma del cliente; por defecto, en español. Sé breve y cordial.
 """
+
+# Lo que el modelo debe saber de cada operación con carpeta (``operaciones/<operacion>/prompt.md``),
+# entre las instrucciones de las operaciones y las generales.
+PROMPT_BASE = _CABECERA + "".join(
+    carpetas.ruta(nombre, "prompt.md").read_text(encoding="utf-8") for nombre in carpetas.nombres()
+) + _RESTO
 
 
 def crear_prompt_cliente(fuente=None):

@@ -25,18 +25,9 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import (
-    abono,
-    cambio,
-    cancelacion,
-    comprension,
-    direccion,
-    reembolso,
-    reenvio,
-    vale,
-)
+from agente.modelo_offline import abono, cambio, cancelacion, comprension, reembolso, reenvio
 from agente.modelo_offline.comprension import RE_NO, RE_SI
-from agente.modelo_offline.matices import negada, retractadas
+from agente.modelo_offline.matices import Frases, negada, retractadas
 from agente.modelo_offline.texto import (
     RE_PEDIDO,
     RE_SKU,
@@ -46,6 +37,7 @@ from agente.modelo_offline.texto import (
     texto_de,
 )
 from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES, REENVIO
+from operaciones import carpetas
 
 __all__ = [
     "MOTIVO_POR_DEFECTO",
@@ -72,7 +64,11 @@ __all__ = [
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 # Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
-FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, direccion, reembolso, reenvio, vale)}
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, reembolso, reenvio)} | {
+    carpetas.pieza(n, "declaracion").OPERACION.offline.intencion: Frases(
+        intencion=carpetas.pieza(n, "declaracion").OPERACION.offline.intencion,
+        tambien=carpetas.pieza(n, "maneras").TAMBIEN, renuncia=carpetas.pieza(n, "maneras").RENUNCIA)
+    for n in carpetas.nombres()}
 RENUNCIAS = {intencion: frases.renuncia for intencion, frases in FRASES.items() if frases.renuncia}
 
 

@@ -17,17 +17,17 @@ operación con efectos, cuando una regla lo exija.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cancelacion, direccion, matices, redaccion, reenvio, vale
+from agente.modelo_offline import abono, cancelacion, matices, redaccion, reenvio
+from agente.modelo_offline.articulo import otro_articulo
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
-    PATRONES,
     PROPUESTA_CAMBIO,
     RE_ROTO,
     Deseo,
@@ -53,15 +53,11 @@ from agente.nucleo import dinero
 from agente.nucleo.operaciones import (
     CAMBIO,
     CANCELACION,
-    DIRECCION,
     REEMBOLSO,
     REENVIO,
-    VALE,
 )
 from herramientas.registro import (
-    CAMBIAR_DIRECCION,
     CANCELAR_PEDIDO,
-    COMPENSAR_CON_VALE,
     CONSULTAR_ENCARGADO,
     CONSULTAR_POLITICA,
     REEMBOLSAR,
@@ -69,10 +65,9 @@ from herramientas.registro import (
     STOCK_ALTERNATIVAS,
     SUSTITUIR,
 )
+from operaciones import carpetas
 
 __all__ = ["PASOS", "Contexto", "Paso", "Plan", "planificar"]
-
-PATRON = dict(PATRONES)  # intención -> lo que la reconoce (dónde empieza lo que nombra el cliente)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,7 +94,7 @@ def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
     if reembolsable <= 0:
         return fin(redaccion.sin_reembolsable(tarea.pedido, pedido))
     todas = lineas_de(pedido)
-    if otro := _otro_articulo(tarea, todas):
+    if otro := otro_articulo(tarea, todas):
         return otro  # «la jarra» de un pedido sin jarra: nunca se reembolsa lo que quede
     elegidas = lineas_mencionadas(todas, tarea.origen)
     args: dict[str, Any] = {"pedido": tarea.pedido, "importe": dinero.texto(reembolsable), "motivo": tarea.motivo}
@@ -119,14 +114,6 @@ def _unidades(texto: str, linea: dict) -> int | None:
     cuantas = matices.unidades_nombradas(texto, str(linea.get("nombre", "")))
     libres = linea.get("unidades_libres", linea.get("unidades"))
     return cuantas if cuantas and isinstance(libres, int) and cuantas < libres else None
-
-
-def _otro_articulo(tarea: Tarea, todas: list[dict]) -> Paso | None:
-    """Si el cliente nombra un artículo que el pedido no tiene, la pregunta por cuál (sin mover nada)."""
-    palabra = matices.articulo_nombrado(tarea.texto, PATRON[tarea.tipo])
-    if palabra and not matices.esta_en(palabra, todas):
-        return fin(matices.no_esta_en_el_pedido(tarea.pedido, palabra, todas))
-    return None
 
 
 def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
@@ -156,7 +143,7 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
         return fin(redaccion.cambio_no_posible(tarea.pedido, pedido.get("estado")))
     todas = lineas_de(pedido)
-    if otro := _otro_articulo(tarea, todas):
+    if otro := otro_articulo(tarea, todas):
         return otro
     elegidas = lineas_mencionadas(todas, tarea.origen)
     if not elegidas and len(todas) == 1:
@@ -192,21 +179,6 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     )
 
 
-def _paso_direccion(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = hecha_o_pedido(tarea, ctx, CAMBIAR_DIRECCION, direccion.cambiada, "cambiar la dirección de envío")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice antes
-        return fin(direccion.no_pendiente(tarea.pedido, pedido.get("estado")))
-    nueva = direccion.leer_direccion(tarea.texto)
-    if not nueva.completa:
-        return fin(direccion.pedir_direccion(tarea.pedido))
-    if not direccion.valido(nueva.codigo_postal):
-        return fin(direccion.codigo_postal_no_valido(nueva.codigo_postal))
-    return ctx.pedir(CAMBIAR_DIRECCION, {"pedido": tarea.pedido, "calle": nueva.calle,
-                                         "codigo_postal": nueva.codigo_postal, "localidad": nueva.localidad})
-
-
 def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
     pedido = hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, cancelacion.redactar, "cancelar tu pedido")
     if isinstance(pedido, Paso):
@@ -237,7 +209,7 @@ def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
         oferta = {"pedido": tarea.pedido, "texto": reenvio.sin_opciones(tarea.texto)}
         return Paso(tipo="fin", texto=reenvio.opciones(tarea.pedido, pedido.get("estado"), todas),
                     args={reenvio.PROPUESTA_REENVIO: oferta})
-    if otro := _otro_articulo(tarea, todas):
+    if otro := otro_articulo(tarea, todas):
         return otro
     elegidas = lineas_mencionadas(todas, tarea.texto)
     if not elegidas and (len(todas) == 1 or not roto):
@@ -277,36 +249,12 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
     return fin(redaccion.condiciones(llamada.resultado))
 
 
-def _paso_vale(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = hecha_o_pedido(tarea, ctx, COMPENSAR_CON_VALE, vale.redactar, "darte un vale de compensación")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
-        return fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
-    todas = lineas_de(pedido)
-    if otro := _otro_articulo(tarea, todas):
-        return otro
-    elegidas = lineas_mencionadas(todas, tarea.texto)
-    if not elegidas and len(todas) == 1:
-        elegidas = todas
-    if len(elegidas) != 1:
-        return fin(vale.elegir_producto(tarea.pedido, todas))
-    linea = elegidas[0]
-    importe = vale.importe_propuesto(linea.get("importe"), tarea.texto)
-    if importe <= 0:
-        return fin(vale.no_posible(tarea.pedido, pedido.get("estado")))
-    motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else vale.motivo_del_texto(tarea.texto)
-    return ctx.pedir(COMPENSAR_CON_VALE, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
-                                          "importe": dinero.texto(importe), "motivo": motivo})
-
-
 # Una tarea da un paso o, si toca varias líneas a la vez (un reenvío), una lista.
-PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
-    VALE.offline.intencion: _paso_vale,
+# Perezosa: el paso de una carpeta importa este paquete (``operaciones/carpetas.py``).
+PASOS: Mapping[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = carpetas.Perezosa(lambda: {
     "estado": _paso_estado,
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
-    DIRECCION.offline.intencion: _paso_direccion,
     CANCELACION.offline.intencion: _paso_cancelacion,
     REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
@@ -316,7 +264,10 @@ PASOS: dict[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = {
     "aclarar": lambda tarea, _ctx: fin(redaccion.aclarar(tarea.pedido)),
     "anulada": lambda tarea, _ctx: fin(redaccion.cambio_anulado(tarea.pedido)),
     "retirada": lambda tarea, _ctx: fin(matices.retirada(tarea.pedido)),
-}
+    # El de cada carpeta de ``operaciones/``, por la intención que declara.
+    **{carpetas.pieza(nombre, "declaracion").OPERACION.offline.intencion: carpetas.pieza(nombre, "paso").paso
+       for nombre in carpetas.nombres()},
+})
 
 
 def _agrupar(pasos: Sequence[Paso]) -> Plan:

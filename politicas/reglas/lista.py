@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 
+from operaciones import carpetas
 from politicas.reglas.base import Regla
 from politicas.reglas.cancelacion import CANCELACION
 from politicas.reglas.consulta import CONSULTA
-from politicas.reglas.direccion import DIRECCION
 from politicas.reglas.reembolso import REEMBOLSO
 from politicas.reglas.reenvio import REENVIO
 from politicas.reglas.sustitucion import SUSTITUCION
-from politicas.reglas.vale import VALE
 
 __all__ = ["REGLAS"]
 
-REGLAS: Mapping[str, Regla] = MappingProxyType(
-    {r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, REENVIO, VALE, DIRECCION)}
-)
+# Las que aún viven en este paquete y la ``REGLA`` de cada carpeta de ``operaciones/``.
+# Perezosa: una regla de carpeta importa este paquete (``operaciones/carpetas.py``).
+REGLAS: Mapping[str, Regla] = carpetas.Perezosa(lambda: {
+    r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION, REENVIO,
+                          *(modulo.REGLA for modulo in carpetas.piezas("regla")))
+})

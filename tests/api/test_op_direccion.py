@@ -23,7 +23,7 @@ from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.direcciones import PROVINCIAS, CodigoPostalNoValido, provincia_de
 from agente.nucleo.errores import ErrorDominio
 from agente.servicio.auditoria.informe import informe
-from herramientas.direcciones import cambiar_direccion
+from operaciones.direccion.herramienta import cambiar_direccion
 from tests.apoyo.fabricas import consultar, uno
 from tests.apoyo.firmas import TIENDA_DE
 from tests.apoyo.web_util import cab

@@ -23,9 +23,9 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio
 from agente.servicio.auditoria.informe import informe
-from herramientas.vales import compensar_con_vale
+from operaciones.vale.herramienta import compensar_con_vale
+from operaciones.vale.regla import importe_automatico
 from politicas import PoliticaAprobacion
-from politicas.reglas.vale import importe_automatico
 from tests.apoyo.fabricas import consultar, crear_pedido, uno
 from tests.apoyo.web_util import cab
 

@@ -49,7 +49,7 @@ from tests.apoyo.fabricas import crear_pedido
 
 __all__ = ["Banco", "Resultado", "abrir_banco", "comprobar", "ejecutar", "preparar_mundo", "propiedad"]
 
-LOGGERS_PRODUCTO = ("agente", "herramientas", "politicas")
+LOGGERS_PRODUCTO = ("agente", "herramientas", "politicas", "operaciones")
 
 SELECT_PEDIDOS_SQL = "SELECT id, cliente_id, importe::text AS importe FROM pedidos ORDER BY id"
 SELECT_CLIENTES_SQL = """

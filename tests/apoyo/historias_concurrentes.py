@@ -78,7 +78,7 @@ from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
 from herramientas.reenvios import reenviar
 from herramientas.sustituciones import sustituir
-from herramientas.vales import compensar_con_vale
+from operaciones.vale.herramienta import compensar_con_vale
 from politicas import PoliticaAprobacion
 from politicas.defectos import DEFECTOS
 

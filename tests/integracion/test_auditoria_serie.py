@@ -27,7 +27,7 @@ from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
 from herramientas.reenvios import reenviar
 from herramientas.sustituciones import sustituir
-from herramientas.vales import compensar_con_vale
+from operaciones.vale.herramienta import compensar_con_vale
 from tests.apoyo.fabricas import conversacion, crear_pedido, uno
 from tests.apoyo.rutas import RAIZ
 

@@ -5,7 +5,9 @@
 sus hechos, las herramientas del registro, las filas de la matriz por defecto y de cada
 matriz guardada, la vista ``efectos``, los campos de la tarjeta, el texto para el cliente,
 la intención del modelo offline, la instantánea, el historial y al menos una tarea de
-evaluación. Las pruebas de abajo quitan una parte a una copia (``dataclasses.replace``) y
+evaluación, los valores de la política (con su defecto) y su frase para el cliente, el
+prompt del modelo y, si la operación tiene carpeta (``operaciones/<operacion>/``), cada
+pieza de la carpeta y su documento. Las pruebas de abajo quitan una parte a una copia (``dataclasses.replace``) y
 comprueban que la falta se nombra; lo que la declaración misma no admite (un título
 vacío, ningún campo) ya lo rechaza su constructor.
 """
@@ -14,12 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
 from agente.evaluacion.instantanea import tablas as tablas_instantanea
 from agente.evaluacion.tareas import TABLAS, cargar_tareas
+from agente.middleware.prompt_cliente import PROMPT_BASE
 from agente.modelo_offline.lectura import INTENCIONES, tareas
 from agente.modelo_offline.plan import PASOS
 from agente.nucleo.errores import ErrorConfiguracion
@@ -33,7 +38,11 @@ from agente.servicio.politica.comprobar_operaciones import (
 )
 from agente.servicio.textos import mensaje_espera
 from herramientas import REGISTRO, Dependencias
+from operaciones import carpetas
+from politicas.defectos import DEFECTOS
 from politicas.reglas import REGLAS
+from politicas.texto_cliente import texto_politica
+from politicas.valores import VALORES
 
 PEDIDO = "P-20260917-0041"
 
@@ -131,10 +140,46 @@ def _faltas_en_datos(op: OperacionConEfecto, conexion) -> list[str]:
     return faltas
 
 
+def _faltas_de_politica(op: OperacionConEfecto) -> list[str]:
+    """Un valor de la política (con su defecto) compara con su regla; con carpeta, su frase."""
+    faltas = []
+    if not any(v.regla == op.regla for v in VALORES.values()):
+        faltas.append(f"ningún valor de la política (politicas.valores.VALORES) es el umbral de la regla «{op.regla}»")
+    if op.nombre not in carpetas.nombres():
+        return faltas
+    politica = carpetas.pieza(op.nombre, "politica")
+    for argumentos in politica.VALORES:
+        nombre = argumentos["nombre"]
+        if nombre not in VALORES:
+            faltas.append(f"el valor {nombre} de {op.nombre}/politica.py no está en politicas.valores.VALORES")
+        elif DEFECTOS.get(nombre) != argumentos["defecto"] or VALORES[nombre].defecto != argumentos["defecto"]:
+            faltas.append(f"el defecto de {nombre} no es el de {op.nombre}/politica.py")
+    linea = politica.texto_cliente(DEFECTOS)
+    if not linea.strip() or linea not in texto_politica("Tienda", DEFECTOS):
+        faltas.append(f"la política que lee el cliente no dice nada de {op.nombre} ({op.nombre}/politica.py)")
+    return faltas
+
+
+def _faltas_de_prompt(op: OperacionConEfecto) -> list[str]:
+    return [f"el prompt del modelo no nombra la herramienta {nombre} ({op.nombre}/prompt.md)"
+            for nombre in op.herramientas if f"`{nombre}`" not in PROMPT_BASE]
+
+
+def _faltas_de_carpeta(op: OperacionConEfecto) -> list[str]:
+    """Con carpeta, cada pieza (``carpetas.faltan``) y que la carpeta es de esta operación."""
+    if op.nombre not in carpetas.nombres():
+        return []
+    faltas = carpetas.faltan(carpetas.CARPETA / op.nombre)
+    if carpetas.pieza(op.nombre, "declaracion").OPERACION is not op:
+        faltas.append(f"la carpeta operaciones/{op.nombre} declara otra operación")
+    return faltas
+
+
 def faltas(op: OperacionConEfecto, conexion) -> list[str]:
     """Todo lo que le falta a ``op`` en el producto y en la base de demo (vacía = completa)."""
     return [*_faltas_de_regla(op), *_faltas_en_registro(op), *_faltas_de_textos(op),
-            *_faltas_offline(op), *_faltas_de_evaluacion(op), *_faltas_en_datos(op, conexion)]
+            *_faltas_offline(op), *_faltas_de_evaluacion(op), *_faltas_de_politica(op),
+            *_faltas_de_prompt(op), *_faltas_de_carpeta(op), *_faltas_en_datos(op, conexion)]
 
 
 # -- las declaraciones de la tienda están completas ---------------------------------------------
@@ -180,8 +225,12 @@ QUITAR = [
     pytest.param(REEMBOLSO, {"herramientas": ("abonar",), "libro": dataclasses.replace(REEMBOLSO.libro, tabla="abonos")},
                  ["la herramienta abonar no está en el registro",
                   "el aviso de espera al cliente no usa el texto declarado",
-                  "ninguna tarea de evaluación (agente/evaluacion/tareas) ejecuta o escala abonar"],
+                  "ninguna tarea de evaluación (agente/evaluacion/tareas) ejecuta o escala abonar",
+                  "el prompt del modelo no nombra la herramienta abonar"],
                  id="herramienta-y-tarea"),
+    pytest.param(CAMBIO, {"regla": "canje"},
+                 ["ningún valor de la política (politicas.valores.VALORES) es el umbral de la regla «canje»"],
+                 id="valores-politica"),
     pytest.param(REEMBOLSO, {"nombre": "abono"}, ["la vista efectos no incluye la operación abono"],
                  id="vista-efectos"),
     pytest.param(CAMBIO, {"libro": dataclasses.replace(CAMBIO.libro, tabla="canjes")},
@@ -204,6 +253,45 @@ def test_la_comprobacion_nombra_la_parte_que_falta(op, cambios, esperadas, conex
     encontradas = faltas(dataclasses.replace(op, **cambios), conexion)
     for esperada in esperadas:
         assert any(esperada in f for f in encontradas), (esperada, encontradas)
+
+
+def test_cada_carpeta_es_una_operacion_declarada():
+    assert set(carpetas.nombres()) <= {op.nombre for op in OPERACIONES}
+    assert carpetas.nombres(), "ninguna operación tiene carpeta en operaciones/"
+
+
+def test_sin_su_frase_para_el_cliente_la_comprobacion_lo_nombra(monkeypatch, conexion):
+    (nombre, *_) = carpetas.nombres()
+    monkeypatch.setattr(carpetas.pieza(nombre, "politica"), "texto_cliente", lambda _valores: "")
+    op = carpetas.pieza(nombre, "declaracion").OPERACION
+    assert f"la política que lee el cliente no dice nada de {nombre} ({nombre}/politica.py)" in faltas(op, conexion)
+
+
+def _carpeta_copiada(tmp_path: Path) -> Path:
+    (nombre, *_) = carpetas.nombres()
+    copia = tmp_path / nombre
+    shutil.copytree(carpetas.CARPETA / nombre, copia, ignore=shutil.ignore_patterns("__pycache__"))
+    assert carpetas.faltan(copia) == []
+    return copia
+
+
+@pytest.mark.parametrize("pieza", list(carpetas.PIEZAS))
+def test_sin_una_pieza_de_su_carpeta_la_comprobacion_la_nombra(pieza, tmp_path):
+    copia = _carpeta_copiada(tmp_path)
+    (copia / pieza).unlink()
+    assert carpetas.faltan(copia) == [f"{copia.name}/{pieza}"]
+
+
+@pytest.mark.parametrize(("pieza", "nombre"), [(p, n) for p, nombres in carpetas.PIEZAS.items() for n in nombres or ()])
+def test_una_pieza_sin_lo_que_debe_definir_se_nombra(pieza, nombre, tmp_path):
+    copia = _carpeta_copiada(tmp_path)
+    texto = (copia / pieza).read_text(encoding="utf-8")
+    # Se renombra donde se define (def, class, asignación o import), no donde se usa.
+    cambiado = re.sub(rf"^((?:async\s+)?def\s+|class\s+|){re.escape(nombre)}\b(?=\s*[:=(])",
+                      rf"\g<1>{nombre}_antes", texto, flags=re.M)
+    cambiado = re.sub(rf"(import\s.*\b){re.escape(nombre)}\b", rf"\g<1>{nombre} as {nombre}_antes", cambiado)
+    (copia / pieza).write_text(cambiado, encoding="utf-8")
+    assert carpetas.faltan(copia) == [f"{copia.name}/{pieza}: {nombre}"]
 
 
 @pytest.mark.parametrize(("cambios", "mensaje"), [

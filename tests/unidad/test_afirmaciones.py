@@ -10,10 +10,12 @@ from decimal import Decimal
 
 import pytest
 
-from agente.modelo_offline import cancelacion, direccion, redaccion, reenvio, vale
+from agente.modelo_offline import cancelacion, redaccion, reenvio
 from agente.modelo_offline.resultados import Llamada, Resultado
 from agente.servicio import textos
 from agente.servicio.auditoria.afirmaciones import extraer
+from operaciones.direccion import frases as direccion
+from operaciones.vale import frases as vale
 
 PEDIDO = "P-20261003-0045"
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.apoyo.rutas import RAIZ
 
-PAQUETES = ("agente", "politicas", "herramientas")
+PAQUETES = ("agente", "politicas", "herramientas", "operaciones")
 
 
 def _lint_imports(raiz: Path) -> subprocess.CompletedProcess:

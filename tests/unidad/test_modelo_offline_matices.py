@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from agente.modelo_offline.articulo import PATRON
 from agente.modelo_offline.lectura import tareas
 from agente.modelo_offline.matices import articulo_nombrado, unidades_nombradas
-from agente.modelo_offline.plan import PATRON
 
 VAJILLA = "P-20261012-0099"
 SARTEN = "P-20260920-0102"

@@ -28,7 +28,7 @@ from tests.apoyo.rutas import RAIZ
 
 CARPETAS = ("agente/", "politicas/", "herramientas/", "sql/", "tests/", "docs/", "bench/", ".ci/")
 FICHEROS_RAIZ = frozenset({"Makefile", "pyproject.toml", "requirements.lock", "schemathesis.toml", "README.md"})
-CODIGO = ("agente", "politicas", "herramientas", "tests", "bench")
+CODIGO = ("agente", "politicas", "herramientas", "operaciones", "tests", "bench")
 
 _ENTRE_COMILLAS = re.compile(r"`([^`\n]+)`")
 _ENLACE = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
@@ -36,7 +36,7 @@ _RUTA_DE_PRUEBA = re.compile(r"tests/[\w/]+\.py(?:::[\w:\[\]-]+)?")
 
 
 def _documentos(raiz: Path = RAIZ) -> list[Path]:
-    return [raiz / "README.md", *sorted((raiz / "docs").rglob("*.md"))]
+    return [raiz / "README.md", *sorted((raiz / "docs").rglob("*.md")), *sorted((raiz / "operaciones").glob("*/README.md"))]
 
 
 def _define(fichero: Path, nombre: str) -> bool:

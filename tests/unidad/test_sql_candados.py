@@ -22,7 +22,7 @@ import pytest
 
 from tests.apoyo.rutas import RAIZ
 
-PAQUETES = ("agente", "herramientas", "politicas")
+PAQUETES = ("agente", "herramientas", "politicas", "operaciones")
 
 # Fichero::constante -> por qué lo que lee fuera de la fila bloqueada no decide nada.
 PERMITIDAS = {

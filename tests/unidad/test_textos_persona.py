@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 
 from agente.modelo_offline.resultados import Llamada, Resultado
 from agente.nucleo.operaciones import OPERACIONES
+from operaciones import carpetas
 from tests.apoyo.reglas_texto import CLIENTE, PERSONAL, defectos, negativa_sin_salida
 from tests.apoyo.rutas import RAIZ
 
@@ -124,7 +125,10 @@ EJEMPLOS = {
 # Lo que no redacta para el cliente (lee o decide) o no tiene frase propia.
 NO_REDACTAN = {"eur", "fecha", "lineas", "ejecutada", "sin_opciones", "motivo_del_texto", "limpiar_cola",
                "normalizar", "texto_de", "articulo_nombrado"}
-MODULOS_OFFLINE = ("redaccion", "cancelacion", "reenvio", "vale", "seguimiento", "direccion", "matices", "abono")
+# Los del modelo offline y las frases de cada carpeta de ``operaciones/``.
+MODULOS_OFFLINE = (*(f"agente.modelo_offline.{m}" for m in ("redaccion", "cancelacion", "reenvio", "seguimiento", "abono",
+                                                            "matices")),
+                   *(f"operaciones.{nombre}.frases" for nombre in carpetas.nombres()))
 
 
 def _combinaciones(funcion) -> Iterator[dict]:
@@ -140,7 +144,7 @@ def _combinaciones(funcion) -> Iterator[dict]:
 
 def textos_offline() -> Iterator[tuple[str, str]]:
     for nombre_modulo in MODULOS_OFFLINE:
-        modulo = importlib.import_module(f"agente.modelo_offline.{nombre_modulo}")
+        modulo = importlib.import_module(nombre_modulo)
         for nombre in modulo.__all__:
             objeto = getattr(modulo, nombre)
             if isinstance(objeto, str) and nombre.isupper() and " " in objeto:
@@ -198,7 +202,7 @@ def _literal(nodo: ast.AST, asignaciones: dict[str, list[ast.AST]]) -> list[str]
 
 def textos_de_errores_al_chat() -> Iterator[tuple[str, str]]:
     """Cada mensaje de error que una herramienta devuelve al chat, leído del código."""
-    for ruta in sorted((RAIZ / "herramientas").glob("*.py")):
+    for ruta in sorted([*(RAIZ / "herramientas").glob("*.py"), *(RAIZ / "operaciones").glob("*/herramienta.py")]):
         arbol = ast.parse(ruta.read_text(encoding="utf-8"))
         for funcion in [n for n in ast.walk(arbol) if isinstance(n, ast.FunctionDef)]:
             asignaciones: dict[str, list[ast.AST]] = {}

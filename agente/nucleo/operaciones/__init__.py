@@ -1,23 +1,26 @@
-"""Las operaciones con efecto de la tienda, declaradas una vez: un módulo por operación
-(reembolso, cambio, cancelación, reenvío, vale, dirección) y su lugar en ``lista.OPERACIONES``.
+"""Las operaciones con efecto de la tienda, declaradas una vez, y ``lista.OPERACIONES``.
+
+Las que aún no se han mudado a su carpeta (reembolso, cambio, cancelación, reenvío) tienen
+aquí su módulo; las demás viven en ``operaciones/<operacion>/declaracion.py`` y
+``lista.OPERACIONES`` las descubre recorriendo las carpetas (``operaciones/carpetas.py``).
 
 ``OPERACIONES`` es la única lista de clases de efecto; el registro de herramientas es la
 única lista de herramientas. Quien necesite saber algo de una operación (su regla, sus
 filas de la matriz, su tabla, sus etiquetas, su texto para el cliente...) lo lee de aquí
 y recorre ``OPERACIONES`` en vez de nombrar «reembolso» o «sustitución».
 
-Añadir una operación: su módulo en este paquete y su sitio en ``lista.OPERACIONES``; su
-herramienta en el registro (``Herramienta.de_operacion``); su regla en ``politicas/reglas``;
-una migración con su tabla y las filas de la matriz por defecto (``EnMatriz``); una tarea
-de evaluación. La vista ``efectos`` y la CHECK de ``compensaciones_unidad`` se generan de
-las declaraciones al migrar (``agente.bd.derivados``). Lo que falte lo nombran el
-arranque del servicio (``agente.servicio.politica.comprobar_operaciones``) y
-``tests/integracion/test_operaciones_declaradas.py``.
+Añadir una operación: su carpeta en ``operaciones/`` con sus piezas
+(``operaciones.carpetas.PIEZAS``) y una migración con su tabla, sus valores y las filas
+de la matriz por defecto (``EnMatriz``). La vista ``efectos`` y la CHECK de
+``compensaciones_unidad`` se generan de las declaraciones al migrar
+(``agente.bd.derivados``). Lo que falte lo nombran el arranque del servicio
+(``agente.servicio.politica.comprobar_operaciones``) y
+``tests/integracion/test_operaciones_declaradas.py``. Los ``VALE_*`` de aquí son un
+reenvío de compatibilidad (los leen la CLI y la auditoría).
 """
 
 from agente.nucleo.operaciones.cambio import CAMBIO
 from agente.nucleo.operaciones.cancelacion import CANCELACION
-from agente.nucleo.operaciones.direccion import DIRECCION
 from agente.nucleo.operaciones.lista import (
     COLUMNAS_EFECTOS,
     OPERACIONES,
@@ -28,7 +31,7 @@ from agente.nucleo.operaciones.lista import (
 )
 from agente.nucleo.operaciones.reembolso import REEMBOLSO
 from agente.nucleo.operaciones.reenvio import MOTIVOS_REENVIO, REENVIO
-from agente.nucleo.operaciones.vale import (
+from operaciones.vale.declaracion import (
     VALE,
     VALE_DIAS_CADUCIDAD_DEFECTO,
     VALE_IMPORTE_MAX_DEFECTO,
@@ -39,7 +42,6 @@ from agente.nucleo.operaciones.vale import (
 __all__ = [
     "CAMBIO",
     "CANCELACION",
-    "DIRECCION",
     "COLUMNAS_EFECTOS",
     "MOTIVOS_REENVIO",
     "OPERACIONES",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agente.nucleo.defectos_operacion import DOS_FIRMAS_POR_DEFECTO, LIMITES_POR_DEFECTO
 from agente.nucleo.operacion import (
     Campo,
     EnHistorial,
@@ -16,7 +17,6 @@ from agente.nucleo.operacion import (
     Offline,
     OperacionConEfecto,
 )
-from agente.nucleo.operaciones.defectos import DOS_FIRMAS_POR_DEFECTO, LIMITES_POR_DEFECTO
 
 __all__ = ["CAMBIO", "HISTORIAL_CAMBIOS_SQL", "INSTANTANEA_COBROS_SQL", "INSTANTANEA_SUSTITUCIONES_SQL", "TARJETA_CAMBIO_SQL"]
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agente.nucleo.defectos_operacion import (
+    DOS_FIRMAS_POR_DEFECTO,
+    LIMITES_POR_DEFECTO,
+    importe_legible,
+)
 from agente.nucleo.operacion import (
     Campo,
     EnHistorial,
@@ -15,11 +20,6 @@ from agente.nucleo.operacion import (
     Numeracion,
     Offline,
     OperacionConEfecto,
-)
-from agente.nucleo.operaciones.defectos import (
-    DOS_FIRMAS_POR_DEFECTO,
-    LIMITES_POR_DEFECTO,
-    importe_legible,
 )
 
 __all__ = ["CANCELACION", "HISTORIAL_CANCELACIONES_SQL", "INSTANTANEA_CANCELACIONES_SQL", "TARJETA_CANCELACION_SQL"]

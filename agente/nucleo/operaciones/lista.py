@@ -7,16 +7,19 @@ from collections.abc import Iterable
 from agente.nucleo.operacion import OperacionConEfecto
 from agente.nucleo.operaciones.cambio import CAMBIO
 from agente.nucleo.operaciones.cancelacion import CANCELACION
-from agente.nucleo.operaciones.direccion import DIRECCION
 from agente.nucleo.operaciones.reembolso import REEMBOLSO
 from agente.nucleo.operaciones.reenvio import REENVIO
-from agente.nucleo.operaciones.vale import VALE
+from operaciones import carpetas
 
 __all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "comprobacion_compensaciones_sql", "por_herramienta", "por_regla",
            "vista_efectos_sql"]
 
 
-OPERACIONES: tuple[OperacionConEfecto, ...] = (REEMBOLSO, CAMBIO, CANCELACION, REENVIO, VALE, DIRECCION)
+# Las que aún viven en este paquete y, detrás, una por carpeta de ``operaciones/``.
+OPERACIONES: tuple[OperacionConEfecto, ...] = (
+    REEMBOLSO, CAMBIO, CANCELACION, REENVIO,
+    *(modulo.OPERACION for modulo in carpetas.piezas("declaracion")),
+)
 
 
 def por_regla(regla: str | None, operaciones: Iterable[OperacionConEfecto] = OPERACIONES) -> OperacionConEfecto | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agente.nucleo.defectos_operacion import LIMITES_POR_DEFECTO
 from agente.nucleo.operacion import (
     Campo,
     EnHistorial,
@@ -16,7 +17,6 @@ from agente.nucleo.operacion import (
     Offline,
     OperacionConEfecto,
 )
-from agente.nucleo.operaciones.defectos import LIMITES_POR_DEFECTO
 
 __all__ = ["HISTORIAL_REENVIOS_SQL", "INSTANTANEA_REENVIOS_SQL", "MOTIVOS_REENVIO", "REENVIO", "TARJETA_REENVIO_SQL"]
 

@@ -13,15 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agente.modelo_offline.matices import Frases
 from agente.modelo_offline.redaccion import ejecutada
 from agente.modelo_offline.resultados import Llamada
 from agente.modelo_offline.texto import RE_PEDIDO, limpiar_cola, normalizar
 from agente.nucleo.direcciones import provincia_de
-from agente.nucleo.operaciones import DIRECCION
+from operaciones.direccion.declaracion import DIRECCION
 
 __all__ = [
-    "FRASES",
     "DireccionLeida",
     "cambiada",
     "valido",
@@ -30,19 +28,6 @@ __all__ = [
     "no_pendiente",
     "pedir_direccion",
 ]
-
-_VIAS = r"(?:calle|c/|avenida|avda|plaza|paseo|camino|carretera|ronda|travesia|glorieta|carrer|rua)\b"
-# «Mejor que me llegue a Barcelona: Calle..., 08001 Barcelona», «enviádmelo a ...»: una corrección
-# del destino es un cambio de dirección si después viene un código postal.
-FRASES = Frases(
-    intencion=DIRECCION.offline.intencion,
-    tambien=(r"\b(?:me|nos|lo|la|los|las)\s+(?:llegue\w*|envie\w*|mande\w*|lleve\w*)\s+a\b(?=[^.!?]*?\b\d{5}\b)"
-             r"|\b(?:envia|manda|lleva)d?(?:me|nos)?(?:lo|la|los|las)\s+a\b(?=[^.!?]*?\b\d{5}\b)"
-             r"|\b(?:mand|envi|llev|pon|remit)\w*(?:\s+[\w-]+){0,6}?\s+(?:(?:a|en)\s+)?(?:la\s+)?" + _VIAS +
-             r"|\bvaya\w*\s+a\s+(?:la\s+)?" + _VIAS + r"|\brecibir\w*\s+en\b(?=[^.!?]*?\b\d{5}\b)"
-             r"|\bcambi\w*\s+(?:\w+\s+){0,2}?donde\s+(?:me\s+|nos\s+)?(?:lo\s+|la\s+)?(?:entreg|llev|mand|envi)\w*"),
-    renuncia=r"\b(?:mejor|al final|bueno)\W{0,3}(?:dejad|deja|dejalo|dejadlo) (?:la|esa) (?:misma )?direccion\b",
-)
 
 RE_CP = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
 RE_CP_MALO = re.compile(r"(?<![\d-])\d{4}(?:\d{2})?(?![\d-])")
@@ -138,3 +123,7 @@ def cambiada(pedido: str | None, llamada: Llamada) -> str:
 
 def valido(codigo_postal: str) -> bool:
     return provincia_de(codigo_postal) is not None
+
+
+# Lo que lee el cliente del resultado de la herramienta (el nombre común de las frases).
+redactar = cambiada

@@ -15,8 +15,7 @@ from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import VALE as OPERACION
-from agente.nucleo.operaciones import VALE_VENTANA_DIAS
+from operaciones.vale.declaracion import OPERACION, VALE_VENTANA_DIAS
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -26,7 +25,7 @@ from politicas.reglas.base import (
     motivo_rechazadas,
 )
 
-__all__ = ["VALE", "importe_automatico", "linea_de"]
+__all__ = ["REGLA", "VALE", "importe_automatico", "linea_de"]
 
 
 def linea_de(valor: Any) -> int | None:
@@ -101,5 +100,6 @@ def _umbrales(h: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-# Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
+# Nombre y hechos, los de la operación declarada (declaracion.py).
 VALE = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, decidir=decidir, parametros=_parametros)
+REGLA = VALE

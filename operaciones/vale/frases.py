@@ -7,22 +7,13 @@ from collections.abc import Sequence
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from agente.modelo_offline.matices import Frases
 from agente.modelo_offline.redaccion import ejecutada, eur, fecha
 from agente.modelo_offline.resultados import Llamada, cantidad
 from agente.modelo_offline.texto import RE_PEDIDO, limpiar_cola
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import VALE, VALE_IMPORTE_MAX_DEFECTO, VALE_PORCENTAJE_MAX_DEFECTO
+from operaciones.vale.declaracion import VALE, VALE_IMPORTE_MAX_DEFECTO, VALE_PORCENTAJE_MAX_DEFECTO
 
-__all__ = ["FRASES", "elegir_producto", "importe_propuesto", "motivo_del_texto", "no_posible", "redactar"]
-
-# «Prefiero que me devolváis el dinero», «mejor la devuelvo»: ya no quiere el vale.
-FRASES = Frases(
-    intencion=VALE.offline.intencion,
-    tambien=(r"\b(?:descuento|rebaja)\b"
-             r"|\bme\s+l[oa]s?\s+quedo\b(?=[^.?!]*\b(?:algo|compens\w*|descuento|rebaja|dar|deis|des|tendreis)\b)"),
-    renuncia=r"\b(?:prefiero|mejor)\s+(?:devolverl[oa]s?|l[oa]s? devuelvo|que me devolvais el dinero|el reembolso)\b",
-)
+__all__ = ["elegir_producto", "importe_propuesto", "motivo_del_texto", "no_posible", "redactar"]
 
 # «un vale de 30 euros», «15,50 €»: lo que pide el cliente, si lo dice.
 RE_IMPORTE_PEDIDO = re.compile(r"(\d{1,7}(?:[.,]\d{1,2})?)\s*(?:€|eur\b|euros?\b)", re.IGNORECASE)

@@ -25,14 +25,17 @@ from pydantic import BaseModel, Field
 from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio, ImporteNoValido
-from agente.nucleo.operaciones import VALE, VALE_DIAS_CADUCIDAD_DEFECTO
 from agente.nucleo.puertos import Revalidador
 from herramientas import libro
 from herramientas.envoltorios import Dependencias, datos_de_ejecucion, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO, Importe
 from herramientas.pedidos import normalizar_id
+from operaciones.vale.declaracion import VALE, VALE_DIAS_CADUCIDAD_DEFECTO
 
-__all__ = ["CompensarConValeArgs", "compensar_con_vale", "crear_compensar_con_vale"]
+__all__ = ["MAX_POR_TURNO", "CompensarConValeArgs", "compensar_con_vale", "crear", "crear_compensar_con_vale"]
+
+# Un vale por turno: el registro lo toma de aquí (``Herramienta.de_operacion``).
+MAX_POR_TURNO = 1
 
 SELECT_VALE_POR_CLAVE_SQL = """
 SELECT id, numero, pedido_id, linea, cliente_id, importe, caduca, estado
@@ -196,3 +199,6 @@ def crear_compensar_con_vale(dependencias: Dependencias) -> BaseTool:
         ), ensure_ascii=False)
 
     return sin_sangria(compensar_con_vale_tool)
+
+
+crear = crear_compensar_con_vale

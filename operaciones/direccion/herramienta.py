@@ -11,7 +11,6 @@ dos casos sin escribir nada.
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any
 
@@ -25,11 +24,15 @@ from agente.nucleo.direcciones import Direccion, direccion
 from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio, PedidoNoEncontrado
 from agente.nucleo.puertos import Revalidador
 from herramientas import libro
-from herramientas.envoltorios import Dependencias, datos_de_ejecucion
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO
 from herramientas.pedidos import normalizar_id
+from operaciones.direccion.declaracion import DIRECCION
 
-__all__ = ["CambiarDireccionArgs", "cambiar_direccion", "crear_cambiar_direccion"]
+__all__ = ["MAX_POR_TURNO", "CambiarDireccionArgs", "cambiar_direccion", "crear", "crear_cambiar_direccion"]
+
+# Un cambio de dirección por turno: el registro lo toma de aquí (``Herramienta.de_operacion``).
+MAX_POR_TURNO = 1
 
 BLOQUEAR_PEDIDO_SQL = """
 SELECT id, tienda, estado, importe, calle, codigo_postal, localidad, provincia
@@ -172,7 +175,7 @@ class CambiarDireccionArgs(BaseModel):
 def crear_cambiar_direccion(dependencias: Dependencias) -> BaseTool:
     pool = dependencias.pool
 
-    @tool("cambiar_direccion", args_schema=CambiarDireccionArgs)
+    @tool(DIRECCION.herramienta, args_schema=CambiarDireccionArgs)
     def cambiar_direccion_envio(pedido: str, calle: str, codigo_postal: str, localidad: str,
                                 runtime: ToolRuntime) -> str:
         """Cambia la dirección de envío de un pedido del cliente que aún está pendiente (sin enviar). No mueve dinero ni productos: solo dónde se entregará el pedido.
@@ -183,6 +186,7 @@ def crear_cambiar_direccion(dependencias: Dependencias) -> BaseTool:
                                       codigo_postal=codigo_postal, localidad=localidad, **datos_de_ejecucion(runtime, dependencias))
         return json.dumps(resultado, ensure_ascii=False)
 
-    # El docstring es la descripción que lee el modelo: sin la sangría del código.
-    cambiar_direccion_envio.description = inspect.cleandoc(cambiar_direccion_envio.description)
-    return cambiar_direccion_envio
+    return sin_sangria(cambiar_direccion_envio)
+
+
+crear = crear_cambiar_direccion

@@ -1,4 +1,4 @@
-"""El vale de compensación (issue 27; sql/018_vale.sql)."""
+"""La declaración del vale de compensación (issue 27; sql/018_vale.sql): solo importa ``agente.nucleo``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from agente.nucleo.defectos_operacion import importe_legible
 from agente.nucleo.operacion import (
     Campo,
     EnHistorial,
@@ -17,9 +18,8 @@ from agente.nucleo.operacion import (
     Offline,
     OperacionConEfecto,
 )
-from agente.nucleo.operaciones.defectos import importe_legible
 
-__all__ = ["HISTORIAL_VALES_SQL", "INSTANTANEA_VALES_SQL", "TARJETA_VALE_SQL", "VALE", "VALE_DIAS_CADUCIDAD_DEFECTO", "VALE_IMPORTE_MAX_DEFECTO", "VALE_PORCENTAJE_MAX_DEFECTO", "VALE_VENTANA_DIAS"]
+__all__ = ["OPERACION", "HISTORIAL_VALES_SQL", "INSTANTANEA_VALES_SQL", "TARJETA_VALE_SQL", "VALE", "VALE_DIAS_CADUCIDAD_DEFECTO", "VALE_IMPORTE_MAX_DEFECTO", "VALE_PORCENTAJE_MAX_DEFECTO", "VALE_VENTANA_DIAS"]
 
 
 # Los defectos de la política (politicas.valores los declara con su dominio) y la ventana
@@ -94,3 +94,5 @@ VALE = OperacionConEfecto(
     ),
     tarjeta=EnTarjeta(sql=TARJETA_VALE_SQL, dinero=("Pagado por la línea", "Máximo sin firma (política vigente)")),
 )
+
+OPERACION = VALE

@@ -19,10 +19,10 @@ from typing import Any
 
 from agente.nucleo import dinero
 from agente.nucleo.direcciones import provincia_de
-from agente.nucleo.operaciones import DIRECCION as OPERACION
+from operaciones.direccion.declaracion import OPERACION
 from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla, imposible, texto_de
 
-__all__ = ["DIRECCION", "texto_direccion"]
+__all__ = ["REGLA", "DIRECCION", "texto_direccion"]
 
 
 def texto_direccion(d: Mapping[str, Any] | None) -> str:
@@ -65,3 +65,4 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
 
 # Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
 DIRECCION = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, decidir=decidir)
+REGLA = DIRECCION

@@ -18,7 +18,7 @@ from agente.nucleo.operacion import (
     OperacionConEfecto,
 )
 
-__all__ = ["DIRECCION", "HISTORIAL_DIRECCIONES_SQL", "INSTANTANEA_DIRECCIONES_SQL", "TARJETA_DIRECCION_SQL"]
+__all__ = ["OPERACION", "DIRECCION", "HISTORIAL_DIRECCIONES_SQL", "INSTANTANEA_DIRECCIONES_SQL", "TARJETA_DIRECCION_SQL"]
 
 
 def _espera_direccion(args: Mapping[str, Any]) -> str:
@@ -90,3 +90,5 @@ DIRECCION = OperacionConEfecto(
 
 
 # -- vale de compensación (issue 27, sql/018_vale.sql) ------------------------------------------
+
+OPERACION = DIRECCION

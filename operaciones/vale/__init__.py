@@ -1,0 +1,1 @@
+"""El vale de compensación: todo lo suyo en esta carpeta (``operaciones/carpetas.py``)."""

@@ -1,0 +1,63 @@
+"""Las carpetas de ``operaciones/``: se descubren solas y una pieza que falta se nombra."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+import pytest
+
+from operaciones import carpetas
+from tests.apoyo.rutas import RAIZ
+
+
+def test_las_carpetas_son_los_paquetes_de_operaciones(tmp_path):
+    for nombre in ("zeta", "alfa"):
+        (tmp_path / nombre).mkdir()
+        (tmp_path / nombre / "__init__.py").write_text('"""Doc."""\n', encoding="utf-8")
+    (tmp_path / "suelta").mkdir()  # sin __init__.py: no es una operación
+    (tmp_path / "carpetas.py").write_text("", encoding="utf-8")
+    assert carpetas.nombres(tmp_path) == ("alfa", "zeta")
+
+
+def test_una_pieza_que_falta_se_nombra_al_importarla():
+    (nombre, *_) = carpetas.nombres()
+    with pytest.raises(ModuleNotFoundError, match=f"le falta la pieza operaciones/{nombre}/inexistente.py"):
+        carpetas.pieza(nombre, "inexistente")
+
+
+def test_cada_pieza_de_python_de_cada_carpeta_se_importa_y_define_lo_suyo():
+    for nombre in carpetas.nombres():
+        assert carpetas.faltan(carpetas.CARPETA / nombre) == [], nombre
+        for archivo, definidos in carpetas.PIEZAS.items():
+            if archivo.endswith(".py"):
+                modulo = carpetas.pieza(nombre, archivo.removesuffix(".py"))
+                assert all(hasattr(modulo, d) for d in definidos or ()), (nombre, archivo)
+
+
+def test_cada_pieza_se_puede_importar_la_primera():
+    """Importar una pieza antes que nada carga su capa, que junta las de todas las carpetas:
+    nada de lo que se junta al importar puede leer la pieza que está a medias."""
+    modulos = [f"operaciones.{nombre}.{archivo.removesuffix('.py')}" for nombre in carpetas.nombres()
+               for archivo in carpetas.PIEZAS if archivo.endswith(".py")]
+    fallos = {}
+    for modulo in modulos:
+        resultado = subprocess.run([sys.executable, "-c", f"import {modulo}"], capture_output=True, text=True,
+                                   timeout=120, cwd=RAIZ, env={**os.environ, "PYTHONPATH": str(RAIZ)})
+        if resultado.returncode:
+            fallos[modulo] = resultado.stderr.strip().splitlines()[-1]
+    assert fallos == {}
+
+
+def test_una_herramienta_solo_usa_ayudantes_publicos():
+    """Una sola manera de escribir una herramienta: con lo público de ``herramientas/``
+    (``Dependencias``, ``datos_de_ejecucion``, ``sin_sangria``, ``json_resultado``...)."""
+    privados = []
+    for ruta in sorted([*(RAIZ / "herramientas").glob("*.py"), *(RAIZ / "operaciones").rglob("*.py")]):
+        for nodo in ast.walk(ast.parse(ruta.read_text(encoding="utf-8"))):
+            if isinstance(nodo, ast.ImportFrom) and (nodo.module or "").split(".")[0] in {
+                    "agente", "herramientas", "politicas", "operaciones"}:
+                privados += [f"{ruta.relative_to(RAIZ)}: {a.name}" for a in nodo.names if a.name.startswith("_")]
+    assert privados == []
