@@ -26,7 +26,7 @@ import pytest
 
 from tests.apoyo.rutas import RAIZ
 
-CARPETAS = ("agente/", "politicas/", "herramientas/", "sql/", "tests/", "docs/", "bench/", ".ci/")
+CARPETAS = ("agente/", "politicas/", "herramientas/", "operaciones/", "sql/", "tests/", "docs/", "bench/", ".ci/")
 FICHEROS_RAIZ = frozenset({"Makefile", "pyproject.toml", "requirements.lock", "schemathesis.toml", "README.md"})
 CODIGO = ("agente", "politicas", "herramientas", "operaciones", "tests", "bench")
 
