@@ -1,6 +1,6 @@
 """Cancelar un pedido sin enviar: el pedido entero, su stock de vuelta y lo pagado devuelto.
 
-Orden (como un reembolso, ``herramientas.reembolsos``): 1) en una transacción, con el
+Orden (como un reembolso, ``operaciones.reembolso.herramienta``): 1) en una transacción, con el
 pedido bloqueado y 'pendiente' (uno enviado, entregado o ya cancelado se rechaza con lo
 que el cliente puede hacer), se apunta la cancelación, cada unidad de cada línea queda
 compensada en el libro por ella (ya no se puede reembolsar ni cambiar), las unidades

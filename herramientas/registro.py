@@ -36,7 +36,7 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, REEMBOLSO, REENVIO
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, REENVIO
 from herramientas import cancelaciones, envoltorios
 from herramientas.envoltorios import Dependencias
 from herramientas.reenvios import crear_reenviar
@@ -48,7 +48,6 @@ __all__ = [
     "CONSULTAR_PEDIDO",
     "CONSULTAR_POLITICA",
     "DECISIONES_VALIDAS",
-    "REEMBOLSAR",
     "REENVIAR",
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
@@ -61,7 +60,6 @@ __all__ = [
 CONSULTAR_PEDIDO = "consultar_pedido"
 CONSULTAR_POLITICA = "consultar_politica"
 STOCK_ALTERNATIVAS = "stock_alternativas"
-REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
 CANCELAR_PEDIDO = CANCELACION.herramienta
 REENVIAR = REENVIO.herramienta
@@ -256,13 +254,6 @@ def _herramientas() -> tuple[Herramienta, ...]:
             nombre=STOCK_ALTERNATIVAS,
             crear=envoltorios.crear_stock_alternativas,
             reintento_seguro=True,
-        ),
-        Herramienta.de_operacion(
-            REEMBOLSO,
-            nombre=REEMBOLSAR,
-            crear=envoltorios.crear_reembolsar,
-            reintento_seguro=True,
-            max_por_turno=2,
         ),
         Herramienta.de_operacion(
             CAMBIO,

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cambio, cancelacion, comprension, reembolso, reenvio
+from agente.modelo_offline import abono, cambio, cancelacion, comprension, reenvio
 from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import Frases, negada, retractadas
 from agente.modelo_offline.texto import (
@@ -64,7 +64,7 @@ __all__ = [
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 # Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
-FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, reembolso, reenvio)} | {
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, reenvio)} | {
     carpetas.pieza(n, "declaracion").OPERACION.offline.intencion: Frases(
         intencion=carpetas.pieza(n, "declaracion").OPERACION.offline.intencion,
         tambien=carpetas.pieza(n, "maneras").TAMBIEN, renuncia=carpetas.pieza(n, "maneras").RENUNCIA)
@@ -82,9 +82,10 @@ def _patron(intencion: str, patron: str) -> re.Pattern[str]:
 PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (op.offline.intencion, _patron(op.offline.intencion, op.offline.patron)) for op in OPERACIONES
 )
+# Las intenciones de las operaciones con efecto (una pregunta por sus normas es de la política).
+DE_OPERACION = frozenset(i for i, _ in PATRONES)
 CAMBIAR = CAMBIO.offline.intencion
 CANCELAR = CANCELACION.offline.intencion
-REEMBOLSAR = reembolso.FRASES.intencion
 REENVIAR = REENVIO.offline.intencion
 RE_CAMBIO = re.compile(CAMBIO.offline.patron)
 RE_POR = re.compile(r"\b(?:por|en vez de|en lugar de)\b")
@@ -274,7 +275,7 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
         antes = [p.upper() for p in RE_PEDIDO.findall(texto[:desde])]
         todos = [p.upper() for p in RE_PEDIDO.findall(texto)]
         pedido = antes[-1] if antes else (todos[0] if todos else pedido_previo)
-    if tipo == REEMBOLSAR and "?" in fragmento and RE_POLITICA.search(normalizar(fragmento)):
+    if tipo in DE_OPERACION and "?" in fragmento and RE_POLITICA.search(normalizar(fragmento)):
         return Tarea(tipo="politica", texto=fragmento)  # «¿cuántos días hay para devolver algo?»
     if tipo == CAMBIAR:
         origen, deseo = _partir_cambio(fragmento)

@@ -24,9 +24,9 @@ from agente.servicio.auditoria.auditoria_serie import COMPROBACIONES, auditar_se
 from agente.servicio.auditoria.informe import hallazgos, informe
 from herramientas.cancelaciones import cancelar_pedido
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reembolsos import reembolsar
 from herramientas.reenvios import reenviar
 from herramientas.sustituciones import sustituir
+from operaciones.reembolso.herramienta import reembolsar
 from operaciones.vale.herramienta import compensar_con_vale
 from tests.apoyo.fabricas import conversacion, crear_pedido, uno
 from tests.apoyo.rutas import RAIZ

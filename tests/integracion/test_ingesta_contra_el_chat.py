@@ -28,7 +28,7 @@ from agente.servicio.tienda.registros import CambioEstado, DatosPedido
 from herramientas import cancelaciones
 from herramientas.cancelaciones import NoCancelable, cancelar_pedido
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reembolsos import reembolsar
+from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.fabricas import capturar, consultar
 
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
