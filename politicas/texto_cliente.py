@@ -52,11 +52,6 @@ def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
             f"Política de devoluciones y cambios de la tienda {nombre_tienda}:",
             "- Cambios: un producto del pedido se puede cambiar por otro de la misma categoría "
             f"con stock en la tienda; {regla_cambio}.",
-            "- Cancelaciones: un pedido que aún no ha salido se cancela entero (no solo una parte) "
-            "y se devuelve lo pagado; si pasa de "
-            f"{dinero.eur(valores['limite_cancelacion'])}, necesita la aprobación de un encargado. "
-            "Un pedido ya enviado o entregado no se cancela: se puede rechazar la entrega o "
-            "devolverlo al recibirlo.",
             *(modulo.texto_cliente(valores) for modulo in carpetas.piezas("politica")),
             "- Aprobaciones: una operación que espera a un encargado caduca a las "
             f"{valores['horas_caducidad']} horas. Si mientras tanto cambian el stock o el precio, "

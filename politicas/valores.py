@@ -135,10 +135,6 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             endurece="bajar", regla="sustitucion",
             descripcion="Una diferencia de un cambio menor que esto no se cobra ni se devuelve."),
         ValorPolitica(
-            nombre="limite_cancelacion", etiqueta="Límite de cancelación sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-            maximo=DINERO_MAXIMO, defecto=Decimal("200.00"), endurece="bajar", regla="cancelacion",
-            descripcion="Cancelar un pedido sin enviar de más importe pide firma."),
-        ValorPolitica(
             nombre="horas_caducidad", etiqueta="Caducidad de una operación en espera", tipo="entero", unidad="horas", minimo=1, maximo=720,
             defecto=72, endurece="bajar",
             descripcion="Plazo de una operación que espera firma; pasado, se rechaza sola."),

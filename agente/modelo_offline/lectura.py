@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cambio, cancelacion, comprension, reenvio
+from agente.modelo_offline import abono, cambio, comprension, reenvio
 from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import Frases, negada, retractadas
 from agente.modelo_offline.texto import (
@@ -36,8 +36,9 @@ from agente.modelo_offline.texto import (
     puntuacion,
     texto_de,
 )
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES, REENVIO
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REENVIO
 from operaciones import carpetas
+from operaciones.cancelacion.declaracion import CANCELACION
 
 __all__ = [
     "MOTIVO_POR_DEFECTO",
@@ -64,7 +65,7 @@ __all__ = [
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 # Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
-FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, reenvio)} | {
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, reenvio)} | {
     carpetas.pieza(n, "declaracion").OPERACION.offline.intencion: Frases(
         intencion=carpetas.pieza(n, "declaracion").OPERACION.offline.intencion,
         tambien=carpetas.pieza(n, "maneras").TAMBIEN, renuncia=carpetas.pieza(n, "maneras").RENUNCIA)

@@ -24,10 +24,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cancelacion, matices, redaccion, reenvio
+from agente.modelo_offline import abono, matices, redaccion, reenvio
 from agente.modelo_offline.articulo import otro_articulo
 from agente.modelo_offline.lectura import (
-    MOTIVO_POR_DEFECTO,
     PROPUESTA_CAMBIO,
     RE_ROTO,
     Deseo,
@@ -53,11 +52,9 @@ from agente.modelo_offline.seguimiento import desenlace_reciente, sigo_aqui, sol
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import (
     CAMBIO,
-    CANCELACION,
     REENVIO,
 )
 from herramientas.registro import (
-    CANCELAR_PEDIDO,
     CONSULTAR_ENCARGADO,
     CONSULTAR_POLITICA,
     REENVIAR,
@@ -148,18 +145,6 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     )
 
 
-def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, cancelacion.redactar, "cancelar tu pedido")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice qué hacer
-        return fin(cancelacion.no_posible(tarea.pedido, pedido.get("estado")))
-    motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else "cancelación solicitada por el cliente"
-    # Se devuelve lo pagado, lo que dice el pedido: nunca una cantidad que pida el cliente.
-    importe = cantidad(pedido.get("importe")) or dinero.CERO
-    return ctx.pedir(CANCELAR_PEDIDO, {"pedido": tarea.pedido, "importe": dinero.texto(importe), "motivo": motivo})
-
-
 def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
     """«No me ha llegado»: todo lo que no llegó (o lo que nombre); «llegó roto, mandadme
     otro»: una unidad de lo que nombre. Sin enviar o cancelado se dice sin llamar a nada."""
@@ -223,7 +208,6 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
 PASOS: Mapping[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = carpetas.Perezosa(lambda: {
     "estado": _paso_estado,
     CAMBIO.offline.intencion: _paso_cambio,
-    CANCELACION.offline.intencion: _paso_cancelacion,
     REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
     abono.INTENCION: _paso_abono,

@@ -10,10 +10,11 @@ from decimal import Decimal
 
 import pytest
 
-from agente.modelo_offline import cancelacion, redaccion, reenvio
+from agente.modelo_offline import redaccion, reenvio
 from agente.modelo_offline.resultados import Llamada, Resultado
 from agente.servicio import textos
 from agente.servicio.auditoria.afirmaciones import extraer
+from operaciones.cancelacion import frases as cancelacion
 from operaciones.direccion import frases as direccion
 from operaciones.reembolso import frases as reembolso
 from operaciones.vale import frases as vale

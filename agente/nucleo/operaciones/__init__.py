@@ -1,6 +1,6 @@
 """Las operaciones con efecto de la tienda, declaradas una vez, y ``lista.OPERACIONES``.
 
-Las que aún no se han mudado a su carpeta (cambio, cancelación, reenvío) tienen
+Las que aún no se han mudado a su carpeta (cambio, reenvío) tienen
 aquí su módulo; las demás viven en ``operaciones/<operacion>/declaracion.py`` y
 ``lista.OPERACIONES`` las descubre recorriendo las carpetas (``operaciones/carpetas.py``).
 
@@ -21,7 +21,6 @@ reenvío de compatibilidad (los leen la CLI, la auditoría y la descripción de 
 """
 
 from agente.nucleo.operaciones.cambio import CAMBIO
-from agente.nucleo.operaciones.cancelacion import CANCELACION
 from agente.nucleo.operaciones.lista import (
     COLUMNAS_EFECTOS,
     OPERACIONES,
@@ -42,7 +41,6 @@ from operaciones.vale.declaracion import (
 
 __all__ = [
     "CAMBIO",
-    "CANCELACION",
     "COLUMNAS_EFECTOS",
     "MOTIVOS_REENVIO",
     "OPERACIONES",
