@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 import json
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from langchain.tools import BaseTool, ToolRuntime, tool
@@ -20,13 +19,11 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import contexto_de
 from agente.nucleo.puertos import FuentePolitica, Revalidador
-from herramientas import pedidos, reembolsos, sustituciones
+from herramientas import pedidos, sustituciones
 from herramientas.esquemas import (
     ConsultarEncargadoArgs,
     ConsultarPedidoArgs,
     ConsultarPoliticaArgs,
-    LineaReembolso,
-    ReembolsarArgs,
     StockAlternativasArgs,
     SustituirArgs,
 )
@@ -125,38 +122,6 @@ def crear_stock_alternativas(dependencias: Dependencias) -> BaseTool:
         return json_resultado(pedidos.stock_alternativas(pool, contexto=contexto_de(runtime), sku=sku))
 
     return sin_sangria(stock_alternativas)
-
-
-def crear_reembolsar(dependencias: Dependencias) -> BaseTool:
-    pool = dependencias.pool
-    pasarela = dependencias.pasarela
-
-    @tool("reembolsar", args_schema=ReembolsarArgs)
-    def reembolsar(
-        pedido: str,
-        importe: Decimal,
-        motivo: str,
-        runtime: ToolRuntime,
-        lineas: list[int | LineaReembolso] | None = None,
-    ) -> str:
-        """Devuelve dinero al cliente, a su medio de pago original, por unidades de un pedido suyo que no se hayan reembolsado ni cambiado antes. Mueve dinero de verdad.
-
-        Úsala solo cuando el cliente haya pedido el reembolso y después de `consultar_pedido`: el importe no puede superar `reembolsable` (del pedido, o de las líneas que indiques en `lineas`). Indica en `lineas` qué productos devuelve cuando lo sepas. Cada unidad se compensa una sola vez: las unidades que cubre este reembolso, aunque sea parcial, ya no se podrán reembolsar ni cambiar. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de reembolso (RE-...), el pedido, el importe, las `unidades` que cubre por línea y el estado "emitido"; `repetido: true` quiere decir que esta misma operación ya estaba hecha y no se ha devuelto dinero dos veces. Si falla por importe no válido, el mensaje dice el máximo reembolsable. Si falla la pasarela de pagos, el reembolso no está emitido: queda pendiente y el sistema lo completará solo; dile al cliente que queda pendiente y que le avisaremos por aquí, nunca que ya está hecho, y no propongas otro reembolso por lo mismo.
-        """
-        return json_resultado(
-            reembolsos.reembolsar(
-                pool,
-                contexto=contexto_de(runtime),
-                pedido=pedido,
-                importe=importe,
-                motivo=motivo,
-                lineas=lineas,
-                pasarela=pasarela,
-                **datos_de_ejecucion(runtime, dependencias),
-            )
-        )
-
-    return sin_sangria(reembolsar)
 
 
 def crear_sustituir(dependencias: Dependencias) -> BaseTool:

@@ -61,60 +61,6 @@ class StockAlternativasArgs(BaseModel):
     )
 
 
-class LineaReembolso(BaseModel):
-    """Una línea del pedido que cubre un reembolso y, si hace falta, cuántas unidades."""
-
-    linea: int = Field(
-        ge=1,
-        description="Número de línea del pedido: el campo `linea` de esa línea en `consultar_pedido`.",
-    )
-    unidades: int | None = Field(
-        default=None,
-        ge=1,
-        description=(
-            "Cuántas unidades de esa línea devuelve el cliente, si no son todas (por ejemplo 1 "
-            "de las 2 sartenes). No puede superar `unidades_libres` de la línea. Omítelo si no "
-            "lo ha dicho."
-        ),
-    )
-
-
-class ReembolsarArgs(BaseModel):
-    """Argumentos de reembolsar."""
-
-    pedido: str = Field(description=DESCRIPCION_PEDIDO)
-    importe: Importe = Field(
-        description=(
-            "Importe a devolver en euros, número con punto decimal y como mucho dos decimales "
-            "(por ejemplo 24.90). Debe ser mayor que cero y no superar el `reembolsable` que "
-            "devuelve `consultar_pedido`: el del pedido si no indicas líneas, o la suma del de "
-            "las líneas indicadas. Para un reembolso parcial, pon solo la parte acordada con el "
-            "cliente; un reembolso parcial ocupa igualmente las unidades que cubre, que después "
-            "ya no se pueden reembolsar ni cambiar."
-        )
-    )
-    motivo: str = Field(
-        min_length=1,
-        max_length=500,
-        description=(
-            "Motivo del reembolso en una frase en español que resuma lo que dice el cliente, por "
-            "ejemplo «la cafetera llegó con el depósito roto». Lo leen el encargado que aprueba "
-            "y contabilidad."
-        ),
-    )
-    lineas: list[int | LineaReembolso] | None = Field(
-        default=None,
-        description=(
-            "Qué líneas del pedido devuelve el cliente: el número de cada línea (campo `linea` "
-            "de `consultar_pedido`), por ejemplo [2], o {\"linea\": 2, \"unidades\": 1} si "
-            "devuelve solo algunas unidades de esa línea. Indícalas siempre que el cliente diga "
-            "qué producto devuelve. Si lo omites, el reembolso ocupa las unidades sin compensar "
-            "del pedido por orden de línea y de unidad, cada una hasta su precio. Cada unidad se "
-            "reembolsa o se cambia una sola vez, aunque el reembolso sea parcial."
-        ),
-    )
-
-
 class SustituirArgs(BaseModel):
     """Argumentos de sustituir."""
 

@@ -36,19 +36,17 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, REEMBOLSO, REENVIO
-from herramientas import cancelaciones, envoltorios
+from agente.nucleo.operaciones import CAMBIO, REENVIO
+from herramientas import envoltorios
 from herramientas.envoltorios import Dependencias
 from herramientas.reenvios import crear_reenviar
 from operaciones import carpetas
 
 __all__ = [
-    "CANCELAR_PEDIDO",
     "CONSULTAR_ENCARGADO",
     "CONSULTAR_PEDIDO",
     "CONSULTAR_POLITICA",
     "DECISIONES_VALIDAS",
-    "REEMBOLSAR",
     "REENVIAR",
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
@@ -61,9 +59,7 @@ __all__ = [
 CONSULTAR_PEDIDO = "consultar_pedido"
 CONSULTAR_POLITICA = "consultar_politica"
 STOCK_ALTERNATIVAS = "stock_alternativas"
-REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
-CANCELAR_PEDIDO = CANCELACION.herramienta
 REENVIAR = REENVIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
 
@@ -258,13 +254,6 @@ def _herramientas() -> tuple[Herramienta, ...]:
             reintento_seguro=True,
         ),
         Herramienta.de_operacion(
-            REEMBOLSO,
-            nombre=REEMBOLSAR,
-            crear=envoltorios.crear_reembolsar,
-            reintento_seguro=True,
-            max_por_turno=2,
-        ),
-        Herramienta.de_operacion(
             CAMBIO,
             nombre=SUSTITUIR,
             crear=envoltorios.crear_sustituir,
@@ -286,13 +275,6 @@ def _herramientas() -> tuple[Herramienta, ...]:
             titulo_encargado="Consulta al encargado",
             texto_espera=_texto_fijo("tu consulta"),
             campos_tarjeta=(Campo(nombre="pregunta", etiqueta="Pregunta"),),
-        ),
-        Herramienta.de_operacion(
-            CANCELACION,
-            nombre=CANCELAR_PEDIDO,
-            crear=cancelaciones.crear_cancelar_pedido,
-            reintento_seguro=True,
-            max_por_turno=2,
         ),
         # Una por carpeta de ``operaciones/``: su ``herramienta.py`` dice cómo se construye.
         *(

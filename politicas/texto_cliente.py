@@ -15,7 +15,6 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from agente.nucleo import dinero
-from agente.nucleo.abonos import columna_plazo, texto_plazo
 from agente.nucleo.contexto import ContextoCliente
 from operaciones import carpetas
 from politicas.defectos import DEFECTOS, columnas_con_defecto, parametros_defecto
@@ -24,9 +23,6 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 __all__ = ["SELECT_POLITICA_SQL", "PoliticaTienda", "texto_politica"]
-
-# Cómo se nombra cada medio de pago en el plazo de un reembolso.
-_MEDIOS = (("tarjeta", "tarjeta"), ("bizum", "Bizum"), ("transferencia", "transferencia"))
 
 SELECT_POLITICA_SQL = (
     sql.SQL(
@@ -54,25 +50,8 @@ def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
     return "\n".join(
         [
             f"Política de devoluciones y cambios de la tienda {nombre_tienda}:",
-            "- Reembolsos: se devuelve al medio de pago original y nunca más de lo pagado por "
-            "el pedido menos lo ya reembolsado. Un reembolso de hasta "
-            f"{dinero.eur(valores['limite_reembolso'])} se hace al momento; si es "
-            "mayor, necesita la aprobación de un encargado de la tienda. Desde que se emite, el "
-            "dinero suele tardar en verse (depende del banco): "
-            + "; ".join(f"con {nombre}, {texto_plazo(valores[columna_plazo(medio)])}" for medio, nombre in _MEDIOS)
-            + ".",
-            f"- Plazo: si han pasado más de {valores['dias_desde_entrega']} días desde la entrega, "
-            "la devolución necesita la aprobación de un encargado.",
-            f"- Devoluciones frecuentes: si ya tienes {valores['devoluciones_max_30d']} "
-            f"devoluciones o más en los últimos {valores['ventana_devoluciones_dias']} días, una "
-            "nueva necesita la aprobación de un encargado.",
             "- Cambios: un producto del pedido se puede cambiar por otro de la misma categoría "
             f"con stock en la tienda; {regla_cambio}.",
-            "- Cancelaciones: un pedido que aún no ha salido se cancela entero (no solo una parte) "
-            "y se devuelve lo pagado; si pasa de "
-            f"{dinero.eur(valores['limite_cancelacion'])}, necesita la aprobación de un encargado. "
-            "Un pedido ya enviado o entregado no se cancela: se puede rechazar la entrega o "
-            "devolverlo al recibirlo.",
             *(modulo.texto_cliente(valores) for modulo in carpetas.piezas("politica")),
             "- Aprobaciones: una operación que espera a un encargado caduca a las "
             f"{valores['horas_caducidad']} horas. Si mientras tanto cambian el stock o el precio, "

@@ -10,9 +10,9 @@ De esta declaración salen ``DEFECTOS``, la validación de la API y de la CLI
 Endurecer (``endurece="bajar"``: bajar el valor es más estricto) se aplica al momento;
 ampliar espera la firma de alguien por encima del autor (``politicas.gobierno``).
 
-Trampa: ``ventana_devoluciones_dias`` es la ventana en la que se **cuentan** devoluciones
-para pedir firma; una ventana más larga cuenta más y por eso endurece al subir. La
-ventana de la tienda para devolver o cambiar es ``dias_desde_entrega`` (endurece al bajar).
+Los valores de una operación con carpeta los declara su ``operaciones/<operacion>/politica.py``
+(van al final de ``VALORES``). ``dias_desde_entrega`` es la ventana de la tienda para
+devolver o cambiar (endurece al bajar).
 """
 
 from __future__ import annotations
@@ -121,18 +121,6 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
     v.nombre: v
     for v in (
         ValorPolitica(
-            nombre="limite_reembolso", etiqueta="Límite de reembolso sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-            maximo=DINERO_MAXIMO, defecto=Decimal("60.00"), endurece="bajar", regla="reembolso",
-            descripcion="Un reembolso mayor pide firma."),
-        ValorPolitica(
-            nombre="devoluciones_max_30d", etiqueta="Devoluciones que piden firma", tipo="entero", unidad="devoluciones", minimo=1,
-            maximo=100, defecto=2, endurece="bajar",
-            descripcion="Con tantas devoluciones o más en la ventana, una nueva pide firma."),
-        ValorPolitica(
-            nombre="ventana_devoluciones_dias", etiqueta="Ventana para contar devoluciones", tipo="entero", unidad="días", minimo=1,
-            maximo=365, defecto=30, endurece="subir",
-            descripcion="Días en los que se cuentan las devoluciones del cliente."),
-        ValorPolitica(
             nombre="dias_desde_entrega", etiqueta="Días desde la entrega sin firma", tipo="entero", unidad="días", minimo=0, maximo=365,
             defecto=30, endurece="bajar",
             descripcion="Más días desde la entrega pide firma (la ventana de la tienda)."),
@@ -146,10 +134,6 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
             endurece="bajar", regla="sustitucion",
             descripcion="Una diferencia de un cambio menor que esto no se cobra ni se devuelve."),
-        ValorPolitica(
-            nombre="limite_cancelacion", etiqueta="Límite de cancelación sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-            maximo=DINERO_MAXIMO, defecto=Decimal("200.00"), endurece="bajar", regla="cancelacion",
-            descripcion="Cancelar un pedido sin enviar de más importe pide firma."),
         ValorPolitica(
             nombre="horas_caducidad", etiqueta="Caducidad de una operación en espera", tipo="entero", unidad="horas", minimo=1, maximo=720,
             defecto=72, endurece="bajar",

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage
 
 from agente.modelo_offline.redaccion import eur, fecha
-from herramientas.registro import CANCELAR_PEDIDO, REEMBOLSAR
+from agente.nucleo.operaciones import OPERACIONES
 
 __all__ = ["INTENCION", "RE_ABONO", "pedido_del_ultimo_reembolso", "plazo"]
 
@@ -28,8 +28,9 @@ RE_ABONO = re.compile(
     r"|\bno (?:me )?(?:ha llegado|han llegado|llega|he recibido|veo|aparece)\b(?: todavia| aun)? "
     r"(?:el |mi |ningun )?(?:dinero|reembolso|abono)\b"
 )
-# Las herramientas cuyo efecto devuelve dinero al cliente.
-_DEVUELVEN_DINERO = (REEMBOLSAR, CANCELAR_PEDIDO)
+# Las herramientas cuyo efecto devuelve dinero al cliente: las de las operaciones cuyo único
+# movimiento de pasarela es un reembolso (un cambio también puede cobrar).
+_DEVUELVEN_DINERO = tuple(h for op in OPERACIONES if op.libro.movimientos == ("reembolso",) for h in op.herramientas)
 
 
 def pedido_del_ultimo_reembolso(anteriores: Sequence[BaseMessage]) -> str | None:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cambio, cancelacion, comprension, reembolso, reenvio
+from agente.modelo_offline import abono, cambio, comprension, reenvio
 from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import Frases, negada, retractadas
 from agente.modelo_offline.texto import (
@@ -36,8 +36,9 @@ from agente.modelo_offline.texto import (
     puntuacion,
     texto_de,
 )
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES, REENVIO
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REENVIO
 from operaciones import carpetas
+from operaciones.cancelacion.declaracion import CANCELACION
 
 __all__ = [
     "MOTIVO_POR_DEFECTO",
@@ -64,7 +65,7 @@ __all__ = [
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 # Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
-FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, reembolso, reenvio)} | {
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, reenvio)} | {
     carpetas.pieza(n, "declaracion").OPERACION.offline.intencion: Frases(
         intencion=carpetas.pieza(n, "declaracion").OPERACION.offline.intencion,
         tambien=carpetas.pieza(n, "maneras").TAMBIEN, renuncia=carpetas.pieza(n, "maneras").RENUNCIA)
@@ -82,9 +83,10 @@ def _patron(intencion: str, patron: str) -> re.Pattern[str]:
 PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (op.offline.intencion, _patron(op.offline.intencion, op.offline.patron)) for op in OPERACIONES
 )
+# Las intenciones de las operaciones con efecto (una pregunta por sus normas es de la política).
+DE_OPERACION = frozenset(i for i, _ in PATRONES)
 CAMBIAR = CAMBIO.offline.intencion
 CANCELAR = CANCELACION.offline.intencion
-REEMBOLSAR = reembolso.FRASES.intencion
 REENVIAR = REENVIO.offline.intencion
 RE_CAMBIO = re.compile(CAMBIO.offline.patron)
 RE_POR = re.compile(r"\b(?:por|en vez de|en lugar de)\b")
@@ -274,7 +276,7 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
         antes = [p.upper() for p in RE_PEDIDO.findall(texto[:desde])]
         todos = [p.upper() for p in RE_PEDIDO.findall(texto)]
         pedido = antes[-1] if antes else (todos[0] if todos else pedido_previo)
-    if tipo == REEMBOLSAR and "?" in fragmento and RE_POLITICA.search(normalizar(fragmento)):
+    if tipo in DE_OPERACION and "?" in fragmento and RE_POLITICA.search(normalizar(fragmento)):
         return Tarea(tipo="politica", texto=fragmento)  # «¿cuántos días hay para devolver algo?»
     if tipo == CAMBIAR:
         origen, deseo = _partir_cambio(fragmento)

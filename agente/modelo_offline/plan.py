@@ -24,10 +24,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cancelacion, matices, redaccion, reenvio
+from agente.modelo_offline import abono, matices, redaccion, reenvio
 from agente.modelo_offline.articulo import otro_articulo
 from agente.modelo_offline.lectura import (
-    MOTIVO_POR_DEFECTO,
     PROPUESTA_CAMBIO,
     RE_ROTO,
     Deseo,
@@ -46,21 +45,18 @@ from agente.modelo_offline.pasos import (
     hecha_o_pedido,
     lineas_de,
     pedido_consultado,
+    unidades_limitadas,
 )
 from agente.modelo_offline.resultados import cantidad, llamadas_desde
 from agente.modelo_offline.seguimiento import desenlace_reciente, sigo_aqui, solo_seguimiento
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import (
     CAMBIO,
-    CANCELACION,
-    REEMBOLSO,
     REENVIO,
 )
 from herramientas.registro import (
-    CANCELAR_PEDIDO,
     CONSULTAR_ENCARGADO,
     CONSULTAR_POLITICA,
-    REEMBOLSAR,
     REENVIAR,
     STOCK_ALTERNATIVAS,
     SUSTITUIR,
@@ -84,36 +80,6 @@ def _paso_estado(tarea: Tarea, ctx: Contexto) -> Paso:
     if isinstance(pedido, Paso):
         return pedido
     return fin(redaccion.estado_pedido(pedido, tarea.pedido))
-
-
-def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = hecha_o_pedido(tarea, ctx, REEMBOLSAR, redaccion.reembolso, "tramitar la devolución")
-    if isinstance(pedido, Paso):
-        return pedido
-    reembolsable = cantidad(pedido.get("reembolsable")) or dinero.CERO
-    if reembolsable <= 0:
-        return fin(redaccion.sin_reembolsable(tarea.pedido, pedido))
-    todas = lineas_de(pedido)
-    if otro := otro_articulo(tarea, todas):
-        return otro  # «la jarra» de un pedido sin jarra: nunca se reembolsa lo que quede
-    elegidas = lineas_mencionadas(todas, tarea.origen)
-    args: dict[str, Any] = {"pedido": tarea.pedido, "importe": dinero.texto(reembolsable), "motivo": tarea.motivo}
-    cubiertas = [(linea, _unidades(tarea.origen, linea)) for linea in elegidas or todas]
-    if (elegidas and len(elegidas) < len(todas)) or any(k for _, k in cubiertas):
-        # Lo de esas líneas y, si dice cuántas («una sartén»), solo esas unidades a su precio.
-        importe = dinero.sumar((cantidad(linea.get("precio_unitario")) or dinero.CERO) * k if k
-                               else cantidad(linea.get("importe")) or dinero.CERO for linea, k in cubiertas)
-        args["importe"] = dinero.texto(min(importe, reembolsable))
-        args["lineas"] = [{"linea": int(linea["linea"]), "unidades": k} if k else int(linea["linea"])
-                          for linea, k in cubiertas]
-    return ctx.pedir(REEMBOLSAR, args)
-
-
-def _unidades(texto: str, linea: dict) -> int | None:
-    """Las unidades que el cliente limita de ``linea`` («una sartén» de dos); None = las libres."""
-    cuantas = matices.unidades_nombradas(texto, str(linea.get("nombre", "")))
-    libres = linea.get("unidades_libres", linea.get("unidades"))
-    return cuantas if cuantas and isinstance(libres, int) and cuantas < libres else None
 
 
 def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
@@ -179,18 +145,6 @@ def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
     )
 
 
-def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, cancelacion.redactar, "cancelar tu pedido")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") != "pendiente":  # la herramienta lo rechazaría: se dice qué hacer
-        return fin(cancelacion.no_posible(tarea.pedido, pedido.get("estado")))
-    motivo = tarea.motivo if tarea.motivo != MOTIVO_POR_DEFECTO else "cancelación solicitada por el cliente"
-    # Se devuelve lo pagado, lo que dice el pedido: nunca una cantidad que pida el cliente.
-    importe = cantidad(pedido.get("importe")) or dinero.CERO
-    return ctx.pedir(CANCELAR_PEDIDO, {"pedido": tarea.pedido, "importe": dinero.texto(importe), "motivo": motivo})
-
-
 def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
     """«No me ha llegado»: todo lo que no llegó (o lo que nombre); «llegó roto, mandadme
     otro»: una unidad de lo que nombre. Sin enviar o cancelado se dice sin llamar a nada."""
@@ -219,7 +173,7 @@ def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
     motivo = "llego_roto" if roto else "no_llego"
     llamadas = [
         ctx.pedir(REENVIAR, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
-                             "unidades": _unidades(tarea.texto, linea) or (1 if roto else int(linea.get("unidades") or 1)),
+                             "unidades": unidades_limitadas(tarea.texto, linea) or (1 if roto else int(linea.get("unidades") or 1)),
                              "motivo": motivo, "descripcion": tarea.texto.strip()[:500]})
         for linea in elegidas
     ]
@@ -253,9 +207,7 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
 # Perezosa: el paso de una carpeta importa este paquete (``operaciones/carpetas.py``).
 PASOS: Mapping[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = carpetas.Perezosa(lambda: {
     "estado": _paso_estado,
-    REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
-    CANCELACION.offline.intencion: _paso_cancelacion,
     REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
     abono.INTENCION: _paso_abono,

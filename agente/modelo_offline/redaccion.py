@@ -15,7 +15,7 @@ from typing import Any
 from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
 from agente.modelo_offline.texto import limpiar_cola
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO
 
 __all__ = [
     "AYUDA",
@@ -37,12 +37,10 @@ __all__ = [
     "opciones_de_cambio",
     "pedir_pedido",
     "pedido_no_consultado",
-    "reembolso",
     "respuesta_encargado",
     "sin_alternativas",
     "sin_encaje",
     "sin_herramienta",
-    "sin_reembolsable",
     "sustitucion",
 ]
 
@@ -203,33 +201,6 @@ def ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada)
     if not isinstance(datos, dict) or not datos.get(numero):
         return f"Resultado del {operacion} del pedido {pedido}: {resultado.texto}"
     return datos
-
-
-def sin_reembolsable(pedido: str | None, datos: dict) -> str:
-    return (
-        f"El pedido {pedido} no tiene importe pendiente de reembolsar "
-        f"(ya reembolsado: {eur(datos.get('reembolsado', '0'))}). Si quieres saber cuándo te llega "
-        "ese dinero, pregúntamelo; si es otro pedido, dime su número."
-    )
-
-
-def reembolso(pedido: str | None, llamada: Llamada) -> str:
-    datos = ejecutada(REEMBOLSO.offline.palabra, REEMBOLSO.offline.clave_numero, pedido, llamada)
-    if isinstance(datos, str):
-        return datos
-    numero = datos[REEMBOLSO.offline.clave_numero]
-    importe = eur(datos.get("importe"))
-    pedido_final = datos.get("pedido", pedido)
-    if llamada.resultado.editado:
-        # Lo propuesto antes de la edición es interno (lo ve el encargado, no el cliente):
-        # el cliente lee lo que se tramitó y, si el encargado la escribió, su nota.
-        return (
-            f"Un encargado ha revisado y ajustado la operación antes de tramitarla. "
-            f"He tramitado el reembolso {numero} de {importe} del pedido {pedido_final}."
-        )
-    if datos.get("repetido"):
-        return f"Ese reembolso ya estaba tramitado: {numero} de {importe} del pedido {pedido_final}."
-    return f"He tramitado el reembolso {numero} de {importe} del pedido {pedido_final}."
 
 
 def elegir_producto(pedido: str | None, lineas_pedido: Sequence[dict]) -> str:

@@ -12,11 +12,9 @@ from __future__ import annotations
 from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla
 from politicas.reglas.consulta import MOTIVO_CONSULTA
 from politicas.reglas.lista import REGLAS
-from politicas.reglas.reembolso import MOTIVO_IMPORTE_NO_VALIDO
 
 __all__ = [
     "MOTIVO_CONSULTA",
-    "MOTIVO_IMPORTE_NO_VALIDO",
     "MOTIVO_PEDIDO_NO_ENCONTRADO",
     "REGLAS",
     "Dictamen",

@@ -95,7 +95,7 @@ def test_el_reembolso_de_un_pedido_cancelado_se_rechaza_sin_preguntar_a_nadie(se
 
 
 def test_lo_que_era_imposible_al_evaluarlo_no_sale_sin_firma_si_despues_es_posible(servicio, pasarela, bd_url):
-    from herramientas.reembolsos import reembolsar
+    from operaciones.reembolso.herramienta import reembolsar
     from politicas import PoliticaAprobacion
 
     ctx = servicio.contexto_de_cliente("C-0010")

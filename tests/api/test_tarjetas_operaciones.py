@@ -7,8 +7,9 @@ vale. Siempre de un pedido del cliente de la aprobación, nunca de otro.
 
 from __future__ import annotations
 
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES
 from agente.servicio.decisiones.ficha import detalles_de
+from operaciones.reembolso.declaracion import REEMBOLSO
 from tests.apoyo.firmas import TIENDA_DE, pausa_con
 
 CAFETERA = "P-20260917-0041"  # C-0001, talavera: una CAF-001 pagada a 120,00

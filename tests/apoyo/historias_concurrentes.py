@@ -73,11 +73,11 @@ from agente.servicio.auditoria.informe import hallazgos, informe
 from agente.servicio.tienda.ingesta import IngestaTienda, crear_clave
 from agente.servicio.tienda.registros import CambioEstado
 from herramientas import REGISTRO
-from herramientas.cancelaciones import cancelar_pedido
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reembolsos import reembolsar
 from herramientas.reenvios import reenviar
 from herramientas.sustituciones import sustituir
+from operaciones.cancelacion.herramienta import cancelar_pedido
+from operaciones.reembolso.herramienta import reembolsar
 from operaciones.vale.herramienta import compensar_con_vale
 from politicas import PoliticaAprobacion
 from politicas.defectos import DEFECTOS

@@ -196,7 +196,7 @@ def test_un_reembolso_atascado_y_luego_completado_avisa_en_el_chat_y_por_correo_
 ):
     from agente.servicio.pagos.pendientes import Pagos
     from herramientas.pasarela import PasarelaSimulada
-    from herramientas.reembolsos import reembolsar
+    from operaciones.reembolso.herramienta import reembolsar
     from tests.apoyo.fabricas import PasarelaAveriable
 
     ctx = servicio.contexto_de_cliente("C-0001")

@@ -14,7 +14,8 @@ import pytest
 from agente.bd.derivados import aplicar_derivados, derivados
 from agente.bd.migraciones import CARPETA_SQL, migrar
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES
+from operaciones.reembolso.declaracion import REEMBOLSO
 
 DEFINICION_CHECK_SQL = """
 SELECT pg_get_constraintdef(oid) AS definicion FROM pg_constraint

@@ -144,8 +144,9 @@ def test_agente_evaluar_escribe_el_contrato_json_y_sale_con_0(bd_url, tmp_path):
     datos = json.loads(salida.read_text())
     assert {"modelo", "k", "tareas", "pass_k", "escalado"} <= set(datos)
     assert datos["modelo"] == "offline" and datos["k"] == 2
+    # En el orden de los ficheros: los de agente/evaluacion/tareas y, detrás, el tareas.yaml de cada carpeta.
     assert [(t["id"], t["intentos"], t["exitos"], t["fallos"]) for t in datos["tareas"]] == [
-        ("reembolso-sin-firma", 2, 2, []), ("cambio-por-sku", 2, 2, [])]
+        ("cambio-por-sku", 2, 2, []), ("reembolso-sin-firma", 2, 2, [])]
     assert datos["pass_k"] == {"1": 1.0, "2": 1.0}
     assert "| 2 | 1,000 |" in (tmp_path / "e.md").read_text()  # la fila de pass^2
 
@@ -371,7 +372,7 @@ def test_agente_evaluar_contra_el_proveedor_compatible_con_openai_del_bench(bd_u
     assert r.returncode == 0, r.stdout + r.stderr
     datos = json.loads(salida.read_text())
     assert datos["modelo"] == "openai:latencia"
-    assert [(t["id"], t["exitos"]) for t in datos["tareas"]] == [("reembolso-sin-firma", 1), ("comp-cancelacion-faltas", 1)]
+    assert [(t["id"], t["exitos"]) for t in datos["tareas"]] == [("comp-cancelacion-faltas", 1), ("reembolso-sin-firma", 1)]
     assert datos["pass_k_comprension"] == {"1": 1.0} and datos["pass_k_resto"] == {"1": 1.0}
     assert datos["tasa_afirmaciones_falsas"] == 0.0
     assert peticiones >= 4  # cada tarea: al menos una consulta, la operación y la respuesta final

@@ -40,8 +40,8 @@ from herramientas.pedidos import (
     consultar_pedido,
     stock_alternativas,
 )
-from herramientas.reembolsos import reembolsar
 from herramientas.sustituciones import sustituir
+from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.fabricas import capturar, crear_pedido, en_carrera
 from tests.apoyo.llamadas import invocar, runtime
 

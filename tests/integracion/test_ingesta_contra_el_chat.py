@@ -25,10 +25,10 @@ from agente.nucleo.errores import ErrorDominio, RegistroRechazado
 from agente.servicio.tienda.aplicar import aplicar_pedido
 from agente.servicio.tienda.ingesta import IngestaTienda, crear_clave
 from agente.servicio.tienda.registros import CambioEstado, DatosPedido
-from herramientas import cancelaciones
-from herramientas.cancelaciones import NoCancelable, cancelar_pedido
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reembolsos import reembolsar
+from operaciones.cancelacion import herramienta as cancelaciones
+from operaciones.cancelacion.herramienta import NoCancelable, cancelar_pedido
+from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.fabricas import capturar, consultar
 
 ANA = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")

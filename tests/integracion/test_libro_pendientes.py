@@ -18,7 +18,7 @@ from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_halla
 from herramientas.avisos import avisos_pendientes, marcar_avisado
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reembolsos import reembolsar
+from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.fabricas import PasarelaAveriable, consultar, uno
 
 D = Decimal

@@ -1,7 +1,7 @@
 """Una operación con efecto de usar y tirar, añadida solo con su declaración, y todo la ve.
 
 «Cancelación exprés con reembolso; por encima de 200 EUR firma un gerente» (distinta de la
-cancelación de verdad, ``agente.nucleo.operaciones.CANCELACION``): una tabla (la
+cancelación de verdad, ``operaciones.cancelacion.declaracion.CANCELACION``): una tabla (la
 migración que traería), su ``OperacionConEfecto``, su herramienta
 (``Herramienta.de_operacion``) y su regla. Sin tocar ningún módulo del producto, la ven
 el arranque (le faltan filas de matriz y su rama en la vista ``efectos``), la política,

@@ -29,7 +29,7 @@ from agente.modelo_offline.lectura import INTENCIONES, tareas
 from agente.modelo_offline.plan import PASOS
 from agente.nucleo.errores import ErrorConfiguracion
 from agente.nucleo.operacion import Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
+from agente.nucleo.operaciones import CAMBIO, OPERACIONES
 from agente.servicio.politica.comprobar_operaciones import (
     completar_matrices,
     comprobar_operaciones,
@@ -39,6 +39,7 @@ from agente.servicio.politica.comprobar_operaciones import (
 from agente.servicio.textos import mensaje_espera
 from herramientas import REGISTRO, Dependencias
 from operaciones import carpetas
+from operaciones.reembolso.declaracion import REEMBOLSO
 from politicas.defectos import DEFECTOS
 from politicas.reglas import REGLAS
 from politicas.texto_cliente import texto_politica

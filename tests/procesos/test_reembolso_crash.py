@@ -22,7 +22,7 @@ import pytest
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.contexto import ContextoCliente
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reembolsos import reembolsar
+from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.rutas import RAIZ
 
 pytestmark = [pytest.mark.lento, pytest.mark.temporal]
@@ -39,7 +39,7 @@ from decimal import Decimal
 from agente.bd.pool import abrir_pool
 from agente.nucleo.contexto import ContextoCliente
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reembolsos import reembolsar
+from operaciones.reembolso.herramienta import reembolsar
 
 pool = abrir_pool(os.environ["DATABASE_URL"], max_size=2)
 momento = sys.argv[1]

@@ -22,7 +22,7 @@ import pytest
 from agente.nucleo.contexto import ContextoCliente
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela_stripe import PasarelaStripe
-from herramientas.reembolsos import reembolsar
+from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.fabricas import consultar
 from tests.apoyo.rutas import RAIZ
 from tests.apoyo.servidor_stripe import CLAVE, SECRETO_WEBHOOK, servidor_stripe
@@ -38,7 +38,7 @@ from decimal import Decimal
 from agente.bd.pool import abrir_pool
 from agente.nucleo.contexto import ContextoCliente
 from herramientas.pasarela_stripe import PasarelaStripe
-from herramientas.reembolsos import reembolsar
+from operaciones.reembolso.herramienta import reembolsar
 
 pool = abrir_pool(os.environ["DATABASE_URL"], max_size=2)
 

@@ -10,11 +10,13 @@ from decimal import Decimal
 
 import pytest
 
-from agente.modelo_offline import cancelacion, redaccion, reenvio
+from agente.modelo_offline import redaccion, reenvio
 from agente.modelo_offline.resultados import Llamada, Resultado
 from agente.servicio import textos
 from agente.servicio.auditoria.afirmaciones import extraer
+from operaciones.cancelacion import frases as cancelacion
 from operaciones.direccion import frases as direccion
+from operaciones.reembolso import frases as reembolso
 from operaciones.vale import frases as vale
 
 PEDIDO = "P-20261003-0045"
@@ -33,7 +35,7 @@ def _referencias(texto: str) -> list[str]:
 
 
 def test_el_reembolso_del_modelo_offline_afirma_su_numero_su_importe_y_su_pedido():
-    texto = redaccion.reembolso(PEDIDO, _llamada({"reembolso": "RE-000007", "importe": "24.90", "pedido": PEDIDO}))
+    texto = reembolso.redactar(PEDIDO, _llamada({"reembolso": "RE-000007", "importe": "24.90", "pedido": PEDIDO}))
     assert _referencias(texto) == ["RE-000007"]
     assert _efectos(texto) == [("reembolso", "existe", ("RE-000007",), (Decimal("24.90"),), PEDIDO)]
 

@@ -1,6 +1,6 @@
 """Las operaciones con efecto de la tienda, declaradas una vez, y ``lista.OPERACIONES``.
 
-Las que aún no se han mudado a su carpeta (reembolso, cambio, cancelación, reenvío) tienen
+Las que aún no se han mudado a su carpeta (cambio, reenvío) tienen
 aquí su módulo; las demás viven en ``operaciones/<operacion>/declaracion.py`` y
 ``lista.OPERACIONES`` las descubre recorriendo las carpetas (``operaciones/carpetas.py``).
 
@@ -15,12 +15,12 @@ de la matriz por defecto (``EnMatriz``). La vista ``efectos`` y la CHECK de
 ``compensaciones_unidad`` se generan de las declaraciones al migrar
 (``agente.bd.derivados``). Lo que falte lo nombran el arranque del servicio
 (``agente.servicio.politica.comprobar_operaciones``) y
-``tests/integracion/test_operaciones_declaradas.py``. Los ``VALE_*`` de aquí son un
-reenvío de compatibilidad (los leen la CLI y la auditoría).
+``tests/integracion/test_operaciones_declaradas.py``. Los ``VALE_*`` y ``REEMBOLSO`` de aquí son un
+reenvío de compatibilidad (los leen la CLI, la auditoría y la descripción de la tarjeta,
+``politicas.descripcion``, que no puede importar una declaración de carpeta).
 """
 
 from agente.nucleo.operaciones.cambio import CAMBIO
-from agente.nucleo.operaciones.cancelacion import CANCELACION
 from agente.nucleo.operaciones.lista import (
     COLUMNAS_EFECTOS,
     OPERACIONES,
@@ -29,8 +29,8 @@ from agente.nucleo.operaciones.lista import (
     por_regla,
     vista_efectos_sql,
 )
-from agente.nucleo.operaciones.reembolso import REEMBOLSO
 from agente.nucleo.operaciones.reenvio import MOTIVOS_REENVIO, REENVIO
+from operaciones.reembolso.declaracion import REEMBOLSO
 from operaciones.vale.declaracion import (
     VALE,
     VALE_DIAS_CADUCIDAD_DEFECTO,
@@ -41,7 +41,6 @@ from operaciones.vale.declaracion import (
 
 __all__ = [
     "CAMBIO",
-    "CANCELACION",
     "COLUMNAS_EFECTOS",
     "MOTIVOS_REENVIO",
     "OPERACIONES",

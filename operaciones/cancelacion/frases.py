@@ -5,21 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agente.modelo_offline.matices import Frases
 from agente.modelo_offline.redaccion import error, eur
 from agente.modelo_offline.resultados import Llamada
-from agente.nucleo.operaciones import CANCELACION
 
-__all__ = ["FRASES", "no_posible", "redactar"]
-
-# «Que siga adelante», «mejor lo mantengo»: ya no quiere cancelar («no lo canceles» lo lee matices).
-FRASES = Frases(
-    intencion=CANCELACION.offline.intencion,
-    tambien=(r"\bda(?:d|r)?(?:lo|la|me)?(?:lo|la)?\s+de\s+baja\b|\bno\s+(?:me|nos)\s+(?:lo\s+|la\s+)?(?:mandeis|envieis|mandes|envies)\b"
-             r"|\bpaso del pedido\b"),
-    renuncia=r"\bque siga (?:en marcha|adelante)\b|\bmejor (?:lo |la )?mantengo\b|\bmejor (?:que )?(?:me )?llegue\b",
-)
-
+__all__ = ["no_posible", "redactar"]
 
 def no_posible(pedido: str | None, estado: Any) -> str:
     """Lo que el cliente puede hacer en vez de cancelar un pedido que ya no está pendiente."""

@@ -16,19 +16,27 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from langchain.tools import BaseTool, ToolRuntime, tool
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
+from pydantic import BaseModel, Field
 
 from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import ConflictoIdempotencia
 from agente.nucleo.puertos import Revalidador
 from herramientas import libro, movimientos
 from herramientas.asignacion import LineaPedida, asignar, normalizar_lineas
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
+from herramientas.esquemas import DESCRIPCION_PEDIDO, Importe
 from herramientas.pasarela import Pasarela
 from herramientas.pedidos import normalizar_id
+from operaciones.reembolso.declaracion import REEMBOLSO
 
-__all__ = ["reembolsar"]
+__all__ = ["MAX_POR_TURNO", "LineaReembolso", "ReembolsarArgs", "crear", "crear_reembolsar", "reembolsar"]
+
+# Dos reembolsos por turno como mucho: el registro lo toma de aquí (``Herramienta.de_operacion``).
+MAX_POR_TURNO = 2
 
 SELECT_REEMBOLSO_POR_CLAVE_SQL = """
 SELECT r.id, r.numero, r.pedido_id, r.cliente_id, r.importe, r.estado,
@@ -186,3 +194,95 @@ def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
             "queda pendiente y que le avisaremos por aquí cuando se complete; no le digas que ya "
             "está hecho ni propongas otro reembolso por lo mismo"),
     )
+
+
+# -- lo que lee el modelo ------------------------------------------------------------------------
+
+
+class LineaReembolso(BaseModel):
+    """Una línea del pedido que cubre un reembolso y, si hace falta, cuántas unidades."""
+
+    linea: int = Field(
+        ge=1,
+        description="Número de línea del pedido: el campo `linea` de esa línea en `consultar_pedido`.",
+    )
+    unidades: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Cuántas unidades de esa línea devuelve el cliente, si no son todas (por ejemplo 1 "
+            "de las 2 sartenes). No puede superar `unidades_libres` de la línea. Omítelo si no "
+            "lo ha dicho."
+        ),
+    )
+
+
+class ReembolsarArgs(BaseModel):
+    """Argumentos de reembolsar."""
+
+    pedido: str = Field(description=DESCRIPCION_PEDIDO)
+    importe: Importe = Field(
+        description=(
+            "Importe a devolver en euros, número con punto decimal y como mucho dos decimales "
+            "(por ejemplo 24.90). Debe ser mayor que cero y no superar el `reembolsable` que "
+            "devuelve `consultar_pedido`: el del pedido si no indicas líneas, o la suma del de "
+            "las líneas indicadas. Para un reembolso parcial, pon solo la parte acordada con el "
+            "cliente; un reembolso parcial ocupa igualmente las unidades que cubre, que después "
+            "ya no se pueden reembolsar ni cambiar."
+        )
+    )
+    motivo: str = Field(
+        min_length=1,
+        max_length=500,
+        description=(
+            "Motivo del reembolso en una frase en español que resuma lo que dice el cliente, por "
+            "ejemplo «la cafetera llegó con el depósito roto». Lo leen el encargado que aprueba "
+            "y contabilidad."
+        ),
+    )
+    lineas: list[int | LineaReembolso] | None = Field(
+        default=None,
+        description=(
+            "Qué líneas del pedido devuelve el cliente: el número de cada línea (campo `linea` "
+            "de `consultar_pedido`), por ejemplo [2], o {\"linea\": 2, \"unidades\": 1} si "
+            "devuelve solo algunas unidades de esa línea. Indícalas siempre que el cliente diga "
+            "qué producto devuelve. Si lo omites, el reembolso ocupa las unidades sin compensar "
+            "del pedido por orden de línea y de unidad, cada una hasta su precio. Cada unidad se "
+            "reembolsa o se cambia una sola vez, aunque el reembolso sea parcial."
+        ),
+    )
+
+
+def crear_reembolsar(dependencias: Dependencias) -> BaseTool:
+    pool = dependencias.pool
+    pasarela = dependencias.pasarela
+
+    @tool(REEMBOLSO.herramienta, args_schema=ReembolsarArgs)
+    def reembolsar_herramienta(
+        pedido: str,
+        importe: Decimal,
+        motivo: str,
+        runtime: ToolRuntime,
+        lineas: list[int | LineaReembolso] | None = None,
+    ) -> str:
+        """Devuelve dinero al cliente, a su medio de pago original, por unidades de un pedido suyo que no se hayan reembolsado ni cambiado antes. Mueve dinero de verdad.
+
+        Úsala solo cuando el cliente haya pedido el reembolso y después de `consultar_pedido`: el importe no puede superar `reembolsable` (del pedido, o de las líneas que indiques en `lineas`). Indica en `lineas` qué productos devuelve cuando lo sepas. Cada unidad se compensa una sola vez: las unidades que cubre este reembolso, aunque sea parcial, ya no se podrán reembolsar ni cambiar. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de reembolso (RE-...), el pedido, el importe, las `unidades` que cubre por línea y el estado "emitido"; `repetido: true` quiere decir que esta misma operación ya estaba hecha y no se ha devuelto dinero dos veces. Si falla por importe no válido, el mensaje dice el máximo reembolsable. Si falla la pasarela de pagos, el reembolso no está emitido: queda pendiente y el sistema lo completará solo; dile al cliente que queda pendiente y que le avisaremos por aquí, nunca que ya está hecho, y no propongas otro reembolso por lo mismo.
+        """
+        return json_resultado(
+            reembolsar(
+                pool,
+                contexto=contexto_de(runtime),
+                pedido=pedido,
+                importe=importe,
+                motivo=motivo,
+                lineas=lineas,
+                pasarela=pasarela,
+                **datos_de_ejecucion(runtime, dependencias),
+            )
+        )
+
+    return sin_sangria(reembolsar_herramienta)
+
+
+crear = crear_reembolsar

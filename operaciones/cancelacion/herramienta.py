@@ -1,6 +1,6 @@
 """Cancelar un pedido sin enviar: el pedido entero, su stock de vuelta y lo pagado devuelto.
 
-Orden (como un reembolso, ``herramientas.reembolsos``): 1) en una transacción, con el
+Orden (como un reembolso de una devolución): 1) en una transacción, con el
 pedido bloqueado y 'pendiente' (uno enviado, entregado o ya cancelado se rechaza con lo
 que el cliente puede hacer), se apunta la cancelación, cada unidad de cada línea queda
 compensada en el libro por ella (ya no se puede reembolsar ni cambiar), las unidades
@@ -18,7 +18,6 @@ cancelación parcial (quitar una línea de un pedido sin enviar no se hace aquí
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
@@ -33,14 +32,18 @@ from agente.nucleo.errores import (
     ErrorDominio,
     ImporteNoValido,
 )
-from agente.nucleo.operaciones import CANCELACION
 from agente.nucleo.puertos import Revalidador
 from herramientas import libro, movimientos
-from herramientas.envoltorios import Dependencias, datos_de_ejecucion, sin_sangria
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
 from herramientas.pasarela import Pasarela
 from herramientas.pedidos import normalizar_id
+from operaciones.cancelacion.declaracion import CANCELACION
 
-__all__ = ["CancelarPedidoArgs", "NoCancelable", "alternativas", "cancelar_pedido", "crear_cancelar_pedido"]
+__all__ = ["MAX_POR_TURNO", "CancelarPedidoArgs", "NoCancelable", "alternativas", "cancelar_pedido", "crear",
+           "crear_cancelar_pedido"]
+
+# Dos cancelaciones por turno como mucho: el registro lo toma de aquí (``Herramienta.de_operacion``).
+MAX_POR_TURNO = 2
 
 SELECT_CANCELACION_POR_CLAVE_SQL = """
 SELECT c.id, c.numero, c.pedido_id, c.cliente_id, c.importe,
@@ -229,10 +232,11 @@ def crear_cancelar_pedido(dependencias: Dependencias) -> BaseTool:
 
         Úsala solo cuando el cliente pida cancelar o anular su pedido, después de `consultar_pedido` y solo si su estado es "pendiente", con el `importe` del pedido que te da esa consulta. No hay cancelación parcial: se cancela el pedido completo; si el cliente quiere quitar solo un producto, díselo y pregúntale si cancela el pedido entero. Un pedido "enviado" o "entregado" no se puede cancelar: no la llames y explícale lo que puede hacer (rechazar la entrega cuando llegue, devolverlo cuando lo reciba, o avisarnos si no le llega y lo revisamos como perdido). Según la política de la tienda, un pedido de importe alto queda a la espera de la aprobación de un encargado; no la repitas ni la reformules mientras tanto. Devuelve JSON con el número de la cancelación (CA-...), el pedido, `importe_devuelto`, el número del reembolso (RE-...) y su estado ("emitido"); `repetido: true` quiere decir que ya estaba cancelado por esta misma operación y no se ha devuelto dinero dos veces. Si falla la pasarela de pagos, el pedido sí está cancelado pero la devolución queda pendiente: dile al cliente que le avisaremos por aquí, nunca que ya está devuelta. Al cliente no le des números internos de producto.
         """
-        return json.dumps(
+        return json_resultado(
             cancelar_pedido(pool, contexto=contexto_de(runtime), pedido=pedido, importe=importe, motivo=motivo,
-                            pasarela=pasarela, **datos_de_ejecucion(runtime, dependencias)),
-            ensure_ascii=False,
-        )
+                            pasarela=pasarela, **datos_de_ejecucion(runtime, dependencias)))
 
     return sin_sangria(cancelar_pedido_)
+
+
+crear = crear_cancelar_pedido

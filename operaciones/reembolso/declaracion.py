@@ -21,7 +21,7 @@ from agente.nucleo.operacion import (
     OperacionConEfecto,
 )
 
-__all__ = ["HISTORIAL_REEMBOLSOS_SQL", "INSTANTANEA_REEMBOLSOS_SQL", "REEMBOLSO"]
+__all__ = ["OPERACION", "HISTORIAL_REEMBOLSOS_SQL", "INSTANTANEA_REEMBOLSOS_SQL", "REEMBOLSO"]
 
 
 def _espera_reembolso(args: Mapping[str, Any]) -> str:
@@ -72,3 +72,5 @@ REEMBOLSO = OperacionConEfecto(
                             sql="SELECT numero, id FROM reembolsos WHERE concepto = 'devolucion'"),),
     ),
 )
+
+OPERACION = REEMBOLSO

@@ -22,7 +22,7 @@ from agente.nucleo.operacion import (
     OperacionConEfecto,
 )
 
-__all__ = ["CANCELACION", "HISTORIAL_CANCELACIONES_SQL", "INSTANTANEA_CANCELACIONES_SQL", "TARJETA_CANCELACION_SQL"]
+__all__ = ["OPERACION", "CANCELACION", "HISTORIAL_CANCELACIONES_SQL", "INSTANTANEA_CANCELACIONES_SQL", "TARJETA_CANCELACION_SQL"]
 
 
 def _espera_cancelacion(args: Mapping[str, Any]) -> str:
@@ -89,4 +89,4 @@ CANCELACION = OperacionConEfecto(
 )
 
 
-# -- cambio de dirección de envío (issue 27, operación 4) -----------------------------------------
+OPERACION = CANCELACION

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import REEMBOLSO as OPERACION
+from operaciones.reembolso.declaracion import OPERACION
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -27,7 +27,7 @@ from politicas.reglas.base import (
     razon_imposible,
 )
 
-__all__ = ["MOTIVO_IMPORTE_NO_VALIDO", "REEMBOLSO"]
+__all__ = ["MOTIVO_IMPORTE_NO_VALIDO", "REEMBOLSO", "REGLA"]
 
 MOTIVO_IMPORTE_NO_VALIDO = "importe no válido"
 
@@ -98,5 +98,6 @@ def _umbrales(h: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-# Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
+# Nombre y hechos, los de la operación declarada (declaracion.py).
 REEMBOLSO = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, decidir=decidir)
+REGLA = REEMBOLSO

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CANCELACION as OPERACION
+from operaciones.cancelacion.declaracion import OPERACION
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -23,7 +23,7 @@ from politicas.reglas.base import (
     motivo_rechazadas,
 )
 
-__all__ = ["CANCELACION"]
+__all__ = ["CANCELACION", "REGLA"]
 
 _NO_CANCELABLE = {
     "enviado": "pedido ya enviado",
@@ -58,5 +58,6 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     return Dictamen(motivos=tuple(motivos), umbrales=umbrales, importe=importe)
 
 
-# Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
+# Nombre y hechos, los de la operación declarada (declaracion.py).
 CANCELACION = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, decidir=decidir)
+REGLA = CANCELACION
