@@ -99,3 +99,17 @@ def test_recorrer_solo_emite_el_nodo_del_modelo_y_guarda_el_ultimo_estado():
     assert eventos == [("token", "Miro "), ("descartar", ""), ("token", "Listo.")]
     assert ejecucion.valores == {"messages": ["a", "b", "c"]}
     assert ejecucion.pausa == "pausa"
+
+
+def test_si_quien_escucha_falla_el_turno_sigue_y_no_se_le_llama_mas():
+    modelo = {"langgraph_node": "model"}
+    llamadas: list[str] = []
+
+    def roto(tipo: str, texto: str) -> None:
+        llamadas.append(texto)
+        raise RuntimeError("Event loop is closed")
+
+    partes = [_parte("messages", (AIMessageChunk(content=t), modelo)) for t in ("Uno ", "dos ", "tres.")]
+    ejecucion = recorrer([*partes, _parte("values", {"messages": ["fin"]})], roto)
+    assert llamadas == ["Uno "]
+    assert ejecucion.valores == {"messages": ["fin"]}
