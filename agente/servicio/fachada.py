@@ -6,7 +6,7 @@ en su módulo; aquí no hay SQL ni reglas.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from psycopg_pool import ConnectionPool
@@ -123,8 +123,15 @@ class Servicio:
     def historial(self, thread_id: str, ctx: ContextoCliente | None = None, *, desde: int = 0) -> dict[str, Any]:
         return self.conversaciones.historial(thread_id, ctx, desde=desde)
 
-    def conversar(self, thread_id: str, texto: str, ctx: ContextoCliente) -> Respuesta:
-        return puntuar_respuesta(self.ejecutor, self.conversaciones.conversar(thread_id, texto, ctx))
+    def conversar(self, thread_id: str, texto: str, ctx: ContextoCliente, *, callbacks: Sequence[Any] = ()) -> Respuesta:
+        return self.conversar_en_directo(thread_id, texto, ctx, None, callbacks=callbacks)
+
+    def conversar_en_directo(self, thread_id: str, texto: str, ctx: ContextoCliente,
+                             al_trozo: Callable[[str, str], None] | None, *, callbacks: Sequence[Any] = ()) -> Respuesta:
+        """Un turno; con ``al_trozo``, con ``stream`` de LangGraph y el texto del modelo según llega
+        (``conversaciones.en_directo``). ``callbacks``: de LangChain, para la ejecución (métricas)."""
+        return puntuar_respuesta(self.ejecutor, self.conversaciones.conversar(
+            thread_id, texto, ctx, al_trozo=al_trozo, callbacks=callbacks))
 
     # -- cola y decisiones --------------------------------------------------------------------
 
@@ -141,12 +148,11 @@ class Servicio:
     def encargado_activo(self, encargado_id: str) -> Encargado:
         return self.decisiones.encargado_activo(encargado_id)
 
-    def decidir(
-        self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None, canal: str | None = None
-    ) -> Respuesta | FirmaParcial:
+    def decidir(self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None,
+                canal: str | None = None, callbacks: Sequence[Any] = ()) -> Respuesta | FirmaParcial:
         """Una firma: ``FirmaParcial`` si aún faltan firmas; si no, la respuesta al cliente.
         ``nota``: se añade al mensaje final del cliente; ``canal``: web, cli o protocolo."""
-        respuesta = self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal)
+        respuesta = self.decisiones.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal, callbacks=callbacks)
         return puntuar_respuesta(self.ejecutor, respuesta)  # una FirmaParcial sale tal cual
 
     # -- la bandeja de producto: ficha, «lo atiendo yo», historial ------------------------------
@@ -346,9 +352,7 @@ class Servicio:
 
     # -- operación: lo que la web pide sin tocar la base ----------------------------------------
 
-    @property
-    def conexiones_maximas(self) -> int:
-        return self.pool.max_size
+    conexiones_maximas = property(lambda self: self.pool.max_size, doc="El máximo del pool.")
 
     def comprobar_ritmo(self, cliente_id: str, maximo: int) -> None:
         """Anota el mensaje; ``DemasiadasPeticiones`` si el cliente ya llegó a ``maximo`` en un minuto."""
@@ -388,7 +392,6 @@ class Servicio:
     def limpiar_checkpoints(self, dias: int) -> Any:
         """La retención (``agente.retencion.limpiar``) sobre el pool del servicio."""
         from agente.retencion import limpiar
-
         return limpiar(self.pool, dias=dias)
 
     def cerrar(self) -> None:

@@ -117,9 +117,8 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
             app.state.servicio = servicio
         app.state.parada = Parada(espera=ajustes.espera_parada)
         # El límite es del servicio; aquí, hilos para llegar a él, que de parada no se reparten.
-        limite = app.state.servicio.limite
         app.state.limitador = HilosDelAgente(
-            maximo=limite.maximo, espera=limite.espera, parada=app.state.parada
+            maximo=app.state.servicio.limite.maximo, parada=app.state.parada
         )
         vigia = asyncio.create_task(app.state.parada.vigilar())
         app.state.oyente = Oyente(app.state.servicio)

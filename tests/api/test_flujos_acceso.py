@@ -184,7 +184,7 @@ def test_la_respuesta_en_directo_acaba_en_fin_si_el_token_caduca_durante_el_turn
     async def recorrer() -> list[dict]:
         vigencia = Vigencia(datetime.now(UTC) + timedelta(seconds=0.3), lambda: None)
         flujo = await turno_en_directo(Servicio(), "h-1", "hola", None, lambda r: {"estado": r.estado},
-                                       HilosDelAgente(maximo=2, espera=1.0), vigencia)
+                                       HilosDelAgente(maximo=2), vigencia)
         return [evento async for evento in flujo]
 
     eventos = asyncio.run(recorrer())

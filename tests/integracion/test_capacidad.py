@@ -213,3 +213,30 @@ def test_con_un_proveedor_real_los_tokens_llegan_en_directo_del_flujo_del_provee
     tokens = [d["texto"] for t, d in eventos[ultimo_descarte + 1:] if t == "token"]
     assert len(tokens) > 3
     assert "".join(tokens) == final
+
+
+def test_el_unico_limite_es_el_del_servicio_y_la_web_solo_reparte_hilos(bd_url, proveedor):
+    # Un sitio en el servicio y dos hilos en la web. Con un turno en el modelo, tres más a la
+    # vez: el tercero espera hilo (la web no lo rechaza) y los tres reciben el 503 del servicio,
+    # que los cuenta todos.
+    ajustes = ajustes_web(bd_url, modelo="openai:latencia", modelo_base_url=proveedor.url,
+                          ejecuciones_max=1, espera_ejecucion=0.1)
+    with TestClient(crear_app(ajustes), raise_server_exceptions=False) as http:
+        limite, hilos = http.app.state.servicio.limite, http.app.state.limitador
+        assert (limite.maximo, hilos.hilos) == (1, 2)
+        cliente = cab(token(ajustes, "C-0002"))
+        conversaciones = [http.post("/api/conversaciones", headers=cliente).json()["thread_id"] for _ in range(4)]
+        largo, resultado = _en_hilo(partial(http.post, f"/api/conversaciones/{conversaciones[0]}/mensajes",
+                                            json={"texto": CONSULTA}, headers=cliente))
+        _esperar(lambda: proveedor.proveedor.en_curso == 1)
+        otros = [_en_hilo(partial(http.post, f"/api/conversaciones/{hilo}/mensajes",
+                                  json={"texto": CONSULTA}, headers=cliente)) for hilo in conversaciones[1:]]
+        for hilo, _ in otros:
+            hilo.join(timeout=30)
+        largo.join(timeout=60)
+    assert resultado["valor"].status_code == 200
+    respuestas = [r["valor"] for _, r in otros]
+    assert [r.status_code for r in respuestas] == [503] * 3, [r.text for r in respuestas]
+    assert all(int(r.headers["Retry-After"]) >= 1 and "inténtalo" in r.json()["detalle"] for r in respuestas)
+    assert limite.rechazadas == 3  # cada 503 salió del límite del servicio
+    assert hilos.borrowed_tokens == 0

@@ -145,7 +145,7 @@ def test_los_hilos_del_agente_no_dejan_empezar_lo_que_esperaba_al_empezar_la_par
 
     async def principal():
         parada = Parada(espera=5)
-        hilos = HilosDelAgente(maximo=1, espera=5, parada=parada)  # dos hilos
+        hilos = HilosDelAgente(maximo=1, parada=parada)  # dos hilos
         soltar = threading.Event()
         resultados = []
 

@@ -8,11 +8,14 @@ El ``Ejecutor`` es lo que comparten conversaciones, decisiones y conciliación. 
 - la metadata se copia en cada fila de checkpoint: solo identificadores;
 - «esperando a una persona» se detecta por las interrupciones del estado, nunca por el
   nombre de un nodo.
+
+Un turno en directo recorre ``stream`` en vez de ``invoke`` (``conversaciones.en_directo``);
+los callbacks de quien llama (p. ej. las métricas de la web) van en ``config["callbacks"]``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,6 +23,7 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.conversaciones.candados import CandadosHilo
+from agente.servicio.conversaciones.en_directo import AlTrozo, recorrer
 from agente.servicio.conversaciones.limite import LimiteEjecuciones
 from agente.servicio.resultados import Ejecucion
 from herramientas import Registro
@@ -88,7 +92,10 @@ class Ejecutor:
         trace_id: str | None,
         tipo: str,
         encargado_id: str | None = None,
+        callbacks: Sequence[Any] = (),
     ) -> dict[str, Any]:
+        """La configuración de una ejecución; ``callbacks``: los de quien llama, tras los de
+        las trazas."""
         metadata: dict[str, Any] = {
             "thread_id": thread_id,
             "cliente_id": ctx.cliente_id,
@@ -111,7 +118,7 @@ class Ejecutor:
         return {
             "configurable": {"thread_id": thread_id},
             "metadata": metadata,
-            "callbacks": trazas.get("callbacks", []),
+            "callbacks": [*trazas.get("callbacks", []), *callbacks],
             "run_name": tipo,
         }
 
@@ -119,8 +126,19 @@ class Ejecutor:
         """La llamada cruda al grafo (el bench la sustituye para medir variantes)."""
         return self.agente.invoke(entrada, config, context=ctx, durability="sync", version="v2")
 
-    def ejecutar(self, entrada: Any, config: dict[str, Any], ctx: ContextoCliente) -> Ejecucion:
-        return Ejecucion.desde_salida(self.invocar_grafo(entrada, config, ctx))
+    def transmitir_grafo(self, entrada: Any, config: dict[str, Any], ctx: ContextoCliente) -> Any:
+        """Como ``invocar_grafo``, con ``stream``: las partes de los modos ``messages`` y ``values``."""
+        return self.agente.stream(entrada, config, context=ctx, durability="sync", version="v2",
+                                  stream_mode=["messages", "values"])
+
+    def ejecutar(
+        self, entrada: Any, config: dict[str, Any], ctx: ContextoCliente, *, al_trozo: AlTrozo | None = None
+    ) -> Ejecucion:
+        """Ejecuta el grafo. Con ``al_trozo``, en directo: recibe el texto del modelo según
+        llega (``conversaciones.en_directo``); el resultado es el mismo."""
+        if al_trozo is None:
+            return Ejecucion.desde_salida(self.invocar_grafo(entrada, config, ctx))
+        return recorrer(self.transmitir_grafo(entrada, config, ctx), al_trozo)
 
     def estado(self, thread_id: str) -> Any:
         return self.agente.get_state(config_lectura(thread_id))

@@ -4,6 +4,8 @@ Lo comparten todas las entradas (web, CLI, tareas periódicas, conciliador): cad
 decisión, caducidad o reparación de un hilo toma un sitio antes del candado del hilo.
 Por encima del máximo se espera como mucho ``espera`` segundos y después
 :class:`Saturado` (503 con ``Retry-After`` en la web): nunca un ``PoolTimeout`` ni un 500.
+Es el único límite de ejecuciones: la web no vuelve a contar, solo reparte hilos
+(``agente.web.infra.hilos``).
 
 Una ejecución ya no retiene ninguna conexión del pool mientras el modelo piensa (ver
 ``candados``): el máximo lo marcan la CPU y la memoria del proceso, no el pool.

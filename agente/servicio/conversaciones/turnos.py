@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -28,6 +29,7 @@ from agente.nucleo.errores import (
 from agente.servicio import personas, textos
 from agente.servicio.conversaciones import desenlace, mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
+from agente.servicio.conversaciones.en_directo import AlTrozo
 from agente.servicio.resultados import Respuesta
 
 __all__ = ["Conversaciones", "leer_consulta"]
@@ -117,8 +119,14 @@ class Conversaciones:
             filas = mensajes.mensajes_de(c, thread_id, desde=desde)
         return {"thread_id": thread_id, "estado": consulta["estado"], "mensajes": filas}
 
-    def conversar(self, thread_id: str, texto: str, ctx: ContextoCliente) -> Respuesta:
-        """Un turno del cliente. ``AprobacionPendiente`` si el hilo espera a un encargado."""
+    def conversar(
+        self, thread_id: str, texto: str, ctx: ContextoCliente, *,
+        al_trozo: AlTrozo | None = None, callbacks: Sequence[Any] = (),
+    ) -> Respuesta:
+        """Un turno del cliente. ``AprobacionPendiente`` si el hilo espera a un encargado.
+
+        ``al_trozo``: en directo, recibe el texto del modelo según llega (``en_directo``);
+        ``callbacks``: de LangChain, se añaden a los de la ejecución (métricas)."""
         texto = (texto or "").strip()
         if not texto:
             raise DecisionNoValida("el mensaje está vacío")
@@ -139,9 +147,11 @@ class Conversaciones:
                     c.execute(SOLTAR_MENSAJE_SQL, {"id": fila["mensaje_id"]})
 
             trace_id = ejecutor.trazador.nuevo_trace_id()
-            config = ejecutor.config(thread_id, ctx, trace_id=trace_id, tipo="turno_cliente")
+            config = ejecutor.config(thread_id, ctx, trace_id=trace_id, tipo="turno_cliente",
+                                     callbacks=callbacks)
             try:
-                ejecucion = ejecutor.ejecutar({"messages": [HumanMessage(texto)]}, config, ctx)
+                ejecucion = ejecutor.ejecutar({"messages": [HumanMessage(texto)]}, config, ctx,
+                                              al_trozo=al_trozo)
             except CandadoPerdido:
                 raise  # otro proceso puede tener ya el hilo: esta ejecución no escribe nada más
             except Exception:

@@ -14,6 +14,7 @@ proceso muere entre medias, el conciliador aplica lo registrado.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -138,15 +139,17 @@ class Decisiones:
 
     def decidir(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, nota: str | None = None,
-        canal: str | None = None,
+        canal: str | None = None, callbacks: Sequence[Any] = (),
     ) -> Respuesta | firmas.FirmaParcial:
         """Recoge la firma; si basta, registra la decisión (write-ahead) y reanuda el hilo.
         Si aún faltan firmas, devuelve ``FirmaParcial`` (la pausa sigue en la cola). ``nota``:
         texto del encargado que se añade al mensaje final del cliente. ``canal``: por dónde llegó
-        la firma (``web``, ``cli``, ``protocolo``), para la auditoría."""
+        la firma (``web``, ``cli``, ``protocolo``), para la auditoría. ``callbacks``: de
+        LangChain, se añaden a los de la reanudación (métricas)."""
         if encargado_id == SISTEMA:
             raise Prohibido("«sistema» no puede decidir desde fuera")
-        return self._decidir(thread_id, encargado_id, decisiones, sistema=False, nota=nota, canal=canal)
+        return self._decidir(thread_id, encargado_id, decisiones, sistema=False, nota=nota, canal=canal,
+                             callbacks=callbacks)
 
     def decidir_como_sistema(self, thread_id: str, decisiones: Any) -> Respuesta:
         """La decisión de la aplicación (caducidad): sin encargado ni comprobación de tienda."""
@@ -154,17 +157,18 @@ class Decisiones:
 
     def _decidir(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
-        nota: str | None = None, canal: str | None = None,
+        nota: str | None = None, canal: str | None = None, callbacks: Sequence[Any] = (),
     ) -> Respuesta | firmas.FirmaParcial:
         # El sitio se toma antes de registrar: con un 503 (Saturado) no cambia nada.
         with self._ejecutor.sitio():
             return self._registrar_y_aplicar(
-                thread_id, encargado_id, decisiones, sistema=sistema, nota=nota, canal=canal
+                thread_id, encargado_id, decisiones, sistema=sistema, nota=nota, canal=canal,
+                callbacks=callbacks,
             )
 
     def _registrar_y_aplicar(
         self, thread_id: str, encargado_id: str, decisiones: Any, *, sistema: bool,
-        nota: str | None = None, canal: str | None = None,
+        nota: str | None = None, canal: str | None = None, callbacks: Sequence[Any] = (),
     ) -> Respuesta | firmas.FirmaParcial:
         registro, fila = self._registrar(
             thread_id, encargado_id, decisiones, sistema=sistema, nota=nota, canal=canal
@@ -176,6 +180,7 @@ class Decisiones:
                 registro,
                 ContextoCliente.desde_json(fila["contexto"]),
                 tipo="caducidad" if sistema else "decision_encargado",
+                callbacks=callbacks,
             )
         except HiloOcupado as exc:
             raise HiloOcupado(
@@ -276,22 +281,28 @@ class Decisiones:
 
     # -- aplicar (también lo usa el conciliador) ----------------------------------------------
 
-    def config(self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str) -> dict[str, Any]:
+    def config(
+        self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str, callbacks: Sequence[Any] = ()
+    ) -> dict[str, Any]:
         config = self._ejecutor.config(
             registro.thread_id, ctx, trace_id=registro.trace_id, tipo=tipo,
-            encargado_id=registro.encargado_id,
+            encargado_id=registro.encargado_id, callbacks=callbacks,
         )
         config["configurable"][CLAVE_DESCRIPCIONES_FIJADAS] = registro.descripciones
         return config
 
-    def aplicar(self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str) -> Respuesta:
+    def aplicar(
+        self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str, callbacks: Sequence[Any] = ()
+    ) -> Respuesta:
         """Reanuda con una decisión ya registrada, con el candado del hilo."""
         with self._ejecutor.candado(registro.thread_id):
-            return self.reanudar(registro, ctx, tipo=tipo)
+            return self.reanudar(registro, ctx, tipo=tipo, callbacks=callbacks)
 
-    def reanudar(self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str) -> Respuesta:
+    def reanudar(
+        self, registro: RegistroDecision, ctx: ContextoCliente, *, tipo: str, callbacks: Sequence[Any] = ()
+    ) -> Respuesta:
         """Reanuda la pausa con la decisión. Quien llama ya tiene el candado del hilo."""
-        config = self.config(registro, ctx, tipo=tipo)
+        config = self.config(registro, ctx, tipo=tipo, callbacks=callbacks)
         ejecucion = self._ejecutor.ejecutar(Command(resume=registro.resume), config, ctx)
         return self.cerrar(registro, ctx, ejecucion)
 

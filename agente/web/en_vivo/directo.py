@@ -1,11 +1,10 @@
 """Turnos y decisiones vistos desde la web: métricas, y la respuesta en directo (SSE).
 
-La respuesta en directo emite los tokens del modelo según llegan. El servicio ejecuta el
-agente con ``invoke`` síncrono y no admite callbacks propios, así que el manejador entra
-por un *configure hook* de LangChain: una ``ContextVar`` que ``CallbackManager.configure``
-consulta al arrancar cada ejecución raíz. Se fija dentro del hilo que ejecuta el turno,
-así que solo ve ese turno. El manejador implementa el protocolo de streaming de
-LangChain (``tap_output_iter``), con lo que el modelo de chat usa su ``_stream``.
+La respuesta en directo emite los tokens del modelo según llegan: el turno corre con
+``Servicio.conversar_en_directo``, que recorre ``stream`` de LangGraph (modos ``messages`` y
+``values``; ver ``agente.servicio.conversaciones.en_directo``) y pasa cada trozo de texto
+del nodo del modelo, y cada «descartar», a un buzón que los lleva al bucle de eventos. Las
+métricas de errores de herramienta van como callback explícito de cada ejecución.
 
 Eventos del flujo (``text/event-stream``):
 
@@ -36,14 +35,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Callable
 from typing import Any
-from uuid import UUID
-
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.tracers.context import register_configure_hook
 
 from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorDominio
@@ -55,54 +48,27 @@ from agente.web.infra.vigencia import Fin, Vigencia
 
 logger = logging.getLogger(__name__)
 
-_manejador_ejecucion: ContextVar[BaseCallbackHandler | None] = ContextVar(
-    "agente_web_manejador", default=None
-)
-register_configure_hook(_manejador_ejecucion, True)
-
 _PALABRAS = re.compile(r"\S+\s*|\s+")
 
 
-class EmisorTokens(metricas.ContadorErroresHerramienta):
-    """Pasa los tokens del modelo a ``emitir`` y avisa cuando hay que descartarlos."""
-
-    def __init__(self, emitir: Callable[[tuple[str, str]], None]) -> None:
-        super().__init__()
-        self._emitir = emitir
-
-    def on_llm_new_token(self, token: str, *, run_id: UUID, **kwargs: Any) -> None:
-        if token:
-            self._emitir(("token", token))
-
-    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        for generaciones in getattr(response, "generations", []) or []:
-            for generacion in generaciones:
-                if getattr(getattr(generacion, "message", None), "tool_calls", None):
-                    self._emitir(("descartar", ""))
-                    return
-
-    # Protocolo de streaming de LangChain: con él, el modelo de chat emite por tokens.
-    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
-        return output
-
-    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        return output
+def _conversar(servicio, thread_id: str, texto: str, ctx: ContextoCliente,
+               al_trozo: Callable[[str, str], None] | None):
+    contador = [metricas.ContadorErroresHerramienta()]
+    if al_trozo is None:
+        return servicio.conversar(thread_id, texto, ctx, callbacks=contador)
+    en_directo = getattr(servicio, "conversar_en_directo", None)
+    if en_directo is None:  # un servicio sin la variante (un doble): el texto final va por palabras
+        return servicio.conversar(thread_id, texto, ctx)
+    return en_directo(thread_id, texto, ctx, al_trozo, callbacks=contador)
 
 
-@contextmanager
-def _observada(manejador: BaseCallbackHandler):
-    marca = _manejador_ejecucion.set(manejador)
-    try:
-        yield
-    finally:
-        _manejador_ejecucion.reset(marca)
-
-
-def ejecutar_turno(servicio, thread_id: str, texto: str, ctx: ContextoCliente, emisor=None):
-    """``servicio.conversar`` con métricas (síncrono: se llama desde el pool de hilos)."""
+def ejecutar_turno(servicio, thread_id: str, texto: str, ctx: ContextoCliente,
+                   al_trozo: Callable[[str, str], None] | None = None):
+    """Un turno con métricas (síncrono: se llama desde el pool de hilos). Con ``al_trozo``,
+    en directo (``Servicio.conversar_en_directo``): recibe ``("token", texto)`` y
+    ``("descartar", "")`` según llegan."""
     inicio = time.perf_counter()
-    with _observada(emisor or metricas.ContadorErroresHerramienta()):
-        respuesta = servicio.conversar(thread_id, texto, ctx)
+    respuesta = _conversar(servicio, thread_id, texto, ctx, al_trozo)
     metricas.LATENCIA_TURNO.labels(estado=respuesta.estado).observe(time.perf_counter() - inicio)
     return respuesta
 
@@ -115,8 +81,8 @@ def ejecutar_decision(
     ``tiendas``, las del firmante (varias si es regional); ``canal``: por dónde llegó la
     firma (web, cli, protocolo), para la auditoría."""
     pendiente = servicio.aprobacion(thread_id, tiendas=tuple(tiendas))
-    with _observada(metricas.ContadorErroresHerramienta()):
-        respuesta = servicio.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal)
+    respuesta = servicio.decidir(thread_id, encargado_id, decisiones, nota=nota, canal=canal,
+                                 callbacks=[metricas.ContadorErroresHerramienta()])
     metricas.registrar_decision(decisiones, pendiente.get("espera_segundos"))
     return respuesta
 
@@ -149,9 +115,9 @@ class _Buzon:
         self._cerrojo = threading.Lock()
         self._tanda: list[tuple[str, str]] = []
 
-    def poner(self, evento: tuple[str, str]) -> None:
+    def poner(self, tipo: str, valor: str) -> None:
         with self._cerrojo:
-            self._tanda.append(evento)
+            self._tanda.append((tipo, valor))
             if len(self._tanda) > 1:
                 return  # el aviso de esta tanda ya está en camino
         self._bucle.call_soon_threadsafe(self._vaciar)
@@ -181,9 +147,9 @@ async def turno_en_directo(
     (el turno sigue en su hilo y su respuesta queda en la conversación).
     """
     cola: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-    emisor = EmisorTokens(_Buzon(asyncio.get_running_loop(), cola).poner)
+    buzon = _Buzon(asyncio.get_running_loop(), cola)
     tarea = asyncio.ensure_future(
-        en_hilo_del_agente(limitador, ejecutar_turno, servicio, thread_id, texto, ctx, emisor)
+        en_hilo_del_agente(limitador, ejecutar_turno, servicio, thread_id, texto, ctx, buzon.poner)
     )
     # Si el cliente se va, el turno sigue (queda guardado): que su error no quede sin leer.
     tarea.add_done_callback(lambda t: t.cancelled() or t.exception())
