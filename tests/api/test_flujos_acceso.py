@@ -146,8 +146,9 @@ def test_la_regional_sin_una_de_sus_tiendas_ve_cerrarse_la_bandeja_y_suelta_sus_
 
 
 def test_la_bandeja_en_vivo_se_cierra_al_caducar_el_token(ajustes):
-    corto = token(ajustes, "enc-talavera", horas=3 / 3600)
     with servidor_en_hilo(crear_app(ajustes)) as base:
+        # El token nace con el servidor ya arriba: con la máquina cargada, arrancar se comía su vida.
+        corto = token(ajustes, "enc-talavera", horas=5 / 3600)
         recibidos = _escuchar(f"{base}/api/aprobaciones/eventos", corto)
         eventos = _hasta_cerrar(recibidos)
     assert eventos[0][0] == "bandeja"
