@@ -36,10 +36,9 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, REEMBOLSO, REENVIO
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, REEMBOLSO
 from herramientas import cancelaciones, envoltorios
 from herramientas.envoltorios import Dependencias
-from herramientas.reenvios import crear_reenviar
 from operaciones import carpetas
 
 __all__ = [
@@ -49,7 +48,6 @@ __all__ = [
     "CONSULTAR_POLITICA",
     "DECISIONES_VALIDAS",
     "REEMBOLSAR",
-    "REENVIAR",
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
     "SUSTITUIR",
@@ -64,7 +62,6 @@ STOCK_ALTERNATIVAS = "stock_alternativas"
 REEMBOLSAR = REEMBOLSO.herramienta
 SUSTITUIR = CAMBIO.herramienta
 CANCELAR_PEDIDO = CANCELACION.herramienta
-REENVIAR = REENVIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
 
 
@@ -268,13 +265,6 @@ def _herramientas() -> tuple[Herramienta, ...]:
             CAMBIO,
             nombre=SUSTITUIR,
             crear=envoltorios.crear_sustituir,
-            reintento_seguro=True,
-            max_por_turno=2,
-        ),
-        Herramienta.de_operacion(
-            REENVIO,
-            nombre=REENVIAR,
-            crear=crear_reenviar,
             reintento_seguro=True,
             max_por_turno=2,
         ),

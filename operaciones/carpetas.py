@@ -13,7 +13,10 @@ capas de ``pyproject.toml`` sigan valiendo módulo a módulo):
 - ``maneras.py``: ``TAMBIEN`` y ``RENUNCIA``, otras maneras de pedirla y de renunciar a
   ella (expresiones para el modelo offline; sin imports).
 - ``frases.py``: lo que lee el cliente de su resultado (``redactar``) en el modelo offline.
-- ``paso.py``: ``paso(tarea, ctx)``, el paso del plan del modelo offline.
+- ``paso.py``: ``paso(tarea, ctx)``, el paso del plan del modelo offline; si la
+  operación ofrece algo y espera un «sí» (el reenvío: «¿te lo reenvío?»), también
+  ``respuesta(texto, anteriores)``, las tareas de ese «sí» o «no» (o ``None``), que
+  ``agente.modelo_offline.lectura.tareas`` mira antes de leer el mensaje como nuevo.
 - ``prompt.md``: lo que el modelo debe saber de ella, en el prompt de sistema (sin llaves:
   el prompt es una plantilla).
 - ``tareas.yaml``: sus tareas de evaluación (``agente evaluar``).

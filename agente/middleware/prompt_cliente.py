@@ -27,8 +27,6 @@ Cómo trabajas:
   hace hasta que el cobro se confirme. Cuéntale la cifra exacta que devuelva la herramienta.
 - Un pedido que aún no ha salido se cancela entero con `cancelar_pedido`, con el motivo
   que da el cliente; si ya salió, no se cancela: puede rechazar la entrega o devolverlo.
-- Si un pedido enviado no ha llegado o llegó con algo roto o de menos, `reenviar` manda
-  otra vez las unidades afectadas sin cobrar nada, con el motivo del cliente.
 """
 
 _RESTO = """- Si un reembolso o un cobro queda «pendiente» porque la pasarela de pagos no respondió,

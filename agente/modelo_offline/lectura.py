@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cambio, cancelacion, comprension, reembolso, reenvio
+from agente.modelo_offline import abono, cambio, cancelacion, comprension, reembolso
 from agente.modelo_offline.comprension import RE_NO, RE_SI
 from agente.modelo_offline.matices import Frases, negada, retractadas
 from agente.modelo_offline.texto import (
@@ -36,7 +36,7 @@ from agente.modelo_offline.texto import (
     puntuacion,
     texto_de,
 )
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES, REENVIO
+from agente.nucleo.operaciones import CAMBIO, CANCELACION, OPERACIONES
 from operaciones import carpetas
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
     "RE_PEDIDO",
     "PROPUESTA_CAMBIO",
     "RE_PROPUESTA",
-    "RE_ROTO",
     "RE_SKU",
     "INTENCIONES",
     "Deseo",
@@ -64,7 +63,7 @@ __all__ = [
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 # Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
-FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, reembolso, reenvio)} | {
+FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, cancelacion, reembolso)} | {
     carpetas.pieza(n, "declaracion").OPERACION.offline.intencion: Frases(
         intencion=carpetas.pieza(n, "declaracion").OPERACION.offline.intencion,
         tambien=carpetas.pieza(n, "maneras").TAMBIEN, renuncia=carpetas.pieza(n, "maneras").RENUNCIA)
@@ -85,7 +84,6 @@ PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 CAMBIAR = CAMBIO.offline.intencion
 CANCELAR = CANCELACION.offline.intencion
 REEMBOLSAR = reembolso.FRASES.intencion
-REENVIAR = REENVIO.offline.intencion
 RE_CAMBIO = re.compile(CAMBIO.offline.patron)
 RE_POR = re.compile(r"\b(?:por|en vez de|en lugar de)\b")
 RE_MOTIVO = re.compile(r"\b(?:porque|ya que|debido a que|pues|motivo:?)\s+(.+)", re.IGNORECASE | re.DOTALL)
@@ -109,12 +107,6 @@ RE_IGUAL = re.compile(r"\b(?:mismo precio|misma precio|mismo importe|mismo valor
 PROPUESTA_CAMBIO = "propuesta_cambio"
 RE_PROPUESTA = re.compile(
     r"¿Confirmas el cambio de ([A-Z]{3}-\d{3}) del pedido (P-\d{8}-\d{4}) por la ([A-Z]{3}-\d{3})\?"
-)
-# «Llegó roto» frente a «no llegó» en un reenvío (sobre texto normalizado).
-RE_ROTO = re.compile(
-    r"\b(?:rot[oa]s?|romp\w*|destroz\w*|inservible\w*|aplastad\w*|mal estado|hech[oa]s? pedazos|"
-    r"no funciona\w*|no va\b|defectuos\w*|estropead\w*|hech[oa]s? (?:polvo|trizas|mierda)|partid[oa]s?|"
-    r"rajad[oa]s?|destrozad\w*|roto\b)"
 )
 RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]s?)\b")
 
@@ -349,14 +341,11 @@ def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
         if RE_NO.search(normal) and (not otras or (otras == {CANCELAR} and not pedidos)):
             return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
 
-    oferta = reenvio.ofrecido(anteriores)
-    if oferta and not set(pedidos) - {str(oferta["pedido"])}:
-        # «Sí» (o «sí, reenviádmelo») al reenvío ofrecido: la queja de antes, ya sin la pregunta.
-        otras = {intencion for intencion, patron in PATRONES if patron.search(normal)} - {REENVIAR}
-        if not otras and RE_SI.search(normal):
-            return [Tarea(tipo=REENVIAR, pedido=str(oferta["pedido"]), texto=str(oferta.get("texto") or texto))]
-        if not otras and (RE_NO.search(normal) or re.search(r"\besper\w*", normal)):
-            return [Tarea(tipo="retirada", pedido=str(oferta["pedido"]), texto=texto)]
+    # «Sí» o «no» a lo que ofreció la última respuesta de una operación con carpeta (su ``paso.respuesta``).
+    for nombre in carpetas.nombres():
+        respuesta = getattr(carpetas.pieza(nombre, "paso"), "respuesta", None)
+        if respuesta is not None and (respondidas := respuesta(texto, anteriores)) is not None:
+            return respondidas
     if RE_ENCARGADO.search(normal):
         return [Tarea(tipo="encargado", texto=texto.strip())]
     # «¿Cuándo me devolvéis el dinero?» pregunta por un reembolso hecho, no pide otro.

@@ -10,11 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agente.modelo_offline import redaccion
+from agente.modelo_offline import matices, redaccion
 from agente.modelo_offline.resultados import Llamada
 from herramientas.registro import CONSULTAR_PEDIDO, REGISTRO, Registro
 
-__all__ = ["ConPedido", "Contexto", "Paso", "fin", "hecha_o_pedido", "lineas_de", "pedido_consultado"]
+__all__ = ["ConPedido", "Contexto", "Paso", "fin", "hecha_o_pedido", "lineas_de", "pedido_consultado",
+           "unidades_limitadas"]
 
 
 class ConPedido(Protocol):
@@ -107,3 +108,10 @@ def hecha_o_pedido(
 
 def lineas_de(pedido: dict) -> list[dict]:
     return [linea for linea in pedido.get("lineas") or [] if isinstance(linea, dict)]
+
+
+def unidades_limitadas(texto: str, linea: dict) -> int | None:
+    """Las unidades que el cliente limita de ``linea`` («una sartén» de dos); None = las libres."""
+    cuantas = matices.unidades_nombradas(texto, str(linea.get("nombre", "")))
+    libres = linea.get("unidades_libres", linea.get("unidades"))
+    return cuantas if cuantas and isinstance(libres, int) and cuantas < libres else None

@@ -24,17 +24,15 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cancelacion, matices, redaccion, reenvio
+from agente.modelo_offline import abono, cancelacion, matices, redaccion
 from agente.modelo_offline.articulo import otro_articulo
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
     PROPUESTA_CAMBIO,
-    RE_ROTO,
     Deseo,
     Tarea,
     leer_deseo,
     lineas_mencionadas,
-    normalizar,
     puntuacion,
     tareas,
     texto_de,
@@ -46,6 +44,7 @@ from agente.modelo_offline.pasos import (
     hecha_o_pedido,
     lineas_de,
     pedido_consultado,
+    unidades_limitadas,
 )
 from agente.modelo_offline.resultados import cantidad, llamadas_desde
 from agente.modelo_offline.seguimiento import desenlace_reciente, sigo_aqui, solo_seguimiento
@@ -54,14 +53,12 @@ from agente.nucleo.operaciones import (
     CAMBIO,
     CANCELACION,
     REEMBOLSO,
-    REENVIO,
 )
 from herramientas.registro import (
     CANCELAR_PEDIDO,
     CONSULTAR_ENCARGADO,
     CONSULTAR_POLITICA,
     REEMBOLSAR,
-    REENVIAR,
     STOCK_ALTERNATIVAS,
     SUSTITUIR,
 )
@@ -98,7 +95,7 @@ def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
         return otro  # «la jarra» de un pedido sin jarra: nunca se reembolsa lo que quede
     elegidas = lineas_mencionadas(todas, tarea.origen)
     args: dict[str, Any] = {"pedido": tarea.pedido, "importe": dinero.texto(reembolsable), "motivo": tarea.motivo}
-    cubiertas = [(linea, _unidades(tarea.origen, linea)) for linea in elegidas or todas]
+    cubiertas = [(linea, unidades_limitadas(tarea.origen, linea)) for linea in elegidas or todas]
     if (elegidas and len(elegidas) < len(todas)) or any(k for _, k in cubiertas):
         # Lo de esas líneas y, si dice cuántas («una sartén»), solo esas unidades a su precio.
         importe = dinero.sumar((cantidad(linea.get("precio_unitario")) or dinero.CERO) * k if k
@@ -107,13 +104,6 @@ def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
         args["lineas"] = [{"linea": int(linea["linea"]), "unidades": k} if k else int(linea["linea"])
                           for linea, k in cubiertas]
     return ctx.pedir(REEMBOLSAR, args)
-
-
-def _unidades(texto: str, linea: dict) -> int | None:
-    """Las unidades que el cliente limita de ``linea`` («una sartén» de dos); None = las libres."""
-    cuantas = matices.unidades_nombradas(texto, str(linea.get("nombre", "")))
-    libres = linea.get("unidades_libres", linea.get("unidades"))
-    return cuantas if cuantas and isinstance(libres, int) and cuantas < libres else None
 
 
 def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
@@ -191,41 +181,6 @@ def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
     return ctx.pedir(CANCELAR_PEDIDO, {"pedido": tarea.pedido, "importe": dinero.texto(importe), "motivo": motivo})
 
 
-def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
-    """«No me ha llegado»: todo lo que no llegó (o lo que nombre); «llegó roto, mandadme
-    otro»: una unidad de lo que nombre. Sin enviar o cancelado se dice sin llamar a nada."""
-    hechas = [ll for ll in ctx.llamadas if ll.nombre == REENVIAR
-              and str(ll.args.get("pedido", "")).upper() == str(tarea.pedido or "").upper()]
-    if tarea.pedido and hechas:
-        return fin("\n".join(reenvio.redactar(tarea.pedido, llamada) for llamada in hechas))
-    pedido = pedido_consultado(tarea, ctx, "tramitar el reenvío")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") in ("pendiente", "cancelado"):  # la herramienta lo rechazaría
-        return fin(reenvio.no_posible(tarea.pedido, pedido.get("estado")))
-    roto = bool(RE_ROTO.search(normalizar(tarea.texto)))
-    todas = lineas_de(pedido)
-    if reenvio.pide_opciones(tarea.texto) and not roto:  # «¿qué podéis hacer?»: se ofrece, no se hace
-        oferta = {"pedido": tarea.pedido, "texto": reenvio.sin_opciones(tarea.texto)}
-        return Paso(tipo="fin", texto=reenvio.opciones(tarea.pedido, pedido.get("estado"), todas),
-                    args={reenvio.PROPUESTA_REENVIO: oferta})
-    if otro := otro_articulo(tarea, todas):
-        return otro
-    elegidas = lineas_mencionadas(todas, tarea.texto)
-    if not elegidas and (len(todas) == 1 or not roto):
-        elegidas = todas  # un solo producto, o no ha llegado nada del pedido
-    if not elegidas or (roto and len(elegidas) != 1):
-        return fin(reenvio.elegir_producto(tarea.pedido, todas))
-    motivo = "llego_roto" if roto else "no_llego"
-    llamadas = [
-        ctx.pedir(REENVIAR, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
-                             "unidades": _unidades(tarea.texto, linea) or (1 if roto else int(linea.get("unidades") or 1)),
-                             "motivo": motivo, "descripcion": tarea.texto.strip()[:500]})
-        for linea in elegidas
-    ]
-    return llamadas  # una por línea: van juntas en un mensaje (una sola revisión)
-
-
 def _paso_abono(tarea: Tarea, ctx: Contexto) -> Paso:
     pedido = pedido_consultado(tarea, ctx, "decirte cuándo te llega el dinero")
     if isinstance(pedido, Paso):
@@ -256,7 +211,6 @@ PASOS: Mapping[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = carpetas.P
     REEMBOLSO.offline.intencion: _paso_reembolso,
     CAMBIO.offline.intencion: _paso_cambio,
     CANCELACION.offline.intencion: _paso_cancelacion,
-    REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
     abono.INTENCION: _paso_abono,
     "politica": _paso_politica,

@@ -10,11 +10,12 @@ from decimal import Decimal
 
 import pytest
 
-from agente.modelo_offline import cancelacion, redaccion, reenvio
+from agente.modelo_offline import cancelacion, redaccion
 from agente.modelo_offline.resultados import Llamada, Resultado
 from agente.servicio import textos
 from agente.servicio.auditoria.afirmaciones import extraer
 from operaciones.direccion import frases as direccion
+from operaciones.reenvio import frases as reenvio
 from operaciones.vale import frases as vale
 
 PEDIDO = "P-20261003-0045"

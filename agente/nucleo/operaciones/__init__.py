@@ -1,6 +1,6 @@
 """Las operaciones con efecto de la tienda, declaradas una vez, y ``lista.OPERACIONES``.
 
-Las que aún no se han mudado a su carpeta (reembolso, cambio, cancelación, reenvío) tienen
+Las que aún no se han mudado a su carpeta (reembolso, cambio, cancelación) tienen
 aquí su módulo; las demás viven en ``operaciones/<operacion>/declaracion.py`` y
 ``lista.OPERACIONES`` las descubre recorriendo las carpetas (``operaciones/carpetas.py``).
 
@@ -30,7 +30,6 @@ from agente.nucleo.operaciones.lista import (
     vista_efectos_sql,
 )
 from agente.nucleo.operaciones.reembolso import REEMBOLSO
-from agente.nucleo.operaciones.reenvio import MOTIVOS_REENVIO, REENVIO
 from operaciones.vale.declaracion import (
     VALE,
     VALE_DIAS_CADUCIDAD_DEFECTO,
@@ -43,7 +42,6 @@ __all__ = [
     "CAMBIO",
     "CANCELACION",
     "COLUMNAS_EFECTOS",
-    "MOTIVOS_REENVIO",
     "OPERACIONES",
     "REEMBOLSO",
     "VALE",
@@ -51,7 +49,6 @@ __all__ = [
     "VALE_IMPORTE_MAX_DEFECTO",
     "VALE_PORCENTAJE_MAX_DEFECTO",
     "VALE_VENTANA_DIAS",
-    "REENVIO",
     "comprobacion_compensaciones_sql",
     "por_herramienta",
     "por_regla",

@@ -8,7 +8,6 @@ from agente.nucleo.operacion import OperacionConEfecto
 from agente.nucleo.operaciones.cambio import CAMBIO
 from agente.nucleo.operaciones.cancelacion import CANCELACION
 from agente.nucleo.operaciones.reembolso import REEMBOLSO
-from agente.nucleo.operaciones.reenvio import REENVIO
 from operaciones import carpetas
 
 __all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "comprobacion_compensaciones_sql", "por_herramienta", "por_regla",
@@ -17,7 +16,7 @@ __all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "comprobacion_compensaciones_sql",
 
 # Las que aún viven en este paquete y, detrás, una por carpeta de ``operaciones/``.
 OPERACIONES: tuple[OperacionConEfecto, ...] = (
-    REEMBOLSO, CAMBIO, CANCELACION, REENVIO,
+    REEMBOLSO, CAMBIO, CANCELACION,
     *(modulo.OPERACION for modulo in carpetas.piezas("declaracion")),
 )
 
