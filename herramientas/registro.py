@@ -36,7 +36,7 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, CANCELACION, REEMBOLSO
+from agente.nucleo.operaciones import CANCELACION, REEMBOLSO
 from herramientas import cancelaciones, envoltorios
 from herramientas.envoltorios import Dependencias
 from operaciones import carpetas
@@ -50,7 +50,6 @@ __all__ = [
     "REEMBOLSAR",
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
-    "SUSTITUIR",
     "Dependencias",
     "Herramienta",
     "Registro",
@@ -60,7 +59,6 @@ CONSULTAR_PEDIDO = "consultar_pedido"
 CONSULTAR_POLITICA = "consultar_politica"
 STOCK_ALTERNATIVAS = "stock_alternativas"
 REEMBOLSAR = REEMBOLSO.herramienta
-SUSTITUIR = CAMBIO.herramienta
 CANCELAR_PEDIDO = CANCELACION.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
 
@@ -258,13 +256,6 @@ def _herramientas() -> tuple[Herramienta, ...]:
             REEMBOLSO,
             nombre=REEMBOLSAR,
             crear=envoltorios.crear_reembolsar,
-            reintento_seguro=True,
-            max_por_turno=2,
-        ),
-        Herramienta.de_operacion(
-            CAMBIO,
-            nombre=SUSTITUIR,
-            crear=envoltorios.crear_sustituir,
             reintento_seguro=True,
             max_por_turno=2,
         ),

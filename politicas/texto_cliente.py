@@ -43,14 +43,6 @@ WHERE t.id = %(tienda)s"""
 
 def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
     """El texto para el cliente con los ``valores`` de ``politicas_tienda`` (o ``DEFECTOS``)."""
-    diferencia = dinero.cuantizar(valores["diferencia_max_sustitucion"])
-    if diferencia > 0:
-        regla_cambio = (
-            f"si el nuevo cuesta más de {dinero.eur(diferencia)} por encima del original, "
-            "el cambio necesita la aprobación de un encargado"
-        )
-    else:
-        regla_cambio = "si el nuevo es más caro que el original, el cambio necesita la aprobación de un encargado"
     return "\n".join(
         [
             f"Política de devoluciones y cambios de la tienda {nombre_tienda}:",
@@ -66,8 +58,6 @@ def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
             f"- Devoluciones frecuentes: si ya tienes {valores['devoluciones_max_30d']} "
             f"devoluciones o más en los últimos {valores['ventana_devoluciones_dias']} días, una "
             "nueva necesita la aprobación de un encargado.",
-            "- Cambios: un producto del pedido se puede cambiar por otro de la misma categoría "
-            f"con stock en la tienda; {regla_cambio}.",
             "- Cancelaciones: un pedido que aún no ha salido se cancela entero (no solo una parte) "
             "y se devuelve lo pagado; si pasa de "
             f"{dinero.eur(valores['limite_cancelacion'])}, necesita la aprobación de un encargado. "

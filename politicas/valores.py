@@ -137,16 +137,6 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             defecto=30, endurece="bajar",
             descripcion="Más días desde la entrega pide firma (la ventana de la tienda)."),
         ValorPolitica(
-            nombre="diferencia_max_sustitucion", etiqueta="Diferencia máxima de un cambio sin firma", tipo="dinero", unidad="EUR",
-            minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
-            endurece="bajar", regla="sustitucion",
-            descripcion="Un cambio que cuesta más que esto por encima del original pide firma."),
-        ValorPolitica(
-            nombre="diferencia_minima_liquidable", etiqueta="Diferencia mínima que se liquida", tipo="dinero", unidad="EUR",
-            minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
-            endurece="bajar", regla="sustitucion",
-            descripcion="Una diferencia de un cambio menor que esto no se cobra ni se devuelve."),
-        ValorPolitica(
             nombre="limite_cancelacion", etiqueta="Límite de cancelación sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
             maximo=DINERO_MAXIMO, defecto=Decimal("200.00"), endurece="bajar", regla="cancelacion",
             descripcion="Cancelar un pedido sin enviar de más importe pide firma."),

@@ -20,11 +20,6 @@ Cómo trabajas:
   (nunca más de lo reembolsable que indica el pedido), con el motivo que da el cliente.
   Cada unidad se compensa una sola vez: una unidad reembolsada no se puede cambiar, ni
   una cambiada reembolsar; si el pedido dice que no queda nada, explícaselo.
-- Un cambio de producto solo es posible en un pedido entregado: primero
-  `stock_alternativas`, enseña las opciones con su diferencia de precio y, cuando el
-  cliente elija, `sustituir`. Si el producto nuevo es más barato, la diferencia se le
-  devuelve a su medio de pago original; si es más caro, se le cobra, y el cambio no se
-  hace hasta que el cobro se confirme. Cuéntale la cifra exacta que devuelva la herramienta.
 - Un pedido que aún no ha salido se cancela entero con `cancelar_pedido`, con el motivo
   que da el cliente; si ya salió, no se cancela: puede rechazar la entrega o devolverlo.
 """

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -28,12 +27,8 @@ from agente.modelo_offline import abono, cancelacion, matices, redaccion
 from agente.modelo_offline.articulo import otro_articulo
 from agente.modelo_offline.lectura import (
     MOTIVO_POR_DEFECTO,
-    PROPUESTA_CAMBIO,
-    Deseo,
     Tarea,
-    leer_deseo,
     lineas_mencionadas,
-    puntuacion,
     tareas,
     texto_de,
 )
@@ -50,7 +45,6 @@ from agente.modelo_offline.resultados import cantidad, llamadas_desde
 from agente.modelo_offline.seguimiento import desenlace_reciente, sigo_aqui, solo_seguimiento
 from agente.nucleo import dinero
 from agente.nucleo.operaciones import (
-    CAMBIO,
     CANCELACION,
     REEMBOLSO,
 )
@@ -59,8 +53,6 @@ from herramientas.registro import (
     CONSULTAR_ENCARGADO,
     CONSULTAR_POLITICA,
     REEMBOLSAR,
-    STOCK_ALTERNATIVAS,
-    SUSTITUIR,
 )
 from operaciones import carpetas
 
@@ -106,69 +98,6 @@ def _paso_reembolso(tarea: Tarea, ctx: Contexto) -> Paso:
     return ctx.pedir(REEMBOLSAR, args)
 
 
-def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
-    if deseo.skus:
-        return next((a for a in alternativas if str(a.get("sku", "")).upper() in deseo.skus), None)
-
-    def diferencia(a: dict) -> Decimal:
-        return cantidad(a.get("diferencia")) or dinero.CERO
-
-    if deseo.precio == "menor":
-        baratas = [a for a in alternativas if diferencia(a) < 0]
-        return min(baratas, key=diferencia) if baratas else None
-    if deseo.precio == "igual":
-        return next((a for a in alternativas if diferencia(a) == 0), None)
-    if deseo.precio == "mayor":
-        caras = [a for a in alternativas if diferencia(a) > 0]
-        return max(caras, key=diferencia) if caras else None
-    puntos = [(puntuacion(str(a.get("nombre", "")), deseo.texto), a) for a in alternativas]
-    mejor = max((p for p, _ in puntos), default=0)
-    return next((a for p, a in puntos if p == mejor), None) if mejor else None
-
-
-def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = hecha_o_pedido(tarea, ctx, SUSTITUIR, redaccion.sustitucion, "tramitar el cambio")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
-        return fin(redaccion.cambio_no_posible(tarea.pedido, pedido.get("estado")))
-    todas = lineas_de(pedido)
-    if otro := otro_articulo(tarea, todas):
-        return otro
-    elegidas = lineas_mencionadas(todas, tarea.origen)
-    if not elegidas and len(todas) == 1:
-        elegidas = todas
-    if len(elegidas) != 1:
-        return fin(redaccion.elegir_producto(tarea.pedido, todas))
-    linea = elegidas[0]
-    sku = str(linea.get("sku"))
-    if linea.get("unidades_libres") == 0:  # ya reembolsada o cambiada: la herramienta lo rechazaría
-        return fin(redaccion.cambio_ya_compensado(tarea.pedido, str(linea.get("nombre", sku)), sku))
-    consulta = ctx.buscar(STOCK_ALTERNATIVAS, sku=sku)
-    if consulta is None:
-        return ctx.pedir(STOCK_ALTERNATIVAS, {"sku": sku})
-    if consulta.resultado.tipo != "ok" or not isinstance(consulta.resultado.datos, dict):
-        return fin(redaccion.error(f"consultar alternativas para {sku}", consulta.resultado))
-    alternativas = [a for a in consulta.resultado.datos.get("alternativas") or [] if isinstance(a, dict)]
-    nombre = str(linea.get("nombre", sku))
-    if not alternativas:
-        return fin(redaccion.sin_alternativas(nombre, sku))
-    if not tarea.deseo.strip():
-        return fin(redaccion.opciones_de_cambio(nombre, sku, tarea.pedido, alternativas))
-    deseo = leer_deseo(tarea.deseo)
-    elegida = _elegir_alternativa(alternativas, deseo)
-    if elegida is None:
-        return fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
-    if not deseo.skus:
-        # «Por una más barata» no dice cuál: se propone una y se espera el «sí» del cliente.
-        propuesta = {"sku_original": sku, "pedido": tarea.pedido, "sku_nuevo": str(elegida.get("sku"))}
-        return Paso(tipo="fin", texto=redaccion.confirmar_cambio(nombre, sku, tarea.pedido, elegida, alternativas),
-                    args={PROPUESTA_CAMBIO: propuesta})
-    return ctx.pedir(
-        SUSTITUIR, {"pedido": tarea.pedido, "sku_original": sku, "sku_nuevo": str(elegida.get("sku"))}
-    )
-
-
 def _paso_cancelacion(tarea: Tarea, ctx: Contexto) -> Paso:
     pedido = hecha_o_pedido(tarea, ctx, CANCELAR_PEDIDO, cancelacion.redactar, "cancelar tu pedido")
     if isinstance(pedido, Paso):
@@ -209,7 +138,6 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
 PASOS: Mapping[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = carpetas.Perezosa(lambda: {
     "estado": _paso_estado,
     REEMBOLSO.offline.intencion: _paso_reembolso,
-    CAMBIO.offline.intencion: _paso_cambio,
     CANCELACION.offline.intencion: _paso_cancelacion,
     "encargado": _paso_encargado,
     abono.INTENCION: _paso_abono,

@@ -9,13 +9,12 @@ from politicas.reglas.base import Regla
 from politicas.reglas.cancelacion import CANCELACION
 from politicas.reglas.consulta import CONSULTA
 from politicas.reglas.reembolso import REEMBOLSO
-from politicas.reglas.sustitucion import SUSTITUCION
 
 __all__ = ["REGLAS"]
 
 # Las que aún viven en este paquete y la ``REGLA`` de cada carpeta de ``operaciones/``.
 # Perezosa: una regla de carpeta importa este paquete (``operaciones/carpetas.py``).
 REGLAS: Mapping[str, Regla] = carpetas.Perezosa(lambda: {
-    r.nombre: r for r in (REEMBOLSO, SUSTITUCION, CONSULTA, CANCELACION,
+    r.nombre: r for r in (REEMBOLSO, CONSULTA, CANCELACION,
                           *(modulo.REGLA for modulo in carpetas.piezas("regla")))
 })

@@ -76,8 +76,8 @@ from herramientas import REGISTRO
 from herramientas.cancelaciones import cancelar_pedido
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
-from herramientas.sustituciones import sustituir
 from operaciones.reenvio.herramienta import reenviar
+from operaciones.sustitucion.herramienta import sustituir
 from operaciones.vale.herramienta import compensar_con_vale
 from politicas import PoliticaAprobacion
 from politicas.defectos import DEFECTOS

@@ -25,8 +25,8 @@ from agente.servicio.auditoria.informe import hallazgos, informe
 from herramientas.cancelaciones import cancelar_pedido
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
-from herramientas.sustituciones import sustituir
 from operaciones.reenvio.herramienta import reenviar
+from operaciones.sustitucion.herramienta import sustituir
 from operaciones.vale.herramienta import compensar_con_vale
 from tests.apoyo.fabricas import conversacion, crear_pedido, uno
 from tests.apoyo.rutas import RAIZ

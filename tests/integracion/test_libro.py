@@ -22,7 +22,7 @@ from herramientas.asignacion import LineaPedida, UnidadLibre, asignar, normaliza
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.pedidos import consultar_pedido
 from herramientas.reembolsos import reembolsar
-from herramientas.sustituciones import sustituir
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import consultar, crear_pedido, en_carrera, uno
 
 D = Decimal

@@ -19,7 +19,7 @@ from agente.nucleo.errores import ErrorPasarela
 from agente.servicio.auditoria.auditoria_libro import COMPROBACIONES, auditar_libro, total_hallazgos
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
-from herramientas.sustituciones import sustituir
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import PasarelaAveriable, crear_pedido
 
 D = Decimal

@@ -44,7 +44,7 @@ from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_halla
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
-from herramientas.sustituciones import sustituir
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.bases import borrar_base, crear_base
 from tests.apoyo.fabricas import crear_pedido
 

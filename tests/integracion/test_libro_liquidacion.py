@@ -20,7 +20,7 @@ from herramientas.avisos import avisos_pendientes
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.reembolsos import reembolsar
-from herramientas.sustituciones import sustituir
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import PasarelaAveriable, consultar, uno
 
 D = Decimal

@@ -20,7 +20,7 @@ from agente.servicio.fabrica import crear_servicio
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela_stripe import PasarelaStripe
 from herramientas.reembolsos import reembolsar
-from herramientas.sustituciones import sustituir
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import ajustes_prueba, consultar, conversacion, uno
 from tests.apoyo.servidor_stripe import CLAVE, SECRETO_WEBHOOK, servidor_stripe
 

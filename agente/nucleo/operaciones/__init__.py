@@ -1,6 +1,6 @@
 """Las operaciones con efecto de la tienda, declaradas una vez, y ``lista.OPERACIONES``.
 
-Las que aún no se han mudado a su carpeta (reembolso, cambio, cancelación) tienen
+Las que aún no se han mudado a su carpeta (reembolso, cancelación) tienen
 aquí su módulo; las demás viven en ``operaciones/<operacion>/declaracion.py`` y
 ``lista.OPERACIONES`` las descubre recorriendo las carpetas (``operaciones/carpetas.py``).
 
@@ -16,10 +16,10 @@ de la matriz por defecto (``EnMatriz``). La vista ``efectos`` y la CHECK de
 (``agente.bd.derivados``). Lo que falte lo nombran el arranque del servicio
 (``agente.servicio.politica.comprobar_operaciones``) y
 ``tests/integracion/test_operaciones_declaradas.py``. Los ``VALE_*`` de aquí son un
-reenvío de compatibilidad (los leen la CLI y la auditoría).
+reenvío de compatibilidad (los leen la CLI y la auditoría), y ``CAMBIO`` (la declaración de
+``operaciones/sustitucion/``), el de ``politicas.descripcion`` y algunas pruebas.
 """
 
-from agente.nucleo.operaciones.cambio import CAMBIO
 from agente.nucleo.operaciones.cancelacion import CANCELACION
 from agente.nucleo.operaciones.lista import (
     COLUMNAS_EFECTOS,
@@ -30,6 +30,7 @@ from agente.nucleo.operaciones.lista import (
     vista_efectos_sql,
 )
 from agente.nucleo.operaciones.reembolso import REEMBOLSO
+from operaciones.sustitucion.declaracion import CAMBIO
 from operaciones.vale.declaracion import (
     VALE,
     VALE_DIAS_CADUCIDAD_DEFECTO,

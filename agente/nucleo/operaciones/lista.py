@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agente.nucleo.operacion import OperacionConEfecto
-from agente.nucleo.operaciones.cambio import CAMBIO
 from agente.nucleo.operaciones.cancelacion import CANCELACION
 from agente.nucleo.operaciones.reembolso import REEMBOLSO
 from operaciones import carpetas
@@ -16,7 +15,7 @@ __all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "comprobacion_compensaciones_sql",
 
 # Las que aún viven en este paquete y, detrás, una por carpeta de ``operaciones/``.
 OPERACIONES: tuple[OperacionConEfecto, ...] = (
-    REEMBOLSO, CAMBIO, CANCELACION,
+    REEMBOLSO, CANCELACION,
     *(modulo.OPERACION for modulo in carpetas.piezas("declaracion")),
 )
 
