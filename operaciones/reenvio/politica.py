@@ -34,9 +34,9 @@ VALORES = (
 def texto_cliente(valores: Mapping[str, Any]) -> str:
     """Su línea en el texto de la política que lee el cliente (``valores``: los de la tienda)."""
     return (
-        "- Reenvíos: si un pedido enviado no te llega en "
-        f"{valores['dias_reparto_maximos']} días desde que salió, o te llega roto, se te vuelve a "
-        "enviar sin ningún cargo desde la tienda; si cada unidad vale más de "
+        "- Reenvíos: si pasados "
+        f"{valores['dias_reparto_maximos']} días desde que salió un pedido aún no lo has recibido, o te "
+        "llega roto, se te vuelve a enviar sin ningún cargo desde la tienda; si cada unidad vale más de "
         f"{dinero.eur(valores['limite_reenvio'])} o ese producto ya se reenvió, necesita la "
         "aprobación de un encargado."
     )
