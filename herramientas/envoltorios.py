@@ -19,13 +19,12 @@ from psycopg_pool import ConnectionPool
 
 from agente.nucleo.contexto import contexto_de
 from agente.nucleo.puertos import FuentePolitica, Revalidador
-from herramientas import pedidos, sustituciones
+from herramientas import pedidos
 from herramientas.esquemas import (
     ConsultarEncargadoArgs,
     ConsultarPedidoArgs,
     ConsultarPoliticaArgs,
     StockAlternativasArgs,
-    SustituirArgs,
 )
 from herramientas.pasarela import Pasarela
 
@@ -122,31 +121,6 @@ def crear_stock_alternativas(dependencias: Dependencias) -> BaseTool:
         return json_resultado(pedidos.stock_alternativas(pool, contexto=contexto_de(runtime), sku=sku))
 
     return sin_sangria(stock_alternativas)
-
-
-def crear_sustituir(dependencias: Dependencias) -> BaseTool:
-    pool = dependencias.pool
-    pasarela = dependencias.pasarela
-
-    @tool("sustituir", args_schema=SustituirArgs)
-    def sustituir(pedido: str, sku_original: str, sku_nuevo: str, runtime: ToolRuntime) -> str:
-        """Cambia una unidad de un producto de un pedido entregado del cliente (`sku_original`) por otro de la misma categoría con stock en su tienda (`sku_nuevo`) y liquida la diferencia de precio con su medio de pago original: si el nuevo es más barato le devuelve la diferencia (un reembolso RE-...), si es más caro se la cobra (un cobro CO-...). La diferencia es el precio del nuevo menos lo que pagó por esa unidad.
-
-        Úsala solo cuando el cliente haya aceptado el cambio y la diferencia, después de `consultar_pedido` y de `stock_alternativas`, con un `sku_nuevo` de esa lista. Un pedido cancelado o aún no entregado no se puede cambiar, ni una unidad ya reembolsada o cambiada. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado. Devuelve JSON con el número de sustitución (SU-...), los dos SKU, el nombre del producto nuevo, la `diferencia` (positiva: la paga el cliente; negativa: se le devuelve), el `estado` ("hecha") y la `liquidacion`: `tipo` ("ninguna", "renunciada" si la tienda no liquida diferencias tan pequeñas, "reembolso" o "cobro"), con su `numero`, `importe` y `estado` ("completado" o "pendiente"). Si hay un `aviso`, cuéntaselo al cliente: por ejemplo, que la devolución de la diferencia queda pendiente y le avisaremos por aquí. `repetido: true` quiere decir que el cambio ya estaba hecho. Si falla al cobrar la diferencia, el cambio no está hecho: queda pendiente del cobro, no se ha cambiado ningún producto y el sistema reintentará el cobro; dile al cliente que le avisaremos por aquí y no lo propongas otra vez. Si falla con «la aprobación ha caducado», el stock o el precio cambiaron desde la propuesta y no se ha cambiado nada: vuelve a consultar alternativas y pregunta al cliente.
-        """
-        return json_resultado(
-            sustituciones.sustituir(
-                pool,
-                contexto=contexto_de(runtime),
-                pedido=pedido,
-                sku_original=sku_original,
-                sku_nuevo=sku_nuevo,
-                pasarela=pasarela,
-                **datos_de_ejecucion(runtime, dependencias),
-            )
-        )
-
-    return sin_sangria(sustituir)
 
 
 def crear_consultar_encargado(dependencias: Dependencias) -> BaseTool:

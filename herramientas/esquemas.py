@@ -61,27 +61,6 @@ class StockAlternativasArgs(BaseModel):
     )
 
 
-class SustituirArgs(BaseModel):
-    """Argumentos de sustituir."""
-
-    pedido: str = Field(description=DESCRIPCION_PEDIDO)
-    sku_original: str = Field(
-        description=(
-            "SKU del producto del pedido que el cliente devuelve; tiene que ser el `sku` de una "
-            "línea de ese pedido según `consultar_pedido` a la que le queden `unidades_libres` "
-            "(una unidad ya reembolsada o cambiada no se puede cambiar)."
-        )
-    )
-    sku_nuevo: str = Field(
-        description=(
-            "SKU del producto que el cliente recibe a cambio. Elígelo de la lista `alternativas` "
-            "de `stock_alternativas` para `sku_original` (misma categoría y con stock), y solo "
-            "después de que el cliente haya aceptado ese producto y su diferencia de precio: si "
-            "es más caro se le cobra la diferencia, y si es más barato se le devuelve."
-        )
-    )
-
-
 class ConsultarEncargadoArgs(BaseModel):
     """Argumentos de consultar_encargado."""
 

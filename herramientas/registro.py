@@ -36,10 +36,8 @@ from typing import Any
 from langchain.tools import BaseTool
 
 from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, REENVIO
 from herramientas import envoltorios
 from herramientas.envoltorios import Dependencias
-from herramientas.reenvios import crear_reenviar
 from operaciones import carpetas
 
 __all__ = [
@@ -47,10 +45,8 @@ __all__ = [
     "CONSULTAR_PEDIDO",
     "CONSULTAR_POLITICA",
     "DECISIONES_VALIDAS",
-    "REENVIAR",
     "REGISTRO",
     "STOCK_ALTERNATIVAS",
-    "SUSTITUIR",
     "Dependencias",
     "Herramienta",
     "Registro",
@@ -59,8 +55,6 @@ __all__ = [
 CONSULTAR_PEDIDO = "consultar_pedido"
 CONSULTAR_POLITICA = "consultar_politica"
 STOCK_ALTERNATIVAS = "stock_alternativas"
-SUSTITUIR = CAMBIO.herramienta
-REENVIAR = REENVIO.herramienta
 CONSULTAR_ENCARGADO = "consultar_encargado"
 
 
@@ -252,20 +246,6 @@ def _herramientas() -> tuple[Herramienta, ...]:
             nombre=STOCK_ALTERNATIVAS,
             crear=envoltorios.crear_stock_alternativas,
             reintento_seguro=True,
-        ),
-        Herramienta.de_operacion(
-            CAMBIO,
-            nombre=SUSTITUIR,
-            crear=envoltorios.crear_sustituir,
-            reintento_seguro=True,
-            max_por_turno=2,
-        ),
-        Herramienta.de_operacion(
-            REENVIO,
-            nombre=REENVIAR,
-            crear=crear_reenviar,
-            reintento_seguro=True,
-            max_por_turno=2,
         ),
         Herramienta(
             nombre=CONSULTAR_ENCARGADO,

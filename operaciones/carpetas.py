@@ -13,7 +13,11 @@ capas de ``pyproject.toml`` sigan valiendo módulo a módulo):
 - ``maneras.py``: ``TAMBIEN`` y ``RENUNCIA``, otras maneras de pedirla y de renunciar a
   ella (expresiones para el modelo offline; sin imports).
 - ``frases.py``: lo que lee el cliente de su resultado (``redactar``) en el modelo offline.
-- ``paso.py``: ``paso(tarea, ctx)``, el paso del plan del modelo offline.
+- ``paso.py``: ``paso(tarea, ctx)``, el paso del plan del modelo offline. Opcionales, que
+  ``agente.modelo_offline.lectura`` usa si están: ``respuesta(texto, anteriores)``, las
+  tareas del «sí» o el «no» a lo que propuso la última respuesta (un cambio, un reenvío) o
+  ``None``; y ``partir(fragmento)``, ``(origen, deseo)``: lo que el cliente tiene y lo que
+  quiere a cambio (el cambio de producto).
 - ``prompt.md``: lo que el modelo debe saber de ella, en el prompt de sistema (sin llaves:
   el prompt es una plantilla).
 - ``tareas.yaml``: sus tareas de evaluación (``agente evaluar``).

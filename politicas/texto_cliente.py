@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from agente.nucleo import dinero
 from agente.nucleo.contexto import ContextoCliente
 from operaciones import carpetas
 from politicas.defectos import DEFECTOS, columnas_con_defecto, parametros_defecto
@@ -39,19 +38,9 @@ WHERE t.id = %(tienda)s"""
 
 def texto_politica(nombre_tienda: str, valores: Mapping[str, Any]) -> str:
     """El texto para el cliente con los ``valores`` de ``politicas_tienda`` (o ``DEFECTOS``)."""
-    diferencia = dinero.cuantizar(valores["diferencia_max_sustitucion"])
-    if diferencia > 0:
-        regla_cambio = (
-            f"si el nuevo cuesta más de {dinero.eur(diferencia)} por encima del original, "
-            "el cambio necesita la aprobación de un encargado"
-        )
-    else:
-        regla_cambio = "si el nuevo es más caro que el original, el cambio necesita la aprobación de un encargado"
     return "\n".join(
         [
             f"Política de devoluciones y cambios de la tienda {nombre_tienda}:",
-            "- Cambios: un producto del pedido se puede cambiar por otro de la misma categoría "
-            f"con stock en la tienda; {regla_cambio}.",
             *(modulo.texto_cliente(valores) for modulo in carpetas.piezas("politica")),
             "- Aprobaciones: una operación que espera a un encargado caduca a las "
             f"{valores['horas_caducidad']} horas. Si mientras tanto cambian el stock o el precio, "

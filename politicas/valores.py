@@ -125,29 +125,9 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             defecto=30, endurece="bajar",
             descripcion="Más días desde la entrega pide firma (la ventana de la tienda)."),
         ValorPolitica(
-            nombre="diferencia_max_sustitucion", etiqueta="Diferencia máxima de un cambio sin firma", tipo="dinero", unidad="EUR",
-            minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
-            endurece="bajar", regla="sustitucion",
-            descripcion="Un cambio que cuesta más que esto por encima del original pide firma."),
-        ValorPolitica(
-            nombre="diferencia_minima_liquidable", etiqueta="Diferencia mínima que se liquida", tipo="dinero", unidad="EUR",
-            minimo=Decimal("0.00"), maximo=DINERO_MAXIMO, defecto=Decimal("0.00"),
-            endurece="bajar", regla="sustitucion",
-            descripcion="Una diferencia de un cambio menor que esto no se cobra ni se devuelve."),
-        ValorPolitica(
             nombre="horas_caducidad", etiqueta="Caducidad de una operación en espera", tipo="entero", unidad="horas", minimo=1, maximo=720,
             defecto=72, endurece="bajar",
             descripcion="Plazo de una operación que espera firma; pasado, se rechaza sola."),
-        # Reenvío (sql/017): el valor de cada unidad que sale sin firma, y desde cuándo un
-        # pedido enviado cuenta como perdido (menos días = se reenvía antes: endurece al subir).
-        ValorPolitica(
-            nombre="limite_reenvio", etiqueta="Límite de reenvío sin firma", tipo="dinero", unidad="EUR", minimo=Decimal("0.00"),
-            maximo=DINERO_MAXIMO, defecto=Decimal("50.00"), endurece="bajar", regla="reenvio",
-            descripcion="Un reenvío de una unidad que vale más pide firma."),
-        ValorPolitica(
-            nombre="dias_reparto_maximos", etiqueta="Días de reparto antes de dar un envío por perdido", tipo="entero", unidad="días", minimo=1, maximo=60,
-            defecto=3, endurece="subir",
-            descripcion="Días de reparto tras el envío; pasados, un pedido sin entregar cuenta como perdido."),
         # Lo que se dice al cliente que tarda en llegarle un reembolso, por medio de pago
         # (agente/nucleo/abonos.py, sql/041): prometer menos días pide firma (endurece al subir).
         *(ValorPolitica(

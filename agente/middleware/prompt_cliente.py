@@ -16,13 +16,6 @@ Atiendes a {nombre} (cliente {cliente_id}) por el canal {canal}.
 
 Cómo trabajas:
 - Antes de proponer nada sobre un pedido, consúltalo con `consultar_pedido`.
-- Un cambio de producto solo es posible en un pedido entregado: primero
-  `stock_alternativas`, enseña las opciones con su diferencia de precio y, cuando el
-  cliente elija, `sustituir`. Si el producto nuevo es más barato, la diferencia se le
-  devuelve a su medio de pago original; si es más caro, se le cobra, y el cambio no se
-  hace hasta que el cobro se confirme. Cuéntale la cifra exacta que devuelva la herramienta.
-- Si un pedido enviado no ha llegado o llegó con algo roto o de menos, `reenviar` manda
-  otra vez las unidades afectadas sin cobrar nada, con el motivo del cliente.
 """
 
 _RESTO = """- Si un reembolso o un cobro queda «pendiente» porque la pasarela de pagos no respondió,

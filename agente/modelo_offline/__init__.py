@@ -20,9 +20,9 @@ Por módulos, en el orden en que trabaja:
 - ``matices``: lo que cambia lo pedido en cualquier operación: negarla («sin devolverlo»,
   «en vez de cambiarla»), retractarse («bueno no, mejor me lo quedo»), cuántas unidades
   («una sartén») y el artículo nombrado que el pedido no tiene («la jarra»: se pregunta).
-- Un módulo por operación (``reembolso``, ``reenvio``, ``cancelacion``, ``direccion``): sus
-  ``FRASES`` (otras maneras de pedirla o de renunciar a ella) y sus textos. Las operaciones
-  con carpeta los tienen en ella (``operaciones/<operacion>/frases.py`` y ``paso.py``).
+- Un módulo por operación sin carpeta (``reembolso``, ``cancelacion``): sus ``FRASES``
+  (otras maneras de pedirla o de renunciar a ella) y sus textos. Las operaciones con carpeta
+  los tienen en ella (``operaciones/<operacion>/maneras.py``, ``frases.py`` y ``paso.py``).
 - ``articulo``: el artículo nombrado que el pedido no tiene (para los pasos de cualquier operación).
 - ``lectura``: el mensaje del cliente -> tareas (intención, pedido, SKU, motivo).
 - ``resultados``: lo que volvió a cada llamada (status, artifact, JSON; el único

@@ -21,12 +21,11 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, cambio, comprension, reenvio
-from agente.modelo_offline.comprension import RE_NO, RE_SI
+from agente.modelo_offline import abono, comprension
 from agente.modelo_offline.matices import Frases, negada, retractadas
 from agente.modelo_offline.texto import (
     RE_PEDIDO,
@@ -36,23 +35,17 @@ from agente.modelo_offline.texto import (
     puntuacion,
     texto_de,
 )
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REENVIO
+from agente.nucleo.operaciones import OPERACIONES
 from operaciones import carpetas
-from operaciones.cancelacion.declaracion import CANCELACION
 
 __all__ = [
     "MOTIVO_POR_DEFECTO",
     "PATRONES",
     "RE_PEDIDO",
-    "PROPUESTA_CAMBIO",
-    "RE_PROPUESTA",
-    "RE_ROTO",
     "RE_SKU",
     "INTENCIONES",
-    "Deseo",
     "Intencion",
     "Tarea",
-    "leer_deseo",
     "limpiar_cola",
     "lineas_mencionadas",
     "normalizar",
@@ -65,7 +58,7 @@ __all__ = [
 MOTIVO_POR_DEFECTO = "devolución solicitada por el cliente"
 
 # Lo que cada módulo de operación del modelo offline añade a su patrón o reconoce como renuncia.
-FRASES = {m.FRASES.intencion: m.FRASES for m in (cambio, reenvio)} | {
+FRASES = {
     carpetas.pieza(n, "declaracion").OPERACION.offline.intencion: Frases(
         intencion=carpetas.pieza(n, "declaracion").OPERACION.offline.intencion,
         tambien=carpetas.pieza(n, "maneras").TAMBIEN, renuncia=carpetas.pieza(n, "maneras").RENUNCIA)
@@ -85,11 +78,6 @@ PATRONES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 # Las intenciones de las operaciones con efecto (una pregunta por sus normas es de la política).
 DE_OPERACION = frozenset(i for i, _ in PATRONES)
-CAMBIAR = CAMBIO.offline.intencion
-CANCELAR = CANCELACION.offline.intencion
-REENVIAR = REENVIO.offline.intencion
-RE_CAMBIO = re.compile(CAMBIO.offline.patron)
-RE_POR = re.compile(r"\b(?:por|en vez de|en lugar de)\b")
 RE_MOTIVO = re.compile(r"\b(?:porque|ya que|debido a que|pues|motivo:?)\s+(.+)", re.IGNORECASE | re.DOTALL)
 RE_ENCARGADO = re.compile(
     r"\b(?:pregunt\w*|consult\w*|averigu\w*|dile|digale)\s+(?:\w+\s+){0,3}?"
@@ -104,21 +92,6 @@ RE_DISPONIBILIDAD = re.compile(
     r"\b(?:teneis|tienen|tienes|tiene|hay|disponib\w*|stock|quedan?|vendeis|venden|"
     r"repuestos?|recambios?|reponer|repondreis)\b"
 )
-RE_BARATA = re.compile(r"\b(?:barat\w*|economic\w*|menos car[ao]s?|mas asequible\w*|inferior\w*|"
-                       r"(?:cuest|salg|valg|sea)\w*\s+menos)\b")
-RE_IGUAL = re.compile(r"\b(?:mismo precio|misma precio|mismo importe|mismo valor|igual\w*|equivalente\w*|lo mismo)\b")
-# Dónde deja el modelo offline la propuesta de cambio que espera un «sí» (SKU y pedido).
-PROPUESTA_CAMBIO = "propuesta_cambio"
-RE_PROPUESTA = re.compile(
-    r"¿Confirmas el cambio de ([A-Z]{3}-\d{3}) del pedido (P-\d{8}-\d{4}) por la ([A-Z]{3}-\d{3})\?"
-)
-# «Llegó roto» frente a «no llegó» en un reenvío (sobre texto normalizado).
-RE_ROTO = re.compile(
-    r"\b(?:rot[oa]s?|romp\w*|destroz\w*|inservible\w*|aplastad\w*|mal estado|hech[oa]s? pedazos|"
-    r"no funciona\w*|no va\b|defectuos\w*|estropead\w*|hech[oa]s? (?:polvo|trizas|mierda)|partid[oa]s?|"
-    r"rajad[oa]s?|destrozad\w*|roto\b)"
-)
-RE_CARA = re.compile(r"\b(?:mas car[ao]s?|mejor\w*|superior\w*|gama alta|car[ao]s?)\b")
 
 
 # Las de cada operación declarada más las que no mueven nada.
@@ -142,27 +115,6 @@ def lineas_mencionadas(lineas: Sequence[dict], texto: str) -> list[dict]:
     if mejor == 0:
         return []
     return [linea for p, linea in puntos if p == mejor]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Deseo:
-    """Por qué quiere cambiar el cliente: SKUs nombrados o una preferencia de precio."""
-
-    texto: str
-    skus: frozenset[str]
-    precio: Literal["menor", "igual", "mayor"] | None
-
-
-def leer_deseo(texto: str) -> Deseo:
-    normal = normalizar(texto)
-    precio: Literal["menor", "igual", "mayor"] | None = None
-    if RE_BARATA.search(normal):
-        precio = "menor"
-    elif RE_IGUAL.search(normal):
-        precio = "igual"
-    elif RE_CARA.search(normal):
-        precio = "mayor"
-    return Deseo(texto=texto, skus=frozenset(s.upper() for s in RE_SKU.findall(texto)), precio=precio)
 
 
 # ---------------------------------------------------------------- tareas
@@ -239,15 +191,13 @@ def _motivo(fragmento: str) -> str:
     return limpiar_cola(encontrado.group(1)) or MOTIVO_POR_DEFECTO
 
 
-def _partir_cambio(fragmento: str) -> tuple[str, str]:
-    """«cambiar la cafetera por una más barata» -> ("cambiar la cafetera ", " una más barata")."""
-    normal = normalizar(fragmento)
-    verbo = RE_CAMBIO.search(normal)
-    corte = RE_POR.search(normal, verbo.end() if verbo else 0)
-    if not corte:  # «que sea la CAF-004», «una que cueste menos»: lo que quiere está en la frase
-        deseo = leer_deseo(fragmento)
-        return fragmento, fragmento if deseo.precio or deseo.skus else ""
-    return fragmento[: corte.start()], fragmento[corte.end():]
+def _de_carpeta(intencion: str, nombre: str) -> Any:
+    """``nombre`` (``partir``, ``respuesta``) del ``paso.py`` de la operación con carpeta de
+    ``intencion``, o None si no tiene carpeta o no lo define (``operaciones/carpetas.py``)."""
+    for carpeta in carpetas.nombres():
+        if carpetas.pieza(carpeta, "declaracion").OPERACION.offline.intencion == intencion:
+            return getattr(carpetas.pieza(carpeta, "paso"), nombre, None)
+    return None
 
 
 def _pedido_en_historial(anteriores: Sequence[BaseMessage]) -> str | None:
@@ -278,27 +228,10 @@ def _tarea_de_clausula(texto: str, tipo: Intencion, desde: int, hasta: int, pedi
         pedido = antes[-1] if antes else (todos[0] if todos else pedido_previo)
     if tipo in DE_OPERACION and "?" in fragmento and RE_POLITICA.search(normalizar(fragmento)):
         return Tarea(tipo="politica", texto=fragmento)  # «¿cuántos días hay para devolver algo?»
-    if tipo == CAMBIAR:
-        origen, deseo = _partir_cambio(fragmento)
+    if (partir := _de_carpeta(tipo, "partir")) is not None:  # lo que tiene y lo que quiere a cambio
+        origen, deseo = partir(fragmento)
         return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, origen=origen, deseo=deseo)
     return Tarea(tipo=tipo, pedido=pedido, texto=fragmento, motivo=_motivo(fragmento), origen=fragmento)
-
-
-def _propuesta_pendiente(anteriores: Sequence[BaseMessage]) -> tuple[str, str, str] | None:
-    """(sku_original, pedido, sku_nuevo) si la última respuesta del asistente pide confirmar un cambio.
-
-    La propuesta va en ``additional_kwargs[PROPUESTA_CAMBIO]`` (el texto nombra los productos,
-    no sus SKU); en historias de antes, en el texto (``RE_PROPUESTA``)."""
-    for mensaje in reversed(anteriores):
-        if isinstance(mensaje, HumanMessage):
-            return None
-        if isinstance(mensaje, AIMessage) and not mensaje.tool_calls:
-            propuesta = (mensaje.additional_kwargs or {}).get(PROPUESTA_CAMBIO)
-            if isinstance(propuesta, dict) and all(propuesta.get(k) for k in ("sku_original", "pedido", "sku_nuevo")):
-                return str(propuesta["sku_original"]), str(propuesta["pedido"]), str(propuesta["sku_nuevo"])
-            encontrada = RE_PROPUESTA.search(texto_de(mensaje))
-            return (encontrada.group(1), encontrada.group(2), encontrada.group(3)) if encontrada else None
-    return None
 
 
 def _por_pedido(tarea: Tarea) -> list[Tarea]:
@@ -313,7 +246,7 @@ def _por_pedido(tarea: Tarea) -> list[Tarea]:
             partes.append(Tarea(tipo="estado", pedido=pedido, texto=fragmento))
         else:
             partes.append(dataclasses.replace(tarea, pedido=pedido, texto=fragmento, origen=fragmento
-                                              if tarea.tipo != CAMBIAR else tarea.origen))
+                                              if _de_carpeta(tarea.tipo, "partir") is None else tarea.origen))
     return partes
 
 
@@ -334,31 +267,19 @@ def _respuesta_a_pregunta(texto: str, anteriores: Sequence[BaseMessage]) -> list
 def tareas(texto: str, anteriores: Sequence[BaseMessage]) -> list[Tarea]:
     """Las tareas del último mensaje ``texto``; ``anteriores`` da el pedido si no lo nombra.
 
-    Un «sí» a una propuesta de cambio es el cambio con los SKU ya nombrados (la confirmación
-    explícita); un «no», la anulación. Cualquier otra cosa se lee como un mensaje nuevo.
+    Un «sí» o un «no» a lo que propuso la última respuesta (un cambio, un reenvío) lo lee la
+    operación que lo propuso (``respuesta`` en su ``paso.py``). Cualquier otra cosa se lee
+    como un mensaje nuevo.
     """
     texto = comprension.corregir(texto)
     normal = normalizar(texto)
     pedidos = [p.upper() for p in RE_PEDIDO.findall(texto)]
     pedido_previo = _pedido_en_historial(anteriores)
-    propuesta = _propuesta_pendiente(anteriores)
-    if propuesta:
-        sku, pedido, sku_nuevo = propuesta
-        otras = {intencion for intencion, patron in PATRONES if patron.search(normal)}
-        if not otras and RE_SI.search(normal):
-            return [Tarea(tipo=CAMBIAR, pedido=pedido, texto=texto, origen=sku, deseo=sku_nuevo)]
-        # «Cancela» sin nombrar un pedido responde a la propuesta: no cancela el pedido.
-        if RE_NO.search(normal) and (not otras or (otras == {CANCELAR} and not pedidos)):
-            return [Tarea(tipo="anulada", pedido=pedido, texto=texto)]
-
-    oferta = reenvio.ofrecido(anteriores)
-    if oferta and not set(pedidos) - {str(oferta["pedido"])}:
-        # «Sí» (o «sí, reenviádmelo») al reenvío ofrecido: la queja de antes, ya sin la pregunta.
-        otras = {intencion for intencion, patron in PATRONES if patron.search(normal)} - {REENVIAR}
-        if not otras and RE_SI.search(normal):
-            return [Tarea(tipo=REENVIAR, pedido=str(oferta["pedido"]), texto=str(oferta.get("texto") or texto))]
-        if not otras and (RE_NO.search(normal) or re.search(r"\besper\w*", normal)):
-            return [Tarea(tipo="retirada", pedido=str(oferta["pedido"]), texto=texto)]
+    # «Sí» o «no» a lo que ofreció la última respuesta de una operación con carpeta (su ``paso.respuesta``).
+    for carpeta in carpetas.nombres():
+        respuesta = getattr(carpetas.pieza(carpeta, "paso"), "respuesta", None)
+        if respuesta is not None and (respondidas := respuesta(texto, anteriores)) is not None:
+            return respondidas
     if RE_ENCARGADO.search(normal):
         return [Tarea(tipo="encargado", texto=texto.strip())]
     # «¿Cuándo me devolvéis el dinero?» pregunta por un reembolso hecho, no pide otro.

@@ -19,48 +19,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agente.modelo_offline import abono, matices, redaccion, reenvio
-from agente.modelo_offline.articulo import otro_articulo
-from agente.modelo_offline.lectura import (
-    PROPUESTA_CAMBIO,
-    RE_ROTO,
-    Deseo,
-    Tarea,
-    leer_deseo,
-    lineas_mencionadas,
-    normalizar,
-    puntuacion,
-    tareas,
-    texto_de,
-)
-from agente.modelo_offline.pasos import (
-    Contexto,
-    Paso,
-    fin,
-    hecha_o_pedido,
-    lineas_de,
-    pedido_consultado,
-    unidades_limitadas,
-)
-from agente.modelo_offline.resultados import cantidad, llamadas_desde
+from agente.modelo_offline import abono, matices, redaccion
+from agente.modelo_offline.lectura import Tarea, tareas, texto_de
+from agente.modelo_offline.pasos import Contexto, Paso, fin, pedido_consultado
+from agente.modelo_offline.resultados import llamadas_desde
 from agente.modelo_offline.seguimiento import desenlace_reciente, sigo_aqui, solo_seguimiento
-from agente.nucleo import dinero
-from agente.nucleo.operaciones import (
-    CAMBIO,
-    REENVIO,
-)
-from herramientas.registro import (
-    CONSULTAR_ENCARGADO,
-    CONSULTAR_POLITICA,
-    REENVIAR,
-    STOCK_ALTERNATIVAS,
-    SUSTITUIR,
-)
+from herramientas.registro import CONSULTAR_ENCARGADO, CONSULTAR_POLITICA
 from operaciones import carpetas
 
 __all__ = ["PASOS", "Contexto", "Paso", "Plan", "planificar"]
@@ -80,104 +48,6 @@ def _paso_estado(tarea: Tarea, ctx: Contexto) -> Paso:
     if isinstance(pedido, Paso):
         return pedido
     return fin(redaccion.estado_pedido(pedido, tarea.pedido))
-
-
-def _elegir_alternativa(alternativas: list[dict], deseo: Deseo) -> dict | None:
-    if deseo.skus:
-        return next((a for a in alternativas if str(a.get("sku", "")).upper() in deseo.skus), None)
-
-    def diferencia(a: dict) -> Decimal:
-        return cantidad(a.get("diferencia")) or dinero.CERO
-
-    if deseo.precio == "menor":
-        baratas = [a for a in alternativas if diferencia(a) < 0]
-        return min(baratas, key=diferencia) if baratas else None
-    if deseo.precio == "igual":
-        return next((a for a in alternativas if diferencia(a) == 0), None)
-    if deseo.precio == "mayor":
-        caras = [a for a in alternativas if diferencia(a) > 0]
-        return max(caras, key=diferencia) if caras else None
-    puntos = [(puntuacion(str(a.get("nombre", "")), deseo.texto), a) for a in alternativas]
-    mejor = max((p for p, _ in puntos), default=0)
-    return next((a for p, a in puntos if p == mejor), None) if mejor else None
-
-
-def _paso_cambio(tarea: Tarea, ctx: Contexto) -> Paso:
-    pedido = hecha_o_pedido(tarea, ctx, SUSTITUIR, redaccion.sustitucion, "tramitar el cambio")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") != "entregado":  # la herramienta lo rechazaría: se dice antes
-        return fin(redaccion.cambio_no_posible(tarea.pedido, pedido.get("estado")))
-    todas = lineas_de(pedido)
-    if otro := otro_articulo(tarea, todas):
-        return otro
-    elegidas = lineas_mencionadas(todas, tarea.origen)
-    if not elegidas and len(todas) == 1:
-        elegidas = todas
-    if len(elegidas) != 1:
-        return fin(redaccion.elegir_producto(tarea.pedido, todas))
-    linea = elegidas[0]
-    sku = str(linea.get("sku"))
-    if linea.get("unidades_libres") == 0:  # ya reembolsada o cambiada: la herramienta lo rechazaría
-        return fin(redaccion.cambio_ya_compensado(tarea.pedido, str(linea.get("nombre", sku)), sku))
-    consulta = ctx.buscar(STOCK_ALTERNATIVAS, sku=sku)
-    if consulta is None:
-        return ctx.pedir(STOCK_ALTERNATIVAS, {"sku": sku})
-    if consulta.resultado.tipo != "ok" or not isinstance(consulta.resultado.datos, dict):
-        return fin(redaccion.error(f"consultar alternativas para {sku}", consulta.resultado))
-    alternativas = [a for a in consulta.resultado.datos.get("alternativas") or [] if isinstance(a, dict)]
-    nombre = str(linea.get("nombre", sku))
-    if not alternativas:
-        return fin(redaccion.sin_alternativas(nombre, sku))
-    if not tarea.deseo.strip():
-        return fin(redaccion.opciones_de_cambio(nombre, sku, tarea.pedido, alternativas))
-    deseo = leer_deseo(tarea.deseo)
-    elegida = _elegir_alternativa(alternativas, deseo)
-    if elegida is None:
-        return fin(redaccion.sin_encaje(nombre, sku, tarea.deseo))
-    if not deseo.skus:
-        # «Por una más barata» no dice cuál: se propone una y se espera el «sí» del cliente.
-        propuesta = {"sku_original": sku, "pedido": tarea.pedido, "sku_nuevo": str(elegida.get("sku"))}
-        return Paso(tipo="fin", texto=redaccion.confirmar_cambio(nombre, sku, tarea.pedido, elegida, alternativas),
-                    args={PROPUESTA_CAMBIO: propuesta})
-    return ctx.pedir(
-        SUSTITUIR, {"pedido": tarea.pedido, "sku_original": sku, "sku_nuevo": str(elegida.get("sku"))}
-    )
-
-
-def _paso_reenvio(tarea: Tarea, ctx: Contexto) -> Paso | list[Paso]:
-    """«No me ha llegado»: todo lo que no llegó (o lo que nombre); «llegó roto, mandadme
-    otro»: una unidad de lo que nombre. Sin enviar o cancelado se dice sin llamar a nada."""
-    hechas = [ll for ll in ctx.llamadas if ll.nombre == REENVIAR
-              and str(ll.args.get("pedido", "")).upper() == str(tarea.pedido or "").upper()]
-    if tarea.pedido and hechas:
-        return fin("\n".join(reenvio.redactar(tarea.pedido, llamada) for llamada in hechas))
-    pedido = pedido_consultado(tarea, ctx, "tramitar el reenvío")
-    if isinstance(pedido, Paso):
-        return pedido
-    if pedido.get("estado") in ("pendiente", "cancelado"):  # la herramienta lo rechazaría
-        return fin(reenvio.no_posible(tarea.pedido, pedido.get("estado")))
-    roto = bool(RE_ROTO.search(normalizar(tarea.texto)))
-    todas = lineas_de(pedido)
-    if reenvio.pide_opciones(tarea.texto) and not roto:  # «¿qué podéis hacer?»: se ofrece, no se hace
-        oferta = {"pedido": tarea.pedido, "texto": reenvio.sin_opciones(tarea.texto)}
-        return Paso(tipo="fin", texto=reenvio.opciones(tarea.pedido, pedido.get("estado"), todas),
-                    args={reenvio.PROPUESTA_REENVIO: oferta})
-    if otro := otro_articulo(tarea, todas):
-        return otro
-    elegidas = lineas_mencionadas(todas, tarea.texto)
-    if not elegidas and (len(todas) == 1 or not roto):
-        elegidas = todas  # un solo producto, o no ha llegado nada del pedido
-    if not elegidas or (roto and len(elegidas) != 1):
-        return fin(reenvio.elegir_producto(tarea.pedido, todas))
-    motivo = "llego_roto" if roto else "no_llego"
-    llamadas = [
-        ctx.pedir(REENVIAR, {"pedido": tarea.pedido, "linea": int(linea["linea"]),
-                             "unidades": unidades_limitadas(tarea.texto, linea) or (1 if roto else int(linea.get("unidades") or 1)),
-                             "motivo": motivo, "descripcion": tarea.texto.strip()[:500]})
-        for linea in elegidas
-    ]
-    return llamadas  # una por línea: van juntas en un mensaje (una sola revisión)
 
 
 def _paso_abono(tarea: Tarea, ctx: Contexto) -> Paso:
@@ -207,8 +77,6 @@ def _paso_politica(tarea: Tarea, ctx: Contexto) -> Paso:
 # Perezosa: el paso de una carpeta importa este paquete (``operaciones/carpetas.py``).
 PASOS: Mapping[str, Callable[[Tarea, Contexto], Paso | list[Paso]]] = carpetas.Perezosa(lambda: {
     "estado": _paso_estado,
-    CAMBIO.offline.intencion: _paso_cambio,
-    REENVIO.offline.intencion: _paso_reenvio,
     "encargado": _paso_encargado,
     abono.INTENCION: _paso_abono,
     "politica": _paso_politica,

@@ -13,9 +13,7 @@ from datetime import date
 from typing import Any
 
 from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
-from agente.modelo_offline.texto import limpiar_cola
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO
 
 __all__ = [
     "AYUDA",
@@ -23,10 +21,7 @@ __all__ = [
     "SIGUIENTE_PENDIENTE",
     "aclarar",
     "cambio_anulado",
-    "cambio_ya_compensado",
-    "confirmar_cambio",
     "condiciones",
-    "elegir_producto",
     "ejecutada",
     "error",
     "eur",
@@ -34,14 +29,10 @@ __all__ = [
     "esperando_pedido",
     "estado_pedido",
     "lineas",
-    "opciones_de_cambio",
     "pedir_pedido",
     "pedido_no_consultado",
     "respuesta_encargado",
-    "sin_alternativas",
-    "sin_encaje",
     "sin_herramienta",
-    "sustitucion",
 ]
 
 AYUDA = (
@@ -203,132 +194,10 @@ def ejecutada(operacion: str, numero: str, pedido: str | None, llamada: Llamada)
     return datos
 
 
-def elegir_producto(pedido: str | None, lineas_pedido: Sequence[dict]) -> str:
-    return f"¿Qué producto del pedido {pedido} quieres cambiar? Contiene: {lineas(lineas_pedido)}."
-
-
-def cambio_no_posible(pedido: str | None, estado: Any) -> str:
-    if estado == "cancelado":
-        return f"El pedido {pedido} está cancelado: no se puede cambiar ningún producto."
-    return (
-        f"El pedido {pedido} todavía no consta como entregado, y solo se puede cambiar un "
-        "producto que ya has recibido. Cuando te llegue, escríbenos y lo vemos."
-    )
-
-
-def cambio_ya_compensado(pedido: str | None, nombre: str, sku: str) -> str:
-    return (
-        f"No puedo cambiar {nombre} del pedido {pedido}: ya se reembolsó o se cambió, "
-        "y cada unidad se compensa una sola vez. Si le pasa algo a lo que recibiste, dímelo y lo vemos."
-    )
-
-
-def sin_alternativas(nombre: str, sku: str) -> str:
-    return (
-        f"Lo siento, ahora mismo no hay ninguna alternativa en stock para {nombre} "
-        "en tu tienda. Si lo prefieres, puedo tramitar la devolución."
-    )
-
-
-def opciones_de_cambio(nombre: str, sku: str, pedido: str | None, alternativas: Sequence[dict]) -> str:
-    """Las alternativas por su nombre (el cliente no lee SKUs); se elige nombrándola o por
-    precio («una más barata»). Los precios son los de su tienda (``stock_alternativas``):
-    otra tienda puede vender lo mismo a otro precio, y el texto lo dice."""
-    opciones = "; ".join(
-        f"{a.get('nombre')} ({eur(a.get('pvp'))}, {diferencia(a.get('diferencia'))})"
-        for a in alternativas
-    )
-    return (
-        f"Para {nombre} tenemos en stock en tu tienda, con sus precios allí: {opciones}. ¿Por cuál quieres "
-        f"cambiarlo? Por ejemplo: «cambiar {nombre} del pedido {pedido} por "
-        f"{alternativas[0].get('nombre')}» o «por una más barata»."
-    )
-
-
-def confirmar_cambio(
-    nombre: str, sku: str, pedido: str | None, elegida: dict, alternativas: Sequence[dict]
-) -> str:
-    """La propuesta que espera un «sí», con los productos por su nombre. Los SKU van aparte,
-    en el mensaje (``propuesta_cambio``, ver ``plan``), y ``lectura`` los lee de ahí."""
-    otras = "; ".join(
-        f"{a.get('nombre')} ({eur(a.get('pvp'))})" for a in alternativas if a is not elegida
-    )
-    resto = f" También hay: {otras}." if otras else ""
-    return (
-        f"Para {nombre} te propongo {elegida.get('nombre')} "
-        f"({eur(elegida.get('pvp'))} en tu tienda, {diferencia(elegida.get('diferencia'))}).{resto} "
-        f"¿Confirmas el cambio de {nombre} del pedido {pedido} por {elegida.get('nombre')}? "
-        "Responde «sí» para tramitarlo o dime otra opción."
-    )
 
 
 def cambio_anulado(pedido: str | None) -> str:
     return f"De acuerdo, no cambio nada del pedido {pedido}. Si necesitas otra cosa, dímelo."
-
-
-def sin_encaje(nombre: str, sku: str, deseo: str) -> str:
-    return (
-        f"Lo siento, no hay ninguna alternativa en stock para {nombre} que "
-        f"encaje con lo que pides ({limpiar_cola(deseo.strip())}). Si quieres, te digo las que hay "
-        "o tramito la devolución."
-    )
-
-
-def _diferencia_de_precio(valor: Any) -> str:
-    numero = cantidad(valor) or dinero.CERO
-    if numero < 0:
-        return f"Diferencia de precio a tu favor: {eur(-numero)}."
-    if numero > 0:
-        return f"Diferencia de precio a tu cargo: {eur(numero)}."
-    return "No hay diferencia de precio."
-
-
-def _liquidacion(datos: dict) -> str:
-    """Lo que pasa con la diferencia, tal como lo dice la herramienta (``liquidacion``)."""
-    liq = datos.get("liquidacion") if isinstance(datos.get("liquidacion"), dict) else {}
-    importe, numero = eur(liq.get("importe")), liq.get("numero")
-    pendiente = liq.get("estado") == "pendiente"
-    if liq.get("tipo") == "reembolso":
-        if pendiente:
-            return (f"La devolución de la diferencia ({importe}, reembolso {numero}) queda "
-                    "pendiente: se completará sola y te avisaremos por aquí.")
-        return f"Te hemos devuelto la diferencia, {importe}, a tu medio de pago original (reembolso {numero})."
-    if liq.get("tipo") == "cobro":
-        if pendiente and liq.get("enlace_pago"):
-            return (f"Para completar el cambio, paga la diferencia ({importe}, cobro {numero}) en "
-                    f"este enlace: {liq['enlace_pago']} . El cambio se hará en cuanto se confirme "
-                    "el pago; si el enlace caduca sin pagarse, el cambio se anula.")
-        if pendiente:
-            return (f"El cobro de la diferencia ({importe}, cobro {numero}) queda pendiente: el "
-                    "cambio se hará en cuanto se confirme y te avisaremos por aquí.")
-        return f"Te hemos cobrado la diferencia, {importe} (cobro {numero})."
-    if liq.get("tipo") == "renunciada":
-        return "La diferencia es tan pequeña que la tienda no la cobra ni la devuelve."
-    return ""
-
-
-def sustitucion(pedido: str | None, llamada: Llamada) -> str:
-    datos = ejecutada(CAMBIO.offline.palabra, CAMBIO.offline.clave_numero, pedido, llamada)
-    if isinstance(datos, str):
-        return datos
-    liquidacion = datos.get("liquidacion") if isinstance(datos.get("liquidacion"), dict) else {}
-    espera_pago = liquidacion.get("tipo") == "cobro" and liquidacion.get("estado") == "pendiente"
-    nuevo = datos.get("nombre_nuevo") or "el producto nuevo"
-    # Con el cobro pendiente el cambio aún no está hecho: no se promete el producto todavía.
-    recibiras = (f"cuando se confirme el pago de la diferencia recibirás {nuevo}" if espera_pago
-                 else f"recibirás {nuevo}")
-    partes = [
-        f"He tramitado el cambio {datos[CAMBIO.offline.clave_numero]} del pedido "
-        f"{datos.get('pedido', pedido)}: {recibiras}.",
-        _diferencia_de_precio(datos.get("diferencia")),
-        _liquidacion(datos),
-    ]
-    cuerpo = " ".join(p for p in partes if p)
-    if llamada.resultado.editado:
-        return f"Un encargado ha revisado y ajustado el cambio antes de tramitarlo. {cuerpo}"
-    if datos.get("repetido"):
-        return f"Ese cambio ya estaba tramitado. {cuerpo}"
-    return cuerpo
 
 
 def aclarar(pedido: str | None) -> str:

@@ -25,7 +25,8 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline.lectura import PATRONES, RE_NO, RE_SI, RENUNCIAS, tareas, trocear
+from agente.modelo_offline.comprension import RE_NO, RE_SI
+from agente.modelo_offline.lectura import PATRONES, RENUNCIAS, tareas, trocear
 from agente.modelo_offline.matices import retractadas
 from agente.modelo_offline.texto import normalizar, texto_de
 

@@ -7,14 +7,12 @@ from collections.abc import Mapping
 from operaciones import carpetas
 from politicas.reglas.base import Regla
 from politicas.reglas.consulta import CONSULTA
-from politicas.reglas.reenvio import REENVIO
-from politicas.reglas.sustitucion import SUSTITUCION
 
 __all__ = ["REGLAS"]
 
-# Las que aún viven en este paquete y la ``REGLA`` de cada carpeta de ``operaciones/``.
+# La de las consultas y la ``REGLA`` de cada carpeta de ``operaciones/``.
 # Perezosa: una regla de carpeta importa este paquete (``operaciones/carpetas.py``).
 REGLAS: Mapping[str, Regla] = carpetas.Perezosa(lambda: {
-    r.nombre: r for r in (SUSTITUCION, CONSULTA, REENVIO,
+    r.nombre: r for r in (CONSULTA,
                           *(modulo.REGLA for modulo in carpetas.piezas("regla")))
 })

@@ -18,10 +18,10 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.operaciones import REENVIO
 from agente.servicio.auditoria.informe import informe
 from agente.web.entrada.auth import emitir_token
 from herramientas.envoltorios import Dependencias
+from operaciones.reenvio.declaracion import REENVIO
 from tests.apoyo.fabricas import uno
 from tests.apoyo.web_util import cab, sql
 
@@ -261,7 +261,7 @@ VALUES (%(clave)s, %(thread_id)s, %(tool_call_id)s, %(pedido)s, %(cliente)s, 'ma
 def test_el_esquema_de_reenviar_que_ve_el_modelo():
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from herramientas.reenvios import crear_reenviar
+    from operaciones.reenvio.herramienta import crear_reenviar
 
     funcion = convert_to_openai_tool(crear_reenviar(Dependencias(pool=None, pasarela=None)))["function"]
     parametros = funcion["parameters"]

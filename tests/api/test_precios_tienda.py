@@ -17,11 +17,11 @@ from psycopg.types.json import Jsonb
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.errores import ErrorDominio
-from agente.nucleo.operaciones.cambio import TARJETA_CAMBIO_SQL
 from agente.servicio.tienda.ingesta import crear_clave
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.pedidos import stock_alternativas
-from herramientas.sustituciones import sustituir
+from operaciones.sustitucion.declaracion import TARJETA_CAMBIO_SQL
+from operaciones.sustitucion.herramienta import sustituir
 from politicas import DescripcionEncargado
 from tests.apoyo.fabricas import consultar, crear_pedido
 from tests.apoyo.llamadas import runtime_grafo

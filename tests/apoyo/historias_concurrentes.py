@@ -74,10 +74,10 @@ from agente.servicio.tienda.ingesta import IngestaTienda, crear_clave
 from agente.servicio.tienda.registros import CambioEstado
 from herramientas import REGISTRO
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reenvios import reenviar
-from herramientas.sustituciones import sustituir
 from operaciones.cancelacion.herramienta import cancelar_pedido
 from operaciones.reembolso.herramienta import reembolsar
+from operaciones.reenvio.herramienta import reenviar
+from operaciones.sustitucion.herramienta import sustituir
 from operaciones.vale.herramienta import compensar_con_vale
 from politicas import PoliticaAprobacion
 from politicas.defectos import DEFECTOS

@@ -23,10 +23,10 @@ from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.auditoria.auditoria_serie import COMPROBACIONES, auditar_serie
 from agente.servicio.auditoria.informe import hallazgos, informe
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.reenvios import reenviar
-from herramientas.sustituciones import sustituir
 from operaciones.cancelacion.herramienta import cancelar_pedido
 from operaciones.reembolso.herramienta import reembolsar
+from operaciones.reenvio.herramienta import reenviar
+from operaciones.sustitucion.herramienta import sustituir
 from operaciones.vale.herramienta import compensar_con_vale
 from tests.apoyo.fabricas import conversacion, crear_pedido, uno
 from tests.apoyo.rutas import RAIZ

@@ -40,8 +40,8 @@ from herramientas.pedidos import (
     consultar_pedido,
     stock_alternativas,
 )
-from herramientas.sustituciones import sustituir
 from operaciones.reembolso.herramienta import reembolsar
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import capturar, crear_pedido, en_carrera
 from tests.apoyo.llamadas import invocar, runtime
 
@@ -653,7 +653,7 @@ def test_dentro_de_un_grafo_langgraph_inyecta_el_runtime_con_contexto_hilo_y_met
 
 def test_no_se_cambia_dos_veces_la_misma_unidad(pool):
     from agente.nucleo.contexto import ContextoCliente
-    from herramientas.sustituciones import sustituir
+    from operaciones.sustitucion.herramienta import sustituir
 
     ctx = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana")
     primero = sustituir(pool, contexto=ctx, thread_id="h1", tool_call_id="c1",

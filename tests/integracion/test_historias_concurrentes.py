@@ -23,7 +23,7 @@ import pytest
 from agente.nucleo.claves_candado import CANDADO_CLIENTE_SQL
 from agente.nucleo.contexto import ContextoCliente
 from herramientas import REGISTRO
-from herramientas.reenvios import reenviar
+from operaciones.reenvio.herramienta import reenviar
 from politicas import PoliticaAprobacion
 from tests.apoyo.fabricas import capturar, crear_pedido, esperar_bloqueadas, uno
 from tests.apoyo.historias_concurrentes import comprobar, ejecutar, escenario_fijo, preparar

@@ -21,8 +21,8 @@ from agente.nucleo.errores import ErrorDominio, ImporteNoValido
 from herramientas.asignacion import LineaPedida, UnidadLibre, asignar, normalizar_lineas
 from herramientas.pasarela import PasarelaSimulada
 from herramientas.pedidos import consultar_pedido
-from herramientas.sustituciones import sustituir
 from operaciones.reembolso.herramienta import reembolsar
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import consultar, crear_pedido, en_carrera, uno
 
 D = Decimal

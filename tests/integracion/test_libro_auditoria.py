@@ -18,8 +18,8 @@ from agente.nucleo.contexto import ContextoCliente
 from agente.nucleo.errores import ErrorPasarela
 from agente.servicio.auditoria.auditoria_libro import COMPROBACIONES, auditar_libro, total_hallazgos
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.sustituciones import sustituir
 from operaciones.reembolso.herramienta import reembolsar
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import PasarelaAveriable, crear_pedido
 
 D = Decimal

@@ -43,8 +43,8 @@ from agente.nucleo.errores import ErrorDominio, ErrorPasarela
 from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.sustituciones import sustituir
 from operaciones.reembolso.herramienta import reembolsar
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.bases import borrar_base, crear_base
 from tests.apoyo.fabricas import crear_pedido
 

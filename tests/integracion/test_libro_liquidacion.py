@@ -19,8 +19,8 @@ from herramientas import REGISTRO, crear_herramientas
 from herramientas.avisos import avisos_pendientes
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela import PasarelaSimulada
-from herramientas.sustituciones import sustituir
 from operaciones.reembolso.herramienta import reembolsar
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import PasarelaAveriable, consultar, uno
 
 D = Decimal

@@ -19,8 +19,8 @@ from agente.nucleo.errores import ErrorPasarela, EventoNoValido
 from agente.servicio.fabrica import crear_servicio
 from herramientas.movimientos import completar_pendientes
 from herramientas.pasarela_stripe import PasarelaStripe
-from herramientas.sustituciones import sustituir
 from operaciones.reembolso.herramienta import reembolsar
+from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import ajustes_prueba, consultar, conversacion, uno
 from tests.apoyo.servidor_stripe import CLAVE, SECRETO_WEBHOOK, servidor_stripe
 

@@ -10,13 +10,14 @@ from decimal import Decimal
 
 import pytest
 
-from agente.modelo_offline import redaccion, reenvio
 from agente.modelo_offline.resultados import Llamada, Resultado
 from agente.servicio import textos
 from agente.servicio.auditoria.afirmaciones import extraer
 from operaciones.cancelacion import frases as cancelacion
 from operaciones.direccion import frases as direccion
 from operaciones.reembolso import frases as reembolso
+from operaciones.reenvio import frases as reenvio
+from operaciones.sustitucion import frases as sustitucion
 from operaciones.vale import frases as vale
 
 PEDIDO = "P-20261003-0045"
@@ -43,7 +44,7 @@ def test_el_reembolso_del_modelo_offline_afirma_su_numero_su_importe_y_su_pedido
 def test_la_diferencia_devuelta_de_un_cambio_se_da_por_hecha():
     datos = {"sustitucion": "SU-000002", "pedido": PEDIDO, "nombre_nuevo": "Sartén 28 cm", "diferencia": "-5.00",
              "liquidacion": {"tipo": "reembolso", "numero": "RE-000003", "importe": "5.00", "estado": "completado"}}
-    texto = redaccion.sustitucion(PEDIDO, _llamada(datos))
+    texto = sustitucion.sustitucion(PEDIDO, _llamada(datos))
     assert _referencias(texto) == ["SU-000002", "RE-000003"]
     assert ("cambio", "existe", ("SU-000002",), (), PEDIDO) in _efectos(texto)
     assert ("reembolso", "hecho", ("RE-000003",), (Decimal("5.00"),), None) in _efectos(texto)
@@ -52,7 +53,7 @@ def test_la_diferencia_devuelta_de_un_cambio_se_da_por_hecha():
 def test_la_diferencia_pendiente_nombra_el_reembolso_sin_darlo_por_hecho():
     datos = {"sustitucion": "SU-000002", "pedido": PEDIDO, "nombre_nuevo": "Sartén", "diferencia": "-5.00",
              "liquidacion": {"tipo": "reembolso", "numero": "RE-000003", "importe": "5.00", "estado": "pendiente"}}
-    efectos = _efectos(redaccion.sustitucion(PEDIDO, _llamada(datos)))
+    efectos = _efectos(sustitucion.sustitucion(PEDIDO, _llamada(datos)))
     assert [e[0] for e in efectos] == ["cambio"]
 
 

@@ -126,7 +126,7 @@ EJEMPLOS = {
 NO_REDACTAN = {"eur", "fecha", "lineas", "ejecutada", "sin_opciones", "motivo_del_texto", "limpiar_cola",
                "normalizar", "texto_de", "articulo_nombrado"}
 # Los del modelo offline y las frases de cada carpeta de ``operaciones/``.
-MODULOS_OFFLINE = (*(f"agente.modelo_offline.{m}" for m in ("redaccion", "reenvio", "seguimiento", "abono",
+MODULOS_OFFLINE = (*(f"agente.modelo_offline.{m}" for m in ("redaccion", "seguimiento", "abono",
                                                             "matices")),
                    *(f"operaciones.{nombre}.frases" for nombre in carpetas.nombres()))
 

@@ -1,8 +1,7 @@
 """Las operaciones con efecto de la tienda, declaradas una vez, y ``lista.OPERACIONES``.
 
-Las que aún no se han mudado a su carpeta (cambio, reenvío) tienen
-aquí su módulo; las demás viven en ``operaciones/<operacion>/declaracion.py`` y
-``lista.OPERACIONES`` las descubre recorriendo las carpetas (``operaciones/carpetas.py``).
+Todas viven en ``operaciones/<operacion>/declaracion.py``; ``lista.OPERACIONES`` las
+descubre recorriendo las carpetas (``operaciones/carpetas.py``).
 
 ``OPERACIONES`` es la única lista de clases de efecto; el registro de herramientas es la
 única lista de herramientas. Quien necesite saber algo de una operación (su regla, sus
@@ -15,12 +14,12 @@ de la matriz por defecto (``EnMatriz``). La vista ``efectos`` y la CHECK de
 ``compensaciones_unidad`` se generan de las declaraciones al migrar
 (``agente.bd.derivados``). Lo que falte lo nombran el arranque del servicio
 (``agente.servicio.politica.comprobar_operaciones``) y
-``tests/integracion/test_operaciones_declaradas.py``. Los ``VALE_*`` y ``REEMBOLSO`` de aquí son un
-reenvío de compatibilidad (los leen la CLI, la auditoría y la descripción de la tarjeta,
-``politicas.descripcion``, que no puede importar una declaración de carpeta).
+``tests/integracion/test_operaciones_declaradas.py``. ``CAMBIO``, ``REEMBOLSO`` y los
+``VALE_*`` de aquí son un reenvío de compatibilidad: los leen la CLI, la auditoría y la
+descripción de la tarjeta (``politicas.descripcion``, que no puede importar una
+declaración de carpeta).
 """
 
-from agente.nucleo.operaciones.cambio import CAMBIO
 from agente.nucleo.operaciones.lista import (
     COLUMNAS_EFECTOS,
     OPERACIONES,
@@ -29,8 +28,8 @@ from agente.nucleo.operaciones.lista import (
     por_regla,
     vista_efectos_sql,
 )
-from agente.nucleo.operaciones.reenvio import MOTIVOS_REENVIO, REENVIO
 from operaciones.reembolso.declaracion import REEMBOLSO
+from operaciones.sustitucion.declaracion import CAMBIO
 from operaciones.vale.declaracion import (
     VALE,
     VALE_DIAS_CADUCIDAD_DEFECTO,
@@ -42,7 +41,6 @@ from operaciones.vale.declaracion import (
 __all__ = [
     "CAMBIO",
     "COLUMNAS_EFECTOS",
-    "MOTIVOS_REENVIO",
     "OPERACIONES",
     "REEMBOLSO",
     "VALE",
@@ -50,7 +48,6 @@ __all__ = [
     "VALE_IMPORTE_MAX_DEFECTO",
     "VALE_PORCENTAJE_MAX_DEFECTO",
     "VALE_VENTANA_DIAS",
-    "REENVIO",
     "comprobacion_compensaciones_sql",
     "por_herramienta",
     "por_regla",

@@ -5,17 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agente.nucleo.operacion import OperacionConEfecto
-from agente.nucleo.operaciones.cambio import CAMBIO
-from agente.nucleo.operaciones.reenvio import REENVIO
 from operaciones import carpetas
 
 __all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "comprobacion_compensaciones_sql", "por_herramienta", "por_regla",
            "vista_efectos_sql"]
 
 
-# Las que aún viven en este paquete y, detrás, una por carpeta de ``operaciones/``.
+# Una por carpeta de ``operaciones/``, en orden alfabético.
 OPERACIONES: tuple[OperacionConEfecto, ...] = (
-    CAMBIO, REENVIO,
     *(modulo.OPERACION for modulo in carpetas.piezas("declaracion")),
 )
 

@@ -20,7 +20,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import REENVIO as OPERACION
+from operaciones.reenvio.declaracion import OPERACION
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -31,7 +31,7 @@ from politicas.reglas.base import (
     texto_de,
 )
 
-__all__ = ["REENVIO", "entero_de"]
+__all__ = ["REGLA", "REENVIO", "entero_de"]
 
 MOTIVOS = frozenset({"no_llego", "llego_roto"})
 
@@ -119,5 +119,6 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     return Dictamen(motivos=tuple(motivos), umbrales=umbrales, importe=importe)
 
 
-# Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
+# Nombre y hechos, los de la operación declarada (operaciones/reenvio/declaracion.py).
 REENVIO = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, parametros=parametros, decidir=decidir)
+REGLA = REENVIO

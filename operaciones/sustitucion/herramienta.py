@@ -1,27 +1,10 @@
 """Sustituciones: una unidad de una línea del pedido por otro producto de su categoría.
 
-Idempotentes por (hilo, tool_call_id) como los reembolsos. Solo de un pedido entregado
-(``libro.exigir_entregado``); el cambio ocupa la primera unidad libre de la línea en el
-libro, así que una unidad reembolsada no se cambia ni una cambiada se reembolsa.
-
-La diferencia es ``pvp del nuevo en la tienda del pedido - precio pagado por la unidad``
-(``precios_tienda``, sql/030: el precio que fija otra tienda no cuenta) y se liquida por la
-pasarela (``movimientos``), salvo si en valor absoluto es menor que
-``diferencia_minima_liquidable`` (se perdona), el valor de la política **fijado al
-evaluar la llamada** (la instantánea del veredicto de su ``tool_call_id``), no el vivo:
-
-- Más barato: el stock se mueve y el cambio queda hecho en la transacción; la diferencia
-  se devuelve con un reembolso ligado (concepto 'diferencia', clave ``<clave>:diferencia``)
-  por la misma bandeja de salida que cualquier reembolso. Si la pasarela falla, el
-  cambio está hecho y el reembolso queda pendiente (el resultado lo dice).
-- Más caro: se apuntan el cambio 'pendiente_cobro' (con su unidad ya ocupada) y el cobro;
-  el stock no se mueve hasta que la pasarela confirma el cobro. Si el cobro falla,
-  ``ErrorPasarela``: nada cambia de manos y el sistema reintenta el cobro. Si al
-  confirmarlo ya no hay stock, el cambio se anula y el cobro se devuelve.
-- Mismo precio (o perdonada): sin movimiento.
-
-Si al ejecutar ya no hay stock o el precio cambió desde que se propuso (lo que vio el
-encargado), ``AprobacionCaducada`` y no cambia nada.
+Idempotentes por (hilo, tool_call_id). Solo de un pedido entregado; el cambio ocupa la
+primera unidad libre de la línea en el libro. La diferencia (pvp del nuevo en la tienda del
+pedido menos lo pagado) se liquida por la pasarela salvo si es menor que
+``diferencia_minima_liquidable`` fijado al evaluar la llamada. Cómo se liquida en cada caso
+(más barato, más caro, mismo precio) y qué pasa si falla: ``operaciones/sustitucion/README.md``.
 """
 
 from __future__ import annotations
@@ -29,11 +12,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from langchain.tools import BaseTool, ToolRuntime, tool
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
+from pydantic import BaseModel, Field
 
 from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente
+from agente.nucleo.contexto import ContextoCliente, contexto_de
 from agente.nucleo.errores import (
     AprobacionCaducada,
     ConflictoIdempotencia,
@@ -43,10 +28,16 @@ from agente.nucleo.errores import (
 )
 from agente.nucleo.puertos import Revalidador
 from herramientas import asignacion, estados_proveedor, libro, movimientos, politica_fijada
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
+from herramientas.esquemas import DESCRIPCION_PEDIDO
 from herramientas.pasarela import CADUCADO, COBRO, EN_CURSO, Pasarela
 from herramientas.pedidos import normalizar_id
+from operaciones.sustitucion.declaracion import CAMBIO
 
-__all__ = ["sustituir"]
+__all__ = ["MAX_POR_TURNO", "SustituirArgs", "crear", "crear_sustituir", "sustituir"]
+
+# Dos cambios por turno: el registro lo toma de aquí (``Herramienta.de_operacion``).
+MAX_POR_TURNO = 2
 
 SELECT_SUSTITUCION_POR_CLAVE_SQL = """
 SELECT s.id, s.numero, s.pedido_id, s.cliente_id, s.tienda, s.sku_original, s.sku_nuevo,
@@ -140,17 +131,13 @@ def sustituir(
         _comprobar_misma_operacion(fila, contexto=contexto, **argumentos)
         return _liquidar(pool, fila, pasarela, repetido=True)
     if argumentos["sku_original"] == argumentos["sku_nuevo"]:
-        raise ErrorDominio(
-            f"el producto nuevo es el mismo que el original ({argumentos['sku_original']})"
-        )
+        raise ErrorDominio(f"el producto nuevo es el mismo que el original ({argumentos['sku_original']})")
 
     try:
         fila = _apuntar(pool, llamada, argumentos)
     except _YaHecha:
         with pool.connection() as conexion:
-            fila = conexion.execute(
-                SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": llamada.clave}
-            ).fetchone()
+            fila = conexion.execute(SELECT_SUSTITUCION_POR_CLAVE_SQL, {"clave": llamada.clave}).fetchone()
         _comprobar_misma_operacion(fila, contexto=contexto, **argumentos)
         return _liquidar(pool, fila, pasarela, repetido=True)
     return _liquidar(pool, fila, pasarela, repetido=False)
@@ -315,9 +302,7 @@ def _liquidar(pool: ConnectionPool, fila: dict, pasarela: Pasarela, *, repetido:
 
 def _movimiento_de(pool: ConnectionPool, sustitucion_id: int, concepto: str):
     with pool.connection() as conexion:
-        fila = conexion.execute(
-            SELECT_LIQUIDACION_SQL, {"id": sustitucion_id, "concepto": concepto}
-        ).fetchone()
+        fila = conexion.execute(SELECT_LIQUIDACION_SQL, {"id": sustitucion_id, "concepto": concepto}).fetchone()
     return movimientos.Movimiento.de_fila(fila) if fila else None
 
 
@@ -359,17 +344,45 @@ def _resultado(pool: ConnectionPool, fila: dict, *, aviso: str | None, repetido:
     return resultado
 
 
-def _comprobar_misma_operacion(
-    fila: dict, *, contexto: ContextoCliente, pedido: str, sku_original: str, sku_nuevo: str
-) -> None:
-    if (
-        fila["cliente_id"] != contexto.cliente_id
-        or fila["pedido_id"] != pedido
-        or fila["sku_original"] != sku_original
-        or fila["sku_nuevo"] != sku_nuevo
-    ):
+def _comprobar_misma_operacion(fila: dict, *, contexto: ContextoCliente, pedido: str, sku_original: str,
+                               sku_nuevo: str) -> None:
+    if (fila["cliente_id"], fila["pedido_id"], fila["sku_original"], fila["sku_nuevo"]) != (
+            contexto.cliente_id, pedido, sku_original, sku_nuevo):
         raise ConflictoIdempotencia(
-            "esta llamada ya se ejecutó con otros datos (sustitución "
-            f"{fila['numero']}); no se ha hecho nada nuevo",
-            sustitucion=fila["numero"],
-        )
+            f"esta llamada ya se ejecutó con otros datos (sustitución {fila['numero']}); no se ha hecho nada nuevo",
+            sustitucion=fila["numero"])
+
+
+class SustituirArgs(BaseModel):
+    """Argumentos de sustituir."""
+
+    pedido: str = Field(description=DESCRIPCION_PEDIDO)
+    sku_original: str = Field(description=(
+        "SKU del producto del pedido que el cliente devuelve; tiene que ser el `sku` de una "
+        "línea de ese pedido según `consultar_pedido` a la que le queden `unidades_libres` "
+        "(una unidad ya reembolsada o cambiada no se puede cambiar)."))
+    sku_nuevo: str = Field(description=(
+        "SKU del producto que el cliente recibe a cambio. Elígelo de la lista `alternativas` "
+        "de `stock_alternativas` para `sku_original` (misma categoría y con stock), y solo "
+        "después de que el cliente haya aceptado ese producto y su diferencia de precio: si "
+        "es más caro se le cobra la diferencia, y si es más barato se le devuelve."))
+
+
+def crear_sustituir(dependencias: Dependencias) -> BaseTool:
+    pool = dependencias.pool
+    pasarela = dependencias.pasarela
+
+    @tool(CAMBIO.herramienta, args_schema=SustituirArgs)
+    def sustituir_herramienta(pedido: str, sku_original: str, sku_nuevo: str, runtime: ToolRuntime) -> str:
+        """Cambia una unidad de un producto de un pedido entregado del cliente (`sku_original`) por otro de la misma categoría con stock en su tienda (`sku_nuevo`) y liquida la diferencia de precio con su medio de pago original: si el nuevo es más barato le devuelve la diferencia (un reembolso RE-...), si es más caro se la cobra (un cobro CO-...). La diferencia es el precio del nuevo menos lo que pagó por esa unidad.
+
+        Úsala solo cuando el cliente haya aceptado el cambio y la diferencia, después de `consultar_pedido` y de `stock_alternativas`, con un `sku_nuevo` de esa lista. Un pedido cancelado o aún no entregado no se puede cambiar, ni una unidad ya reembolsada o cambiada. Según la política de la tienda puede quedar a la espera de la aprobación de un encargado. Devuelve JSON con el número de sustitución (SU-...), los dos SKU, el nombre del producto nuevo, la `diferencia` (positiva: la paga el cliente; negativa: se le devuelve), el `estado` ("hecha") y la `liquidacion`: `tipo` ("ninguna", "renunciada" si la tienda no liquida diferencias tan pequeñas, "reembolso" o "cobro"), con su `numero`, `importe` y `estado` ("completado" o "pendiente"). Si hay un `aviso`, cuéntaselo al cliente: por ejemplo, que la devolución de la diferencia queda pendiente y le avisaremos por aquí. `repetido: true` quiere decir que el cambio ya estaba hecho. Si falla al cobrar la diferencia, el cambio no está hecho: queda pendiente del cobro, no se ha cambiado ningún producto y el sistema reintentará el cobro; dile al cliente que le avisaremos por aquí y no lo propongas otra vez. Si falla con «la aprobación ha caducado», el stock o el precio cambiaron desde la propuesta y no se ha cambiado nada: vuelve a consultar alternativas y pregunta al cliente.
+        """
+        return json_resultado(sustituir(pool, contexto=contexto_de(runtime), pedido=pedido, sku_original=sku_original,
+                                        sku_nuevo=sku_nuevo, pasarela=pasarela,
+                                        **datos_de_ejecucion(runtime, dependencias)))
+
+    return sin_sangria(sustituir_herramienta)
+
+
+crear = crear_sustituir

@@ -1,4 +1,4 @@
-"""El cambio de un producto por otro, con la diferencia liquidada por la pasarela."""
+"""El cambio de un producto por otro (la operación «sustitucion»), con la diferencia liquidada por la pasarela."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from agente.nucleo.operacion import (
     OperacionConEfecto,
 )
 
-__all__ = ["CAMBIO", "HISTORIAL_CAMBIOS_SQL", "INSTANTANEA_COBROS_SQL", "INSTANTANEA_SUSTITUCIONES_SQL", "TARJETA_CAMBIO_SQL"]
+__all__ = ["OPERACION", "CAMBIO", "HISTORIAL_CAMBIOS_SQL", "INSTANTANEA_COBROS_SQL", "INSTANTANEA_SUSTITUCIONES_SQL", "TARJETA_CAMBIO_SQL"]
 
 
 def _espera_cambio(args: Mapping[str, Any]) -> str:
@@ -105,3 +105,5 @@ CAMBIO = OperacionConEfecto(
     ),
     tarjeta=EnTarjeta(sql=TARJETA_CAMBIO_SQL, dinero=("Pagado por unidad", "Precio del nuevo", "Diferencia")),
 )
+
+OPERACION = CAMBIO

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agente.nucleo import dinero
-from agente.nucleo.operaciones import CAMBIO as OPERACION
+from operaciones.sustitucion.declaracion import OPERACION
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -32,7 +32,7 @@ from politicas.reglas.base import (
     texto_de,
 )
 
-__all__ = ["SUSTITUCION"]
+__all__ = ["REGLA", "SUSTITUCION"]
 
 
 def parametros(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,5 +107,6 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     )
 
 
-# Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
+# Nombre y hechos, los de la operación declarada (operaciones/sustitucion/declaracion.py).
 SUSTITUCION = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, parametros=parametros, decidir=decidir)
+REGLA = SUSTITUCION

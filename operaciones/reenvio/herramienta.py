@@ -33,8 +33,13 @@ from herramientas import libro
 from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO
 from herramientas.pedidos import normalizar_id
+from operaciones.reenvio.declaracion import REENVIO
 
-__all__ = ["DIAS_REPARTO_POR_DEFECTO", "ReenviarArgs", "crear_reenviar", "reenviar"]
+__all__ = ["DIAS_REPARTO_POR_DEFECTO", "MAX_POR_TURNO", "ReenviarArgs", "crear", "crear_reenviar", "reenviar"]
+
+# Dos reenvíos por turno (dos líneas de un pedido): el registro lo toma de aquí
+# (``Herramienta.de_operacion``).
+MAX_POR_TURNO = 2
 
 # El DEFAULT de politicas_tienda.dias_reparto_maximos (herramientas/ no importa politicas/).
 DIAS_REPARTO_POR_DEFECTO = 3
@@ -292,7 +297,7 @@ class ReenviarArgs(BaseModel):
 def crear_reenviar(dependencias: Dependencias) -> BaseTool:
     pool = dependencias.pool
 
-    @tool("reenviar", args_schema=ReenviarArgs)
+    @tool(REENVIO.herramienta, args_schema=ReenviarArgs)
     def reenviar_herramienta(pedido: str, linea: int, motivo: str, runtime: ToolRuntime,
                              unidades: int = 1, descripcion: str = "") -> str:
         """Envía de nuevo, sin ningún cargo, unidades de un producto de un pedido del cliente que no le ha llegado o que le llegó roto o inservible, desde el stock de la tienda del pedido. No cobra ni devuelve dinero: la pasarela de pagos no interviene. Las unidades reenviadas quedan compensadas: ya no se podrán reembolsar ni cambiar.
@@ -304,3 +309,5 @@ def crear_reenviar(dependencias: Dependencias) -> BaseTool:
 
     return sin_sangria(reenviar_herramienta)
 
+
+crear = crear_reenviar

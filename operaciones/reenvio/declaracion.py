@@ -18,7 +18,8 @@ from agente.nucleo.operacion import (
     OperacionConEfecto,
 )
 
-__all__ = ["HISTORIAL_REENVIOS_SQL", "INSTANTANEA_REENVIOS_SQL", "MOTIVOS_REENVIO", "REENVIO", "TARJETA_REENVIO_SQL"]
+__all__ = ["OPERACION", "HISTORIAL_REENVIOS_SQL", "INSTANTANEA_REENVIOS_SQL", "MOTIVOS_REENVIO", "REENVIO",
+           "TARJETA_REENVIO_SQL"]
 
 
 # -- Reenvío de lo que no llegó o llegó roto (sql/017_reenvio.sql) ------------------------------
@@ -100,3 +101,5 @@ REENVIO = OperacionConEfecto(
     ),
     tarjeta=EnTarjeta(sql=TARJETA_REENVIO_SQL, dinero=("Valor del reenvío",)),
 )
+
+OPERACION = REENVIO

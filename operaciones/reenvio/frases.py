@@ -8,29 +8,24 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from agente.modelo_offline.matices import Frases
 from agente.modelo_offline.redaccion import ejecutada
 from agente.modelo_offline.resultados import Llamada
 from agente.modelo_offline.texto import normalizar
-from agente.nucleo.operaciones import REENVIO
+from operaciones.reenvio.declaracion import REENVIO
 
-__all__ = ["FRASES", "PROPUESTA_REENVIO", "no_posible", "elegir_producto", "ofrecido", "opciones", "pide_opciones",
+__all__ = ["PROPUESTA_REENVIO", "RE_ROTO", "no_posible", "elegir_producto", "ofrecido", "opciones", "pide_opciones",
            "redactar", "sin_opciones"]
 
-# «Aún no he recibido el pedido»: como «no me ha llegado». No «no he recibido el reembolso».
-FRASES = Frases(
-    intencion=REENVIO.offline.intencion,
-    tambien=(r"\bno (?:he|hemos) recibido (?:todavia |aun )?(?:nada del?|(?:el|mi|nuestro) (?:pedido|paquete|envio))\b"
-             r"|\bsin (?:aparecer|llegar)\b|\bni rastro\b|\bno (?:ha |han )?(?:aparecido|aparece|venido nadie)\b"
-             r"|\bno ha venido\b|\b(?:todavia|aun) no (?:l[oa]s? )?(?:tengo|tenemos|he recibido)\b"
-             r"(?!\s+(?:el|mi|ningun) (?:reembolso|dinero|vale|abono))"
-             r"|\bquiero (?:otr[oa]s?|un[oa]) (?:igual|nuev[oa])\w*\b"),
-    renuncia=r"\b(?:prefiero|mejor) esperar\b|\bya (?:me |nos )?(?:ha|han) llegado\b|\bacaba de llegar\b",
-)
 # «¿Qué podéis hacer?»: quiere saber qué se puede hacer antes de que se haga nada.
 RE_OPCIONES = re.compile(
     r"\bque (?:podeis|puedes|puede|pueden|podemos|puedo|se puede) hacer\b|\bque (?:opciones|soluci\w+|alternativas)\b"
     r"|\bque (?:hago|me (?:ofreceis|proponeis|recomendais))\b"
+)
+# «Llegó roto» frente a «no llegó» (sobre texto normalizado).
+RE_ROTO = re.compile(
+    r"\b(?:rot[oa]s?|romp\w*|destroz\w*|inservible\w*|aplastad\w*|mal estado|hech[oa]s? pedazos|"
+    r"no funciona\w*|no va\b|defectuos\w*|estropead\w*|hech[oa]s? (?:polvo|trizas|mierda)|partid[oa]s?|"
+    r"rajad[oa]s?|destrozad\w*|roto\b)"
 )
 # Dónde deja el modelo offline el reenvío ofrecido que espera un «sí» (pedido y queja original).
 PROPUESTA_REENVIO = "propuesta_reenvio"
