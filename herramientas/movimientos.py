@@ -301,7 +301,15 @@ def emitir_reembolso(
 
 
 def _confirmar_cobro(pool: ConnectionPool, mov: Movimiento, *, avisar: bool) -> Confirmacion:
-    """Cobro confirmado y cambio completado en una transacción: o todo o nada."""
+    """Cobro confirmado y cambio completado en una transacción: o todo o nada.
+
+    Un cobro que no es de un cambio (``sustitucion_id`` nulo: lo apuntó otra operación, que
+    ya hizo su efecto al apuntarlo, p. ej. ``operaciones/modificar_articulos/``) solo se confirma.
+    """
+    if mov.sustitucion_id is None:
+        with pool.connection() as conexion:
+            confirmado = conexion.execute(CONFIRMAR_COBRO_SQL, {"id": mov.id, "avisar": avisar}).fetchone()
+            return Confirmacion(movimiento(conexion, COBRO, mov.id), ahora=confirmado is not None)
     with pool.connection() as conexion, conexion.transaction():
         sustitucion = conexion.execute(BLOQUEAR_SUSTITUCION_SQL, {"id": mov.sustitucion_id}).fetchone()
         confirmado = conexion.execute(CONFIRMAR_COBRO_SQL, {"id": mov.id, "avisar": avisar}).fetchone()

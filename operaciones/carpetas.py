@@ -23,6 +23,15 @@ capas de ``pyproject.toml`` sigan valiendo módulo a módulo):
 - ``tareas.yaml``: sus tareas de evaluación (``agente evaluar``).
 - ``README.md``: su página de documentación.
 
+Piezas opcionales (sin ellas la carpeta está completa):
+
+- ``sql/NNN_<op>.sql``: sus migraciones (tabla, valores por tienda, filas de la matriz);
+  ``agente/bd/migraciones.py`` las aplica con las de ``sql/`` en un solo orden por número.
+- ``HECHOS`` en ``politica.py``: los hechos propios de su regla, como datos (los
+  argumentos de ``politicas.hechos.Hecho``); ``politicas/hechos.py`` los junta.
+- ``demo.sql``: sus datos de demo (productos, stock, pedidos), idempotentes;
+  ``agente/demo/carga.py`` los carga detrás de los demás.
+
 Quien necesita una pieza de todas las operaciones llama a ``piezas("regla")``; el
 import es dinámico, así que esta lista no crea dependencias entre capas.
 

@@ -17,7 +17,9 @@ La consulta de una regla tiene siempre la misma forma (``consulta_de_hechos``):
   ANALYZE; lo comprueba tests/integracion/test_politicas.py).
 
 Añadir un hecho es añadir un ``Hecho`` a ``CATALOGO`` (p. ej. las unidades ya
-compensadas de un pedido) y nombrarlo en las reglas que lo usen. Sus parámetros
+compensadas de un pedido) y nombrarlo en las reglas que lo usen. Los hechos propios de una
+operación con carpeta van en su ``politica.py``, como datos (``HECHOS``: los argumentos de
+cada ``Hecho``), y ``CATALOGO`` los junta con estos. Sus parámetros
 ``%(nombre)s`` los aporta la regla (``Regla.parametros``), salvo los comunes
 (``PARAMETROS_COMUNES``).
 """
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from operaciones import carpetas
 from politicas.defectos import DEFECTOS, columnas_con_defecto
 from politicas.lectura_matriz import MATRIZ_VIGENTE_JSON_SQL
 
@@ -76,9 +79,7 @@ SELECT_EN_REVISION_SQL = (
     " ORDER BY r.creada LIMIT 1"
 )
 
-CATALOGO: Mapping[str, Hecho] = {
-    h.nombre: h
-    for h in (
+_COMUNES = (
         Hecho("pedido_existe", "p.id IS NOT NULL"),
         Hecho("estado_pedido", "p.estado"),
         Hecho("entregado_en", "p.entregado_en"),
@@ -193,8 +194,22 @@ CATALOGO: Mapping[str, Hecho] = {
             "(SELECT count(*)::int FROM acciones_rechazadas x WHERE x.pedido_id = p.id"
             " AND x.decidida > now() - make_interval(days => t.ventana_devoluciones_dias))",
         ),
-    )
-}
+)
+
+
+def _de_las_carpetas() -> tuple[Hecho, ...]:
+    """Los ``HECHOS`` (datos) del ``politica.py`` de cada carpeta; uno que repite el nombre
+    de otro con otra SQL es un error (dos reglas leerían cosas distintas con el mismo nombre)."""
+    propios = [Hecho(h["nombre"], h["sql"], frozenset(h.get("parametros", ())))
+               for modulo in carpetas.piezas("politica") for h in getattr(modulo, "HECHOS", ())]
+    vistos = {h.nombre: h for h in _COMUNES}
+    for hecho in propios:
+        if vistos.setdefault(hecho.nombre, hecho) != hecho:
+            raise ValueError(f"el hecho {hecho.nombre} está declarado dos veces con distinta SQL")
+    return tuple(propios)
+
+
+CATALOGO: Mapping[str, Hecho] = {h.nombre: h for h in (*_COMUNES, *_de_las_carpetas())}
 
 # Lo que devuelve ``previa`` (y ``SELECT_EVALUACION_SQL``): el veredicto guardado.
 COLUMNAS_PREVIA = (

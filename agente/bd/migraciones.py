@@ -1,4 +1,9 @@
-"""Aplica ``sql/NNN_*.sql`` en orden, cada fichero en una transacción, bajo un candado.
+"""Aplica ``sql/NNN_*.sql`` y ``operaciones/*/sql/NNN_*.sql`` en orden, cada fichero en una
+transacción, bajo un candado.
+
+Las migraciones de una operación viven en su carpeta (``operaciones/<op>/sql/``) y se
+aplican con las de ``sql/`` en un solo orden global por número (el nombre del fichero):
+dos ficheros con la misma versión, estén donde estén, son un error de configuración.
 
 Un candado de sesión (advisory lock) serializa a los procesos que arrancan a la vez:
 el segundo espera y después no encuentra nada que aplicar. Bajo el mismo candado se
@@ -25,9 +30,11 @@ from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.claves_candado import CANDADO_MIGRACIONES
 from agente.nucleo.errores import ErrorConfiguracion
 
-__all__ = ["CARPETA_SQL", "Migracion", "migraciones_disponibles", "migrar", "rehacer"]
+__all__ = ["CARPETA_OPERACIONES", "CARPETA_SQL", "Migracion", "migraciones_disponibles", "migrar", "rehacer"]
 
 CARPETA_SQL = Path(__file__).resolve().parents[2] / "sql"
+# Las carpetas de las operaciones (``operaciones/carpetas.py``): cada una puede traer su ``sql/``.
+CARPETA_OPERACIONES = Path(__file__).resolve().parents[2] / "operaciones"
 
 CREAR_TABLA_VERSIONES_SQL = """
 CREATE TABLE IF NOT EXISTS esquema_versiones (
@@ -50,15 +57,29 @@ class Migracion:
     ruta: Path
 
 
-def migraciones_disponibles(carpeta: Path = CARPETA_SQL) -> list[Migracion]:
+def migraciones_disponibles(carpeta: Path = CARPETA_SQL, *,
+                            operaciones: Path | None = None) -> list[Migracion]:
+    """Las migraciones de ``carpeta`` y las de ``operaciones/*/sql/`` (por defecto, con la
+    carpeta ``sql/`` del producto), ordenadas por su nombre: el número manda."""
     if not carpeta.is_dir():
         raise ErrorConfiguracion(f"no se encuentra la carpeta de migraciones {carpeta}")
-    encontradas = []
-    for ruta in sorted(carpeta.glob("*.sql")):
+    if operaciones is None and carpeta == CARPETA_SQL:
+        operaciones = CARPETA_OPERACIONES
+    rutas = list(carpeta.glob("*.sql"))
+    if operaciones is not None:
+        rutas += operaciones.glob("*/sql/*.sql")
+    encontradas: dict[str, Migracion] = {}
+    for ruta in sorted(rutas, key=lambda r: (r.name, str(r))):
         if not _NOMBRE.match(ruta.name):
             raise ErrorConfiguracion(f"nombre de migración no válido: {ruta.name} (NNN_nombre.sql)")
-        encontradas.append(Migracion(version=ruta.stem, ruta=ruta))
-    return encontradas
+        if ruta.stem in encontradas:
+            raise ErrorConfiguracion(f"migración repetida: {ruta} y {encontradas[ruta.stem].ruta}")
+        encontradas[ruta.stem] = Migracion(version=ruta.stem, ruta=ruta)
+    numeros = [m.version[:3] for m in encontradas.values()]
+    repetidos = sorted({n for n in numeros if numeros.count(n) > 1})
+    if repetidos:
+        raise ErrorConfiguracion(f"dos migraciones con el mismo número: {repetidos}")
+    return list(encontradas.values())
 
 
 def _esperar_candado(conexion: psycopg.Connection, *, pausa: float = 0.1) -> None:

@@ -2,11 +2,16 @@
 ``ON CONFLICT DO UPDATE`` y las fechas se recalculan. Por eso escribe ENCIMA de lo que pasó
 (un pedido cancelado vuelve a «pendiente»): las órdenes de la CLI no la llaman sobre una
 base usada, sino ``agente.demo.una_vez``; aquí la llaman las pruebas y el banco, sobre
-bases nuevas."""
+bases nuevas.
+
+Una operación con carpeta trae sus datos de demo en ``operaciones/<op>/demo.sql`` (pieza
+opcional: productos, stock, pedidos...; idempotente como el resto); se ejecuta al final, en
+la misma transacción, si la base tiene ya las migraciones de su carpeta (``sql/``)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
@@ -29,6 +34,10 @@ from agente.demo.pedidos import DEVOLUCIONES, DIAS_DESDE_ENVIO, PEDIDOS
 from agente.nucleo.direcciones import provincia_de
 
 D = Decimal
+
+# Las carpetas de las operaciones (``operaciones/carpetas.py``), por ruta: la demo no las importa.
+CARPETA_OPERACIONES = Path(__file__).resolve().parents[2] / "operaciones"
+SELECT_VERSIONES_SQL = "SELECT version FROM esquema_versiones"
 
 UPDATE_DIRECCION_CLIENTE_SQL = """
 UPDATE clientes SET calle = %(calle)s, codigo_postal = %(codigo_postal)s, localidad = %(localidad)s,
@@ -136,6 +145,20 @@ def _cargar_direcciones(cur: psycopg.Cursor) -> None:
     cur.execute(UPDATE_DIRECCION_PEDIDOS_SQL, {"pedidos": [p.id for p in PEDIDOS]})
 
 
+def demos_de_carpetas(carpeta: Path = CARPETA_OPERACIONES) -> list[Path]:
+    """El ``demo.sql`` de cada carpeta de operación que lo tiene, en orden alfabético."""
+    return sorted(carpeta.glob("*/demo.sql"))
+
+
+def _cargar_demos_de_carpetas(cur: psycopg.Cursor) -> None:
+    with cur.connection.cursor(row_factory=tuple_row) as pregunta:
+        aplicadas = {fila[0] for fila in pregunta.execute(SELECT_VERSIONES_SQL)}
+    for ruta in demos_de_carpetas():
+        propias = {m.stem for m in (ruta.parent / "sql").glob("*.sql")}
+        if propias <= aplicadas:
+            cur.execute(ruta.read_text(encoding="utf-8"), prepare=False)
+
+
 def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
     """Escribe (o reescribe) el catálogo de demo en una transacción. Devuelve recuentos."""
     pvp = {sku: precio for sku, _, _, precio in PRODUCTOS}
@@ -211,6 +234,7 @@ def cargar_demo(conexion: psycopg.Connection) -> dict[str, int]:
                 for p, c, i, m, d in DEVOLUCIONES
             ],
         )
+        _cargar_demos_de_carpetas(cur)
     return {
         "tiendas": len(TIENDAS),
         "productos": len(PRODUCTOS),

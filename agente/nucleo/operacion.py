@@ -110,7 +110,7 @@ class EnLibro:
     auditoría) la une a las demás con esa forma. ``movimientos``: lo que mueve por la
     pasarela («reembolso», «cobro»). ``compensa``: si consume unidades del pedido, su
     columna en ``compensaciones_unidad`` (la CHECK «una operación por unidad» las suma
-    todas). La vista y la CHECK se generan de aquí (``agente.bd.derivados``): ninguna
+    todas). ``conceptos``: los de sus reembolsos, si no son los de ``sql/``. La vista y las CHECK se generan de aquí (``agente.bd.derivados``): ninguna
     migración las copia.
     """
 
@@ -120,6 +120,15 @@ class EnLibro:
     creado: str
     movimientos: tuple[str, ...] = ()
     compensa: str | None = None
+    # Los conceptos de reembolso que añade (la CHECK de ``reembolsos.concepto`` los suma a
+    # los de ``sql/``; la genera ``agente.bd.derivados``).
+    conceptos: tuple[str, ...] = ()
+    # Solo se hace con el pedido sin enviar: sus reembolsos ajustan el precio y el pedido sigue
+    # pendiente (la auditoría no lo toma por un pedido reembolsado que volvió a pendiente).
+    antes_del_envio: bool = False
+    # Sus pausas reservan unidades del pedido: otra conversación del cliente que pide lo mismo
+    # mientras espera no abre otra tarjeta (la vista ``reservas_pendientes``, derivada).
+    reserva: bool = False
 
     def __post_init__(self) -> None:
         for que, valor in (("tabla", self.tabla), ("columna del importe", self.importe),
@@ -127,6 +136,8 @@ class EnLibro:
             _identificador(valor, f"libro: {que}")
         if self.compensa is not None:
             _identificador(self.compensa, "libro: columna en compensaciones_unidad")
+        for concepto in self.conceptos:
+            _identificador(concepto, "libro: concepto de reembolso")
         if not _PREFIJO.match(self.prefijo or ""):
             raise ValueError(f"libro: prefijo de número no válido: {self.prefijo!r}")
         desconocidos = set(self.movimientos) - MOVIMIENTOS_PASARELA

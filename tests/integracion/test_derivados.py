@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from agente.bd.derivados import aplicar_derivados, derivados
-from agente.bd.migraciones import CARPETA_SQL, migrar
+from agente.bd.migraciones import migraciones_disponibles, migrar
 from agente.bd.pool import KWARGS_CONEXION
 from agente.nucleo.operaciones import CAMBIO, OPERACIONES
 from operaciones.reembolso.declaracion import REEMBOLSO
@@ -32,11 +32,12 @@ def conexion_vacia(bd_vacia_url):
 
 
 def test_ninguna_migracion_copia_la_vista_efectos_ni_la_check_de_compensaciones():
-    copias = [ruta.name for ruta in sorted(CARPETA_SQL.glob("*.sql"))
+    rutas = [m.ruta for m in migraciones_disponibles()]  # también las de operaciones/*/sql/
+    copias = [ruta.name for ruta in rutas
               if re.search(r"VIEW\s+efectos\b", ruta.read_text(encoding="utf-8"))]
     assert copias == []
     # La de la tabla original (007) es la única que escribe la CHECK a mano.
-    con_check = [ruta.name for ruta in sorted(CARPETA_SQL.glob("*.sql"))
+    con_check = [ruta.name for ruta in rutas
                  if "num_nonnulls(" in ruta.read_text(encoding="utf-8")]
     assert con_check == ["007_libro.sql"]
 

@@ -16,7 +16,7 @@ from decimal import Decimal
 import psycopg
 import pytest
 
-from agente.bd.migraciones import CARPETA_SQL, migrar
+from agente.bd.migraciones import CARPETA_SQL, migraciones_disponibles, migrar
 from agente.bd.pool import KWARGS_CONEXION, abrir_pool
 from agente.demo.carga import cargar_demo
 from agente.nucleo.contexto import ContextoCliente
@@ -91,8 +91,8 @@ def test_los_datos_anteriores_entran_en_el_libro_y_lo_que_no_cabe_se_ve(base_ant
         cambio("espresso", "P-20260923-0034", "CAF-003", "CAF-002", hace=10)  # -90,10 sin liquidar
         cambio("igual", igual, "CAF-001", "CAF-003", hace=5)
 
-    assert migrar(url) == sorted(r.stem for r in CARPETA_SQL.glob("*.sql")
-                                 if r.name in DESPUES_DEL_LIBRO or r.name >= PRIMERA_OPERACION_NUEVA)
+    assert migrar(url) == [m.version for m in migraciones_disponibles()  # las de operaciones/ también
+                           if m.ruta.name in DESPUES_DEL_LIBRO or m.ruta.name >= PRIMERA_OPERACION_NUEVA]
 
     with psycopg.connect(url, **KWARGS_CONEXION) as c:
         libro = c.execute("""SELECT c.pedido_id, c.linea, c.unidad, c.importe,

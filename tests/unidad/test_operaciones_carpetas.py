@@ -61,3 +61,29 @@ def test_una_herramienta_solo_usa_ayudantes_publicos():
                     "agente", "herramientas", "politicas", "operaciones"}:
                 privados += [f"{ruta.relative_to(RAIZ)}: {a.name}" for a in nodo.names if a.name.startswith("_")]
     assert privados == []
+
+
+def test_las_migraciones_de_una_carpeta_van_en_el_orden_global_y_un_numero_repetido_falla(tmp_path):
+    from agente.bd.migraciones import migraciones_disponibles
+    from agente.nucleo.errores import ErrorConfiguracion
+
+    sql = tmp_path / "sql"
+    sql.mkdir()
+    for nombre in ("001_base.sql", "003_mas.sql"):
+        (sql / nombre).write_text("SELECT 1;", encoding="utf-8")
+    propia = tmp_path / "operaciones" / "nueva" / "sql"
+    propia.mkdir(parents=True)
+    (propia / "002_nueva.sql").write_text("SELECT 2;", encoding="utf-8")
+    orden = migraciones_disponibles(sql, operaciones=tmp_path / "operaciones")
+    assert [m.version for m in orden] == ["001_base", "002_nueva", "003_mas"]
+    assert orden[1].ruta == propia / "002_nueva.sql"
+    (propia / "003_choca.sql").write_text("SELECT 3;", encoding="utf-8")
+    with pytest.raises(ErrorConfiguracion, match=r"mismo número: \['003'\]"):
+        migraciones_disponibles(sql, operaciones=tmp_path / "operaciones")
+
+
+def test_los_hechos_de_una_carpeta_entran_en_el_catalogo():
+    from politicas.hechos import CATALOGO
+
+    propios = {h["nombre"] for modulo in carpetas.piezas("politica") for h in getattr(modulo, "HECHOS", ())}
+    assert propios <= set(CATALOGO)

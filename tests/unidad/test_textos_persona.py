@@ -60,7 +60,11 @@ def _datos_ok() -> Iterator[dict]:
             "cambio_direccion": "CD-000001", "numero": "CD-000001", "codigo": "VALE-ABCD",
             "nombre_nuevo": "Cafetera italiana Moka 6 tazas", "sku_nuevo": "CAF-002",
             "importe_devuelto": "120.00", "caduca": "2026-12-31", "producto": NOMBRE,
-            "direccion_nueva": "Calle Mayor 1, 28013 Madrid (Madrid)", "unidades": 1, "tienda": "Madrid"}
+            "direccion_nueva": "Calle Mayor 1, 28013 Madrid (Madrid)", "unidades": 1, "tienda": "Madrid",
+            "articulo_anterior": "Camisa Oxford blanca, talla M", "articulo_nuevo": "Camisa Oxford blanca, talla L"}
+    # Y el número de cada operación declarada, venga de donde venga (una carpeta nueva incluida).
+    base |= {op.offline.clave_numero: f"{op.libro.prefijo}-000001" for op in OPERACIONES
+             if op.offline.clave_numero not in base}
     for diferencia, liquidacion in zip(("-90.10", "-90.10", "0", "0", "129.00", "129.00", "129.00", "129.00"),
                                        _liquidaciones(), strict=False):
         yield {**base, "diferencia": diferencia, "liquidacion": liquidacion}

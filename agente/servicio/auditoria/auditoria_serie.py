@@ -35,7 +35,9 @@ cero filas = cuadra:
   ``cancelado``) que consta enviado o entregado (estado, ``enviado_en``, ``entregado_en``
   o un reenvío).
 - ``reembolsado_y_reabierto``: un pedido con reembolsos que vuelve a estar ``pendiente``
-  o ``enviado`` (la API de la tienda lo pisó).
+  o ``enviado`` (la API de la tienda lo pisó). No cuentan los reembolsos de una operación
+  que solo se hace antes del envío (``EnLibro.antes_del_envio``): ajustan el precio de un
+  pedido que sigue pendiente.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo.operaciones import VALE_VENTANA_DIAS
+from agente.nucleo.operaciones import OPERACIONES, VALE_VENTANA_DIAS
 from politicas.defectos import DEFECTOS
 
 __all__ = [
@@ -247,10 +249,13 @@ SELECT 'pedido_reembolsado_vuelto_a_' || p.estado AS hallazgo,
        || string_agg(r.concepto, ', ' ORDER BY r.id) || ')' AS detalle
 FROM pedidos p
 JOIN reembolsos r ON r.pedido_id = p.id
-WHERE p.estado IN ('pendiente', 'enviado')
+WHERE p.estado IN ('pendiente', 'enviado') AND NOT r.concepto = ANY(%(ajustes)s::text[])
 GROUP BY p.id, p.estado, p.cliente_id
 ORDER BY p.id
 """
+
+# Los conceptos de reembolso que ajustan el precio de un pedido aún sin enviar.
+AJUSTES_ANTES_DEL_ENVIO = [c for op in OPERACIONES if op.libro.antes_del_envio for c in op.libro.conceptos]
 
 COMPROBACIONES = ("vales_en_la_ventana", "reenvios_repetidos", "devoluciones_de_mas",
                   "compensaciones_encadenadas", "sobrecompensacion", "cancelado_y_enviado",
@@ -269,5 +274,6 @@ def auditar_serie(conexion: psycopg.Connection) -> dict[str, list[dict[str, Any]
         "compensaciones_encadenadas": conexion.execute(COMPENSACIONES_ENCADENADAS_SQL).fetchall(),
         "sobrecompensacion": conexion.execute(SOBRECOMPENSACION_SQL).fetchall(),
         "cancelado_y_enviado": conexion.execute(CANCELADO_Y_ENVIADO_SQL).fetchall(),
-        "reembolsado_y_reabierto": conexion.execute(REEMBOLSADO_Y_REABIERTO_SQL).fetchall(),
+        "reembolsado_y_reabierto": conexion.execute(REEMBOLSADO_Y_REABIERTO_SQL, {"ajustes": AJUSTES_ANTES_DEL_ENVIO})
+        .fetchall(),
     }
