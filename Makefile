@@ -24,7 +24,7 @@ demo: $(SELLO)
 	$(BIN)/agente demo --port $(PUERTO)
 
 lint: $(SELLO)
-	$(BIN)/ruff check agente politicas herramientas operaciones tests bench
+	$(BIN)/ruff check agente politicas herramientas operaciones caja nucleo tests bench
 	$(BIN)/lint-imports
 
 test: $(SELLO) lint

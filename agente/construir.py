@@ -22,9 +22,9 @@ from agente.middleware.respaldo import RespaldoConversacion
 from agente.middleware.revalidacion import RevalidacionEfectos
 from agente.middleware.salida_modelo import SalidaModelo
 from agente.middleware.vigencia import VigenciaCandado
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.operaciones import OPERACIONES
 from herramientas import REGISTRO, Registro, crear_herramientas
+from nucleo.contexto import ContextoCliente
+from nucleo.operaciones import OPERACIONES
 from politicas import DescripcionEncargado, PoliticaAprobacion, PoliticaTienda
 
 DURABILIDAD = "sync"  # el tool_call_id solo es clave de idempotencia estable así

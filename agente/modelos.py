@@ -5,7 +5,7 @@
   (``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3.1:8b``...).
 
 Los fallos de configuración (proveedor desconocido, paquete sin instalar, falta la clave)
-salen como :class:`agente.nucleo.errores.ErrorConfiguracion` con un mensaje en español que dice
+salen como :class:`nucleo.errores.ErrorConfiguracion` con un mensaje en español que dice
 qué instalar o qué variable definir, en vez de un ``ImportError`` en inglés a media demo.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from agente.nucleo.errores import ErrorConfiguracion
+from nucleo.errores import ErrorConfiguracion
 
 __all__ = ["crear_modelo", "juntar_argumentos"]
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
+from nucleo.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
 
 logger = logging.getLogger(__name__)
 

@@ -295,7 +295,7 @@ class SondeoConexiones:
 
 def _esperar_reposo(url: str, limite: float) -> bool:
     """Espera a que ningún hilo tenga su candado (no queda ninguna ejecución en curso)."""
-    from agente.nucleo.claves_candado import ESPACIO_HILOS
+    from nucleo.claves_candado import ESPACIO_HILOS
 
     fin = time.monotonic() + limite
     with psycopg.connect(url, autocommit=True, application_name=PROPIA) as c:

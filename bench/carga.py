@@ -472,7 +472,7 @@ def ejecutar(url_admin: str) -> dict[str, Any]:
 
 def ejecuciones_simultaneas(entorno: dict[str, str]) -> int | None:
     """Cuántas ejecuciones del agente deja correr a la vez cada proceso con ese entorno."""
-    from agente.nucleo.ajustes import Ajustes
+    from nucleo.ajustes import Ajustes
 
     campos = Ajustes.model_fields
     if "ejecuciones_max" in campos:  # el límite es del servicio (AGENTE_EJECUCIONES_MAX)

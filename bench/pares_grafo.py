@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from agente.bd.pool import abrir_pool
 from agente.construir import construir_agente
 from agente.modelos import crear_modelo
-from herramientas.pasarela import PasarelaSimulada
+from caja.pasarela import PasarelaSimulada
 
 __all__ = ["graph"]
 

@@ -45,6 +45,8 @@ GRUPOS = (
     ("/agente/middleware/", "agente/middleware"),
     ("/agente/trazas/", "agente/trazas"),
     ("/main/herramientas/", "herramientas"),
+    ("/main/caja/", "caja"),
+    ("/main/nucleo/", "nucleo"),
     ("/main/politicas/", "politicas"),
     ("/main/bench/", "bench"),
     ("/json/", "json"),

@@ -35,7 +35,7 @@ def _percentil(muestras: list[float], p: int) -> float:
 
 
 def _casos() -> list[tuple[str, dict[str, Any], Any]]:
-    from agente.nucleo.contexto import ContextoCliente
+    from nucleo.contexto import ContextoCliente
 
     ana = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana García López")
     bruno = ContextoCliente(cliente_id="C-0002", tienda="talavera", nombre="Bruno Díaz Martín")

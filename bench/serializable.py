@@ -40,7 +40,7 @@ def ejecutar_tanda(url_admin: str, semillas: int | None = None, operaciones: int
 def tanda(url: str, semillas: int, operaciones: int) -> dict[str, Any]:
     """``semillas`` historias de ``operaciones`` sobre la base ``url`` (con la demo), comprobadas."""
     from agente.servicio.fabrica import crear_servicio
-    from herramientas.pasarela import PasarelaSimulada
+    from caja.pasarela import PasarelaSimulada
     from tests.apoyo.fabricas import ajustes_prueba
 
     escenarios, violaciones = [], {}

@@ -65,9 +65,9 @@ def agente_pelado(pool, checkpointer, modelo=None):
     from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig
 
     from agente.modelo_offline import ModeloOffline
-    from agente.nucleo.contexto import ContextoCliente
+    from caja.pasarela import PasarelaSimulada
     from herramientas import crear_herramientas
-    from herramientas.pasarela import PasarelaSimulada
+    from nucleo.contexto import ContextoCliente
 
     def grande(peticion) -> bool:
         return Decimal(str(peticion.tool_call["args"].get("importe", "0"))) > LIMITE_BASE
@@ -204,7 +204,7 @@ def _comprobar(condicion: bool, caso: str, que: str) -> None:
 
 
 def ajustes_de(url: str, *, receptor: str | None = None):
-    from agente.nucleo.ajustes import Ajustes
+    from nucleo.ajustes import Ajustes
 
     if receptor is None:
         return Ajustes(database_url=url, langfuse_public_key=None, langfuse_secret_key=None)

@@ -261,7 +261,7 @@ class ClienteBench:
         return self.pedidos_grandes[0]
 
     def contexto(self):
-        from agente.nucleo.contexto import ContextoCliente
+        from nucleo.contexto import ContextoCliente
 
         return ContextoCliente(cliente_id=self.cliente_id, tienda=self.tienda, nombre=self.nombre)
 

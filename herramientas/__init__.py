@@ -5,16 +5,16 @@ de compensaciones por unidad (``libro``), la bandeja de salida de reembolsos y c
 (``movimientos``) y los avisos al cliente de lo que el sistema completa (``avisos``);
 ``construccion`` las ata a la base y la pasarela.
 
-Solo importa del núcleo (``agente.nucleo``); lo comprueban los contratos de import-linter.
+Solo importa del núcleo (``nucleo``); lo comprueban los contratos de import-linter.
 """
 
-from herramientas.construccion import crear_herramientas
-from herramientas.pasarela import (
+from caja.pasarela import (
     MovimientoPasarela,
     Pasarela,
     PasarelaSimulada,
 )
-from herramientas.pasarelas import pasarela_desde_ajustes
+from caja.pasarelas import pasarela_desde_ajustes
+from herramientas.construccion import crear_herramientas
 from herramientas.registro import REGISTRO, Dependencias, Herramienta, Registro
 
 __all__ = [

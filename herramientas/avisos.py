@@ -1,6 +1,6 @@
 """Avisos al cliente de los movimientos que completó el sistema (no su propio turno).
 
-Cuando la bandeja de salida (``herramientas.movimientos.completar_pendientes``) completa
+Cuando la bandeja de salida (``caja.movimientos.completar_pendientes``) completa
 un reembolso o un cobro que en el turno del cliente quedó pendiente, el asiento queda
 con ``avisar``. El servicio pide ``avisos_pendientes``, escribe cada texto en la
 conversación (``thread_id``) por el mismo camino que las decisiones y llama a
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo import dinero
-from herramientas.movimientos import TABLAS
-from herramientas.pasarela import COBRO
+from caja.movimientos import TABLAS
+from caja.pasarela import COBRO
+from nucleo import dinero
 
 __all__ = ["Aviso", "avisos_pendientes", "marcar_avisado"]
 

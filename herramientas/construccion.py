@@ -5,9 +5,10 @@ from __future__ import annotations
 from langchain.tools import BaseTool
 from psycopg_pool import ConnectionPool
 
+from caja.pasarela import Pasarela
+
 # El puerto del núcleo, por envoltorios: el paquete raíz no importa de agente/ (contrato).
 from herramientas.envoltorios import FuentePolitica, Revalidador
-from herramientas.pasarela import Pasarela
 from herramientas.registro import REGISTRO, Dependencias, Registro
 
 __all__ = ["crear_herramientas"]
@@ -26,7 +27,7 @@ def crear_herramientas(
     ``politica`` (``politicas.PoliticaTienda``, la pasa ``agente.construir``) es lo que
     devuelve ``consultar_politica``; sin ella esa herramienta falla al llamarla.
     ``revalidador`` (``politicas.PoliticaAprobacion``) vuelve a decidir cada efecto en su
-    transacción (``herramientas.libro.exigir_veredicto_vigente``).
+    transacción (``caja.libro.exigir_veredicto_vigente``).
     """
     return registro.construir(
         Dependencias(pool=pool, pasarela=pasarela, politica=politica, revalidador=revalidador)

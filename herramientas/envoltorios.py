@@ -17,8 +17,7 @@ from typing import Any
 from langchain.tools import BaseTool, ToolRuntime, tool
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.contexto import contexto_de
-from agente.nucleo.puertos import FuentePolitica, Revalidador
+from caja.pasarela import Pasarela
 from herramientas import pedidos
 from herramientas.esquemas import (
     ConsultarEncargadoArgs,
@@ -26,7 +25,8 @@ from herramientas.esquemas import (
     ConsultarPoliticaArgs,
     StockAlternativasArgs,
 )
-from herramientas.pasarela import Pasarela
+from nucleo.contexto import contexto_de
+from nucleo.puertos import FuentePolitica, Revalidador
 
 
 def json_resultado(datos: Any) -> str:
@@ -58,7 +58,7 @@ class Dependencias:
     se construye pero falla al llamarla (nunca inventa una política).
 
     ``revalidador``: la política que vuelve a decidir cada efecto en su transacción, bajo el
-    candado del cliente (``herramientas.libro.exigir_veredicto_vigente``); también la pasa
+    candado del cliente (``caja.libro.exigir_veredicto_vigente``); también la pasa
     el ensamblaje.
     """
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo import dinero
-from agente.nucleo.abonos import MEDIOS_PAGO, PLAZO_ABONO_DEFECTO, texto_plazo
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ContextoAusente, PedidoNoEncontrado, ProductoNoEncontrado
+from nucleo import dinero
+from nucleo.abonos import MEDIOS_PAGO, PLAZO_ABONO_DEFECTO, texto_plazo
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import PedidoNoEncontrado, ProductoNoEncontrado
 
 RESPUESTA_ENCARGADO_EN_ESPERA = (
     "Consulta enviada al encargado de la tienda. Su respuesta llegará como resultado de "
@@ -26,21 +26,6 @@ RESPUESTA_ENCARGADO_EN_ESPERA = (
 def normalizar_id(valor: str) -> str:
     """Pedidos y SKU se guardan en mayúsculas; el modelo o el cliente no siempre."""
     return (valor or "").strip().upper()
-
-
-def clave_idempotencia(thread_id: str | None, tool_call_id: str | None) -> str:
-    """La clave de un efecto: (hilo, llamada). Sin cualquiera de los dos no hay garantía."""
-    if not tool_call_id:
-        raise ContextoAusente(
-            "falta el identificador de la llamada (tool_call_id): sin él no se puede "
-            "garantizar que la operación no se ejecute dos veces"
-        )
-    if not thread_id:
-        raise ContextoAusente(
-            "falta el identificador del hilo (thread_id): sin él no se puede garantizar "
-            "que la operación no se ejecute dos veces"
-        )
-    return f"{thread_id}:{tool_call_id}"
 
 
 # --- consultar_pedido ------------------------------------------------------------------

@@ -12,10 +12,10 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import AprobacionCaducada
-from herramientas import libro
+from caja import libro
 from herramientas.pedidos import normalizar_id
+from nucleo import dinero
+from nucleo.errores import AprobacionCaducada
 
 __all__ = ["MINIMO_POR_DEFECTO", "comprobar_precios", "evaluacion", "valores_de_politica"]
 

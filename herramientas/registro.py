@@ -12,7 +12,7 @@ Añadir una herramienta es añadir una entrada (o ``Registro.con(...)`` en una p
     REGISTRO.con(Herramienta(nombre="consultar_horario", crear=..., resumen="..."))
 
 Una herramienta que mueve dinero o género ejecuta una operación con efecto declarada
-(``agente.nucleo.operaciones``): ``Herramienta.de_operacion`` toma de la declaración la
+(``nucleo.operaciones``): ``Herramienta.de_operacion`` toma de la declaración la
 regla, las decisiones, el título, los campos de la tarjeta y el texto de espera.
 
 Trampas que este registro evita:
@@ -35,9 +35,9 @@ from typing import Any
 
 from langchain.tools import BaseTool
 
-from agente.nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
 from herramientas import envoltorios
 from herramientas.envoltorios import Dependencias
+from nucleo.operacion import DECISIONES_VALIDAS, Campo, OperacionConEfecto
 from operaciones import carpetas
 
 __all__ = [

@@ -3,7 +3,7 @@
 Cada carpeta es una operación y tiene estas piezas (un módulo por capa, para que las
 capas de ``pyproject.toml`` sigan valiendo módulo a módulo):
 
-- ``declaracion.py``: ``OPERACION`` (``OperacionConEfecto``); solo importa ``agente.nucleo``.
+- ``declaracion.py``: ``OPERACION`` (``OperacionConEfecto``); solo importa ``nucleo``.
 - ``regla.py``: ``REGLA`` (``politicas.reglas.base.Regla``); solo ``politicas`` y el núcleo.
 - ``politica.py``: ``VALORES`` (los argumentos de cada ``politicas.valores.ValorPolitica``,
   con su defecto; no importa ``politicas``) y

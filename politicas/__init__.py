@@ -4,7 +4,7 @@
   -> ``InterruptOnConfig.when``: ¿esta llamada espera la firma del encargado?
 - ``DescripcionEncargado(pool=..., politica=...)`` -> ``InterruptOnConfig.description``
 - ``PoliticaTienda(pool=...)``: el texto que lee el cliente (``consultar_politica``),
-  vía el puerto ``agente.nucleo.puertos.FuentePolitica``.
+  vía el puerto ``nucleo.puertos.FuentePolitica``.
 - ``DEFECTOS``: los valores de una tienda sin fila en ``politicas_tienda`` (los mismos
   que sus DEFAULT), incluido ``horas_caducidad``, el plazo de caducidad de una espera.
 - ``REGLAS``: las reglas por nombre (``politicas/reglas/``); ``Veredicto``/``Autoridad``.

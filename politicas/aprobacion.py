@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING, Any
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from agente.nucleo.claves_candado import CANDADO_CLIENTE_SQL
-from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.errores import ContextoAusente
-from agente.nucleo.puertos import CLAVE_EN_REVISION
+from nucleo.claves_candado import CANDADO_CLIENTE_SQL
+from nucleo.contexto import ContextoCliente, contexto_de
+from nucleo.errores import ContextoAusente
+from nucleo.puertos import CLAVE_EN_REVISION
 from politicas.autoridad import autoridad_requerida
 from politicas.defectos import instantanea
 from politicas.hechos import SELECT_EN_REVISION_SQL, consulta_de_hechos
@@ -327,7 +327,7 @@ class PoliticaAprobacion:
     def revalidar(
         self, conexion: psycopg.Connection, *, thread_id: str, tool_call_id: str, cliente_id: str
     ) -> None:
-        """El ``Revalidador`` de las herramientas (``agente.nucleo.puertos``): decide otra vez
+        """El ``Revalidador`` de las herramientas (``nucleo.puertos``): decide otra vez
         la llamada en la transacción de su efecto, bajo el candado del cliente
         (``politicas.revalidacion``). ``NecesitaFirma`` si ya no sale sin firma."""
         revalidar_llamada(

@@ -5,8 +5,8 @@
 el encargado necesita para decidir: cliente, pedido y fechas, líneas afectadas (o
 productos original y nuevo con sus precios en la tienda del pedido), importe, motivo del
 cliente y los motivos de la política. Qué se redacta depende de la regla de la herramienta
-(``politica.regla_de``), no de su nombre; el dinero, con ``agente.nucleo.dinero.eur``. Una
-operación declarada (``agente.nucleo.operaciones``) sin redacción propia se describe con
+(``politica.regla_de``), no de su nombre; el dinero, con ``nucleo.dinero.eur``. Una
+operación declarada (``nucleo.operaciones``) sin redacción propia se describe con
 su título, el pedido y sus campos con las etiquetas de la declaración.
 
 Los motivos salen del veredicto guardado de ese ``tool_call_id``: en ``after_model`` el
@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
 
-from agente.nucleo import dinero
-from agente.nucleo.contexto import contexto_de
-from agente.nucleo.fechas import ZONA_TIENDAS
-from agente.nucleo.operacion import OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
+from nucleo import dinero
+from nucleo.contexto import contexto_de
+from nucleo.fechas import ZONA_TIENDAS
+from nucleo.operacion import OperacionConEfecto
+from nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
 from politicas.aprobacion import PoliticaAprobacion, hilo_de
 from politicas.veredicto import Veredicto
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from agente.nucleo import dinero
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo import dinero
+from nucleo.operaciones import OPERACIONES
 from politicas.matriz_autoridad import Matriz
 from politicas.valores import VALORES, texto_valor
 

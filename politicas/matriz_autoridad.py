@@ -18,7 +18,7 @@ Funciones puras sobre una ``Matriz``:
 Trampas: «hasta 300,00 EUR» incluye 300,00 y «por encima de 500,00 EUR» no incluye
 500,00. Se cierra hacia el lado seguro: un importe desconocido en una regla de la matriz,
 o un importe en una regla que la matriz no conoce, exige el rol más alto. Por eso una
-operación declarada (``agente.nucleo.operaciones``) sin sus filas en una matriz guardada
+operación declarada (``nucleo.operaciones``) sin sus filas en una matriz guardada
 no arranca el servicio (``agente.servicio.politica.comprobar_operaciones``): si no, pediría en
 silencio un regional para cualquier importe. Una regla sin
 importe (la consulta al encargado) o con importe <= 0 (un cambio a un producto más
@@ -37,8 +37,8 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
-from agente.nucleo import dinero
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo import dinero
+from nucleo.operaciones import OPERACIONES
 
 __all__ = [
     "ROLES_POR_DEFECTO",

@@ -34,9 +34,9 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from agente.nucleo.claves_candado import CANDADO_CLIENTE
-from agente.nucleo.errores import ErrorDominio, NecesitaFirma
-from agente.nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE, texto_en_revision
+from nucleo.claves_candado import CANDADO_CLIENTE
+from nucleo.errores import ErrorDominio, NecesitaFirma
+from nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE, texto_en_revision
 from politicas.autoridad import Autoridad, autoridad_requerida
 from politicas.defectos import instantanea, parametros_defecto
 from politicas.lectura_matriz import matriz_de_json

@@ -1,6 +1,6 @@
 """La política de la tienda tal como la lee el cliente (la herramienta ``consultar_politica``).
 
-``PoliticaTienda(pool=...)`` cumple el puerto ``agente.nucleo.puertos.FuentePolitica``:
+``PoliticaTienda(pool=...)`` cumple el puerto ``nucleo.puertos.FuentePolitica``:
 ``herramientas/`` no importa ``politicas/``, así que el ensamblaje (``agente.construir``)
 se la pasa a las herramientas en ``Dependencias(politica=...)``. Los valores salen de
 ``politicas_tienda`` con los defectos de ``politicas.defectos``; el texto, de aquí.
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from agente.nucleo.contexto import ContextoCliente
+from nucleo.contexto import ContextoCliente
 from operaciones import carpetas
 from politicas.defectos import DEFECTOS, columnas_con_defecto, parametros_defecto
 

@@ -24,9 +24,9 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Literal
 
-from agente.nucleo import dinero
-from agente.nucleo.abonos import MEDIOS_PAGO, PLAZO_ABONO_DEFECTO, columna_plazo
-from agente.nucleo.errores import DecisionNoValida, ImporteNoValido
+from nucleo import dinero
+from nucleo.abonos import MEDIOS_PAGO, PLAZO_ABONO_DEFECTO, columna_plazo
+from nucleo.errores import DecisionNoValida, ImporteNoValido
 from operaciones import carpetas
 
 __all__ = [
@@ -129,7 +129,7 @@ VALORES: Mapping[str, ValorPolitica] = MappingProxyType({
             defecto=72, endurece="bajar",
             descripcion="Plazo de una operación que espera firma; pasado, se rechaza sola."),
         # Lo que se dice al cliente que tarda en llegarle un reembolso, por medio de pago
-        # (agente/nucleo/abonos.py, sql/041): prometer menos días pide firma (endurece al subir).
+        # (nucleo/abonos.py, sql/041): prometer menos días pide firma (endurece al subir).
         *(ValorPolitica(
             nombre=columna_plazo(medio), etiqueta=f"Plazo de un reembolso a {_MEDIOS[medio]}", tipo="entero", unidad="días hábiles", minimo=1, maximo=60,
             defecto=PLAZO_ABONO_DEFECTO[medio], endurece="subir",

@@ -58,7 +58,7 @@ CREATE INDEX compensaciones_reenvio_idx ON compensaciones_unidad (reenvio_id)
 
 -- 5. La regla «reenvio» en la matriz de autoridad: una versión nueva de cada matriz
 -- vigente (la por defecto y la de cada tienda) con sus filas por defecto, las que declara
--- agente.nucleo.operaciones (REENVIO.matriz): encargado hasta 300,00 EUR, gerente hasta
+-- nucleo.operaciones (REENVIO.matriz): encargado hasta 300,00 EUR, gerente hasta
 -- 1.000,00 EUR, regional sin límite; nunca dos firmas.
 DO $$
 DECLARE

@@ -47,7 +47,7 @@ ALTER TABLE politicas_tienda
     ADD COLUMN vale_dias_caducidad integer NOT NULL DEFAULT 365
         CONSTRAINT politicas_tienda_dominio_vale_dias_caducidad CHECK (vale_dias_caducidad BETWEEN 30 AND 1095);
 
--- Las filas de la regla «vale» (EnMatriz de agente.nucleo.operaciones.VALE): una versión
+-- Las filas de la regla «vale» (EnMatriz de nucleo.operaciones.VALE): una versión
 -- nueva de la matriz por defecto vigente y de la vigente de cada tienda con matriz propia,
 -- copia de la anterior más las filas nuevas. Las versiones antiguas no se tocan (trigger).
 DO $$

@@ -1,7 +1,7 @@
 -- Cambiar la dirección de envío de un pedido pendiente (issue 27, operación 4).
 --
 -- Pedidos y clientes ganan una dirección española estructurada; la provincia sale de los
--- dos primeros dígitos del código postal (agente.nucleo.direcciones, la misma tabla).
+-- dos primeros dígitos del código postal (nucleo.direcciones, la misma tabla).
 -- Un cambio no mueve dinero ni género: su sitio en el libro es cambios_direccion (una
 -- fila por cambio, con la dirección antigua y la nueva), sin movimiento de pasarela.
 
@@ -53,7 +53,7 @@ ALTER TABLE politicas_tienda
 
 -- 4. La regla «direccion» en cada matriz vigente (la por defecto y la de cada tienda):
 -- una versión nueva con todo lo que tenía más las filas por defecto de la regla
--- (agente.nucleo.operaciones.DIRECCION: encargado hasta 1.000,00 EUR, gerente y regional
+-- (nucleo.operaciones.DIRECCION: encargado hasta 1.000,00 EUR, gerente y regional
 -- sin límite; nunca dos firmas). Las versiones no se modifican (sql/008).
 DO $$
 DECLARE

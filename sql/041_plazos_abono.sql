@@ -1,5 +1,5 @@
 -- Cuándo llega el dinero de un reembolso (issue 43): el medio con que se pagó cada pedido y,
--- por tienda, el plazo típico que se dice al cliente por medio (agente/nucleo/abonos.py,
+-- por tienda, el plazo típico que se dice al cliente por medio (nucleo/abonos.py,
 -- politicas/valores.py). Defectos: tarjeta 10 días hábiles, Bizum 2, transferencia 3.
 
 ALTER TABLE pedidos

@@ -113,7 +113,7 @@ def conexion(bd_url):
 @pytest.fixture
 def pasarela(pool):
     """La pasarela simulada, contando las llamadas: instrumenta si la herramienta se ejecutó."""
-    from herramientas.pasarela import PasarelaSimulada
+    from caja.pasarela import PasarelaSimulada
     from tests.apoyo.fabricas import PasarelaContada
 
     return PasarelaContada(PasarelaSimulada(pool=pool))

@@ -7,7 +7,7 @@
 - ``migraciones``: ``sql/NNN_*.sql`` en orden y el esquema del checkpointer;
 - ``checkpointer``: ``PostgresSaver`` sobre el pool, sin su candado de instancia.
 
-Las claves de los candados consultivos viven en ``agente.nucleo.claves_candado``: las usan
+Las claves de los candados consultivos viven en ``nucleo.claves_candado``: las usan
 también la política y las herramientas (el candado de cada cliente), que solo importan el núcleo.
 
 Sin re-exportaciones.

@@ -2,7 +2,7 @@
 
 La vista ``efectos`` (una rama por operación), la CHECK «una operación por unidad» de
 ``compensaciones_unidad``, la de los conceptos de ``reembolsos`` y la lista de herramientas
-de la vista ``reservas_pendientes`` salen de ``agente.nucleo.operaciones``: ninguna
+de la vista ``reservas_pendientes`` salen de ``nucleo.operaciones``: ninguna
 migración las copia. ``migrar`` llama a ``aplicar_derivados`` al final, bajo su candado; cada objeto se
 rehace solo si su texto cambió desde la última vez (su huella en ``esquema_derivados``).
 
@@ -17,8 +17,8 @@ from collections.abc import Iterable
 
 import psycopg
 
-from agente.nucleo.operacion import OperacionConEfecto
-from agente.nucleo.operaciones import (
+from nucleo.operacion import OperacionConEfecto
+from nucleo.operaciones import (
     OPERACIONES,
     comprobacion_compensaciones_sql,
     vista_efectos_sql,

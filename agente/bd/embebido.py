@@ -34,7 +34,7 @@ from pathlib import Path
 
 import psutil
 
-from agente.nucleo.errores import ErrorConfiguracion, ErrorDominio
+from nucleo.errores import ErrorConfiguracion, ErrorDominio
 
 __all__ = [
     "FICHERO_PIDS",

@@ -27,8 +27,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 
 from agente.bd.derivados import aplicar_derivados
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.claves_candado import CANDADO_MIGRACIONES
-from agente.nucleo.errores import ErrorConfiguracion
+from nucleo.claves_candado import CANDADO_MIGRACIONES
+from nucleo.errores import ErrorConfiguracion
 
 __all__ = ["CARPETA_OPERACIONES", "CARPETA_SQL", "Migracion", "migraciones_disponibles", "migrar", "rehacer"]
 

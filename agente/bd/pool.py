@@ -16,7 +16,7 @@ from psycopg.types.datetime import TimestamptzBinaryLoader, TimestamptzLoader
 from psycopg_pool import ConnectionPool, PoolTimeout
 from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
-from agente.nucleo.errores import ErrorConfiguracion
+from nucleo.errores import ErrorConfiguracion
 
 __all__ = ["APLICACION_SERVIDOR", "ERRORES_BD_CAIDA", "FECHA_MAXIMA", "FECHA_MINIMA", "KWARGS_CONEXION", "abrir_pool", "borrar_base", "comprobar_conexion"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agente.bd import embebido
-from agente.nucleo.ajustes import Ajustes
+from nucleo.ajustes import Ajustes
 
 __all__ = ["arrancar_embebido", "url_basedatos"]
 

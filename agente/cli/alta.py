@@ -240,8 +240,8 @@ def primera(
     de entrada (un uso, 15 minutos) en la salida estándar.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.nucleo.ajustes import ajustes
     from agente.servicio.alta.primera import primera_persona
+    from nucleo.ajustes import ajustes
 
     with conectar() as c:
         enlace = primera_persona(c, nombre=nombre, email=email, id=id)

@@ -22,9 +22,9 @@ from typing import Annotated, Any
 import typer
 
 from agente.cli.comun import con_zona, errores_en_una_linea, escribir_csv, servicio, tabla
-from agente.nucleo import dinero
-from agente.nucleo.errores import DecisionNoValida
-from agente.nucleo.fechas import fecha_hora
+from nucleo import dinero
+from nucleo.errores import DecisionNoValida
+from nucleo.fechas import fecha_hora
 
 __all__ = ["ACCIONES", "COLUMNAS_HISTORIAL", "aprobaciones", "decidir", "filas_historial", "hora", "pista_decidir", "sin_accion"]
 

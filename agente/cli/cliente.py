@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agente.nucleo.errores import ErrorDominio, NoAutorizado
+from nucleo.errores import ErrorDominio, NoAutorizado
 
 __all__ = ["CANAL", "Cliente", "Sesion", "como_persona", "guardar", "leer", "olvidar", "pedir",
            "ruta_sesion", "servidor_por_defecto"]
@@ -59,7 +59,7 @@ def ruta_sesion() -> Path:
 
 
 def servidor_por_defecto() -> str:
-    from agente.nucleo.ajustes import Ajustes
+    from nucleo.ajustes import Ajustes
 
     return Ajustes().url.rstrip("/")
 
@@ -188,7 +188,7 @@ class Cliente:
         """Una opción como ``--encargado`` solo acota: tiene que ser quien ha entrado."""
         if quien is None or quien == self.persona.get("id"):
             return
-        from agente.nucleo.errores import Prohibido
+        from nucleo.errores import Prohibido
 
         raise Prohibido(
             f"has entrado como {self.sesion.quien}: {opcion} {quien} no elige quién actúa. "

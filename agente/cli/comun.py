@@ -21,7 +21,7 @@ from pathlib import Path
 
 import typer
 
-from agente.nucleo.errores import ErrorDominio
+from nucleo.errores import ErrorDominio
 
 __all__ = ["con_zona", "conexion", "errores_en_una_linea", "escribir_csv", "servicio", "tabla", "url", "url_migrada"]
 
@@ -40,8 +40,8 @@ def errores_en_una_linea(funcion):
 
 def url(aj=None) -> str:
     """La URL de la base, comprobada. Sin ``aj``, los ajustes del proceso (en caché)."""
-    from agente.nucleo.ajustes import ajustes
     from agente.servicio.operador.plataforma import comprobar_conexion, url_basedatos
+    from nucleo.ajustes import ajustes
 
     aj = aj if aj is not None else ajustes()
     resultado = url_basedatos(aj)
@@ -72,8 +72,8 @@ def conexion() -> Iterator:
 @contextmanager
 def servicio() -> Iterator:
     """El servicio completo sobre la base migrada; al salir se cierra."""
-    from agente.nucleo.ajustes import ajustes
     from agente.servicio.fabrica import crear_servicio
+    from nucleo.ajustes import ajustes
 
     abierto = crear_servicio(ajustes(), url=url_migrada())
     try:
@@ -114,7 +114,7 @@ def con_zona(momento: datetime | None) -> datetime | None:
     """Una fecha de la línea de órdenes (AAAA-MM-DD), en la hora de las tiendas."""
     from zoneinfo import ZoneInfo
 
-    from agente.nucleo.fechas import ZONA_TIENDAS
+    from nucleo.fechas import ZONA_TIENDAS
 
     if momento is None or momento.tzinfo is not None:
         return momento

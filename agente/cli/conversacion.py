@@ -27,7 +27,7 @@ def chat(
 
     Orden local de pruebas: el agente corre en este proceso, con su entorno; no actúa como
     ninguna persona de la tienda (para decidir lo que pausa: «agente entrar» y «agente decidir»)."""
-    from agente.nucleo.errores import AprobacionPendiente, HiloOcupado
+    from nucleo.errores import AprobacionPendiente, HiloOcupado
 
     with servicio() as abierto:
         ctx = abierto.contexto_de_cliente(cliente, canal="terminal")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import typer
 
 from agente.cli.comun import conexion, errores_en_una_linea, url
-from agente.nucleo.errores import ErrorDominio
+from nucleo.errores import ErrorDominio
 
 __all__ = ["db"]
 
@@ -80,8 +80,8 @@ def db_reset(
     """Borra TODOS los datos del PostgreSQL embebido y vuelve a migrar.
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.nucleo.ajustes import ajustes
     from agente.servicio.operador.plataforma import rehacer
+    from nucleo.ajustes import ajustes
 
     aj = ajustes()
     if aj.database_url:
@@ -94,7 +94,7 @@ def db_reset(
 
 
 def _pgdata():
-    from agente.nucleo.ajustes import ajustes
+    from nucleo.ajustes import ajustes
 
     ajustes.cache_clear()
     aj = ajustes()

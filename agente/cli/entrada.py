@@ -29,7 +29,7 @@ from agente.cli.cliente import (
     servidor_por_defecto,
 )
 from agente.cli.comun import errores_en_una_linea
-from agente.nucleo.errores import DecisionNoValida, ErrorDominio
+from nucleo.errores import DecisionNoValida, ErrorDominio
 
 __all__ = ["entrar", "salir", "token_del_enlace"]
 

@@ -40,9 +40,9 @@ def evaluar(
     from agente.evaluacion.informe import actualizar_tabla, markdown
     from agente.evaluacion.langfuse_conjunto import ConjuntoLangfuse
     from agente.evaluacion.suite import omision
-    from agente.nucleo.ajustes import ajustes as leer_ajustes
-    from agente.nucleo.errores import ErrorDominio
     from agente.servicio.operador.plataforma import url_basedatos
+    from nucleo.ajustes import ajustes as leer_ajustes
+    from nucleo.errores import ErrorDominio
 
     leer_ajustes.cache_clear()
     aj = leer_ajustes()

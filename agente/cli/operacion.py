@@ -20,7 +20,7 @@ from agente.cli.comun import (
     tabla,
     url_migrada,
 )
-from agente.nucleo.operaciones import VALE_VENTANA_DIAS
+from nucleo.operaciones import VALE_VENTANA_DIAS
 
 __all__ = ["TITULO_AFIRMACIONES", "TITULOS_LIBRO", "TITULOS_POLITICA", "TITULOS_SERIE", "auditoria", "limpiar",
            "movimientos", "reconciliar", "secreto"]
@@ -176,7 +176,7 @@ def secreto() -> None:
     """Imprime un AGENTE_SECRETO nuevo y fuerte (32 bytes aleatorios en hexadecimal).
 
     Orden local de operador: no usa la base ni el servidor, ni actúa como ninguna persona."""
-    from agente.nucleo.secretos import secreto_nuevo
+    from nucleo.secretos import secreto_nuevo
 
     typer.echo(secreto_nuevo())
 
@@ -197,10 +197,10 @@ def movimientos(
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
 
-    from agente.nucleo.errores import DecisionNoValida
     from agente.servicio.auditoria.movimientos import Filtros
     from agente.servicio.auditoria.movimientos_csv import como_csv, como_csv_hoja
     from agente.servicio.decisiones.decididas import FORMATOS_CSV
+    from nucleo.errores import DecisionNoValida
 
     if formato not in FORMATOS_CSV:
         raise DecisionNoValida(f"formato desconocido «{formato}»: usa {' o '.join(FORMATOS_CSV)}")

@@ -20,7 +20,7 @@ import typer
 from agente.cli.cliente import como_persona
 from agente.cli.comun import conexion as conectar
 from agente.cli.comun import errores_en_una_linea
-from agente.nucleo.errores import DecisionNoValida
+from nucleo.errores import DecisionNoValida
 
 __all__ = ["politica"]
 
@@ -30,7 +30,7 @@ SIN_LIMITE = ("sin", "sin-limite", "ninguno", "nunca")
 
 
 def _eur(valor: str | None, vacio: str) -> str:
-    from agente.nucleo import dinero
+    from nucleo import dinero
 
     return vacio if valor is None else dinero.eur(valor)
 
@@ -93,7 +93,7 @@ def _con_punto(valor: str) -> str:
     """«250,50» -> «250.50»: un importe escrito con coma decimal (o «1.234,50») vale igual."""
     if "," not in valor:
         return valor
-    from agente.nucleo import dinero
+    from nucleo import dinero
 
     return dinero.texto(dinero.importe_escrito(valor))
 

@@ -19,7 +19,7 @@ token_app = typer.Typer(help="Emite tokens firmados con AGENTE_SECRETO, para scr
 
 
 def _ajustes():
-    from agente.nucleo.ajustes import ajustes
+    from nucleo.ajustes import ajustes
 
     ajustes.cache_clear()  # demo cambia el entorno antes de leerlos
     return ajustes()
@@ -28,8 +28,8 @@ def _ajustes():
 def _servir(ajustes, url: str, host: str, port: int, workers: int) -> None:
     import uvicorn
 
-    from agente.nucleo.registro_log import config_logging, configurar
     from agente.servicio.operador.plataforma import APLICACION_SERVIDOR
+    from nucleo.registro_log import config_logging, configurar
 
     ajustes.comprobar_secreto()
     configurar(ajustes.log_nivel)  # JSON por stderr; los workers lo aplican con log_config
@@ -98,9 +98,9 @@ def demo(
     con --pasarela stripe-local, el servidor del protocolo de Stripe (docs/demo.md).
 
     Orden local de operador: usa la base directamente y no actúa como ninguna persona."""
-    from agente.nucleo.errores import ErrorConfiguracion
     from agente.servicio.operador.arranque import cargar_demo_una_vez
     from agente.servicio.operador.demo import PASARELAS_DEMO, piezas_demo
+    from nucleo.errores import ErrorConfiguracion
 
     if pasarela is not None and pasarela not in PASARELAS_DEMO:
         raise ErrorConfiguracion(f"--pasarela: elige una de {', '.join(PASARELAS_DEMO)}")

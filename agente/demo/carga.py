@@ -31,7 +31,7 @@ from agente.demo.catalogo import (
     TIENDAS_REGIONALES,
 )
 from agente.demo.pedidos import DEVOLUCIONES, DIAS_DESDE_ENVIO, PEDIDOS
-from agente.nucleo.direcciones import provincia_de
+from nucleo.direcciones import provincia_de
 
 D = Decimal
 

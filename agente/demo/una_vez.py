@@ -18,7 +18,7 @@ from agente.bd.migraciones import rehacer
 from agente.bd.pool import APLICACION_SERVIDOR, KWARGS_CONEXION
 from agente.demo.carga import cargar_demo
 from agente.demo.catalogo import TIENDAS
-from agente.nucleo.errores import ErrorDominio
+from nucleo.errores import ErrorDominio
 
 __all__ = ["Recuentos", "cargar_una_vez", "comprobar_sin_servidor", "recuentos", "reiniciar"]
 

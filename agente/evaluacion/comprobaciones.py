@@ -14,7 +14,7 @@ from typing import Any
 
 from agente.demo.catalogo import CLIENTES
 from agente.evaluacion.tareas import Tarea
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo.operaciones import OPERACIONES
 
 __all__ = ["MARCADORES", "RE_NUMERO", "Observado", "comprobar"]
 

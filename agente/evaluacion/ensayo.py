@@ -22,8 +22,8 @@ from agente.evaluacion.cliente import ClienteSimulado
 from agente.evaluacion.comprobaciones import Observado, comprobar
 from agente.evaluacion.encargado import decisiones
 from agente.evaluacion.tareas import Tarea
-from agente.nucleo.errores import AprobacionPendiente, ErrorDominio, Prohibido
 from agente.servicio.auditoria.verdad import afirmaciones_falsas
+from nucleo.errores import AprobacionPendiente, ErrorDominio, Prohibido
 
 __all__ = ["Intento", "ensayar"]
 

@@ -3,7 +3,7 @@
 Sin ids, números, fechas ni ``thread_id``: solo lo que dice qué pasó con el dinero y el
 stock, ordenado, para que dos ejecuciones correctas den exactamente lo mismo. Qué tablas y
 qué números registra lo declara cada operación con efecto (``EnInstantanea`` en
-``agente.nucleo.operaciones``): una operación nueva entra sola.
+``nucleo.operaciones``): una operación nueva entra sola.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo import dinero
-from agente.nucleo.operacion import OperacionConEfecto
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo import dinero
+from nucleo.operacion import OperacionConEfecto
+from nucleo.operaciones import OPERACIONES
 
 __all__ = [
     "EFECTOS_SQL",

@@ -20,7 +20,7 @@ import httpx
 
 from agente.evaluacion.ensayo import Intento
 from agente.evaluacion.tareas import Tarea
-from agente.nucleo.ajustes import Ajustes
+from nucleo.ajustes import Ajustes
 
 __all__ = ["ConjuntoLangfuse"]
 

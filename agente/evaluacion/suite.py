@@ -16,7 +16,7 @@ from agente.evaluacion.cliente import ClienteGuion, ClienteLLM
 from agente.evaluacion.ensayo import Intento, ensayar
 from agente.evaluacion.metricas import aclaraciones, pass_k, precision_recall, tasa
 from agente.evaluacion.tareas import Tarea
-from agente.nucleo.ajustes import Ajustes
+from nucleo.ajustes import Ajustes
 
 __all__ = ["CAPACIDADES", "COMPRENSION", "Informe", "debe_preguntar", "evaluar", "omision"]
 

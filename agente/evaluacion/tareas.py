@@ -20,8 +20,8 @@ from typing import Any, Literal
 import yaml
 
 from agente.evaluacion.instantanea import tablas
-from agente.nucleo import dinero
-from agente.nucleo.errores import ErrorDominio
+from nucleo import dinero
+from nucleo.errores import ErrorDominio
 from operaciones import carpetas
 
 __all__ = ["ACCIONES_ENCARGADO", "CARPETA", "Accion", "Esperado", "Tarea", "cargar_tareas"]

@@ -23,7 +23,7 @@ from langchain.agents.middleware import (
     ToolRetryMiddleware,
 )
 
-from agente.nucleo.errores import CandadoPerdido, ContextoAusente, ErrorDominio, NecesitaFirma
+from nucleo.errores import CandadoPerdido, ContextoAusente, ErrorDominio, NecesitaFirma
 
 logger = logging.getLogger(__name__)
 

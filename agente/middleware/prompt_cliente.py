@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from langchain.agents.middleware import ModelRequest, dynamic_prompt
 
-from agente.nucleo.contexto import contexto_de
+from nucleo.contexto import contexto_de
 from operaciones import carpetas
 
 _CABECERA = """Eres el asistente de atención al cliente de la tienda «{tienda}».

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import httpx
 
-from agente.nucleo.ajustes import Ajustes
+from nucleo.ajustes import Ajustes
 
 __all__ = ["VERSION_INTEGRADA", "FuentePrompt", "PromptSistema", "fuente_desde_ajustes"]
 

@@ -48,7 +48,7 @@ def texto_sin_respaldo(titulo: str, motivo: Respaldo) -> str:
 class RespaldoConversacion(AgentMiddleware):
     """Responde con un error para el modelo a cada llamada con efecto que la conversación no respalda.
 
-    - ``operaciones``: las operaciones con efecto declaradas (``agente.nucleo.operaciones``).
+    - ``operaciones``: las operaciones con efecto declaradas (``nucleo.operaciones``).
     - ``con_efectos``: las herramientas con efecto del registro (``Registro.con_efectos``).
     - ``titulos``: ``herramienta -> título`` para el texto del modelo (por defecto, su nombre).
     """

@@ -30,7 +30,7 @@ from langchain_core.messages import ToolMessage, add_notification_metadata
 from langgraph.types import Command, interrupt
 
 from agente.middleware.aprobacion import AVISO_EDICION
-from agente.nucleo.errores import NecesitaFirma
+from nucleo.errores import NecesitaFirma
 from politicas import PoliticaAprobacion, hilo_de
 
 __all__ = ["RevalidacionEfectos"]

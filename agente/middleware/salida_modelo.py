@@ -1,6 +1,6 @@
 """Lo que sale del modelo: sin el carácter nulo (U+0000) y un ``tool_call_id`` por llamada.
 
-PostgreSQL no admite U+0000 en ``text`` ni en ``jsonb`` (``agente/nucleo/texto.py``): un
+PostgreSQL no admite U+0000 en ``text`` ni en ``jsonb`` (``nucleo/texto.py``): un
 modelo que lo escribe en los argumentos de una llamada rompía el ``when`` de la firma (el
 veredicto guarda los argumentos) y el turno acababa en disculpa; en su texto final, el
 cierre del turno. La web lo rechaza en la puerta (422), pero el modelo no pasa por ella.
@@ -28,7 +28,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 
-from agente.nucleo.texto import NULO, contiene_nulo
+from nucleo.texto import NULO, contiene_nulo
 
 __all__ = ["SUSTITUTO", "SalidaModelo", "ids_unicos", "sin_nulos"]
 

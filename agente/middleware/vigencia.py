@@ -3,7 +3,7 @@
 El candado del hilo (``agente.servicio.conversaciones.candados``) se puede perder a mitad de una
 ejecución (la conexión que lo retiene se cae); otro proceso podría entonces tomar el
 hilo. Antes de mover dinero o stock se comprueba en memoria que la tenencia sigue
-valiendo; si no, :class:`agente.nucleo.errores.CandadoPerdido` detiene la ejecución (no
+valiendo; si no, :class:`nucleo.errores.CandadoPerdido` detiene la ejecución (no
 se convierte en un resultado para el modelo). Es un ``wrap_tool_call``: no añade nodos
 al grafo.
 """

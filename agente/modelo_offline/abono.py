@@ -4,7 +4,7 @@ Se reconoce antes que una devolución («¿cuándo me devolvéis el dinero?» no
 un reenvío («no me ha llegado el reembolso» no habla de un paquete). El pedido es el que
 nombra el cliente o, si no nombra ninguno, el del último reembolso (o cancelación) de la
 conversación; se lee con ``consultar_pedido``, que da sus reembolsos y, en ``abono``, el
-medio y el plazo que la tienda dice que suele tardar (``agente/nucleo/abonos.py``). No se
+medio y el plazo que la tienda dice que suele tardar (``nucleo/abonos.py``). No se
 promete nada que el sistema no haga: si el reembolso espera la firma de un encargado o la
 pasarela aún no lo ha confirmado, se dice eso.
 """
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage
 
 from agente.modelo_offline.redaccion import eur, fecha
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo.operaciones import OPERACIONES
 
 __all__ = ["INTENCION", "RE_ABONO", "pedido_del_ultimo_reembolso", "plazo"]
 

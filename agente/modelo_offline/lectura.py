@@ -2,7 +2,7 @@
 
 Solo texto: normaliza (minúsculas, sin tildes, misma longitud), trocea el mensaje en
 cláusulas de cada operación con efecto (las palabras que la reconocen las declara la
-operación: ``agente.nucleo.operaciones``, ``Offline.patron``, y su módulo aquí, ``FRASES``)
+operación: ``nucleo.operaciones``, ``Offline.patron``, y su módulo aquí, ``FRASES``)
 y saca de cada una una ``Tarea`` (intención, pedido, motivo, lo que se quiere cambiar y
 por qué). Una palabra negada («sin devolverlo») no abre cláusula y una cláusula retirada
 («bueno no, mejor me lo quedo») no da tarea (``matices``); si no queda ninguna, la tarea
@@ -35,7 +35,7 @@ from agente.modelo_offline.texto import (
     puntuacion,
     texto_de,
 )
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo.operaciones import OPERACIONES
 from operaciones import carpetas
 
 __all__ = [

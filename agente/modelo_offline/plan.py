@@ -1,7 +1,7 @@
 """El plan del turno: qué herramienta llamar después, o qué contestar, por cada tarea.
 
 Cada intención tiene su función de pasos (``PASOS``; las de las operaciones con efecto,
-por la intención que declara cada una en ``agente.nucleo.operaciones``), que mira las llamadas ya hechas
+por la intención que declara cada una en ``nucleo.operaciones``), que mira las llamadas ya hechas
 en este turno y sus resultados (``resultados``) y devuelve un ``Paso``: ``leer`` (una
 consulta), ``actuar`` (una operación que puede pedir firma) o ``fin`` (el texto, de
 ``redaccion``). ``planificar`` junta los pasos de todas las tareas: primero todas las

@@ -2,7 +2,7 @@
 
 No inventa números: el número de reembolso o de sustitución, los importes y las fechas
 salen siempre del resultado de una herramienta. Los importes se escriben con
-``agente.nucleo.dinero`` («1.234,50 EUR»).
+``nucleo.dinero`` («1.234,50 EUR»).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import date
 from typing import Any
 
 from agente.modelo_offline.resultados import Llamada, Resultado, cantidad
-from agente.nucleo import dinero
+from nucleo import dinero
 
 __all__ = [
     "AYUDA",

@@ -34,8 +34,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agente.modelo_offline.texto import limpiar_cola, texto_de
-from agente.nucleo import dinero
-from agente.nucleo.errores import ImporteNoValido
+from nucleo import dinero
+from nucleo.errores import ImporteNoValido
 
 __all__ = [
     "SIN_MOTIVO",

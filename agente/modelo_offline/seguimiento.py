@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from agente.modelo_offline.texto import RE_PEDIDO
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo.operaciones import OPERACIONES
 
 __all__ = ["desenlace_reciente", "sigo_aqui", "solo_seguimiento"]
 

@@ -27,8 +27,8 @@ from psycopg.types.json import Jsonb
 from agente.notificaciones.bandeja_salida import clave_aviso, encolar_aviso
 from agente.notificaciones.horario import minutos_en_horario, siguiente_apertura
 from agente.notificaciones.trabajador import horario_de_fila
-from agente.nucleo import dinero
 from herramientas.registro import REGISTRO
+from nucleo import dinero
 from politicas.lectura_matriz import leer_matriz, leer_matriz_por_id
 from politicas.matriz_autoridad import Matriz, Requisito, autoridad_necesaria, oleadas_de_aviso
 

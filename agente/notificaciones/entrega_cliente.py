@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from agente.notificaciones.canales import Entrega
 from agente.notificaciones.plantillas_cliente import pintar_cliente
-from agente.nucleo.enlaces import (
+from nucleo.enlaces import (
     enlace_baja,
     enlace_conversacion,
     token_de_baja,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from agente.nucleo import dinero
+from nucleo import dinero
 
 __all__ = ["Mensaje", "cuerpo_json", "cuerpo_slack", "enlace_tarjeta", "pintar"]
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from agente.notificaciones.plantillas import Mensaje
-from agente.nucleo import dinero
 from herramientas import REGISTRO
+from nucleo import dinero
 
 __all__ = ["con_operaciones", "operaciones_decididas", "pintar_cliente"]
 

@@ -30,7 +30,7 @@ from agente.notificaciones.canales import Canal, Entrega, ErrorCanal, canales_de
 from agente.notificaciones.entrega_cliente import RutasCliente, entrega_cliente
 from agente.notificaciones.horario import Horario, siguiente_apertura
 from agente.notificaciones.plantillas import cuerpo_json, cuerpo_slack, pintar
-from agente.nucleo.esperas import espera_tras
+from nucleo.esperas import espera_tras
 
 __all__ = ["Pasada", "entregar_pendientes", "entregar_segun_ajustes", "horario_de_fila", "rutas_cliente"]
 

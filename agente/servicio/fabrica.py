@@ -5,12 +5,12 @@ from __future__ import annotations
 from agente.bd.checkpointer import SaverDePool
 from agente.bd.pool import abrir_pool
 from agente.bd.url import url_basedatos
-from agente.nucleo.ajustes import Ajustes
 from agente.servicio.conversaciones.candados import CandadosHilo
 from agente.servicio.conversaciones.limite import LimiteEjecuciones
 from agente.servicio.fachada import Servicio
 from agente.servicio.pagos.pasarela_registrada import PasarelaRegistrada
 from agente.servicio.politica.comprobar_operaciones import comprobar_operaciones
+from nucleo.ajustes import Ajustes
 
 __all__ = ["CONEXIONES_PROPIAS", "crear_servicio"]
 
@@ -32,7 +32,7 @@ def crear_servicio(
     from agente.middleware.prompt_gestionado import fuente_desde_ajustes
     from agente.modelos import crear_modelo
     from agente.trazas import Trazador
-    from herramientas.pasarelas import pasarela_desde_ajustes
+    from caja.pasarelas import pasarela_desde_ajustes
 
     # AGENTE_POOL_MAX es el presupuesto del proceso: las dos conexiones propias cuentan.
     pool = abrir_pool(url or url_basedatos(ajustes), max_size=ajustes.pool_max - CONEXIONES_PROPIAS,

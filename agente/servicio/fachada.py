@@ -12,8 +12,6 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 
 from agente.notificaciones import avisos_cliente
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorConfiguracion
 from agente.servicio.alta.puerta import Alta
 from agente.servicio.aprobaciones.firmas import FirmaParcial
 from agente.servicio.auditoria import movimientos as todos_los_movimientos
@@ -46,8 +44,10 @@ from agente.servicio.resultados import (
     Respuesta,
 )
 from agente.servicio.tienda.ingesta import IngestaTienda
+from caja.pasarela import Pasarela
 from herramientas import REGISTRO, Registro
-from herramientas.pasarela import Pasarela
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorConfiguracion
 
 __all__ = ["SISTEMA", "Arreglo", "Ejecucion", "Encargado", "EstadoHilo", "FirmaParcial", "InformeAuditoria",
            "RegistroDecision", "Respuesta", "Servicio"]

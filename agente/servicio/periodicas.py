@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agente.nucleo.claves_candado import ESPACIO_TAREAS
 from agente.servicio.aprobaciones.avisos_firma import escalar_y_entregar
 from agente.servicio.fachada import Servicio
+from nucleo.claves_candado import ESPACIO_TAREAS
 
 __all__ = ["Tarea", "arrancar", "tareas", "una_pasada"]
 

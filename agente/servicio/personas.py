@@ -13,9 +13,9 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import Prohibido
 from agente.servicio.resultados import Encargado
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import Prohibido
 
 __all__ = ["contexto_de_cliente", "encargado_activo", "encargado_de_fila"]
 

@@ -2,7 +2,7 @@
 
 Lo que se dice de cada operación pendiente («el reembolso de 120,00 EUR del pedido
 P-...») lo da su herramienta en el registro (``Herramienta.texto_espera``, que en una
-operación con efecto sale de su declaración, ``agente.nucleo.operaciones``): una
+operación con efecto sale de su declaración, ``nucleo.operaciones``): una
 herramienta nueva trae su propio texto, aquí no se añade nada.
 """
 

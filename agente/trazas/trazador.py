@@ -54,7 +54,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agente.nucleo.registro_log import anotar
 from agente.trazas.ids import (
     DECISIONES,
     EVENTO_VEREDICTO,
@@ -70,9 +69,10 @@ from agente.trazas.ids import (
     validar_trace_id,
 )
 from agente.trazas.mascara import enmascarar, enmascarar_spans_otel, enmascarar_texto
+from nucleo.registro_log import anotar
 
 if TYPE_CHECKING:
-    from agente.nucleo.ajustes import Ajustes
+    from nucleo.ajustes import Ajustes
 
 logger = logging.getLogger(__name__)
 

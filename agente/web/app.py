@@ -17,8 +17,6 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 
-from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.errores import HiloNoEncontrado
 from agente.web.infra import contrato, disponibilidad, errores_http, metricas, recolector
 from agente.web.infra.asgi import MiddlewareHttp
 from agente.web.infra.cuerpo import CuerpoJson
@@ -46,6 +44,8 @@ from agente.web.rutas import (
     portal,
     tienda,
 )
+from nucleo.ajustes import Ajustes
+from nucleo.errores import HiloNoEncontrado
 
 logger = logging.getLogger(__name__)
 

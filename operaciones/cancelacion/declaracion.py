@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agente.nucleo.defectos_operacion import (
+from nucleo.defectos_operacion import (
     DOS_FIRMAS_POR_DEFECTO,
     LIMITES_POR_DEFECTO,
     importe_legible,
 )
-from agente.nucleo.operacion import (
+from nucleo.operacion import (
     Campo,
     EnHistorial,
     EnInstantanea,

@@ -25,18 +25,18 @@ from langchain.tools import BaseTool, ToolRuntime, tool
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, Field
 
-from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.errores import (
+from caja import libro, movimientos
+from caja.pasarela import Pasarela
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
+from herramientas.pedidos import normalizar_id
+from nucleo import dinero
+from nucleo.contexto import ContextoCliente, contexto_de
+from nucleo.errores import (
     ConflictoIdempotencia,
     ErrorDominio,
     ImporteNoValido,
 )
-from agente.nucleo.puertos import Revalidador
-from herramientas import libro, movimientos
-from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
-from herramientas.pasarela import Pasarela
-from herramientas.pedidos import normalizar_id
+from nucleo.puertos import Revalidador
 from operaciones.cancelacion.declaracion import CANCELACION
 
 __all__ = ["MAX_POR_TURNO", "CancelarPedidoArgs", "NoCancelable", "alternativas", "cancelar_pedido", "crear",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from agente.modelo_offline.lectura import MOTIVO_POR_DEFECTO, Tarea
 from agente.modelo_offline.pasos import Contexto, Paso, fin, hecha_o_pedido
 from agente.modelo_offline.resultados import cantidad
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.cancelacion import frases
 from operaciones.cancelacion.declaracion import CANCELACION
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo.operacion import (
+from nucleo.operacion import (
     Campo,
     EnHistorial,
     EnInstantanea,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agente.modelo_offline.redaccion import ejecutada
 from agente.modelo_offline.resultados import Llamada
 from agente.modelo_offline.texto import RE_PEDIDO, limpiar_cola, normalizar
-from agente.nucleo.direcciones import provincia_de
+from nucleo.direcciones import provincia_de
 from operaciones.direccion.declaracion import DIRECCION
 
 __all__ = [

@@ -19,14 +19,14 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, Field
 
-from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.direcciones import Direccion, direccion
-from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio, PedidoNoEncontrado
-from agente.nucleo.puertos import Revalidador
-from herramientas import libro
+from caja import libro
 from herramientas.envoltorios import Dependencias, datos_de_ejecucion, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO
 from herramientas.pedidos import normalizar_id
+from nucleo.contexto import ContextoCliente, contexto_de
+from nucleo.direcciones import Direccion, direccion
+from nucleo.errores import ConflictoIdempotencia, ErrorDominio, PedidoNoEncontrado
+from nucleo.puertos import Revalidador
 from operaciones.direccion.declaracion import DIRECCION
 
 __all__ = ["MAX_POR_TURNO", "CambiarDireccionArgs", "cambiar_direccion", "crear", "crear_cambiar_direccion"]

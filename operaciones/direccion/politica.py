@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo import dinero
+from nucleo import dinero
 
 __all__ = ["VALORES", "texto_cliente"]
 

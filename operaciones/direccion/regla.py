@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agente.nucleo import dinero
-from agente.nucleo.direcciones import provincia_de
+from nucleo import dinero
+from nucleo.direcciones import provincia_de
 from operaciones.direccion.declaracion import OPERACION
 from politicas.reglas.base import MOTIVO_PEDIDO_NO_ENCONTRADO, Dictamen, Regla, imposible, texto_de
 
@@ -63,6 +63,6 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
     return Dictamen(motivos=tuple(motivos), umbrales=umbrales, importe=importe)
 
 
-# Nombre y hechos, los de la operación declarada (agente.nucleo.operaciones).
+# Nombre y hechos, los de la operación declarada (nucleo.operaciones).
 DIRECCION = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, decidir=decidir)
 REGLA = DIRECCION

@@ -21,16 +21,16 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, Field
 
-from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.errores import ConflictoIdempotencia
-from agente.nucleo.puertos import Revalidador
-from herramientas import libro, movimientos
-from herramientas.asignacion import LineaPedida, asignar, normalizar_lineas
+from caja import libro, movimientos
+from caja.asignacion import LineaPedida, asignar, normalizar_lineas
+from caja.pasarela import Pasarela
 from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO, Importe
-from herramientas.pasarela import Pasarela
 from herramientas.pedidos import normalizar_id
+from nucleo import dinero
+from nucleo.contexto import ContextoCliente, contexto_de
+from nucleo.errores import ConflictoIdempotencia
+from nucleo.puertos import Revalidador
 from operaciones.reembolso.declaracion import REEMBOLSO
 
 __all__ = ["MAX_POR_TURNO", "LineaReembolso", "ReembolsarArgs", "crear", "crear_reembolsar", "reembolsar"]
@@ -82,7 +82,7 @@ def reembolsar(
     """Reembolsa ``importe`` de unidades libres del pedido del cliente; resultado JSON-able.
 
     ``lineas``: ``None`` (las unidades libres del pedido, en orden), números de línea o
-    ``{"linea": n, "unidades": k}`` (ver ``herramientas.libro``). Repetir la misma clave
+    ``{"linea": n, "unidades": k}`` (ver ``caja.libro``). Repetir la misma clave
     devuelve el mismo reembolso con ``repetido: True`` (y lo completa si quedó
     pendiente); la misma clave con otro pedido o importe es ``ConflictoIdempotencia``.
     Una comprobación fallida no escribe nada. Pasarela caída: ``ErrorPasarela`` con el

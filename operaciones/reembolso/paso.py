@@ -15,7 +15,7 @@ from agente.modelo_offline.pasos import (
     unidades_limitadas,
 )
 from agente.modelo_offline.resultados import cantidad
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.reembolso import frases
 from operaciones.reembolso.declaracion import REEMBOLSO
 

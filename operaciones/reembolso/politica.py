@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo import dinero
-from agente.nucleo.abonos import columna_plazo, texto_plazo
+from nucleo import dinero
+from nucleo.abonos import columna_plazo, texto_plazo
 
 __all__ = ["VALORES", "texto_cliente"]
 

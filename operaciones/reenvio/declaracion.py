@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agente.nucleo.defectos_operacion import LIMITES_POR_DEFECTO
-from agente.nucleo.operacion import (
+from nucleo.defectos_operacion import LIMITES_POR_DEFECTO
+from nucleo.operacion import (
     Campo,
     EnHistorial,
     EnInstantanea,

@@ -25,14 +25,14 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, Field
 
-from agente.nucleo import dinero, fechas
-from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio
-from agente.nucleo.puertos import Revalidador
-from herramientas import libro
+from caja import libro
 from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO
 from herramientas.pedidos import normalizar_id
+from nucleo import dinero, fechas
+from nucleo.contexto import ContextoCliente, contexto_de
+from nucleo.errores import ConflictoIdempotencia, ErrorDominio
+from nucleo.puertos import Revalidador
 from operaciones.reenvio.declaracion import REENVIO
 
 __all__ = ["DIAS_REPARTO_POR_DEFECTO", "MAX_POR_TURNO", "ReenviarArgs", "crear", "crear_reenviar", "reenviar"]

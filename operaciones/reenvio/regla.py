@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.reenvio.declaracion import OPERACION
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from agente.modelo_offline.redaccion import diferencia, ejecutada, eur, lineas
 from agente.modelo_offline.resultados import Llamada, cantidad
 from agente.modelo_offline.texto import RE_SKU, limpiar_cola, normalizar, texto_de
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.sustitucion.declaracion import CAMBIO
 
 __all__ = [

@@ -17,21 +17,22 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, Field
 
-from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.errores import (
+from caja import asignacion, estados_proveedor, libro, movimientos
+from caja.pasarela import CADUCADO, COBRO, EN_CURSO, Pasarela
+from herramientas import politica_fijada
+from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
+from herramientas.esquemas import DESCRIPCION_PEDIDO
+from herramientas.pedidos import normalizar_id
+from nucleo import dinero
+from nucleo.contexto import ContextoCliente, contexto_de
+from nucleo.errores import (
     AprobacionCaducada,
     ConflictoIdempotencia,
     ErrorDominio,
     ErrorPasarela,
     ProductoNoEncontrado,
 )
-from agente.nucleo.puertos import Revalidador
-from herramientas import asignacion, estados_proveedor, libro, movimientos, politica_fijada
-from herramientas.envoltorios import Dependencias, datos_de_ejecucion, json_resultado, sin_sangria
-from herramientas.esquemas import DESCRIPCION_PEDIDO
-from herramientas.pasarela import CADUCADO, COBRO, EN_CURSO, Pasarela
-from herramientas.pedidos import normalizar_id
+from nucleo.puertos import Revalidador
 from operaciones.sustitucion.declaracion import CAMBIO
 
 __all__ = ["MAX_POR_TURNO", "SustituirArgs", "crear", "crear_sustituir", "sustituir"]

@@ -25,8 +25,8 @@ from agente.modelo_offline.lectura import (
 from agente.modelo_offline.pasos import Contexto, Paso, fin, hecha_o_pedido, lineas_de
 from agente.modelo_offline.redaccion import error
 from agente.modelo_offline.resultados import cantidad
-from agente.nucleo import dinero
 from herramientas.registro import STOCK_ALTERNATIVAS
+from nucleo import dinero
 from operaciones.sustitucion import frases
 from operaciones.sustitucion.declaracion import CAMBIO
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.sustitucion.declaracion import OPERACION
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,

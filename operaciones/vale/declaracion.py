@@ -1,4 +1,4 @@
-"""La declaración del vale de compensación (issue 27; sql/018_vale.sql): solo importa ``agente.nucleo``."""
+"""La declaración del vale de compensación (issue 27; sql/018_vale.sql): solo importa ``nucleo``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo.defectos_operacion import importe_legible
-from agente.nucleo.operacion import (
+from nucleo.defectos_operacion import importe_legible
+from nucleo.operacion import (
     Campo,
     EnHistorial,
     EnInstantanea,

@@ -10,7 +10,7 @@ from typing import Any
 from agente.modelo_offline.redaccion import ejecutada, eur, fecha
 from agente.modelo_offline.resultados import Llamada, cantidad
 from agente.modelo_offline.texto import RE_PEDIDO, limpiar_cola
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.vale.declaracion import VALE, VALE_IMPORTE_MAX_DEFECTO, VALE_PORCENTAJE_MAX_DEFECTO
 
 __all__ = ["elegir_producto", "importe_propuesto", "motivo_del_texto", "no_posible", "redactar"]

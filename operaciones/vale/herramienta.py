@@ -22,14 +22,14 @@ from langchain.tools import BaseTool, ToolRuntime, tool
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, Field
 
-from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio, ImporteNoValido
-from agente.nucleo.puertos import Revalidador
-from herramientas import libro
+from caja import libro
 from herramientas.envoltorios import Dependencias, datos_de_ejecucion, sin_sangria
 from herramientas.esquemas import DESCRIPCION_PEDIDO, Importe
 from herramientas.pedidos import normalizar_id
+from nucleo import dinero
+from nucleo.contexto import ContextoCliente, contexto_de
+from nucleo.errores import ConflictoIdempotencia, ErrorDominio, ImporteNoValido
+from nucleo.puertos import Revalidador
 from operaciones.vale.declaracion import VALE, VALE_DIAS_CADUCIDAD_DEFECTO
 
 __all__ = ["MAX_POR_TURNO", "CompensarConValeArgs", "compensar_con_vale", "crear", "crear_compensar_con_vale"]

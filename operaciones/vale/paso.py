@@ -5,7 +5,7 @@ from __future__ import annotations
 from agente.modelo_offline.articulo import otro_articulo
 from agente.modelo_offline.lectura import MOTIVO_POR_DEFECTO, Tarea, lineas_mencionadas
 from agente.modelo_offline.pasos import Contexto, Paso, fin, hecha_o_pedido, lineas_de
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.vale import frases
 from operaciones.vale.declaracion import VALE
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.vale.declaracion import (
     VALE_DIAS_CADUCIDAD_DEFECTO,
     VALE_IMPORTE_MAX_DEFECTO,

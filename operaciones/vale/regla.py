@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from agente.nucleo import dinero
+from nucleo import dinero
 from operaciones.vale.declaracion import OPERACION, VALE_VENTANA_DIAS
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE
+from nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE
 from politicas.hechos import PARAMETROS_COMUNES, consulta_de_hechos
 
 __all__ = [

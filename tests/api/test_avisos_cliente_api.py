@@ -8,8 +8,8 @@ import time
 
 import httpx
 
-from agente.nucleo.enlaces import token_de_baja, token_de_conversacion
 from agente.web.app import crear_app
+from nucleo.enlaces import token_de_baja, token_de_conversacion
 from tests.apoyo.web_util import (
     SECRETO,
     abrir_conversacion,

@@ -75,7 +75,7 @@ def test_decidir_actua_como_quien_ha_entrado_y_una_opcion_no_lo_cambia(terminal,
     assert sql(bd_url, "SELECT encargado_id, canal FROM firmas_aprobacion") == [
         {"encargado_id": "enc-talavera", "canal": "cli"}]
 
-    from agente.nucleo.ajustes import ajustes as leer_ajustes
+    from nucleo.ajustes import ajustes as leer_ajustes
 
     monkeypatch.setenv("DATABASE_URL", bd_url)
     leer_ajustes.cache_clear()

@@ -8,7 +8,7 @@ from decimal import Decimal
 import psycopg
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo.operaciones import OPERACIONES
 from tests.apoyo.firmas import PEDIDO_350, PEDIDO_650, decidir_como, pausa_de_pedido
 from tests.apoyo.web_util import sql
 
@@ -187,8 +187,8 @@ def test_la_politica_la_ve_y_cambia_el_gerente_con_versiones_y_un_encargado_no(h
 
 
 def test_la_cli_ve_y_fija_la_politica_como_quien_ha_entrado(ajustes, bd_url, monkeypatch, tmp_path):
-    from agente.nucleo.ajustes import ajustes as leer_ajustes
     from agente.web.app import crear_app
+    from nucleo.ajustes import ajustes as leer_ajustes
     from tests.apoyo.cli_sesion import Terminal
     from tests.apoyo.web_util import servidor_en_hilo
 
@@ -226,8 +226,8 @@ def test_la_cli_ve_y_fija_la_politica_como_quien_ha_entrado(ajustes, bd_url, mon
 
 
 def test_la_cli_recoge_firmas_y_la_regional_decide_en_talavera(http, como, ajustes, monkeypatch, tmp_path):
-    from agente.nucleo.ajustes import ajustes as leer_ajustes
     from agente.web.app import crear_app
+    from nucleo.ajustes import ajustes as leer_ajustes
     from tests.apoyo.cli_sesion import Terminal
     from tests.apoyo.web_util import servidor_en_hilo
 
@@ -285,7 +285,7 @@ def test_el_historial_el_csv_y_la_cli_ensenan_las_dos_firmas_de_650(http, como, 
     from typer.testing import CliRunner
 
     from agente.cli import app
-    from agente.nucleo.ajustes import ajustes as leer_ajustes
+    from nucleo.ajustes import ajustes as leer_ajustes
 
     hilo = pausa_de_pedido(http, como, "C-0006", PEDIDO_650)
     args = http.get(f"/api/aprobaciones/{hilo}", headers=como("enc-talavera")).json()["acciones"][0]["args"]

@@ -17,8 +17,8 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.errores import ErrorDominio
 from agente.servicio.fabrica import crear_servicio
+from nucleo.errores import ErrorDominio
 from tests.apoyo.fabricas import (
     PEDIDO_GRANDE,
     ajustes_prueba,

@@ -19,10 +19,10 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.direcciones import PROVINCIAS, CodigoPostalNoValido, provincia_de
-from agente.nucleo.errores import ErrorDominio
 from agente.servicio.auditoria.informe import informe
+from nucleo.contexto import ContextoCliente
+from nucleo.direcciones import PROVINCIAS, CodigoPostalNoValido, provincia_de
+from nucleo.errores import ErrorDominio
 from operaciones.direccion.herramienta import cambiar_direccion
 from tests.apoyo.fabricas import consultar, uno
 from tests.apoyo.firmas import TIENDA_DE

@@ -20,9 +20,9 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ConflictoIdempotencia, ErrorDominio
 from agente.servicio.auditoria.informe import informe
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ConflictoIdempotencia, ErrorDominio
 from operaciones.vale.herramienta import compensar_con_vale
 from operaciones.vale.regla import importe_automatico
 from politicas import PoliticaAprobacion

@@ -16,10 +16,10 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.errores import ErrorDominio
 from agente.servicio.tienda.ingesta import crear_clave
-from herramientas.pasarela import PasarelaSimulada
+from caja.pasarela import PasarelaSimulada
 from herramientas.pedidos import stock_alternativas
+from nucleo.errores import ErrorDominio
 from operaciones.sustitucion.declaracion import TARJETA_CAMBIO_SQL
 from operaciones.sustitucion.herramienta import sustituir
 from politicas import DescripcionEncargado

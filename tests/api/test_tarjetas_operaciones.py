@@ -7,8 +7,8 @@ vale. Siempre de un pedido del cliente de la aprobación, nunca de otro.
 
 from __future__ import annotations
 
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES
 from agente.servicio.decisiones.ficha import detalles_de
+from nucleo.operaciones import CAMBIO, OPERACIONES
 from operaciones.reembolso.declaracion import REEMBOLSO
 from tests.apoyo.firmas import TIENDA_DE, pausa_con
 

@@ -7,9 +7,9 @@ import logging
 import pytest
 from fastapi.testclient import TestClient
 
-from agente.nucleo.errores import TextoNoValido
-from agente.nucleo.texto import contiene_nulo, rechazar_nulos
 from agente.web.app import crear_app
+from nucleo.errores import TextoNoValido
+from nucleo.texto import contiene_nulo, rechazar_nulos
 from tests.apoyo.web_util import DEVOLVER_CAFETERA, ajustes_web, cab, sql, token
 
 NULO_422 = {"detalle": "el texto no puede contener el carácter nulo (\\u0000)"}

@@ -15,10 +15,10 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
-from agente.nucleo.ajustes import SECRETO_DEMO, Ajustes
-from agente.nucleo.errores import ErrorConfiguracion
 from agente.web.app import ESTATICOS, crear_app
 from agente.web.en_vivo import directo
+from nucleo.ajustes import SECRETO_DEMO, Ajustes
+from nucleo.errores import ErrorConfiguracion
 from tests.apoyo.a_la_vez import a_la_vez
 from tests.apoyo.web_util import (
     DEVOLVER_BATIDORA,
@@ -379,8 +379,8 @@ def test_decidir_pasado_el_plazo_da_409_y_la_aprobacion_sigue_pendiente(http, to
 
 
 def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pendiente(bd_url):
-    from agente.nucleo.claves_candado import ESPACIO_HILOS
     from agente.servicio.fabrica import crear_servicio
+    from nucleo.claves_candado import ESPACIO_HILOS
 
     ajustes = ajustes_web(bd_url)
     servicio = crear_servicio(ajustes, url=bd_url, espera_candado=0.3)
@@ -411,7 +411,7 @@ def test_conversacion_ocupada_da_409_con_retry_after_y_no_es_una_aprobacion_pend
 def test_dos_decisiones_a_la_vez_una_gana_y_la_otra_recibe_409(bd_url):
     from agente.bd.pool import abrir_pool
     from agente.servicio.fabrica import crear_servicio
-    from herramientas.pasarela import PasarelaSimulada
+    from caja.pasarela import PasarelaSimulada
     from tests.apoyo.fabricas import PasarelaRetenida
 
     # La primera decisión se queda en la pasarela hasta que llega la segunda (antes, un

@@ -18,8 +18,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from langgraph.types import Command
 
-from agente.nucleo.contexto import ContextoCliente
 from agente.trazas import Trazador
+from nucleo.contexto import ContextoCliente
 
 __all__ = [
     "CLIENTE", "CONTEXTO", "HILO", "MENSAJE_CON_PII", "ModeloGuion", "aprobar", "config_de",

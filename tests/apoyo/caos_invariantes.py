@@ -42,14 +42,14 @@ import psycopg
 from langchain_core.messages import AIMessage, ToolMessage
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.errores import AprobacionPendiente, ErrorDominio
 from agente.servicio import textos
+from nucleo.errores import AprobacionPendiente, ErrorDominio
 from tests.apoyo.caos import CODIGO_AJENO, Mundo, Plan
 from tests.apoyo.fabricas import crear_pedido
 
 __all__ = ["Banco", "Resultado", "abrir_banco", "comprobar", "ejecutar", "preparar_mundo", "propiedad"]
 
-LOGGERS_PRODUCTO = ("agente", "herramientas", "politicas", "operaciones")
+LOGGERS_PRODUCTO = ("agente", "herramientas", "politicas", "operaciones", "caja", "nucleo")
 
 SELECT_PEDIDOS_SQL = "SELECT id, cliente_id, importe::text AS importe FROM pedidos ORDER BY id"
 SELECT_CLIENTES_SQL = """

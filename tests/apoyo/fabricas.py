@@ -10,7 +10,7 @@ from decimal import Decimal
 import psycopg
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.ajustes import Ajustes
+from nucleo.ajustes import Ajustes
 
 PEDIDO_GRANDE = "P-20260917-0041"  # 120 EUR, C-0001, talavera
 PEDIDO_PEQUENO = "P-20260920-0102"  # 24,90 EUR, C-0002, talavera
@@ -46,7 +46,7 @@ class PasarelaAveriable:
 
     def _antes(self):
         if self.caida:
-            from agente.nucleo.errores import ErrorPasarela
+            from nucleo.errores import ErrorPasarela
 
             raise ErrorPasarela("la pasarela de pagos no está disponible (caída de prueba)")
 

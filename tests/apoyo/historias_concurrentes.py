@@ -66,14 +66,14 @@ from typing import Any
 import psycopg
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorDominio, NecesitaFirma, RegistroRechazado
 from agente.servicio.auditoria.informe import hallazgos, informe
 from agente.servicio.tienda.ingesta import IngestaTienda, crear_clave
 from agente.servicio.tienda.registros import CambioEstado
+from caja.pasarela import PasarelaSimulada
 from herramientas import REGISTRO
-from herramientas.pasarela import PasarelaSimulada
+from nucleo import dinero
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorDominio, NecesitaFirma, RegistroRechazado
 from operaciones.cancelacion.herramienta import cancelar_pedido
 from operaciones.reembolso.herramienta import reembolsar
 from operaciones.reenvio.herramienta import reenviar

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from agente.nucleo.contexto import ContextoCliente
 from herramientas import REGISTRO
+from nucleo.contexto import ContextoCliente
 from politicas import PoliticaAprobacion
 
 __all__ = [

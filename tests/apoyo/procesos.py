@@ -22,7 +22,7 @@ import psutil
 from .rutas import RAIZ
 from .web_util import SECRETO, ServidorEnProceso, puerto_libre
 
-SECRETO_FUERTE = SECRETO  # fuera del modo demo hace falta uno que pase agente.nucleo.secretos
+SECRETO_FUERTE = SECRETO  # fuera del modo demo hace falta uno que pase nucleo.secretos
 PYTHON_M = (sys.executable, "-m", "agente.cli")
 # El guion de consola que instala pip (``.venv/bin/agente``): el proceso se llama «agente».
 GUION_AGENTE = (str(Path(sys.executable).with_name("agente")),)

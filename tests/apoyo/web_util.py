@@ -19,12 +19,12 @@ import psycopg
 import uvicorn
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.ajustes import Ajustes
 from agente.web.entrada.auth import emitir_token
+from nucleo.ajustes import Ajustes
 
 from .rutas import RAIZ
 
-# Pasa la comprobación de fuera del modo demo (agente.nucleo.secretos); solo para pruebas.
+# Pasa la comprobación de fuera del modo demo (nucleo.secretos); solo para pruebas.
 SECRETO = "4f0c9a7e2b61d8a35c7e90f1b2d4a6c8e0f13579bdf2468ace0b1d3f5a7c9e1b"
 DEVOLVER_CAFETERA = "Quiero devolver la cafetera del pedido P-20260917-0041 porque gotea"
 DEVOLVER_BATIDORA = "Quiero devolver la batidora del pedido P-20260922-0077 porque no funciona"

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 from langgraph.types import Command
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ContextoAusente
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ContextoAusente
 from tests.apoyo.fabricas import (
     PEDIDO_GRANDE,
     PEDIDO_PEQUENO,
@@ -115,9 +115,9 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.types import Command
 from agente.bd.pool import abrir_pool
 from agente.construir import construir_agente
-from agente.nucleo.contexto import ContextoCliente
+from nucleo.contexto import ContextoCliente
 from agente.modelo_offline import ModeloOffline
-from herramientas.pasarela import PasarelaSimulada
+from caja.pasarela import PasarelaSimulada
 pool = abrir_pool({bd_url!r})
 agente = construir_agente(ModeloOffline(), PostgresSaver(pool), pool=pool, pasarela=PasarelaSimulada(pool=pool))
 salida = agente.invoke(Command(resume={{{pendiente['interrupt_id']!r}: {{"decisions": [{{"type": "approve"}}]}}}}),

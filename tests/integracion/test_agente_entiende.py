@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from agente.nucleo.errores import NadaPendiente
+from nucleo.errores import NadaPendiente
 from tests.apoyo.fabricas import consultar, conversacion, uno
 
 VAJILLA = "P-20261012-0099"  # C-0003, entregado, 1 × vajilla de 99,00 EUR

@@ -8,10 +8,10 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.errores import DatosNoValidos, NoCuadra, NoEncontrado, Prohibido, YaExiste
 from agente.servicio.alta import personal, tiendas
 from agente.servicio.alta.primera import primera_persona
 from agente.servicio.personas import encargado_activo
+from nucleo.errores import DatosNoValidos, NoCuadra, NoEncontrado, Prohibido, YaExiste
 
 
 @pytest.fixture

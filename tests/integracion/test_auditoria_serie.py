@@ -19,10 +19,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from psycopg.types.json import Jsonb
 
-from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.auditoria.auditoria_serie import COMPROBACIONES, auditar_serie
 from agente.servicio.auditoria.informe import hallazgos, informe
-from herramientas.pasarela import PasarelaSimulada
+from caja.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
 from operaciones.cancelacion.herramienta import cancelar_pedido
 from operaciones.reembolso.herramienta import reembolsar
 from operaciones.reenvio.herramienta import reenviar

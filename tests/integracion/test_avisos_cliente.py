@@ -17,7 +17,7 @@ from agente.notificaciones import entregar_pendientes
 from agente.notificaciones.avisos_cliente import AvisoCliente, avisar_cliente
 from agente.notificaciones.canales import CanalApprise, CanalCorreo
 from agente.notificaciones.entrega_cliente import RutasCliente
-from agente.nucleo.enlaces import leer_token_de_baja
+from nucleo.enlaces import leer_token_de_baja
 from tests.apoyo.fabricas import PEDIDO_GRANDE, consultar, conversacion, uno
 from tests.apoyo.fabricas_avisos import MADRID, MIERCOLES_3
 
@@ -195,7 +195,7 @@ def test_un_reembolso_atascado_y_luego_completado_avisa_en_el_chat_y_por_correo_
     servicio, pool, smtp, bd_url
 ):
     from agente.servicio.pagos.pendientes import Pagos
-    from herramientas.pasarela import PasarelaSimulada
+    from caja.pasarela import PasarelaSimulada
     from operaciones.reembolso.herramienta import reembolsar
     from tests.apoyo.fabricas import PasarelaAveriable
 

@@ -29,7 +29,7 @@ from tests.apoyo.caos_invariantes import abrir_banco, propiedad
 
 EJEMPLOS = int(os.environ.get("CAOS_EJEMPLOS", "200"))
 
-# Lo mismo que las consultas de herramientas/libro.py y herramientas/pedidos.py, sin el dueño.
+# Lo mismo que las consultas de caja/libro.py y herramientas/pedidos.py, sin el dueño.
 SIN_DUENO_BLOQUEO = """
 SELECT id, cliente_id, tienda, importe FROM pedidos
 WHERE id = %(pedido)s AND %(cliente_id)s::text IS NOT NULL
@@ -73,7 +73,7 @@ def _sin_dueno(sql: str) -> str:
 
 MUTANTES = {
     # reembolsar, sustituir, vale, reenvío...: el pedido se bloquea sin mirar de quién es.
-    "efecto_ajeno": ("herramientas.libro.BLOQUEAR_PEDIDO_SQL", SIN_DUENO_BLOQUEO),
+    "efecto_ajeno": ("caja.libro.BLOQUEAR_PEDIDO_SQL", SIN_DUENO_BLOQUEO),
     # consultar_pedido enseña cualquier pedido.
     "revelado": ("herramientas.pedidos.SELECT_PEDIDO_SQL", _sin_dueno(pedidos.SELECT_PEDIDO_SQL)),
 }

@@ -17,11 +17,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agente.modelos import crear_modelo
-from agente.nucleo.claves_candado import ESPACIO_HILOS
-from agente.nucleo.errores import CandadoPerdido, Saturado
 from agente.servicio.conversaciones.candados import NOMBRE_APLICACION
 from agente.servicio.fabrica import crear_servicio
 from agente.web.app import crear_app
+from nucleo.claves_candado import ESPACIO_HILOS
+from nucleo.errores import CandadoPerdido, Saturado
 from tests.apoyo.fabricas import PEDIDO_GRANDE, PEDIDO_PEQUENO, ajustes_prueba, uno
 from tests.apoyo.proveedor_latencia import Latencia, ProveedorEnHilo
 from tests.apoyo.web_util import DEVOLVER_CAFETERA, ajustes_web, cab, token

@@ -41,7 +41,7 @@ def test_migrar_dos_veces_no_cambia_nada_la_segunda(bd_sin_migrar_url):
 @pytest.mark.temporal
 def test_dos_migraciones_a_la_vez_una_aplica_y_la_otra_espera(bd_sin_migrar_url):
     # Un tercero retiene el candado: los dos procesos deben esperar, no fallar.
-    from agente.nucleo.claves_candado import CANDADO_MIGRACIONES
+    from nucleo.claves_candado import CANDADO_MIGRACIONES
 
     resultados: list[list[str]] = []
     errores: list[BaseException] = []

@@ -12,8 +12,8 @@ from agente.bd.pool import APLICACION_SERVIDOR, KWARGS_CONEXION
 from agente.cli import app
 from agente.cli import servidor as cli_servidor
 from agente.modelo_offline import ModeloOffline
-from agente.nucleo.ajustes import ajustes
 from agente.servicio.fabrica import crear_servicio
+from nucleo.ajustes import ajustes
 from tests.apoyo.fabricas import ajustes_prueba, conversacion, uno
 
 CANCELABLE = "P-20261008-0201"  # C-0002, 25,00 EUR, pendiente: se cancela sin firma

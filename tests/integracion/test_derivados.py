@@ -14,7 +14,7 @@ import pytest
 from agente.bd.derivados import aplicar_derivados, derivados
 from agente.bd.migraciones import migraciones_disponibles, migrar
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES
+from nucleo.operaciones import CAMBIO, OPERACIONES
 from operaciones.reembolso.declaracion import REEMBOLSO
 
 DEFINICION_CHECK_SQL = """

@@ -17,7 +17,7 @@ from agente.evaluacion.comprobaciones import Observado, comprobar
 from agente.evaluacion.langfuse_conjunto import ConjuntoLangfuse
 from agente.evaluacion.suite import omision
 from agente.evaluacion.tareas import TareaNoValida
-from agente.nucleo.ajustes import Ajustes
+from nucleo.ajustes import Ajustes
 from tests.apoyo.receptor_langfuse import ReceptorLangfuse
 from tests.apoyo.rutas import RAIZ
 from tests.apoyo.servidor_openai import ServidorOpenAI

@@ -18,9 +18,18 @@ from langgraph.prebuilt import ToolNode
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import (
+from caja.movimientos import completar_pendientes
+from caja.pasarela import PasarelaSimulada
+from caja.pasarelas import pasarela_desde_ajustes
+from herramientas import REGISTRO, crear_herramientas
+from herramientas.pedidos import (
+    RESPUESTA_ENCARGADO_EN_ESPERA,
+    consultar_pedido,
+    stock_alternativas,
+)
+from nucleo.ajustes import Ajustes
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import (
     AprobacionCaducada,
     ConflictoIdempotencia,
     ContextoAusente,
@@ -30,16 +39,7 @@ from agente.nucleo.errores import (
     PedidoNoEncontrado,
     ProductoNoEncontrado,
 )
-from agente.nucleo.operaciones import OPERACIONES as DECLARADAS
-from herramientas import REGISTRO, crear_herramientas
-from herramientas.movimientos import completar_pendientes
-from herramientas.pasarela import PasarelaSimulada
-from herramientas.pasarelas import pasarela_desde_ajustes
-from herramientas.pedidos import (
-    RESPUESTA_ENCARGADO_EN_ESPERA,
-    consultar_pedido,
-    stock_alternativas,
-)
+from nucleo.operaciones import OPERACIONES as DECLARADAS
 from operaciones.reembolso.herramienta import reembolsar
 from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import capturar, crear_pedido, en_carrera
@@ -652,7 +652,7 @@ def test_dentro_de_un_grafo_langgraph_inyecta_el_runtime_con_contexto_hilo_y_met
 
 
 def test_no_se_cambia_dos_veces_la_misma_unidad(pool):
-    from agente.nucleo.contexto import ContextoCliente
+    from nucleo.contexto import ContextoCliente
     from operaciones.sustitucion.herramienta import sustituir
 
     ctx = ContextoCliente(cliente_id="C-0001", tienda="talavera", nombre="Ana")

@@ -20,9 +20,9 @@ import threading
 import psycopg
 import pytest
 
-from agente.nucleo.claves_candado import CANDADO_CLIENTE_SQL
-from agente.nucleo.contexto import ContextoCliente
 from herramientas import REGISTRO
+from nucleo.claves_candado import CANDADO_CLIENTE_SQL
+from nucleo.contexto import ContextoCliente
 from operaciones.reenvio.herramienta import reenviar
 from politicas import PoliticaAprobacion
 from tests.apoyo.fabricas import capturar, crear_pedido, esperar_bloqueadas, uno

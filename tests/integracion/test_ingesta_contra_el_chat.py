@@ -20,12 +20,12 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorDominio, RegistroRechazado
 from agente.servicio.tienda.aplicar import aplicar_pedido
 from agente.servicio.tienda.ingesta import IngestaTienda, crear_clave
 from agente.servicio.tienda.registros import CambioEstado, DatosPedido
-from herramientas.pasarela import PasarelaSimulada
+from caja.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorDominio, RegistroRechazado
 from operaciones.cancelacion import herramienta as cancelaciones
 from operaciones.cancelacion.herramienta import NoCancelable, cancelar_pedido
 from operaciones.reembolso.herramienta import reembolsar

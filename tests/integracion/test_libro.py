@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorDominio, ImporteNoValido
-from herramientas.asignacion import LineaPedida, UnidadLibre, asignar, normalizar_lineas
-from herramientas.pasarela import PasarelaSimulada
+from caja.asignacion import LineaPedida, UnidadLibre, asignar, normalizar_lineas
+from caja.pasarela import PasarelaSimulada
 from herramientas.pedidos import consultar_pedido
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorDominio, ImporteNoValido
 from operaciones.reembolso.herramienta import reembolsar
 from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import consultar, crear_pedido, en_carrera, uno
@@ -299,7 +299,7 @@ def test_un_reembolso_y_un_cambio_a_la_vez_de_la_unica_unidad_solo_pasa_uno(pool
 
 
 def test_el_historial_del_pedido_para_la_tarjeta_del_encargado(pool, bd_url, conexion):
-    from herramientas.libro import historial
+    from caja.libro import historial
 
     pedido = crear_pedido(bd_url, "C-0001", [("CAF-001", 2), ("MEN-001", 1)])
     cambiar(pool, pedido=pedido, nuevo="CAF-002")

@@ -14,10 +14,10 @@ from decimal import Decimal
 import psycopg
 import pytest
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorPasarela
 from agente.servicio.auditoria.auditoria_libro import COMPROBACIONES, auditar_libro, total_hallazgos
-from herramientas.pasarela import PasarelaSimulada
+from caja.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorPasarela
 from operaciones.reembolso.herramienta import reembolsar
 from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import PasarelaAveriable, crear_pedido

@@ -38,11 +38,11 @@ from hypothesis.stateful import (
 )
 
 from agente.bd.pool import KWARGS_CONEXION, abrir_pool
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorDominio, ErrorPasarela
 from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
-from herramientas.movimientos import completar_pendientes
-from herramientas.pasarela import PasarelaSimulada
+from caja.movimientos import completar_pendientes
+from caja.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorDominio, ErrorPasarela
 from operaciones.reembolso.herramienta import reembolsar
 from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.bases import borrar_base, crear_base

@@ -17,7 +17,7 @@ SARTEN = "P-20260920-0102"  # C-0002, MEN-001 24,90 EUR, entregado hace 3 días
 
 @pytest.fixture
 def averiable(pool):
-    from herramientas.pasarela import PasarelaSimulada
+    from caja.pasarela import PasarelaSimulada
 
     return PasarelaAveriable(PasarelaSimulada(pool=pool))
 

@@ -12,13 +12,13 @@ from decimal import Decimal
 
 import pytest
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorDominio, ErrorPasarela, ImporteNoValido
 from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
+from caja.movimientos import completar_pendientes
+from caja.pasarela import PasarelaSimulada
 from herramientas import REGISTRO, crear_herramientas
 from herramientas.avisos import avisos_pendientes
-from herramientas.movimientos import completar_pendientes
-from herramientas.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorDominio, ErrorPasarela, ImporteNoValido
 from operaciones.reembolso.herramienta import reembolsar
 from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import PasarelaAveriable, consultar, uno

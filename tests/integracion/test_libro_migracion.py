@@ -19,9 +19,9 @@ import pytest
 from agente.bd.migraciones import CARPETA_SQL, migraciones_disponibles, migrar
 from agente.bd.pool import KWARGS_CONEXION, abrir_pool
 from agente.demo.carga import cargar_demo
-from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.auditoria.auditoria_libro import auditar_libro
 from herramientas.pedidos import consultar_pedido
+from nucleo.contexto import ContextoCliente
 from tests.apoyo.fabricas import crear_pedido
 
 D = Decimal

@@ -12,12 +12,12 @@ from decimal import Decimal
 
 import pytest
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorPasarela
 from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
+from caja.movimientos import completar_pendientes
+from caja.pasarela import PasarelaSimulada
 from herramientas.avisos import avisos_pendientes, marcar_avisado
-from herramientas.movimientos import completar_pendientes
-from herramientas.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorPasarela
 from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.fabricas import PasarelaAveriable, consultar, uno
 

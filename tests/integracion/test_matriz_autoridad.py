@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agente.demo.carga import cargar_demo
-from agente.nucleo.errores import Prohibido
-from agente.nucleo.operaciones import OPERACIONES
 from agente.servicio.politica.gestion_autoridad import (
     ambito_firmante,
     darse_de_baja,
     fijar_matriz,
     historial_matriz,
 )
+from nucleo.errores import Prohibido
+from nucleo.operaciones import OPERACIONES
 from politicas.lectura_matriz import VersionesMatriz, leer_matriz, leer_matriz_por_id
 from politicas.matriz_autoridad import (
     Matriz,

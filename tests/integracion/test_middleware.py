@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from agente.middleware.limites import MENSAJE_LIMITE
 from agente.modelo_offline import ModeloOffline
 from agente.servicio.fabrica import crear_servicio
-from herramientas.pasarela import PasarelaSimulada
+from caja.pasarela import PasarelaSimulada
 from tests.apoyo.fabricas import PEDIDO_PEQUENO, ajustes_prueba, conversacion, crear_pedido, uno
 from tests.apoyo.modelo_guion import guion, llamada
 

@@ -26,8 +26,8 @@ from agente.notificaciones.horario import (
     siguiente_apertura,
 )
 from agente.notificaciones.plantillas import pintar
-from agente.nucleo.esperas import espera_tras
 from agente.servicio.politica.gestion_autoridad import darse_de_baja
+from nucleo.esperas import espera_tras
 from politicas.matriz_autoridad import Requisito
 from tests.apoyo.fabricas_avisos import (
     MADRID,

@@ -22,20 +22,6 @@ from pydantic import BaseModel, Field
 
 from agente.construir import construir_agente
 from agente.evaluacion import instantanea
-from agente.nucleo import dinero
-from agente.nucleo.contexto import contexto_de
-from agente.nucleo.errores import ErrorConfiguracion
-from agente.nucleo.operacion import (
-    Campo,
-    EnHistorial,
-    EnInstantanea,
-    EnLibro,
-    EnMatriz,
-    Numeracion,
-    Offline,
-    OperacionConEfecto,
-)
-from agente.nucleo.operaciones import OPERACIONES, vista_efectos_sql
 from agente.servicio.auditoria.informe import informe
 from agente.servicio.decisiones.ficha import historial_cliente
 from agente.servicio.fachada import Servicio
@@ -46,6 +32,20 @@ from agente.servicio.politica.comprobar_operaciones import (
 )
 from agente.web.esquemas import bandeja as esquemas_bandeja
 from herramientas import REGISTRO, Herramienta
+from nucleo import dinero
+from nucleo.contexto import contexto_de
+from nucleo.errores import ErrorConfiguracion
+from nucleo.operacion import (
+    Campo,
+    EnHistorial,
+    EnInstantanea,
+    EnLibro,
+    EnMatriz,
+    Numeracion,
+    Offline,
+    OperacionConEfecto,
+)
+from nucleo.operaciones import OPERACIONES, vista_efectos_sql
 from politicas import REGLAS, Dictamen, PoliticaAprobacion, Regla
 from politicas.lectura_matriz import leer_matriz
 from politicas.matriz_autoridad import autoridad_necesaria

@@ -1,7 +1,7 @@
 """Cada operación con efecto declarada está completa, y la comprobación nombra lo que falte.
 
 ``faltas(op, conexion)`` recorre lo que el producto lee de una declaración
-(``agente.nucleo.operaciones``) y devuelve, en español, cada parte que falta: la regla y
+(``nucleo.operaciones``) y devuelve, en español, cada parte que falta: la regla y
 sus hechos, las herramientas del registro, las filas de la matriz por defecto y de cada
 matriz guardada, la vista ``efectos``, los campos de la tarjeta, el texto para el cliente,
 la intención del modelo offline, la instantánea, el historial y al menos una tarea de
@@ -27,9 +27,6 @@ from agente.evaluacion.tareas import TABLAS, cargar_tareas
 from agente.middleware.prompt_cliente import PROMPT_BASE
 from agente.modelo_offline.lectura import INTENCIONES, tareas
 from agente.modelo_offline.plan import PASOS
-from agente.nucleo.errores import ErrorConfiguracion
-from agente.nucleo.operacion import Campo, OperacionConEfecto
-from agente.nucleo.operaciones import CAMBIO, OPERACIONES
 from agente.servicio.politica.comprobar_operaciones import (
     completar_matrices,
     comprobar_operaciones,
@@ -38,6 +35,9 @@ from agente.servicio.politica.comprobar_operaciones import (
 )
 from agente.servicio.textos import mensaje_espera
 from herramientas import REGISTRO, Dependencias
+from nucleo.errores import ErrorConfiguracion
+from nucleo.operacion import Campo, OperacionConEfecto
+from nucleo.operaciones import CAMBIO, OPERACIONES
 from operaciones import carpetas
 from operaciones.reembolso.declaracion import REEMBOLSO
 from politicas.defectos import DEFECTOS

@@ -14,11 +14,11 @@ import httpx
 import pytest
 import stripe
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorPasarela, EventoNoValido
 from agente.servicio.fabrica import crear_servicio
-from herramientas.movimientos import completar_pendientes
-from herramientas.pasarela_stripe import PasarelaStripe
+from caja.movimientos import completar_pendientes
+from caja.pasarela_stripe import PasarelaStripe
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorPasarela, EventoNoValido
 from operaciones.reembolso.herramienta import reembolsar
 from operaciones.sustitucion.herramienta import sustituir
 from tests.apoyo.fabricas import ajustes_prueba, consultar, conversacion, uno

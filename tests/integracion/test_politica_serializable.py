@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 
-from agente.nucleo.contexto import ContextoCliente
 from herramientas import REGISTRO
+from nucleo.contexto import ContextoCliente
 from politicas import PoliticaAprobacion
 from tests.apoyo.fabricas import (
     PEDIDO_GRANDE,

@@ -20,9 +20,9 @@ from langgraph.types import Command
 from psycopg_pool import ConnectionPool
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ContextoAusente
+from nucleo import dinero
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ContextoAusente
 from politicas import (
     DEFECTOS,
     DescripcionEncargado,

@@ -11,11 +11,11 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.operaciones import OPERACIONES
-from agente.nucleo.puertos import FuentePolitica
+from caja.pasarela import PasarelaSimulada
 from herramientas import REGISTRO, Herramienta, crear_herramientas
-from herramientas.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
+from nucleo.operaciones import OPERACIONES
+from nucleo.puertos import FuentePolitica
 from politicas import (
     DEFECTOS,
     REGLAS,

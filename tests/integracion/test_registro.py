@@ -11,8 +11,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from pydantic import BaseModel, Field
 
 from agente.construir import construir_agente
-from agente.nucleo.contexto import contexto_de
 from herramientas import REGISTRO, Herramienta, Registro
+from nucleo.contexto import contexto_de
 from tests.apoyo.modelo_guion import guion, llamada
 
 

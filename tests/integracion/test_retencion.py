@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from agente.bd.pool import KWARGS_CONEXION
 from agente.cli.operacion import limpiar as orden_limpiar
-from agente.nucleo.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
 from agente.retencion import limpiar
 from agente.servicio.fabrica import crear_servicio
+from nucleo.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS
 from tests.apoyo.fabricas import (
     PEDIDO_GRANDE,
     PEDIDO_PEQUENO,
@@ -172,7 +172,7 @@ def test_dias_menor_que_uno_se_rechaza(pool):
 
 
 def test_orden_limpiar_de_la_cli(servicio, bd_url, monkeypatch):
-    from agente.nucleo.ajustes import ajustes
+    from nucleo.ajustes import ajustes
 
     hilo, _ = conversacion(servicio, "C-0002", f"¿Dónde está mi pedido {PEDIDO_PEQUENO}?")
     _envejecer(bd_url, hilo)

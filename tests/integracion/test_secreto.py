@@ -7,10 +7,10 @@ import string
 import pytest
 from typer.testing import CliRunner
 
-from agente.nucleo.ajustes import SECRETO_DEMO
-from agente.nucleo.errores import ErrorConfiguracion
-from agente.nucleo.secretos import defecto_del_secreto
 from agente.web.app import crear_app
+from nucleo.ajustes import SECRETO_DEMO
+from nucleo.errores import ErrorConfiguracion
+from nucleo.secretos import defecto_del_secreto
 from tests.apoyo.web_util import SECRETO, ajustes_web
 
 DEBILES = {

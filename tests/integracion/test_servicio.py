@@ -14,8 +14,8 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.claves_candado import ESPACIO_HILOS
-from agente.nucleo.errores import (
+from nucleo.claves_candado import ESPACIO_HILOS
+from nucleo.errores import (
     AprobacionPendiente,
     DecisionesDescuadradas,
     DecisionNoAplicable,
@@ -327,8 +327,8 @@ def test_auditoria_cero_en_una_mezcla_y_uno_con_reembolso_por_fuera(servicio, bd
 
 @pytest.mark.temporal
 def test_tarea_periodica_solo_la_hace_un_servidor_a_la_vez(servicio, bd_url):
-    from agente.nucleo.claves_candado import ESPACIO_TAREAS
     from agente.servicio.periodicas import una_pasada
+    from nucleo.claves_candado import ESPACIO_TAREAS
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:
@@ -448,7 +448,7 @@ def _candado_retenido(bd_url, hilo):
 
 @pytest.mark.temporal
 def test_turno_con_el_hilo_ocupado_da_hilo_ocupado_y_no_guarda_el_mensaje(servicio_impaciente, bd_url):
-    from agente.nucleo.errores import HiloOcupado
+    from nucleo.errores import HiloOcupado
 
     servicio = servicio_impaciente
     ctx = servicio.contexto_de_cliente("C-0004")
@@ -467,7 +467,7 @@ def test_turno_con_el_hilo_ocupado_da_hilo_ocupado_y_no_guarda_el_mensaje(servic
 def test_decision_con_el_hilo_ocupado_queda_registrada_y_la_aplica_el_conciliador(
     servicio_impaciente, pasarela, bd_url
 ):
-    from agente.nucleo.errores import HiloOcupado
+    from nucleo.errores import HiloOcupado
 
     servicio = servicio_impaciente
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
@@ -557,7 +557,7 @@ def test_la_caducidad_decide_las_vencidas_por_su_plazo_y_deja_las_demas(servicio
 
 
 def test_una_aprobacion_vencida_no_se_puede_aprobar_aunque_no_haya_pasado_la_caducidad(servicio, pasarela, bd_url):
-    from agente.nucleo.errores import PlazoVencido
+    from nucleo.errores import PlazoVencido
 
     hilo, _ = conversacion(servicio, "C-0001", DEVOLVER_CAFETERA)
     with psycopg.connect(bd_url, **KWARGS_CONEXION) as c:

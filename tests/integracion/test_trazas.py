@@ -27,8 +27,6 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.contexto import ContextoCliente
 from agente.trazas import (
     EVENTO_VEREDICTO,
     PUNTUACION_DECISION,
@@ -46,6 +44,8 @@ from agente.trazas.mascara import (
     enmascarar_texto,
     enmascarar_valor,
 )
+from nucleo.ajustes import Ajustes
+from nucleo.contexto import ContextoCliente
 from tests.apoyo.agente_minimo import (
     CLIENTE,
     CONTEXTO,
@@ -708,7 +708,7 @@ def test_un_segundo_trazador_vivo_con_la_misma_clave_avisa(receptor, caplog):
 _SIN_CLAVES = """
 import json, sys
 from langgraph.checkpoint.memory import InMemorySaver
-from agente.nucleo.ajustes import Ajustes
+from nucleo.ajustes import Ajustes
 from agente.trazas import Trazador
 from tests.apoyo import agente_minimo as minimo
 

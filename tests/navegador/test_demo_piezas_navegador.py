@@ -12,8 +12,8 @@ import re
 import httpx
 import pytest
 
-from agente.nucleo.ajustes import Ajustes
 from agente.web.entrada.auth import emitir_token
+from nucleo.ajustes import Ajustes
 from tests.apoyo.navegador import ESPERA_MS, Pagina
 from tests.apoyo.procesos import ProcesoCli, esperar
 from tests.apoyo.web_util import cab

@@ -15,7 +15,7 @@ from agente.bd import embebido
 from agente.bd.migraciones import migrar
 from agente.bd.pool import KWARGS_CONEXION
 from agente.demo.carga import cargar_demo
-from agente.nucleo.enlaces import token_de_baja
+from nucleo.enlaces import token_de_baja
 from tests.apoyo.procesos import esperar
 from tests.apoyo.web_util import DEVOLVER_CAFETERA, ServidorEnProceso, ajustes_web, cab, token
 

@@ -16,9 +16,9 @@ import time
 import psycopg
 import pytest
 
-from agente.nucleo.claves_candado import ESPACIO_HILOS
-from agente.nucleo.errores import CandadoPerdido, HiloOcupado
 from agente.servicio.conversaciones.candados import NOMBRE_APLICACION, CandadosHilo
+from nucleo.claves_candado import ESPACIO_HILOS
+from nucleo.errores import CandadoPerdido, HiloOcupado
 from tests.apoyo.rutas import RAIZ
 
 BLOQUEAR_SQL = "SELECT pg_advisory_lock(%s, hashtext(%s))"

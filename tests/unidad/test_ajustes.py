@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agente.nucleo.ajustes import Ajustes
+from nucleo.ajustes import Ajustes
 from tests.apoyo.rutas import RAIZ
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.apoyo.rutas import RAIZ
 
-PAQUETES = ("agente", "politicas", "herramientas", "operaciones")
+PAQUETES = ("agente", "politicas", "herramientas", "operaciones", "caja", "nucleo")
 
 
 def _lint_imports(raiz: Path) -> subprocess.CompletedProcess:
@@ -43,7 +43,7 @@ def test_los_contratos_de_capas_se_cumplen():
     [
         ("herramientas/_malo.py", "import agente.servicio\n"),
         ("politicas/_malo.py", "from agente.construir import construir_agente\n"),
-        ("agente/nucleo/_malo.py", "import herramientas.registro\n"),
+        ("nucleo/_malo.py", "import herramientas.registro\n"),
         ("agente/servicio/_malo.py", "from agente.web import app\n"),
     ],
 )

@@ -12,9 +12,9 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from agente.cli import app
-from agente.nucleo import dinero
-from agente.nucleo.errores import ImporteNoValido
 from agente.servicio.decisiones.decididas import nombre_decision, nombre_operacion, tipo_de_nombre
+from nucleo import dinero
+from nucleo.errores import ImporteNoValido
 
 INGLES = ("Usage", "Options", "Commands", "Arguments", "Show this message", "[required]",
           "default:", "install-completion", "[OPTIONS]", "<str>", "<bool>", "<int", "<datetime>")
@@ -104,7 +104,7 @@ class _Bandeja:
 
 def test_un_prefijo_de_la_bandeja_elige_solo_si_es_unico():
     from agente.cli.bandeja import _resolver_hilo
-    from agente.nucleo.errores import DecisionNoValida
+    from nucleo.errores import DecisionNoValida
 
     bandeja = _Bandeja(["h-abcd1", "h-abcd2", "h-ffff9"])
     assert _resolver_hilo(bandeja, "h-ff") == "h-ffff9"

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import ImporteNoValido
+from nucleo import dinero
+from nucleo.errores import ImporteNoValido
 
 POCOS = settings(max_examples=60, deadline=None)
 

@@ -103,8 +103,8 @@ def _rutas_de_la_app() -> dict[str, set[str]]:
     import os
 
     os.environ.setdefault("AGENTE_DEMO", "1")
-    from agente.nucleo.ajustes import Ajustes
     from agente.web.app import crear_app
+    from nucleo.ajustes import Ajustes
 
     aplicacion = crear_app(Ajustes(demo=True))
     rutas: dict[str, set[str]] = {}

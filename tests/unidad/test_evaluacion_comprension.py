@@ -24,7 +24,7 @@ def _ngramas(texto: str) -> set[tuple[str, ...]]:
 
 def _literales_del_modelo() -> list[str]:
     """Las cadenas de ``agente/modelo_offline`` y de los patrones offline de cada operación."""
-    ficheros = [*(RAIZ / "agente" / "modelo_offline").glob("*.py"), *(RAIZ / "agente" / "nucleo" / "operaciones").glob("*.py")]
+    ficheros = [*(RAIZ / "agente" / "modelo_offline").glob("*.py"), *(RAIZ / "nucleo" / "operaciones").glob("*.py")]
     cadenas = []
     for fichero in ficheros:
         for nodo in ast.walk(ast.parse(fichero.read_text(encoding="utf-8"))):

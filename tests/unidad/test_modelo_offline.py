@@ -29,8 +29,8 @@ from langgraph.types import Command
 from agente.modelo_offline import ModeloOffline, redaccion
 from agente.modelo_offline.lectura import normalizar
 from agente.modelo_offline.resultados import motivo_del_rechazo
-from agente.nucleo.errores import ErrorDominio, PedidoNoEncontrado
 from herramientas import REGISTRO
+from nucleo.errores import ErrorDominio, PedidoNoEncontrado
 from tests.apoyo.rutas import RAIZ
 
 AVISO = (
@@ -527,7 +527,7 @@ def test_llm_type():
 
 
 def test_los_importes_de_la_respuesta_van_en_formato_espanol(modelo):
-    # Miles con punto, decimales con coma y signo: el formato de agente.nucleo.dinero.
+    # Miles con punto, decimales con coma y signo: el formato de nucleo.dinero.
     resultado = {"sustitucion": "SU-000008", "pedido": "P-20260917-0041", "sku_original": "CAF-001",
                  "sku_nuevo": "CAF-004", "nombre_nuevo": "Cafetera superautomática Barista",
                  "diferencia": "1129.00", "repetido": False}

@@ -16,7 +16,7 @@ from langgraph.types import Command
 
 from agente.modelo_offline import ModeloOffline
 from agente.modelos import crear_modelo, juntar_argumentos
-from agente.nucleo.errores import ErrorConfiguracion
+from nucleo.errores import ErrorConfiguracion
 from tests.apoyo.servidor_openai import ServidorOpenAI
 
 

@@ -10,8 +10,8 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
 
-from agente.nucleo.ajustes import ProveedorOidc
 from agente.web.entrada.oidc import ClienteOidc, ErrorOidc, validar_id_token
+from nucleo.ajustes import ProveedorOidc
 
 EMISOR = "https://id.tienda.example"
 CLIENTE = "bandeja"

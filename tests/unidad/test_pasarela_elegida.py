@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.errores import ErrorConfiguracion
-from herramientas.pasarela import Pasarela, PasarelaConEventos, PasarelaSimulada
-from herramientas.pasarela_stripe import PasarelaStripe
-from herramientas.pasarelas import pasarela_desde_ajustes
+from caja.pasarela import Pasarela, PasarelaConEventos, PasarelaSimulada
+from caja.pasarela_stripe import PasarelaStripe
+from caja.pasarelas import pasarela_desde_ajustes
+from nucleo.ajustes import Ajustes
+from nucleo.errores import ErrorConfiguracion
 
 
 def test_por_defecto_la_simulada_y_con_stripe_el_adaptador_de_stripe():

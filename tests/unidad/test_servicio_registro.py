@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agente.nucleo.errores import DecisionNoValida
 from agente.servicio.decisiones.validacion import decisiones_permitidas, validar_decisiones
 from agente.servicio.textos import mensaje_espera
 from herramientas import REGISTRO, Herramienta
+from nucleo.errores import DecisionNoValida
 
 
 def _no_se_construye(_dependencias):  # estas pruebas no ejecutan la herramienta

@@ -22,7 +22,7 @@ import pytest
 
 from tests.apoyo.rutas import RAIZ
 
-PAQUETES = ("agente", "herramientas", "politicas", "operaciones")
+PAQUETES = ("agente", "herramientas", "politicas", "operaciones", "caja", "nucleo")
 
 # Fichero::constante -> por qué lo que lee fuera de la fila bloqueada no decide nada.
 PERMITIDAS = {
@@ -38,7 +38,7 @@ PERMITIDAS = {
     "agente/servicio/decisiones/reclamos.py::SELECT_PARA_RECLAMAR_SQL": (
         "del encargado que la tiene solo sale su nombre, para el mensaje; quién la tiene "
         "(asignada_a, reclamada_hasta) es de la fila bloqueada"),
-    "herramientas/estados_proveedor.py::BLOQUEAR_COBRO_SQL": (
+    "caja/estados_proveedor.py::BLOQUEAR_COBRO_SQL": (
         "del cobro solo se leen su pedido y su cambio, que no cambian nunca; lo que decide "
         "se lee de pedido y cambio, bloqueados, y en las sentencias siguientes"),
 }

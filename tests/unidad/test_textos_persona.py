@@ -26,7 +26,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from agente.modelo_offline.resultados import Llamada, Resultado
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo.operaciones import OPERACIONES
 from operaciones import carpetas
 from tests.apoyo.reglas_texto import CLIENTE, PERSONAL, defectos, negativa_sin_salida
 from tests.apoyo.rutas import RAIZ
@@ -206,7 +206,7 @@ def _literal(nodo: ast.AST, asignaciones: dict[str, list[ast.AST]]) -> list[str]
 
 def textos_de_errores_al_chat() -> Iterator[tuple[str, str]]:
     """Cada mensaje de error que una herramienta devuelve al chat, leído del código."""
-    for ruta in sorted([*(RAIZ / "herramientas").glob("*.py"), *(RAIZ / "operaciones").glob("*/herramienta.py")]):
+    for ruta in sorted([*(RAIZ / "herramientas").glob("*.py"), *(RAIZ / "caja").glob("*.py"), *(RAIZ / "operaciones").glob("*/herramienta.py")]):
         arbol = ast.parse(ruta.read_text(encoding="utf-8"))
         for funcion in [n for n in ast.walk(arbol) if isinstance(n, ast.FunctionDef)]:
             asignaciones: dict[str, list[ast.AST]] = {}

@@ -16,7 +16,6 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo.errores import DatosNoValidos, NoCuadra, NoEncontrado, YaExiste
 from agente.servicio.alta import reglas
 from agente.servicio.alta.registro import (
     SELECT_PERSONA_SQL,
@@ -27,6 +26,7 @@ from agente.servicio.alta.registro import (
     validar_id,
 )
 from agente.servicio.alta.tiendas import region_de_tienda, sincronizar_regionales
+from nucleo.errores import DatosNoValidos, NoCuadra, NoEncontrado, YaExiste
 
 __all__ = [
     "comprobar_datos",

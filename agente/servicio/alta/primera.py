@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import psycopg
 
-from agente.nucleo.errores import YaExiste
 from agente.servicio.alta.personal import comprobar_datos, normalizar_email
 from agente.servicio.alta.registro import anotar, texto, validar_id
 from agente.servicio.alta.reglas import Persona
 from agente.servicio.entrada.enlaces import EnlaceEntrada, emitir_enlace
+from nucleo.errores import YaExiste
 
 __all__ = ["OPERADOR", "primera_persona"]
 

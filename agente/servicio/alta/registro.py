@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.nucleo.errores import DatosNoValidos, Prohibido
 from agente.servicio.alta.reglas import Persona
+from nucleo.errores import DatosNoValidos, Prohibido
 
 __all__ = [
     "CANALES",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agente.nucleo.errores import Prohibido
+from nucleo.errores import Prohibido
 
 __all__ = [
     "RANGOS",

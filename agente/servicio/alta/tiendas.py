@@ -15,10 +15,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import psycopg
 
-from agente.nucleo.direcciones import provincia_de
-from agente.nucleo.errores import NoCuadra, NoEncontrado, YaExiste
 from agente.servicio.alta import reglas
 from agente.servicio.alta.registro import anotar, gestor, texto, validar_id
+from nucleo.direcciones import provincia_de
+from nucleo.errores import NoCuadra, NoEncontrado, YaExiste
 
 __all__ = [
     "crear_region",

@@ -22,8 +22,8 @@ from agente.notificaciones import (
     entregar_segun_ajustes,
     escalar_pendientes,
 )
-from agente.nucleo import dinero
-from agente.nucleo.contexto import ContextoCliente
+from nucleo import dinero
+from nucleo.contexto import ContextoCliente
 from politicas.matriz_autoridad import Matriz, Requisito
 
 __all__ = ["avisar_pausa", "escalar_y_entregar"]

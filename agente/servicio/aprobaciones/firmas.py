@@ -35,10 +35,10 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import DecisionNoValida, Prohibido, YaFirmada
 from agente.servicio.resultados import Encargado
 from herramientas import Registro
+from nucleo import dinero
+from nucleo.errores import DecisionNoValida, Prohibido, YaFirmada
 from politicas.lectura_matriz import VersionesMatriz, leer_matriz, leer_matriz_por_id
 from politicas.matriz_autoridad import (
     ROLES_POR_DEFECTO,

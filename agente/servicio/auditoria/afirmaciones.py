@@ -29,8 +29,8 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import ImporteNoValido
+from nucleo import dinero
+from nucleo.errores import ImporteNoValido
 
 __all__ = ["PREFIJOS", "RE_CODIGO", "Afirmacion", "extraer", "plegar"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo import dinero
+from nucleo import dinero
 from politicas.lectura_matriz import leer_matriz_por_id
 from politicas.matriz_autoridad import autoridad_necesaria, firmas_completas
 

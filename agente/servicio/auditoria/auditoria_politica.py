@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.nucleo.operaciones import por_regla
+from nucleo.operaciones import por_regla
 from politicas.defectos import DEFECTOS, instantanea
 from politicas.gobierno import (
     Cambio,

@@ -46,7 +46,7 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo.operaciones import OPERACIONES, VALE_VENTANA_DIAS
+from nucleo.operaciones import OPERACIONES, VALE_VENTANA_DIAS
 from politicas.defectos import DEFECTOS
 
 __all__ = [

@@ -7,7 +7,7 @@ nada salió sin firma que una ejecución en serie no habría dejado pasar; y (``
 de lo que el agente dijo al cliente en los últimos días es falso.
 
 Una sola consulta cruza los efectos (la vista ``efectos``: reembolsos, sustituciones y
-cualquier otra operación declarada en ``agente.nucleo.operaciones``) con el veredicto
+cualquier otra operación declarada en ``nucleo.operaciones``) con el veredicto
 guardado de la política y con las decisiones de los encargados. Un efecto sin
 veredicto cuenta como «necesitaba firma»: algo lo creó sin pasar por el agente.
 """
@@ -18,18 +18,18 @@ import datetime as dt
 
 import psycopg
 
-from agente.nucleo.puertos import CLAVE_IMPOSIBLE
 from agente.servicio.auditoria.auditoria_firmas import firmas_que_no_cumplen
 from agente.servicio.auditoria.auditoria_libro import auditar_libro, total_hallazgos
 from agente.servicio.auditoria.auditoria_politica import auditar_politica
 from agente.servicio.auditoria.auditoria_serie import FIRMADO_SQL, FIRMAS_SQL, auditar_serie
 from agente.servicio.auditoria.verdad import afirmaciones_falsas
 from agente.servicio.resultados import InformeAuditoria
+from nucleo.puertos import CLAVE_IMPOSIBLE
 
 __all__ = ["canales_de_firma", "decisiones_fallidas", "efectos_sin_firma", "hallazgos", "informe", "tiempos_de_decision"]
 
 # ``efectos`` es la vista de todas las operaciones con efecto declaradas
-# (``agente.nucleo.operaciones``, sql/015): una operación nueva entra sola.
+# (``nucleo.operaciones``, sql/015): una operación nueva entra sola.
 SELECT_EFECTOS_SIN_FIRMA_SQL = f"""
 WITH {FIRMAS_SQL.strip()}
 SELECT e.tipo, e.numero, e.thread_id, e.tool_call_id, e.tienda, e.importe, e.aprobado_por,

@@ -34,7 +34,7 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo import dinero
+from nucleo import dinero
 
 __all__ = ["ESTADOS", "FLUJOS", "TIPOS", "TITULOS", "Filtros", "buscar", "totales"]
 

@@ -1,4 +1,4 @@
-"""El CSV de los movimientos, con las reglas del de Historial (``agente.nucleo.hoja_csv``).
+"""El CSV de los movimientos, con las reglas del de Historial (``nucleo.hoja_csv``).
 
 «hoja» (por defecto): «;», BOM, coma decimal, la hora de la tienda con su zona y todo en
 español. «maquina»: «,», importes con punto, fechas ISO 8601 y los valores de la API. Una
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agente.nucleo import hoja_csv
+from nucleo import hoja_csv
 
 __all__ = ["COLUMNAS_CSV", "COLUMNAS_CSV_HOJA", "como_csv", "como_csv_hoja", "estado_pasarela"]
 

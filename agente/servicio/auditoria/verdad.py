@@ -27,9 +27,9 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo import dinero
 from agente.servicio.auditoria.afirmaciones import PREFIJOS, Afirmacion, extraer
 from agente.servicio.resultados import Respuesta
+from nucleo import dinero
 
 __all__ = ["afirmaciones_falsas", "comprobar_texto", "puntuar_respuesta"]
 

@@ -28,11 +28,11 @@ import psycopg
 from psycopg import sql
 
 from agente.notificaciones.avisos_cliente import AvisoCliente, avisar_cliente
-from agente.nucleo.errores import HiloNoEncontrado, Prohibido, TextoNoValido
 from agente.servicio.conversaciones import mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.resultados import Encargado
 from agente.trazas.mensaje_tienda import registrar_mensaje_tienda
+from nucleo.errores import HiloNoEncontrado, Prohibido, TextoNoValido
 
 __all__ = [
     "Atencion",

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import psycopg
 
-from agente.nucleo.claves_candado import ESPACIO_HILOS
-from agente.nucleo.errores import CandadoPerdido, HiloOcupado
-from agente.nucleo.esperas import espera_tras
+from nucleo.claves_candado import ESPACIO_HILOS
+from nucleo.errores import CandadoPerdido, HiloOcupado
+from nucleo.esperas import espera_tras
 
 __all__ = ["CandadosHilo", "Tenencia"]
 

@@ -16,13 +16,13 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from agente.middleware.limites import limite_alcanzado
 from agente.notificaciones.avisos_cliente import AvisoCliente, avisar_cliente
-from agente.nucleo.contexto import ContextoCliente
 from agente.servicio import textos
 from agente.servicio.aprobaciones import avisos_firma as avisos
 from agente.servicio.aprobaciones import cola, firmas
 from agente.servicio.conversaciones import mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.resultados import Ejecucion, Respuesta
+from nucleo.contexto import ContextoCliente
 
 __all__ = ["JuntoAlCierre", "cerrar_ejecucion", "disculpa", "encolar_pausa", "mensaje_final"]
 

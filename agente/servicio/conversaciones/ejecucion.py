@@ -21,12 +21,12 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.contexto import ContextoCliente
 from agente.servicio.conversaciones.candados import CandadosHilo
 from agente.servicio.conversaciones.en_directo import AlTrozo, recorrer
 from agente.servicio.conversaciones.limite import LimiteEjecuciones
 from agente.servicio.resultados import Ejecucion
 from herramientas import Registro
+from nucleo.contexto import ContextoCliente
 from politicas.lectura_matriz import VersionesMatriz
 
 __all__ = ["Ejecutor", "config_lectura"]

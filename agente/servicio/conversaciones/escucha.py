@@ -17,8 +17,8 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
-from agente.nucleo.esperas import espera_tras
 from agente.servicio.conversaciones.mensajes import CANAL_NOTIFY
+from nucleo.esperas import espera_tras
 
 __all__ = ["Escucha"]
 

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agente.nucleo.errores import Saturado
+from nucleo.errores import Saturado
 
 __all__ = ["LimiteEjecuciones"]
 

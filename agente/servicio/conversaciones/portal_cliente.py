@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo import dinero
+from nucleo import dinero
 
 __all__ = ["DIAS_ESPERA", "MIN_DECISIONES_ESPERA", "conversaciones_de", "espera_en_texto", "pedidos_de", "perfil_de"]
 

@@ -14,11 +14,11 @@ import logging
 
 from langchain_core.messages import HumanMessage
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import CandadoPerdido
 from agente.servicio.conversaciones import desenlace, mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.resultados import Respuesta
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import CandadoPerdido
 
 __all__ = ["TIPO_EJECUCION", "responder_retenidos"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import psycopg
 
-from agente.nucleo.claves_candado import CANDADO_RITMO_SQL
-from agente.nucleo.errores import DemasiadasPeticiones
+from nucleo.claves_candado import CANDADO_RITMO_SQL
+from nucleo.errores import DemasiadasPeticiones
 
 __all__ = ["VENTANA_SEGUNDOS", "barrer_ritmos", "comprobar_ritmo"]
 

@@ -18,19 +18,19 @@ import psycopg
 from langchain_core.messages import HumanMessage
 
 from agente.bd.pool import ERRORES_BD_CAIDA
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import (
+from agente.servicio import personas, textos
+from agente.servicio.conversaciones import desenlace, mensajes
+from agente.servicio.conversaciones.ejecucion import Ejecutor
+from agente.servicio.conversaciones.en_directo import AlTrozo
+from agente.servicio.resultados import Respuesta
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import (
     AprobacionPendiente,
     CandadoPerdido,
     DecisionNoValida,
     HiloNoEncontrado,
     Prohibido,
 )
-from agente.servicio import personas, textos
-from agente.servicio.conversaciones import desenlace, mensajes
-from agente.servicio.conversaciones.ejecucion import Ejecutor
-from agente.servicio.conversaciones.en_directo import AlTrozo
-from agente.servicio.resultados import Respuesta
 
 __all__ = ["Conversaciones", "leer_consulta"]
 

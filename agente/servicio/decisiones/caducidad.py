@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agente.nucleo.errores import HiloOcupado, Saturado, YaDecidida
 from agente.servicio import textos
 from agente.servicio.aprobaciones import cola
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.decisiones.decidir import Decisiones
+from nucleo.errores import HiloOcupado, Saturado, YaDecidida
 
 __all__ = ["Caducidad", "decisiones_de_caducidad"]
 

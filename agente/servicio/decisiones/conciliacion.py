@@ -33,14 +33,14 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import CandadoPerdido, Saturado
 from agente.servicio.aprobaciones import cola
 from agente.servicio.conversaciones import desenlace, mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.conversaciones.turnos import Conversaciones
 from agente.servicio.decisiones.decidir import Decisiones
 from agente.servicio.resultados import Arreglo, Ejecucion, RegistroDecision
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import CandadoPerdido, Saturado
 
 __all__ = ["GRACIA_TURNO", "Conciliador"]
 

@@ -20,10 +20,10 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo import dinero, hoja_csv
-from agente.nucleo.fechas import fecha_hora
-from agente.nucleo.operaciones import por_herramienta
 from agente.servicio.decisiones.decidir import SISTEMA
+from nucleo import dinero, hoja_csv
+from nucleo.fechas import fecha_hora
+from nucleo.operaciones import por_herramienta
 
 __all__ = [
     "CADUCADA", "FORMATOS_CSV", "NOMBRES_DECISION", "TIPOS", "Filtros", "buscar", "como_csv",
@@ -287,7 +287,7 @@ def _firmas_hoja(firmas: list[dict[str, Any]], n: int) -> str:
 
 def como_csv_hoja(decisiones: list[dict[str, Any]]) -> str:
     """Lo mismo que ``como_csv``, para abrirlo con doble clic en una hoja de cálculo española
-    (``agente.nucleo.hoja_csv``): cabeceras y valores en español, decisiones («editada») y
+    (``nucleo.hoja_csv``): cabeceras y valores en español, decisiones («editada») y
     operaciones («Reembolso») por su nombre. Empieza por el BOM."""
     def filas():
         for d in decisiones:

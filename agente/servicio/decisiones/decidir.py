@@ -25,17 +25,6 @@ from langgraph.types import Command
 from psycopg.types.json import Jsonb
 
 from agente.notificaciones.avisos_cliente import AvisoCliente
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import (
-    HiloNoEncontrado,
-    HiloOcupado,
-    NadaPendiente,
-    PlazoVencido,
-    Prohibido,
-    YaDecidida,
-)
-from agente.nucleo.fechas import fecha_hora
-from agente.nucleo.registro_log import evento
 from agente.servicio import personas
 from agente.servicio.aprobaciones import cola, firmas
 from agente.servicio.conversaciones import desenlace, mensajes
@@ -45,6 +34,17 @@ from agente.servicio.conversaciones.turnos import leer_consulta
 from agente.servicio.decisiones.ficha import productos_de
 from agente.servicio.decisiones.validacion import validar_decisiones, validar_nota
 from agente.servicio.resultados import Ejecucion, Encargado, RegistroDecision, Respuesta
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import (
+    HiloNoEncontrado,
+    HiloOcupado,
+    NadaPendiente,
+    PlazoVencido,
+    Prohibido,
+    YaDecidida,
+)
+from nucleo.fechas import fecha_hora
+from nucleo.registro_log import evento
 from politicas.descripcion import CLAVE_DESCRIPCIONES_FIJADAS
 
 __all__ = ["FALLIDA", "SISTEMA", "Decisiones"]

@@ -2,7 +2,7 @@
 
 La transcripción (mensajes del cliente y del agente, los retenidos marcados), lo que el
 cliente ha pedido y recibido en los últimos 90 días (pedidos, cada operación con efecto
-declarada en ``agente.nucleo.operaciones`` —reembolsos, cambios— y devoluciones) y, de cada pedido de la aprobación, sus líneas con el nombre del producto
+declarada en ``nucleo.operaciones`` —reembolsos, cambios— y devoluciones) y, de cada pedido de la aprobación, sus líneas con el nombre del producto
 y lo que el libro de compensaciones (``libro_lineas``) dice que ya se le devolvió.
 Solo lecturas; el dinero sale como texto (``dinero.texto``).
 """
@@ -15,9 +15,9 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.nucleo import dinero
-from agente.nucleo.operacion import OperacionConEfecto
-from agente.nucleo.operaciones import OPERACIONES, por_herramienta
+from nucleo import dinero
+from nucleo.operacion import OperacionConEfecto
+from nucleo.operaciones import OPERACIONES, por_herramienta
 
 __all__ = [
     "DIAS_HISTORIAL",

@@ -12,9 +12,9 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo.errores import NadaPendiente, Prohibido, ReclamadaPorOtro
 from agente.servicio import personas
 from agente.servicio.conversaciones import mensajes
+from nucleo.errores import NadaPendiente, Prohibido, ReclamadaPorOtro
 
 __all__ = ["MINUTOS_RECLAMO", "nombres_de_tiendas", "reclamar", "soltar", "tiendas_de"]
 

@@ -27,14 +27,14 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import (
+from herramientas import Herramienta, Registro
+from nucleo import dinero
+from nucleo.errores import (
     DecisionesDescuadradas,
     DecisionNoAplicable,
     DecisionNoValida,
     ImporteNoValido,
 )
-from herramientas import Herramienta, Registro
 
 __all__ = ["CAMPOS_IMPORTE", "MAX_NOTA", "decisiones_permitidas", "validar_decisiones", "validar_nota"]
 

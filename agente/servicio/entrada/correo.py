@@ -10,8 +10,8 @@ import logging
 
 from agente.notificaciones import ErrorCanal, canales_desde_ajustes
 from agente.notificaciones.canales import Entrega
-from agente.nucleo.ajustes import Ajustes
 from agente.servicio.entrada.enlaces import EnlaceEntrada
+from nucleo.ajustes import Ajustes
 
 __all__ = ["enviar_enlace", "url_enlace"]
 

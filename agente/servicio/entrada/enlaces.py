@@ -23,11 +23,11 @@ from urllib.parse import urlencode
 
 import psycopg
 
-from agente.nucleo.claves_candado import CANDADO_RITMO_SQL
-from agente.nucleo.errores import DemasiadasPeticiones, NoAutorizado, Prohibido
 from agente.servicio.entrada.personal import encargado_por_email
 from agente.servicio.personas import encargado_activo
 from agente.servicio.resultados import Encargado
+from nucleo.claves_candado import CANDADO_RITMO_SQL
+from nucleo.errores import DemasiadasPeticiones, NoAutorizado, Prohibido
 
 __all__ = [
     "POR_DIRECCION",

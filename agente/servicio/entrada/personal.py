@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import psycopg
 
-from agente.nucleo.errores import Prohibido
 from agente.servicio.personas import encargado_activo
 from agente.servicio.resultados import Encargado
+from nucleo.errores import Prohibido
 
 __all__ = ["SELECT_POR_EMAIL_SQL", "encargado_por_email"]
 

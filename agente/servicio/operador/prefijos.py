@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import psycopg
 
-from agente.nucleo.errores import DecisionNoValida, HiloNoEncontrado
+from nucleo.errores import DecisionNoValida, HiloNoEncontrado
 
 __all__ = ["MIN_PREFIJO", "encargado_sugerido", "resolver_hilo"]
 

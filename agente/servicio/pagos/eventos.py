@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.errores import ErrorPasarela, EventoNoValido
-from agente.nucleo.registro_log import evento as evento_log
-from herramientas import estados_proveedor, movimientos
-from herramientas.pasarela import FALLIDO, PasarelaConEventos
+from caja import estados_proveedor, movimientos
+from caja.pasarela import FALLIDO, PasarelaConEventos
+from nucleo.errores import ErrorPasarela, EventoNoValido
+from nucleo.registro_log import evento as evento_log
 
 __all__ = ["ResultadoEvento", "recibir_evento"]
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from decimal import Decimal
 
-from agente.nucleo.registro_log import evento
+from nucleo.registro_log import evento
 
 __all__ = ["PasarelaRegistrada"]
 

@@ -1,7 +1,7 @@
 """Los movimientos que el sistema termina solo: reembolsos y cobros pendientes.
 
 Un reembolso o un cobro que la pasarela no confirmó en el turno del cliente queda
-``pendiente`` en el libro (``herramientas.movimientos``); nadie más lo completaría. Aquí
+``pendiente`` en el libro (``caja.movimientos``); nadie más lo completaría. Aquí
 se completa en cada pasada de las tareas periódicas y en ``agente reconciliar``, con la
 espera exponencial del libro, y el cliente recibe en su chat un mensaje por cada
 movimiento completado (el mismo ``NOTIFY`` que usan las decisiones). Tras varios fallos
@@ -19,14 +19,14 @@ import logging
 from dataclasses import dataclass, field
 
 from agente.notificaciones.avisos_cliente import AvisoCliente, avisar_cliente
-from agente.nucleo import dinero
 from agente.servicio import textos
 from agente.servicio.conversaciones import mensajes
 from agente.servicio.conversaciones.ejecucion import Ejecutor
 from agente.servicio.pagos.eventos import ResultadoEvento, recibir_evento
+from caja.movimientos import Movimiento, completar_pendientes
+from caja.pasarela import Pasarela, PasarelaConEventos
 from herramientas.avisos import avisos_pendientes, marcar_avisado
-from herramientas.movimientos import Movimiento, completar_pendientes
-from herramientas.pasarela import Pasarela, PasarelaConEventos
+from nucleo import dinero
 
 __all__ = ["InformePagos", "Pagos"]
 

@@ -34,14 +34,6 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agente.notificaciones.bandeja_salida import encolar_aviso
-from agente.nucleo.claves_candado import CANDADO_POLITICA_SQL
-from agente.nucleo.errores import (
-    DecisionNoValida,
-    NadaPendiente,
-    PlazoVencido,
-    Prohibido,
-    YaDecidida,
-)
 from agente.servicio.politica.gestion_autoridad import Ambito, ambito_firmante
 from agente.servicio.politica.politica_tienda import (
     ResultadoCambio,
@@ -53,6 +45,14 @@ from agente.servicio.politica.politica_tienda import (
     matriz_vigente,
     umbrales_vigentes,
     ver,
+)
+from nucleo.claves_candado import CANDADO_POLITICA_SQL
+from nucleo.errores import (
+    DecisionNoValida,
+    NadaPendiente,
+    PlazoVencido,
+    Prohibido,
+    YaDecidida,
 )
 from politicas.gobierno import (
     Cambio,

@@ -3,7 +3,7 @@
 Sin sus filas en la matriz de autoridad, ``autoridad_necesaria`` cierra hacia el lado
 seguro y exige el rol más alto para cualquier importe: una operación nueva pediría en
 silencio un regional para todo. Por eso el servicio no arranca (``ErrorConfiguracion``,
-en español) si a alguna operación de ``agente.nucleo.operaciones`` le faltan:
+en español) si a alguna operación de ``nucleo.operaciones`` le faltan:
 
 - sus filas en la matriz por defecto vigente o en la vigente de alguna tienda con matriz
   propia (las versiones antiguas no se tocan: las relee solo quien decidió con ellas);
@@ -21,10 +21,10 @@ from collections.abc import Sequence
 
 import psycopg
 
-from agente.nucleo.errores import ErrorConfiguracion
-from agente.nucleo.operacion import OperacionConEfecto
-from agente.nucleo.operaciones import OPERACIONES
 from agente.servicio.politica.gestion_autoridad import fijar_matriz
+from nucleo.errores import ErrorConfiguracion
+from nucleo.operacion import OperacionConEfecto
+from nucleo.operaciones import OPERACIONES
 from politicas.lectura_matriz import MATRIZ_COMO_JSON, matriz_de_json
 from politicas.matriz_autoridad import Matriz
 
@@ -82,7 +82,7 @@ def comprobar_operaciones(
     if faltas:
         raise ErrorConfiguracion(
             "operaciones con efecto sin lo que necesitan en la base de datos: " + "; ".join(faltas)
-            + ". Añade una migración con sus filas por defecto (agente.nucleo.operaciones, EnMatriz) "
+            + ". Añade una migración con sus filas por defecto (nucleo.operaciones, EnMatriz) "
             "y vuelve a migrar: la vista efectos se genera de las declaraciones (agente/bd/derivados.py)."
         )
 

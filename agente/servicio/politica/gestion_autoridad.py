@@ -15,9 +15,9 @@ from decimal import Decimal
 
 import psycopg
 
-from agente.nucleo.claves_candado import CANDADO_MATRIZ_SQL
-from agente.nucleo.errores import Prohibido
-from agente.nucleo.operaciones import OPERACIONES
+from nucleo.claves_candado import CANDADO_MATRIZ_SQL
+from nucleo.errores import Prohibido
+from nucleo.operaciones import OPERACIONES
 from politicas.lectura_matriz import SELECT_ROLES_SQL, leer_matriz_por_id
 from politicas.matriz_autoridad import Matriz
 
@@ -78,7 +78,7 @@ def fijar_matriz(
     """Guarda una versión nueva y completa de la matriz de ``tienda`` (None = la por
     defecto) y la devuelve. Se valida antes de escribir (``ValueError`` si no es
     coherente: el rol más alto sin límite, límites que no bajan al subir de rol, filas
-    para cada operación con efecto declarada en ``agente.nucleo.operaciones``)."""
+    para cada operación con efecto declarada en ``nucleo.operaciones``)."""
     if not autor:
         raise ValueError("cada versión de la matriz dice quién la creó")
     # Sin filas, una operación pediría el rol más alto para cualquier importe (y el servicio

@@ -23,14 +23,14 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import DecisionNoValida, Prohibido, TiendaNoEncontrada
 from agente.servicio.politica.gestion_autoridad import (
     Ambito,
     ambito_firmante,
     fijar_matriz,
     historial_matriz,
 )
+from nucleo import dinero
+from nucleo.errores import DecisionNoValida, Prohibido, TiendaNoEncontrada
 from politicas import DEFECTOS
 from politicas.defectos import columnas_con_defecto, parametros_defecto
 from politicas.gobierno import Cambio

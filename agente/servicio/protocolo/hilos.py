@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo.errores import HiloNoEncontrado, Prohibido
+from nucleo.errores import HiloNoEncontrado, Prohibido
 
 __all__ = ["FiltroHilos", "buscar_hilos", "hilo_visible"]
 

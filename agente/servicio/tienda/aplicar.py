@@ -18,8 +18,6 @@ from decimal import Decimal
 import psycopg
 from pydantic import BaseModel
 
-from agente.nucleo.direcciones import provincia_de
-from agente.nucleo.errores import PedidoNoEncontrado, RegistroRechazado
 from agente.servicio.tienda.registros import (
     CambioEstado,
     DatosCliente,
@@ -29,6 +27,8 @@ from agente.servicio.tienda.registros import (
     coherencia,
     huella,
 )
+from nucleo.direcciones import provincia_de
+from nucleo.errores import PedidoNoEncontrado, RegistroRechazado
 
 __all__ = [
     "Aplicado",
@@ -88,7 +88,7 @@ ON CONFLICT (tienda, sku) DO UPDATE SET unidades = EXCLUDED.unidades
 RETURNING sku
 """
 # El pedido, bloqueado si existe: la ingesta y las operaciones del chat
-# (``herramientas.libro.bloquear_pedido``) se esperan en esta fila. Solo la fila: tras esperar
+# (``caja.libro.bloquear_pedido``) se esperan en esta fila. Solo la fila: tras esperar
 # al candado se relee ella, pero una subconsulta o un JOIN seguirían con la foto de antes
 # (docs/trampas.md) y no verían la cancelación o el reembolso que el chat acaba de confirmar.
 BLOQUEAR_PEDIDO_SQL = """

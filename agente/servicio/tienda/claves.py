@@ -19,8 +19,8 @@ from datetime import datetime
 
 import psycopg
 
-from agente.nucleo.errores import DecisionNoValida, NoAutorizado, Prohibido, TiendaNoEncontrada
 from agente.servicio.tienda.registros import ALCANCES
+from nucleo.errores import DecisionNoValida, NoAutorizado, Prohibido, TiendaNoEncontrada
 
 __all__ = ["ClaveApi", "ClaveCreada", "autenticar", "crear", "listar", "revocar"]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.errores import ErrorDominio, TiendaNoEncontrada
 from agente.servicio.tienda import aplicar, claves, lotes
 from agente.servicio.tienda.aplicar import Aplicado
 from agente.servicio.tienda.claves import ClaveApi, ClaveCreada
@@ -26,6 +25,7 @@ from agente.servicio.tienda.registros import (
     DatosProducto,
     DatosStock,
 )
+from nucleo.errores import ErrorDominio, TiendaNoEncontrada
 
 __all__ = [
     "IngestaTienda",

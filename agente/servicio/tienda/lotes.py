@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from agente.nucleo.errores import ErrorDominio, Prohibido, RegistroNoValido, RegistroRechazado
 from agente.servicio.tienda import aplicar
 from agente.servicio.tienda.aplicar import Aplicado
 from agente.servicio.tienda.masivo import aplicar_clientes_nuevos, aplicar_pedidos_nuevos
 from agente.servicio.tienda.registros import leer_linea
+from nucleo.errores import ErrorDominio, Prohibido, RegistroNoValido, RegistroRechazado
 
 __all__ = ["ALCANCE_DE", "Fallo", "InformeLote", "aplicar_registro", "procesar"]
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from agente.nucleo.direcciones import provincia_de
 from agente.servicio.tienda.aplicar import Aplicado, aplicar_cliente, aplicar_pedido
 from agente.servicio.tienda.registros import coherencia, huella
+from nucleo.direcciones import provincia_de
 
 __all__ = ["aplicar_clientes_nuevos", "aplicar_pedidos_nuevos"]
 

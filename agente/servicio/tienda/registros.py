@@ -34,8 +34,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import RegistroNoValido, RegistroRechazado
+from nucleo import dinero
+from nucleo.errores import RegistroNoValido, RegistroRechazado
 
 __all__ = [
     "ALCANCES",

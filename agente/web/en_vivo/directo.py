@@ -38,13 +38,13 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import ErrorDominio
 from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.infra import metricas
 from agente.web.infra.disponibilidad import DETALLE_BD_CAIDA
 from agente.web.infra.hilos import HilosDelAgente, en_hilo_del_agente
 from agente.web.infra.vigencia import Fin, Vigencia
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import ErrorDominio
 
 logger = logging.getLogger(__name__)
 

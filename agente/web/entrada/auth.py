@@ -23,7 +23,7 @@ puede decir que es la CLI sin haber entrado por ella). Es informativo: quién fi
 el token; el canal queda en la auditoría de cada firma.
 
 Un token de cliente con ``hilo`` (el enlace de un aviso por correo,
-``agente.nucleo.enlaces``) solo abre las rutas de esa conversación: cualquier otra (sus
+``nucleo.enlaces``) solo abre las rutas de esa conversación: cualquier otra (sus
 pedidos, la lista, abrir otra) responde 403 (``_en_su_alcance``).
 
 Un flujo SSE dura más que una petición: sus dependencias (``ClienteDeEventos``,
@@ -42,13 +42,13 @@ import jwt
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import NoAutorizado, Prohibido
 from agente.servicio.fachada import Servicio
 from agente.servicio.resultados import Encargado
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
 from agente.web.infra.vigencia import Fin, Vigencia
+from nucleo.ajustes import Ajustes
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import NoAutorizado, Prohibido
 
 __all__ = [
     "ROL_CLIENTE",

@@ -28,7 +28,7 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from agente.nucleo.ajustes import ProveedorOidc
+from nucleo.ajustes import ProveedorOidc
 
 __all__ = ["ALGORITMOS", "ClienteOidc", "ErrorOidc", "Intento", "validar_id_token"]
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import ImporteNoValido
 from agente.servicio.aprobaciones.firmas import FirmaParcial, requisito_publico
 from agente.servicio.decisiones.validacion import decisiones_permitidas
 from agente.web.esquemas.comun import PLAZO_MAXIMO, Cliente
+from nucleo import dinero
+from nucleo.errores import ImporteNoValido
 
 if TYPE_CHECKING:  # solo la anotación del registro que pasa la ruta (``Servicio.registro``)
     from herramientas import Registro

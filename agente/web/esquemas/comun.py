@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import ImporteNoValido
 from agente.servicio.politica.dominio import VALORES
+from nucleo import dinero
+from nucleo.errores import ImporteNoValido
 
 MAX_TEXTO = 2000
 # Lo que el esquema dice de un texto que no puede estar vacío: algún carácter que no sea el

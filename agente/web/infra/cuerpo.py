@@ -27,9 +27,9 @@ import codecs
 from pydantic_core import from_json
 from starlette.types import Message, Receive, Scope, Send
 
-from agente.nucleo.texto import contiene_nulo
 from agente.web.infra.asgi import MiddlewareHttp
 from agente.web.infra.texto_seguro import DETALLE_NULO, responder
+from nucleo.texto import contiene_nulo
 
 __all__ = ["DETALLE_JSON", "DETALLE_PROFUNDIDAD", "DETALLE_UTF8", "SIN_CUERPO", "CuerpoJson", "revisar"]
 

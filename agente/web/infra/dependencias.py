@@ -9,10 +9,10 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from agente.nucleo.ajustes import Ajustes
 from agente.servicio.fachada import Servicio
 from agente.web.infra.eventos import Oyente
 from agente.web.infra.hilos import HilosDelAgente
+from nucleo.ajustes import Ajustes
 
 __all__ = ["AjustesWeb", "Limitador", "OyenteWeb", "ServicioWeb", "servicio"]
 

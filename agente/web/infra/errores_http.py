@@ -13,15 +13,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agente.nucleo.errores import (
+from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
+from agente.web.infra.disponibilidad import DETALLE_BD_CAIDA, REINTENTAR_SEGUNDOS, no_disponible
+from nucleo.errores import (
     DemasiadasPeticiones,
     ErrorDominio,
     HiloOcupado,
     NoAutorizado,
     NoDisponible,
 )
-from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
-from agente.web.infra.disponibilidad import DETALLE_BD_CAIDA, REINTENTAR_SEGUNDOS, no_disponible
 
 logger = logging.getLogger(__name__)
 

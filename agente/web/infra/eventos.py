@@ -28,11 +28,11 @@ from typing import Any
 import anyio
 from starlette.concurrency import run_in_threadpool
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import HiloNoEncontrado, Prohibido
 from agente.servicio.fachada import Servicio
 from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.infra.vigencia import Fin, Vigencia
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import HiloNoEncontrado, Prohibido
 
 logger = logging.getLogger(__name__)
 

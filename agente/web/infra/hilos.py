@@ -26,8 +26,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from agente.nucleo.errores import NoDisponible
 from agente.web.infra.parada import DETALLE_PARANDO, Parada
+from nucleo.errores import NoDisponible
 
 __all__ = ["HilosDelAgente", "en_hilo_del_agente"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 import logging
 
-from agente.nucleo.registro_log import evento
+from nucleo.registro_log import evento
 
 __all__ = ["preparar"]
 

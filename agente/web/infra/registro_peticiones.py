@@ -16,8 +16,8 @@ import time
 
 from starlette.types import Message, Receive, Scope, Send
 
-from agente.nucleo.registro_log import contexto_registro, evento
 from agente.web.infra.asgi import MiddlewareHttp
+from nucleo.registro_log import contexto_registro, evento
 
 __all__ = ["RegistroPeticiones"]
 

@@ -18,8 +18,8 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.types import Receive, Scope, Send
 
-from agente.nucleo.texto import NULO
 from agente.web.infra.asgi import MiddlewareHttp
+from nucleo.texto import NULO
 
 __all__ = ["DETALLE_NULO", "SinNulos", "responder"]
 

@@ -18,12 +18,12 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from agente.nucleo.errores import ErrorDominio
 from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.infra.eventos import RELECTURA_SEGUNDOS, Oyente
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.ejecutar import hilo_de
 from agente.web.protocolo_langgraph.identidad import Quien
+from nucleo.errores import ErrorDominio
 
 __all__ = ["flujo_hilo"]
 

@@ -13,11 +13,11 @@ import jwt
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import Prohibido
 from agente.servicio.resultados import Encargado
 from agente.web.entrada import auth
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import Prohibido
 
 __all__ = ["QuienLlama", "Quien"]
 

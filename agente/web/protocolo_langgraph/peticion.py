@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agente.nucleo.errores import DecisionNoValida, NadaPendiente, Prohibido
 from agente.web.esquemas import comun as esquemas_api
 from agente.web.infra.errores_http import texto_validacion
 from agente.web.protocolo_langgraph.esquemas import EjecucionEntrada
 from agente.web.protocolo_langgraph.identidad import Quien
+from nucleo.errores import DecisionNoValida, NadaPendiente, Prohibido
 
 __all__ = ["Firma", "Turno", "leer_peticion"]
 

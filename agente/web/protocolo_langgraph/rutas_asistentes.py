@@ -6,11 +6,11 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from agente.nucleo.errores import HiloNoEncontrado
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.comun import ERRORES
 from agente.web.protocolo_langgraph.esquemas import AsistenteBusqueda
 from agente.web.protocolo_langgraph.identidad import QuienLlama
+from nucleo.errores import HiloNoEncontrado
 
 __all__ = ["router"]
 

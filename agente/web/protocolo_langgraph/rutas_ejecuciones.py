@@ -16,7 +16,6 @@ from fastapi import APIRouter, Query, Response
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from agente.nucleo.errores import HiloNoEncontrado, YaDecidida
 from agente.web.infra.dependencias import AjustesWeb, Limitador, ServicioWeb
 from agente.web.infra.hilos import en_hilo_del_agente
 from agente.web.protocolo_langgraph import vistas
@@ -32,6 +31,7 @@ from agente.web.protocolo_langgraph.ejecutar import (
 from agente.web.protocolo_langgraph.esquemas import EjecucionEntrada, ErrorProtocolo
 from agente.web.protocolo_langgraph.identidad import QuienLlama
 from agente.web.protocolo_langgraph.peticion import leer_peticion
+from nucleo.errores import HiloNoEncontrado, YaDecidida
 
 __all__ = ["router"]
 

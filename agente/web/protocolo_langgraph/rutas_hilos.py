@@ -13,7 +13,6 @@ from fastapi import APIRouter, Header, Response
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from agente.nucleo.errores import Prohibido
 from agente.servicio.protocolo.hilos import FiltroHilos
 from agente.web.infra.dependencias import OyenteWeb, ServicioWeb
 from agente.web.protocolo_langgraph import vistas
@@ -27,6 +26,7 @@ from agente.web.protocolo_langgraph.esquemas import (
 )
 from agente.web.protocolo_langgraph.flujo_hilo import flujo_hilo
 from agente.web.protocolo_langgraph.identidad import QuienLlama
+from nucleo.errores import Prohibido
 
 __all__ = ["router"]
 

@@ -17,13 +17,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from agente.nucleo.errores import Prohibido
 from agente.servicio.conversaciones.atencion import Busqueda
 from agente.servicio.politica import politica_tienda
 from agente.web.entrada.auth import EncargadoActual
 from agente.web.esquemas import atencion as formas
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import ServicioWeb
+from nucleo.errores import Prohibido
 
 router = APIRouter(tags=["encargado"])
 

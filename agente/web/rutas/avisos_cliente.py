@@ -12,10 +12,10 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
-from agente.nucleo.enlaces import leer_token_de_baja
-from agente.nucleo.errores import NoAutorizado
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
+from nucleo.enlaces import leer_token_de_baja
+from nucleo.errores import NoAutorizado
 
 __all__ = ["router"]
 

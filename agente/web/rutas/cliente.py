@@ -8,12 +8,12 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from agente.nucleo.contexto import ContextoCliente
 from agente.web.en_vivo.directo import ejecutar_turno, en_hilo_del_agente, turno_en_directo
 from agente.web.entrada.auth import ClienteActual, ClienteDeEventos, VigenciaCliente
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import AjustesWeb, Limitador, OyenteWeb, ServicioWeb
 from agente.web.infra.eventos import flujo_mensajes
+from nucleo.contexto import ContextoCliente
 
 router = APIRouter(prefix="/api/conversaciones", tags=["cliente"])
 

@@ -6,7 +6,6 @@ from dataclasses import asdict
 
 from fastapi import APIRouter, Depends
 
-from agente.nucleo.errores import HiloNoEncontrado
 from agente.servicio.operador.demo import (
     CLIENTES,
     ENCARGADOS,
@@ -24,6 +23,7 @@ from agente.web.entrada.auth import (
 )
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
+from nucleo.errores import HiloNoEncontrado
 
 router = APIRouter(prefix="/api/demo", tags=["demo"])
 

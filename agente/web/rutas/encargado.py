@@ -7,13 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 from sse_starlette import EventSourceResponse
 
-from agente.nucleo.errores import Prohibido
 from agente.web.en_vivo.bandeja import flujo_bandeja
 from agente.web.en_vivo.directo import ejecutar_decision, en_hilo_del_agente
 from agente.web.entrada.auth import CanalActual, EncargadoActual, EncargadoDeEventos
 from agente.web.esquemas import bandeja as esquemas_bandeja
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import Limitador, OyenteWeb, ServicioWeb
+from nucleo.errores import Prohibido
 
 router = APIRouter(prefix="/api/aprobaciones", tags=["encargado"])
 router_sesion = APIRouter(tags=["encargado"])

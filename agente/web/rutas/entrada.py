@@ -21,8 +21,6 @@ import jwt
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import RedirectResponse
 
-from agente.nucleo.ajustes import Ajustes
-from agente.nucleo.errores import HiloNoEncontrado, Prohibido
 from agente.servicio.entrada.correo import enviar_enlace
 from agente.web.entrada.auth import Credencial, emitir_sesion, renovar_sesion
 from agente.web.entrada.oidc import ClienteOidc, ErrorOidc, Intento
@@ -30,6 +28,8 @@ from agente.web.entrada.paginas import rechazo
 from agente.web.esquemas import comun as esquemas
 from agente.web.esquemas import entrada as esquemas_entrada
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
+from nucleo.ajustes import Ajustes
+from nucleo.errores import HiloNoEncontrado, Prohibido
 
 __all__ = ["COOKIE", "RESPUESTA_ENLACE", "clientes_oidc", "router"]
 

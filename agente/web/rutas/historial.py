@@ -10,7 +10,6 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 from pydantic import BeforeValidator, WithJsonSchema
 
-from agente.nucleo.errores import Prohibido
 from agente.servicio.decisiones.decididas import (
     FORMATOS_CSV,
     TIPOS,
@@ -22,6 +21,7 @@ from agente.web.entrada.auth import EncargadoActual
 from agente.web.esquemas import bandeja as esquemas_bandeja
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import ServicioWeb
+from nucleo.errores import Prohibido
 
 router = APIRouter(prefix="/api/decisiones", tags=["encargado"])
 

@@ -8,7 +8,6 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 
-from agente.nucleo.errores import Prohibido
 from agente.servicio.auditoria.movimientos import ESTADOS, TIPOS, Filtros
 from agente.servicio.auditoria.movimientos_csv import como_csv, como_csv_hoja
 from agente.servicio.decisiones.decididas import FORMATOS_CSV
@@ -16,6 +15,7 @@ from agente.web.entrada.auth import EncargadoActual
 from agente.web.esquemas import movimientos as esquemas_movimientos
 from agente.web.infra.dependencias import ServicioWeb
 from agente.web.rutas.historial import ERRORES_PERSONAL, MAX_CSV, FechaHora
+from nucleo.errores import Prohibido
 
 router = APIRouter(prefix="/api/movimientos", tags=["encargado"])
 

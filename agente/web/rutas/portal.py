@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from agente.nucleo.errores import HiloNoEncontrado
 from agente.web.entrada.auth import ClienteActual
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import ServicioWeb
+from nucleo.errores import HiloNoEncontrado
 
 router = APIRouter(tags=["cliente"])
 

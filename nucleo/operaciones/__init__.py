@@ -20,7 +20,7 @@ descripción de la tarjeta (``politicas.descripcion``, que no puede importar una
 declaración de carpeta).
 """
 
-from agente.nucleo.operaciones.lista import (
+from nucleo.operaciones.lista import (
     COLUMNAS_EFECTOS,
     OPERACIONES,
     comprobacion_compensaciones_sql,

@@ -8,7 +8,7 @@ primaria de ``compensaciones_unidad`` es (pedido, línea, unidad) y un disparado
 pasar del precio de la unidad, así que dos herramientas a la vez sobre el mismo pedido
 no pueden ocupar la misma unidad aunque fallara el candado del pedido.
 
-La asignación de unidades a un reembolso (pura, sin base) está en ``herramientas.asignacion``.
+La asignación de unidades a un reembolso (pura, sin base) está en ``caja.asignacion``.
 
 También aquí: los hechos de elegibilidad (vista ``elegibilidad_pedidos``, la que lee la
 política) y los movimientos de stock de un cambio, que el cobro confirmado completa.
@@ -23,15 +23,15 @@ from typing import Any
 
 import psycopg
 
-from agente.nucleo.contexto import ContextoCliente
-from agente.nucleo.errores import (
+from caja.asignacion import UnidadLibre
+from nucleo.contexto import ContextoCliente
+from nucleo.errores import (
     AprobacionCaducada,
+    ContextoAusente,
     ErrorDominio,
     PedidoNoEncontrado,
 )
-from agente.nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE, Revalidador, texto_en_revision
-from herramientas.asignacion import UnidadLibre
-from herramientas.pedidos import clave_idempotencia
+from nucleo.puertos import CLAVE_EN_REVISION, CLAVE_IMPOSIBLE, Revalidador, texto_en_revision
 
 __all__ = [
     "Llamada",
@@ -143,6 +143,21 @@ WHERE thread_id = %(thread_id)s AND tool_call_id = %(tool_call_id)s
 """
 
 CADUCADA = "la aprobación ha caducado"
+
+
+def clave_idempotencia(thread_id: str | None, tool_call_id: str | None) -> str:
+    """La clave de un efecto: (hilo, llamada). Sin cualquiera de los dos no hay garantía."""
+    if not tool_call_id:
+        raise ContextoAusente(
+            "falta el identificador de la llamada (tool_call_id): sin él no se puede "
+            "garantizar que la operación no se ejecute dos veces"
+        )
+    if not thread_id:
+        raise ContextoAusente(
+            "falta el identificador del hilo (thread_id): sin él no se puede garantizar "
+            "que la operación no se ejecute dos veces"
+        )
+    return f"{thread_id}:{tool_call_id}"
 
 
 @dataclass(frozen=True, kw_only=True)

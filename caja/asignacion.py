@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import ErrorDominio, ImporteNoValido
+from nucleo import dinero
+from nucleo.errores import ErrorDominio, ImporteNoValido
 
 __all__ = ["LineaPedida", "UnidadLibre", "asignar", "normalizar_lineas"]
 

@@ -34,9 +34,9 @@ from datetime import datetime
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo import dinero
-from agente.nucleo.errores import ErrorPasarela
-from herramientas.pasarela import CADUCADO, COBRO, EN_CURSO, FALLIDO, MovimientoPasarela
+from caja.pasarela import CADUCADO, COBRO, EN_CURSO, FALLIDO, MovimientoPasarela
+from nucleo import dinero
+from nucleo.errores import ErrorPasarela
 
 __all__ = ["ESPERA_EN_CURSO_SEGUNDOS", "aplicar_no_completado", "aviso_enlace", "fallo_tardio",
            "marcar_fallido", "registrar_fallo", "texto_rechazo"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agente.nucleo.errores import TextoNoValido
+from nucleo.errores import TextoNoValido
 
 __all__ = ["NULO", "contiene_nulo", "rechazar_nulos"]
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from agente.nucleo.fechas import ZONA_TIENDAS
+from nucleo.fechas import ZONA_TIENDAS
 
 __all__ = ["FORMATOS", "celda", "coma", "escribir", "hora_tienda"]
 

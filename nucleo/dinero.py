@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from agente.nucleo.errores import ImporteNoValido
+from nucleo.errores import ImporteNoValido
 
 __all__ = [
     "CENTIMO",

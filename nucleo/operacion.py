@@ -4,7 +4,7 @@ Una operación con efecto (un reembolso, un cambio de producto...) mueve dinero 
 género. Cada sitio que la trata (la política, la matriz de autoridad, la auditoría, la
 tarjeta del encargado, el historial del cliente, el modelo offline, la instantánea de la
 evaluación) lee su ``OperacionConEfecto`` en vez de nombrarla a mano. Las declaraciones
-de la tienda están en ``agente.nucleo.operaciones``.
+de la tienda están en ``nucleo.operaciones``.
 
 Todo se valida al construir (``ValueError`` que nombra la parte que falta o no vale),
 también al copiar con ``dataclasses.replace``. Lo que cruza capas (que la regla exista en
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 DECISIONES_VALIDAS = frozenset({"approve", "edit", "reject", "respond"})
-# Lo que la pasarela sabe hacer (herramientas.pasarela: REEMBOLSO y COBRO).
+# Lo que la pasarela sabe hacer (caja.pasarela: REEMBOLSO y COBRO).
 MOVIMIENTOS_PASARELA = frozenset({"reembolso", "cobro"})
 
 _REGLA = re.compile(r"^[a-z_]+$")  # el CHECK de reglas_autoridad.regla (sql/008)

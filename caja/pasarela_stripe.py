@@ -26,8 +26,7 @@ from decimal import Decimal
 import stripe
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.errores import ErrorConfiguracion, ErrorPasarela, EventoNoValido
-from herramientas.pasarela import (
+from caja.pasarela import (
     CADUCADO,
     COBRO,
     COMPLETADO,
@@ -38,6 +37,7 @@ from herramientas.pasarela import (
     MovimientoPasarela,
     RegistroPasarela,
 )
+from nucleo.errores import ErrorConfiguracion, ErrorPasarela, EventoNoValido
 
 __all__ = ["EVENTOS", "PasarelaStripe"]
 

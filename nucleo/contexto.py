@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agente.nucleo.errores import ContextoAusente
+from nucleo.errores import ContextoAusente
 
 
 @dataclass(frozen=True)

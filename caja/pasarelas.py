@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.ajustes import Ajustes
-from herramientas.pasarela import Pasarela, PasarelaSimulada
-from herramientas.pasarela_stripe import PasarelaStripe
+from caja.pasarela import Pasarela, PasarelaSimulada
+from caja.pasarela_stripe import PasarelaStripe
+from nucleo.ajustes import Ajustes
 
 __all__ = ["pasarela_desde_ajustes"]
 

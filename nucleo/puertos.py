@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from agente.nucleo.contexto import ContextoCliente
+from nucleo.contexto import ContextoCliente
 
 if TYPE_CHECKING:
     import psycopg
@@ -21,7 +21,7 @@ __all__ = ["CLAVE_EN_REVISION", "CLAVE_IMPOSIBLE", "FuentePolitica", "Revalidado
 # sea quien firme (unidades ya compensadas, pedido cancelado o sin entregar) no pide firma
 # (nadie aprueba lo imposible) y su veredicto lo dice en ``umbrales[CLAVE_IMPOSIBLE]``, con
 # la razón. La herramienta lo relee en su transacción: si al ejecutar ya fuera posible, no
-# sale sin firma (``herramientas.libro.exigir_no_evaluada_imposible``).
+# sale sin firma (``caja.libro.exigir_no_evaluada_imposible``).
 CLAVE_IMPOSIBLE = "imposible"
 
 # Otra solicitud del mismo cliente por las mismas unidades espera ya a un encargado (en

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agente.nucleo.operacion import OperacionConEfecto
+from nucleo.operacion import OperacionConEfecto
 from operaciones import carpetas
 
 __all__ = ["COLUMNAS_EFECTOS", "OPERACIONES", "comprobacion_compensaciones_sql", "por_herramienta", "por_regla",

@@ -95,7 +95,7 @@ class SinStock(ErrorDominio):
 class NecesitaFirma(ErrorDominio):
     """El efecto volvió a decidir su regla bajo el candado del cliente y ya no sale sin firma.
 
-    Lo lanza la revalidación (``agente.nucleo.puertos.Revalidador``) dentro de la transacción
+    Lo lanza la revalidación (``nucleo.puertos.Revalidador``) dentro de la transacción
     del efecto, que se deshace: no se escribe nada. ``revalidacion`` lleva el veredicto nuevo
     (motivos, umbrales, autoridad) para guardarlo; el middleware de revalidación lo convierte
     en una pausa normal para un encargado, nunca en un error que lea el cliente.

@@ -32,9 +32,9 @@ from decimal import Decimal
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from agente.nucleo.errores import AprobacionCaducada, ErrorPasarela
-from herramientas import estados_proveedor, libro
-from herramientas.pasarela import CADUCADO, COBRO, COMPLETADO, EN_CURSO, REEMBOLSO, Pasarela
+from caja import estados_proveedor, libro
+from caja.pasarela import CADUCADO, COBRO, COMPLETADO, EN_CURSO, REEMBOLSO, Pasarela
+from nucleo.errores import AprobacionCaducada, ErrorPasarela
 
 __all__ = [
     "Confirmacion", "Movimiento", "ResultadoPendientes", "aplicar", "apuntar_cobro",

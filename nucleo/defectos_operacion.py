@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from agente.nucleo import dinero
+from nucleo import dinero
 
 __all__ = ["DOS_FIRMAS_POR_DEFECTO", "LIMITES_POR_DEFECTO", "importe_legible"]
 

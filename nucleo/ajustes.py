@@ -15,8 +15,8 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agente.nucleo.errores import ErrorConfiguracion
-from agente.nucleo.secretos import defecto_del_secreto
+from nucleo.errores import ErrorConfiguracion
+from nucleo.secretos import defecto_del_secreto
 
 SECRETO_DEMO = "demo-no-usar-en-produccion"
 
@@ -231,7 +231,7 @@ class Ajustes(BaseSettings):
         return not valor or valor == SECRETO_DEMO
 
     def comprobar_secreto(self) -> None:
-        """Fuera del modo demo, un secreto débil no vale (``agente.nucleo.secretos``): error
+        """Fuera del modo demo, un secreto débil no vale (``nucleo.secretos``): error
         en una línea que nombra ``AGENTE_SECRETO``, y el servidor no llega a arrancar. No es un
         validador del campo: las órdenes que no firman tokens (``agente db status``) no lo piden."""
         if self.demo:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from agente.nucleo.errores import ErrorDominio
+from nucleo.errores import ErrorDominio
 
 __all__ = [
     "PROVINCIAS",
