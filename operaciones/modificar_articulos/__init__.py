@@ -1,0 +1,1 @@
+"""Modificar los artículos de un pedido pendiente: todo lo suyo en esta carpeta (``operaciones/carpetas.py``)."""
