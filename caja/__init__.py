@@ -1,2 +1,2 @@
 """La caja: el libro de compensaciones, la pasarela de pagos (simulada o Stripe) y su
-bandeja de salida de movimientos. Debajo de las herramientas y encima del núcleo."""
+cola de movimientos. Debajo de las herramientas y encima del núcleo."""

@@ -1,7 +1,7 @@
 """Lo que la pasarela no completa, al libro: un fallo, o un movimiento en curso, fallido o caducado.
 
 Un fallo que se puede reintentar (red, caída, límite de ritmo) suma un intento con espera
-exponencial (``registrar_fallo``; la bandeja de salida lo repite).
+exponencial (``registrar_fallo``; la cola de movimientos lo repite).
 
 Un proveedor real (Stripe) puede aceptar un reembolso y terminarlo más tarde, rechazarlo
 para siempre o dejar caducar un enlace de pago. Aquí se apunta cada caso en el asiento
@@ -22,7 +22,7 @@ servidores) no cambia nada.
 después avisa de que falló (un reembolso ``succeeded`` que pasa a ``failed``; un pago
 por enlace confirmado que el banco rechaza). El asiento vuelve a ``pendiente`` (el dinero
 no se movió), marcado para una persona, con aviso al cliente y ``fallo_tardio_en``; la
-bandeja de salida ya no lo toca (lo decide una persona) y un «completado» posterior no lo
+cola de movimientos ya no lo toca (lo decide una persona) y un «completado» posterior no lo
 vuelve a dar por hecho. Condicionado a que siga completado y sea el mismo movimiento del
 proveedor (``id_proveedor``): repetirlo no cambia nada.
 """

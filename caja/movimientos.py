@@ -1,4 +1,4 @@
-"""La bandeja de salida (outbox) de la pasarela: reembolsos y cobros, exactamente una vez.
+"""La cola de movimientos (outbox) de la pasarela: reembolsos y cobros, exactamente una vez.
 
 Orden de todo movimiento: 1) una transacción apunta el asiento 'pendiente' (reembolso o
 cobro) y lo que lo justifica; COMMIT. 2) Se llama a la pasarela con el número del
@@ -288,7 +288,7 @@ def emitir_reembolso(
 
     Si la pasarela falla, ``ErrorPasarela`` con ``texto_si_falla(motivo)`` (lo que el modelo
     debe decir: queda pendiente, nunca «hecho») y ``datos``; el asiento sigue pendiente y
-    la bandeja de salida lo completa sin pagar dos veces.
+    la cola de movimientos lo completa sin pagar dos veces.
     """
     with pool.connection() as conexion:
         mov = movimiento(conexion, REEMBOLSO, reembolso_id)

@@ -5,7 +5,7 @@ cliente y ``cobrar`` le carga un importe (la diferencia de un cambio más caro).
 idempotencia la pone la pasarela, como un proveedor real con su clave de idempotencia:
 repetir una operación con la misma referencia devuelve el movimiento ya creado y no
 mueve dinero otra vez; la misma referencia con otro importe u otro tipo se rechaza. Por
-eso la bandeja de salida (``caja.movimientos``) puede repetir la llamada sin
+eso la cola de movimientos (``caja.movimientos``) puede repetir la llamada sin
 miedo tras una caída. Un proveedor real se enchufa implementando ``Pasarela``; sus
 errores deben llegar como ``ErrorPasarela`` (con ``definitivo=True`` en los datos si
 repetir no servirá: tarjeta rechazada, petición no válida).

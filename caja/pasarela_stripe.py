@@ -12,7 +12,7 @@
   caducada.
 - Errores: lo que Stripe dice que se puede repetir (red, 409, 5xx, ``Stripe-Should-Retry``)
   lo reintenta el SDK con la misma clave; si aun así falla, o es un límite de ritmo,
-  ``ErrorPasarela`` y la bandeja de salida reintenta con espera. Lo que no servirá
+  ``ErrorPasarela`` y la cola de movimientos reintenta con espera. Lo que no servirá
   repetir (tarjeta rechazada, petición no válida, clave reutilizada con otro cuerpo)
   llega con ``definitivo=True``: el libro lo marca para una persona.
 """

@@ -1,7 +1,7 @@
 """Las herramientas del agente: qué son (``registro``), lo que lee el modelo
 (``envoltorios``) y las funciones de dominio que hacen el trabajo (``pedidos``,
 ``reembolsos``, ``sustituciones``) sobre la pasarela de pagos (``pasarela``), el libro
-de compensaciones por unidad (``libro``), la bandeja de salida de reembolsos y cobros
+de compensaciones por unidad (``libro``), la cola de movimientos de reembolsos y cobros
 (``movimientos``) y los avisos al cliente de lo que el sistema completa (``avisos``);
 ``construccion`` las ata a la base y la pasarela.
 

@@ -1,6 +1,6 @@
 """Avisos al cliente de los movimientos que completó el sistema (no su propio turno).
 
-Cuando la bandeja de salida (``caja.movimientos.completar_pendientes``) completa
+Cuando la cola de movimientos (``caja.movimientos.completar_pendientes``) completa
 un reembolso o un cobro que en el turno del cliente quedó pendiente, el asiento queda
 con ``avisar``. El servicio pide ``avisos_pendientes``, escribe cada texto en la
 conversación (``thread_id``) por el mismo camino que las decisiones y llama a

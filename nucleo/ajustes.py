@@ -1,7 +1,7 @@
 """Ajustes del producto: una sola clase, leída del entorno.
 
 Variables con prefijo ``AGENTE_``, más ``DATABASE_URL`` y las estándar de Langfuse.
-Cada campo está documentado en la tabla de ajustes de ``docs/operacion.md`` (lo comprueba
+Cada campo está documentado en la tabla de ajustes de ``docs/explotacion.md`` (lo comprueba
 ``tests/unidad/test_ajustes.py``).
 """
 

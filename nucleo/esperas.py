@@ -2,7 +2,7 @@
 
 Todos los reintentos en Python la usan: la entrega de avisos (cuándo toca el siguiente
 intento de una fila de ``avisos_salida``), la reconexión del ``LISTEN`` de avisos y el sondeo
-del candado de un hilo. La bandeja de salida de pagos (``caja/movimientos.py``) hace
+del candado de un hilo. La cola de movimientos (``caja/movimientos.py``) hace
 la misma cuenta dentro de su ``UPDATE`` (``least(base * 2^intentos, máxima)``): el siguiente
 intento se fija en la misma sentencia que apunta el fallo, y así debe seguir.
 """

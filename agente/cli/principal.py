@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import typer
 
-from agente.cli import alta, bandeja, conversacion, entrada, evaluar, ingesta, operacion, servidor
+from agente.cli import (
+    alta,
+    bandeja,
+    conversacion,
+    entrada,
+    evaluar,
+    ingesta,
+    mantenimiento,
+    servidor,
+)
 from agente.cli.ayuda import en_espanol
 from agente.cli.db import db
 from agente.cli.politica import politica
@@ -23,13 +32,13 @@ ORDENES = (
     ("aprobaciones", bandeja.aprobaciones),
     ("decidir", bandeja.decidir),
     ("hilo", conversacion.hilo),
-    ("reconciliar", operacion.reconciliar),
-    ("auditoria", operacion.auditoria),
-    ("movimientos", operacion.movimientos),
+    ("reconciliar", mantenimiento.reconciliar),
+    ("auditoria", mantenimiento.auditoria),
+    ("movimientos", mantenimiento.movimientos),
     ("serve", servidor.serve),
     ("demo", servidor.demo),
-    ("limpiar", operacion.limpiar),
-    ("secreto", operacion.secreto),
+    ("limpiar", mantenimiento.limpiar),
+    ("secreto", mantenimiento.secreto),
     ("evaluar", evaluar.evaluar),
     ("importar", ingesta.importar),
 )

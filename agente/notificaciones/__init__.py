@@ -1,4 +1,4 @@
-"""Avisos a quien firma: bandeja de salida (outbox), canales, plantillas, escalado y trabajador.
+"""Avisos a quien firma: cola de avisos (outbox), canales, plantillas, escalado y trabajador.
 
 Lo que llama el servicio:
 
@@ -14,8 +14,8 @@ Entrega «al menos una vez» con clave de deduplicación (cabecera ``X-Agente-Av
 reintentos con espera exponencial y seguro en varios procesos (``SKIP LOCKED``).
 """
 
-from agente.notificaciones.bandeja_salida import clave_aviso, encolar_aviso
 from agente.notificaciones.canales import Canal, ErrorCanal, canales_desde_ajustes, verificar_firma
+from agente.notificaciones.cola_avisos import clave_aviso, encolar_aviso
 from agente.notificaciones.destinatarios import (
     AvisoAprobacion,
     Escalado,

@@ -1,4 +1,4 @@
-"""Avisos al cliente que no tiene el chat abierto: presencia, y encolar en la bandeja de salida.
+"""Avisos al cliente que no tiene el chat abierto: presencia, y encolar en la cola de avisos.
 
 Cuándo: algo que el cliente espera ocurre más tarde (la decisión de un encargado, una
 caducidad, un reembolso o cobro que el sistema completó, un asiento marcado para una
@@ -36,7 +36,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.notificaciones.bandeja_salida import PRESENCIA_SEGUNDOS
+from agente.notificaciones.cola_avisos import PRESENCIA_SEGUNDOS
 from agente.notificaciones.horario import siguiente_apertura
 from agente.notificaciones.trabajador import horario_de_fila
 

@@ -193,7 +193,7 @@ class CanalWebhook:
 
 def canales_desde_ajustes(ajustes: Any) -> dict[str, Canal]:
     """Los canales que este proceso puede usar. Sin ``AGENTE_SMTP_URL`` no hay correo: esos
-    avisos esperan en la bandeja de salida a un proceso que sí lo tenga."""
+    avisos esperan en la cola de avisos a un proceso que sí lo tenga."""
     canales: dict[str, Canal] = {
         "webhook": CanalWebhook(formato="json", timeout=ajustes.avisos_timeout),
         "slack": CanalWebhook(formato="slack", timeout=ajustes.avisos_timeout),

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.notificaciones.bandeja_salida import clave_aviso, encolar_aviso
+from agente.notificaciones.cola_avisos import clave_aviso, encolar_aviso
 from agente.notificaciones.horario import minutos_en_horario, siguiente_apertura
 from agente.notificaciones.trabajador import horario_de_fila
 from herramientas.registro import REGISTRO
@@ -64,7 +64,7 @@ SELECT t.nombre, to_jsonb(a) - 'secreto_webhook' AS horario, a.urgente_desde,
 FROM tiendas t LEFT JOIN avisos_tienda a ON a.tienda = t.id
 WHERE t.id = %(tienda)s
 """
-# El aviso de la pausa (ya con su oleada) y sus filas de la bandeja de salida en una
+# El aviso de la pausa (ya con su oleada) y sus filas de la cola de avisos en una
 # sentencia: si la pausa ya tenía aviso (segunda llamada), no se encola nada.
 REGISTRAR_AVISO_SQL = """
 WITH registrada AS (

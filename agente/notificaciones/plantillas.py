@@ -1,6 +1,6 @@
 """Plantillas en español de los avisos: asunto, texto, cuerpo JSON y cuerpo compatible con Slack.
 
-Se pintan al entregar, desde los ``datos`` guardados en la bandeja de salida (lo que se
+Se pintan al entregar, desde los ``datos`` guardados en la cola de avisos (lo que se
 sabía al pausar). Solo lo que necesita quien firma: la tienda, qué se pide y por cuánto,
 por qué necesita firma, el pedido, el id del cliente (ni su nombre ni su correo) y el
 enlace a la tarjeta ``{base}/encargado#{thread_id}``.
@@ -73,7 +73,7 @@ def _pintar_cambio_politica(datos: Mapping[str, Any], base_url: str) -> Mensaje:
 
 
 def pintar(datos: Mapping[str, Any], base_url: str) -> Mensaje:
-    """El aviso para una persona: ``datos`` de la bandeja de salida, ``base_url`` de la web."""
+    """El aviso para una persona: ``datos`` de la cola de avisos, ``base_url`` de la web."""
     if datos.get("tipo") == "cambio_politica":
         return _pintar_cambio_politica(datos, base_url)
     tienda = datos.get("tienda_nombre") or datos.get("tienda")

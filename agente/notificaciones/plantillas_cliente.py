@@ -140,7 +140,7 @@ def _fallo_tardio(datos: Mapping[str, Any]) -> tuple[str, list[str]]:
 def pintar_cliente(
     datos: Mapping[str, Any], *, enlace: str, enlace_baja: str, horas_enlace: float
 ) -> Mensaje:
-    """El correo de un aviso al cliente (``datos`` de la bandeja de salida)."""
+    """El correo de un aviso al cliente (``datos`` de la cola de avisos)."""
     datos = con_operaciones(datos)
     tienda = datos.get("tienda_nombre") or "la tienda"
     suceso = datos.get("suceso")

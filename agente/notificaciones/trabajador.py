@@ -1,4 +1,4 @@
-"""El trabajador de avisos: entrega lo vencido de la bandeja de salida, con reintentos.
+"""El trabajador de avisos: entrega lo vencido de la cola de avisos, con reintentos.
 
 ``entregar_pendientes`` hace una pasada y vuelve; el servicio la llama cada pocos
 segundos (o la CLI en bucle). Seguro en varios procesos a la vez (``SKIP LOCKED``). Un
@@ -20,13 +20,13 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
-from agente.notificaciones.bandeja_salida import (
+from agente.notificaciones.canales import Canal, Entrega, ErrorCanal, canales_desde_ajustes
+from agente.notificaciones.cola_avisos import (
     marcar_descartado,
     marcar_enviado,
     marcar_fallo,
     reclamar,
 )
-from agente.notificaciones.canales import Canal, Entrega, ErrorCanal, canales_desde_ajustes
 from agente.notificaciones.entrega_cliente import RutasCliente, entrega_cliente
 from agente.notificaciones.horario import Horario, siguiente_apertura
 from agente.notificaciones.plantillas import cuerpo_json, cuerpo_slack, pintar

@@ -90,7 +90,7 @@ class Servicio:
         self.conversaciones = Conversaciones(ejecutor=self.ejecutor)
         self.decisiones = Decisiones(ejecutor=self.ejecutor)
         self.caducidad = Caducidad(ejecutor=self.ejecutor, decisiones=self.decisiones)
-        # Sin pasarela (algunas pruebas) no hay bandeja de salida que completar.
+        # Sin pasarela (algunas pruebas) no hay cola de movimientos que completar.
         self.pagos = Pagos(ejecutor=self.ejecutor, pasarela=pasarela) if pasarela is not None else None
         self.conciliador = Conciliador(
             ejecutor=self.ejecutor, conversaciones=self.conversaciones, decisiones=self.decisiones

@@ -22,7 +22,7 @@ from agente.web.infra.asgi import MiddlewareHttp
 from agente.web.infra.cuerpo import CuerpoJson
 from agente.web.infra.dependencias import AjustesWeb, ServicioWeb
 from agente.web.infra.eventos import Oyente
-from agente.web.infra.hilos import HilosDelAgente
+from agente.web.infra.hebras import HebrasDelAgente
 from agente.web.infra.limites import MAX_CUERPO, MAX_LOTE, LimiteCuerpo
 from agente.web.infra.parada import Parada
 from agente.web.infra.registro_peticiones import RegistroPeticiones
@@ -117,7 +117,7 @@ def crear_app(ajustes: Ajustes | None = None, *, servicio=None, es_servidor: boo
             app.state.servicio = servicio
         app.state.parada = Parada(espera=ajustes.espera_parada)
         # El límite es del servicio; aquí, hilos para llegar a él, que de parada no se reparten.
-        app.state.limitador = HilosDelAgente(
+        app.state.limitador = HebrasDelAgente(
             maximo=app.state.servicio.limite.maximo, parada=app.state.parada
         )
         vigia = asyncio.create_task(app.state.parada.vigilar())

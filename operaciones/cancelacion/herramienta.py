@@ -6,7 +6,7 @@ que el cliente puede hacer), se apunta la cancelación, cada unidad de cada lín
 compensada en el libro por ella (ya no se puede reembolsar ni cambiar), las unidades
 vuelven al stock de la tienda del pedido, el pedido pasa a 'cancelado' y se apunta UN
 reembolso 'pendiente' de concepto 'cancelacion' por lo pagado; COMMIT. 2) y 3) los hace
-``movimientos.ejecutar`` (la bandeja de salida de la pasarela). Si la pasarela falla, el
+``movimientos.ejecutar`` (la cola de movimientos de la pasarela). Si la pasarela falla, el
 pedido ya está cancelado y el reembolso queda pendiente: lo completa el sistema
 (``movimientos.completar_pendientes``) y el cliente lo lee así, nunca «devuelto».
 
@@ -194,7 +194,7 @@ def _apuntar(
 
 
 def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
-    """Pasos 2 y 3 por la bandeja de salida; si la pasarela falla, el texto para el cliente."""
+    """Pasos 2 y 3 por la cola de movimientos; si la pasarela falla, el texto para el cliente."""
     movimientos.emitir_reembolso(
         pool, pasarela, fila["reembolso_id"], cancelacion=fila["numero"], estado="pendiente",
         texto_si_falla=lambda motivo: (

@@ -8,7 +8,7 @@ cliente (``libro.exigir_veredicto_vigente``); mueve el stock en los dos sentidos
 original vuelve, la nueva sale: ``libro.mover_stock``), cambia la línea (una línea de varias
 unidades se parte: la unidad cambiada va a una línea nueva), ajusta el importe del pedido y
 apunta la modificación (``MA-...``) y, si hay diferencia, su cobro o su reembolso (concepto
-``modificacion``) en la bandeja de salida de la pasarela. Después de confirmar, el
+``modificacion``) en la cola de movimientos de la pasarela. Después de confirmar, el
 movimiento se ejecuta (``movimientos.ejecutar``); si la pasarela falla, la modificación ya
 está hecha y el movimiento queda pendiente: la bandeja lo completa sin mover el dinero dos
 veces (la pasarela deduplica por el número del asiento).
@@ -119,7 +119,7 @@ ON CONFLICT (clave_idempotencia) DO NOTHING
 RETURNING id
 """
 
-# La diferencia en la bandeja de salida (caja/movimientos.py): la clave de
+# La diferencia en la cola de movimientos (caja/movimientos.py): la clave de
 # idempotencia del asiento es la de la modificación más «:diferencia»; uno por modificación.
 INSERT_REEMBOLSO_SQL = """
 INSERT INTO reembolsos (clave_idempotencia, thread_id, tool_call_id, pedido_id, cliente_id, tienda, importe,

@@ -1,4 +1,4 @@
-"""Reembolsos de una devolución: por unidades del libro, idempotentes y por la bandeja de salida.
+"""Reembolsos de una devolución: por unidades del libro, idempotentes y por la cola de movimientos.
 
 Orden: 1) en una transacción, con el pedido bloqueado y entregado (uno cancelado o sin
 entregar se rechaza), se asignan las unidades (``asignacion.asignar``), se apuntan el
@@ -184,7 +184,7 @@ def _comprobar_misma_operacion(
 
 
 def _emitir(pool: ConnectionPool, fila: dict, pasarela: Pasarela) -> None:
-    """Pasos 2 y 3 por la bandeja de salida; si la pasarela falla, el texto para el cliente."""
+    """Pasos 2 y 3 por la cola de movimientos; si la pasarela falla, el texto para el cliente."""
     movimientos.emitir_reembolso(
         pool, pasarela, fila["id"], reembolso=fila["numero"], estado="pendiente",
         texto_si_falla=lambda motivo: (

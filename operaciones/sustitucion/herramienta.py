@@ -297,7 +297,7 @@ def _liquidar(pool: ConnectionPool, fila: dict, pasarela: Pasarela, *, repetido:
         try:
             movimientos.ejecutar(pool, pasarela, anulacion)
         except ErrorPasarela:
-            pass  # queda en la bandeja de salida; el resultado lo dice
+            pass  # queda en la cola de movimientos; el resultado lo dice
     return _resultado(pool, fila, aviso=aviso, repetido=repetido)
 
 

@@ -18,7 +18,7 @@ from agente.web.app import crear_app
 from agente.web.en_vivo.directo import turno_en_directo
 from agente.web.entrada.auth import emitir_token
 from agente.web.infra import vigencia as modulo_vigencia
-from agente.web.infra.hilos import HilosDelAgente
+from agente.web.infra.hebras import HebrasDelAgente
 from agente.web.infra.vigencia import Vigencia
 from tests.apoyo.web_util import (
     DEVOLVER_CAFETERA,
@@ -185,7 +185,7 @@ def test_la_respuesta_en_directo_acaba_en_fin_si_el_token_caduca_durante_el_turn
     async def recorrer() -> list[dict]:
         vigencia = Vigencia(datetime.now(UTC) + timedelta(seconds=0.3), lambda: None)
         flujo = await turno_en_directo(Servicio(), "h-1", "hola", None, lambda r: {"estado": r.estado},
-                                       HilosDelAgente(maximo=2), vigencia)
+                                       HebrasDelAgente(maximo=2), vigencia)
         return [evento async for evento in flujo]
 
     eventos = asyncio.run(recorrer())

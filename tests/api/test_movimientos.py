@@ -40,7 +40,7 @@ def _decir(http, como, cliente: str, texto: str) -> dict:
 
 def _pasarela(http):
     """La pasarela simulada de la app (dentro de la que registra cada llamada): la misma que
-    usan las herramientas y la bandeja de salida; ``falla`` la tumba sin apuntar nada."""
+    usan las herramientas y la cola de movimientos; ``falla`` la tumba sin apuntar nada."""
     return http.app.state.servicio.pagos._pasarela.interna  # noqa: SLF001 - la de la app en proceso
 
 

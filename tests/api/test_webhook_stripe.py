@@ -111,7 +111,7 @@ def test_un_reembolso_completado_que_stripe_da_despues_por_fallido_se_marca_se_a
     assert "tu reembolso no se ha completado" in correo.asunto
     assert "todavía no te hemos devuelto ese dinero" in correo.texto
 
-    # La bandeja de salida no lo reintenta: espera a una persona.
+    # La cola de movimientos no lo reintenta: espera a una persona.
     peticiones = len(stripe_local.peticiones)
     sql(bd_url, "UPDATE reembolsos SET proximo_intento = now() - interval '1 day' RETURNING id")
     assert http.app.state.servicio.completar_movimientos(solo_vencidos=False).completados == ()

@@ -199,7 +199,7 @@ def despues(instante: datetime, **delta) -> datetime:
 
 
 def pasadas_de_entrega(bd_url: str, *, smtp_url: str, base_url: str = "http://127.0.0.1:8000", n: int = 3) -> int:
-    """``n`` pasadas de la bandeja de salida hechas aquí, con los canales del servidor; da
+    """``n`` pasadas de la cola de avisos hechas aquí, con los canales del servidor; da
     cuántos avisos tocaron (enviados, reintentados, fallidos o descartados). Para afirmar que algo no se repite: esperar «unas
     cuantas pasadas» del servidor pasa también si el servidor no hizo ninguna."""
     from agente.bd.pool import abrir_pool

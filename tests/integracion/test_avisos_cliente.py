@@ -1,4 +1,4 @@
-"""Avisos al cliente que cerró el chat: un correo por suceso por la bandeja de salida, con
+"""Avisos al cliente que cerró el chat: un correo por suceso por la cola de avisos, con
 un enlace a esa conversación; nada si el chat está conectado o si se dio de baja; un fallo
 al encolar no pierde el mensaje del chat; lo no urgente espera a la apertura de la tienda.
 Correo real: aiosmtpd."""

@@ -1,5 +1,5 @@
 """Prueba con estados (Hypothesis): secuencias al azar de reembolsos, cambios, decisiones del
-encargado, caídas de la pasarela y del proceso, y pasadas de la bandeja de salida.
+encargado, caídas de la pasarela y del proceso, y pasadas de la cola de movimientos.
 
 Las herramientas se llaman directamente (``reembolsar``, ``sustituir``) contra una base
 real nueva por ejemplo (clonada de la plantilla de demo, como ``conftest``), sobre

@@ -1,4 +1,4 @@
-"""La bandeja de salida: lo pendiente lo completa el sistema, con reintentos y marca para una persona.
+"""La cola de movimientos: lo pendiente lo completa el sistema, con reintentos y marca para una persona.
 
 El texto que recibe el modelo cuando la pasarela falla es verdad («queda pendiente; le
 avisaremos por aquí»); la bandeja reintenta con espera exponencial, marca para una

@@ -9,7 +9,7 @@ from psycopg import sql
 from typer.testing import CliRunner
 
 from agente.bd.pool import KWARGS_CONEXION
-from agente.cli.operacion import limpiar as orden_limpiar
+from agente.cli.mantenimiento import limpiar as orden_limpiar
 from agente.retencion import limpiar
 from agente.servicio.fabrica import crear_servicio
 from nucleo.claves_candado import CANDADO_RETENCION, ESPACIO_HILOS

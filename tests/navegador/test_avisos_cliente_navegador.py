@@ -3,7 +3,7 @@ enlace, en Chromium de verdad; con el chat abierto no sale ningún correo; la ba
 enlace del correo.
 
 El servidor corre en un hilo con las tareas periódicas cada medio segundo (son las que
-entregan la bandeja de salida) y su URL pública fijada antes de arrancar (los enlaces).
+entregan la cola de avisos) y su URL pública fijada antes de arrancar (los enlaces).
 """
 
 from __future__ import annotations

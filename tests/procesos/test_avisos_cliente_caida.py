@@ -1,7 +1,7 @@
 """Matar el servidor (SIGKILL) entre la decisión y el correo al cliente: al volver a
 arrancar sale exactamente un correo (SMTP real, aiosmtpd), con el enlace a esa conversación.
 
-Dos momentos: con la decisión ya aplicada y el correo en la bandeja de salida (las tareas
+Dos momentos: con la decisión ya aplicada y el correo en la cola de avisos (las tareas
 periódicas aún no han pasado), y con la decisión a medias (la pasarela colgada en el
 reembolso): ahí el conciliador la termina al arrancar y el correo sale después.
 """

@@ -139,13 +139,13 @@ def test_los_hilos_del_agente_no_dejan_empezar_lo_que_esperaba_al_empezar_la_par
 
     import anyio
 
-    from agente.web.infra.hilos import HilosDelAgente
+    from agente.web.infra.hebras import HebrasDelAgente
     from agente.web.infra.parada import Parada
     from nucleo.errores import NoDisponible
 
     async def principal():
         parada = Parada(espera=5)
-        hilos = HilosDelAgente(maximo=1, parada=parada)  # dos hilos
+        hilos = HebrasDelAgente(maximo=1, parada=parada)  # dos hilos
         soltar = threading.Event()
         resultados = []
 

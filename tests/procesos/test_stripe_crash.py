@@ -3,7 +3,7 @@
 El hijo reembolsa por la pasarela Stripe (SDK real contra el servidor local de este
 proceso) y se queda colgado justo después de que Stripe responda, antes de marcar el
 libro; se le mata ahí. Después, lo que haría el proceso reiniciado (repetir la llamada
-con la misma clave, o la pasada de la bandeja de salida) deja el libro completo y
+con la misma clave, o la pasada de la cola de movimientos) deja el libro completo y
 Stripe con un solo reembolso. Y ``agente auditoria`` (otro proceso, configurado con
 ``AGENTE_PASARELA=stripe``) compara el libro con los registros de Stripe.
 """

@@ -1,4 +1,4 @@
-"""Cada ajuste está documentado en la tabla de docs/operacion.md, con su nombre de variable."""
+"""Cada ajuste está documentado en la tabla de docs/explotacion.md, con su nombre de variable."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def _variable(nombre: str, campo) -> str:
 
 
 def test_docs_operacion_documenta_cada_ajuste():
-    operacion = (RAIZ / "docs" / "operacion.md").read_text(encoding="utf-8")
+    operacion = (RAIZ / "docs" / "explotacion.md").read_text(encoding="utf-8")
     tabla = operacion.split("\n## Ajustes\n", 1)[1].split("\n## ", 1)[0]
     faltan = [
         _variable(nombre, campo)

@@ -26,7 +26,7 @@ PAQUETES = ("agente", "herramientas", "politicas", "operaciones", "caja", "nucle
 
 # Fichero::constante -> por qué lo que lee fuera de la fila bloqueada no decide nada.
 PERMITIDAS = {
-    "agente/notificaciones/bandeja_salida.py::RECLAMAR_SQL": (
+    "agente/notificaciones/cola_avisos.py::RECLAMAR_SQL": (
         "SKIP LOCKED: nunca espera a otra transacción, así que no hay foto de antes de una "
         "espera; «vigente» solo descarta avisos que ya no hacen falta (pausa decidida, contacto "
         "dado de baja, cliente ya en el chat) y equivocarse ahí es mandar o no un aviso de más"),

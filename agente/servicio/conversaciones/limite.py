@@ -5,7 +5,7 @@ decisión, caducidad o reparación de un hilo toma un sitio antes del candado de
 Por encima del máximo se espera como mucho ``espera`` segundos y después
 :class:`Saturado` (503 con ``Retry-After`` en la web): nunca un ``PoolTimeout`` ni un 500.
 Es el único límite de ejecuciones: la web no vuelve a contar, solo reparte hilos
-(``agente.web.infra.hilos``).
+(``agente.web.infra.hebras``).
 
 Una ejecución ya no retiene ninguna conexión del pool mientras el modelo piensa (ver
 ``candados``): el máximo lo marcan la CPU y la memoria del proceso, no el pool.

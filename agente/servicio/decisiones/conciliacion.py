@@ -11,7 +11,7 @@ son idempotentes por ``tool_call_id``):
 - turno terminado sin cerrar (el grafo acabó, pero la respuesta no llegó a la
   conversación: la base se cayó entre el último checkpoint y el cierre): se entrega la
   respuesta guardada en el checkpoint, una vez, sin volver a ejecutar nada (los asientos
-  y la bandeja de salida ya escritos quedan como están);
+  y la cola de movimientos ya escritos quedan como están);
 - turno empezado sin respuesta (issue 39, punto 5): el último mensaje es del cliente, nadie
   tiene el hilo, no hay pausa y el grafo no se quedó a medias ni terminó con una respuesta
   sin entregar (el proceso murió justo tras el primer checkpoint del turno, cuyo ``next``

@@ -1,5 +1,5 @@
 """El correo con el enlace de entrada, por el camino de correo de los avisos (Apprise y
-``AGENTE_SMTP_URL``). No pasa por la bandeja de salida: esa guarda el texto del aviso, y el
+``AGENTE_SMTP_URL``). No pasa por la cola de avisos: esa guarda el texto del aviso, y el
 token de un enlace no se guarda nunca en claro (caduca en 15 minutos: si el envío falla,
 se pide otro)."""
 

@@ -56,7 +56,7 @@ class Pagos:
         self._pasarela = pasarela
 
     def completar(self, *, solo_vencidos: bool = True) -> InformePagos:
-        """Una pasada de la bandeja de salida y los avisos a los clientes.
+        """Una pasada de la cola de movimientos y los avisos a los clientes.
 
         ``solo_vencidos=False`` (la orden de un operador) no espera al próximo intento.
         """

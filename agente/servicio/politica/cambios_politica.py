@@ -33,7 +33,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agente.notificaciones.bandeja_salida import encolar_aviso
+from agente.notificaciones.cola_avisos import encolar_aviso
 from agente.servicio.politica.gestion_autoridad import Ambito, ambito_firmante
 from agente.servicio.politica.politica_tienda import (
     ResultadoCambio,

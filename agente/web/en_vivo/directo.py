@@ -24,7 +24,7 @@ palabras antes de ``estado``.
 
 Cada ejecución del agente (turno o decisión) corre en un hilo. El límite de ejecuciones
 a la vez lo pone el servicio (``agente.servicio.conversaciones.limite``, ``AGENTE_EJECUCIONES_MAX``); la
-web solo necesita hilos de sobra para llegar a él (``agente.web.infra.hilos``).
+web solo necesita hilos de sobra para llegar a él (``agente.web.infra.hebras``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 from agente.servicio.operador.plataforma import ERRORES_BD_CAIDA
 from agente.web.infra import metricas
 from agente.web.infra.disponibilidad import DETALLE_BD_CAIDA
-from agente.web.infra.hilos import HilosDelAgente, en_hilo_del_agente
+from agente.web.infra.hebras import HebrasDelAgente, en_hebra_del_agente
 from agente.web.infra.vigencia import Fin, Vigencia
 from nucleo.contexto import ContextoCliente
 from nucleo.errores import ErrorDominio
@@ -135,7 +135,7 @@ async def turno_en_directo(
     texto: str,
     ctx: ContextoCliente,
     como_json: Callable[[Any], dict],
-    limitador: HilosDelAgente,
+    limitador: HebrasDelAgente,
     vigencia: Vigencia | None = None,
 ) -> AsyncIterator[dict[str, str]]:
     """Arranca el turno y espera a su primer evento antes de devolver el flujo.
@@ -149,7 +149,7 @@ async def turno_en_directo(
     cola: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
     buzon = _Buzon(asyncio.get_running_loop(), cola)
     tarea = asyncio.ensure_future(
-        en_hilo_del_agente(limitador, ejecutar_turno, servicio, thread_id, texto, ctx, buzon.poner)
+        en_hebra_del_agente(limitador, ejecutar_turno, servicio, thread_id, texto, ctx, buzon.poner)
     )
     # Si el cliente se va, el turno sigue (queda guardado): que su error no quede sin leer.
     tarea.add_done_callback(lambda t: t.cancelled() or t.exception())

@@ -11,7 +11,7 @@ from fastapi import Depends, Request
 
 from agente.servicio.fachada import Servicio
 from agente.web.infra.eventos import Oyente
-from agente.web.infra.hilos import HilosDelAgente
+from agente.web.infra.hebras import HebrasDelAgente
 from nucleo.ajustes import Ajustes
 
 __all__ = ["AjustesWeb", "Limitador", "OyenteWeb", "ServicioWeb", "servicio"]
@@ -25,7 +25,7 @@ def ajustes(request: Request) -> Ajustes:
     return request.app.state.ajustes
 
 
-def limitador(request: Request) -> HilosDelAgente:
+def limitador(request: Request) -> HebrasDelAgente:
     return request.app.state.limitador
 
 
@@ -35,5 +35,5 @@ def oyente(request: Request) -> Oyente:
 
 ServicioWeb = Annotated[Servicio, Depends(servicio)]
 AjustesWeb = Annotated[Ajustes, Depends(ajustes)]
-Limitador = Annotated[HilosDelAgente, Depends(limitador)]
+Limitador = Annotated[HebrasDelAgente, Depends(limitador)]
 OyenteWeb = Annotated[Oyente, Depends(oyente)]

@@ -9,7 +9,7 @@ keep-alive ociosas y espera a que terminen las peticiones en curso hasta
   uvicorn, al que apunta el manejador de SIGTERM: la misma técnica que usa sse-starlette)
   y marca la app como «parando»: ``/readyz`` da 503 y las tareas periódicas no empiezan
   otra pasada;
-- ``HilosDelAgente`` (``agente.web.infra.hilos``) lo consulta: rechaza con 503 (``NoDisponible``)
+- ``HebrasDelAgente`` (``agente.web.infra.hebras``) lo consulta: rechaza con 503 (``NoDisponible``)
   las ejecuciones que aún esperaban hilo cuando empezó la parada (trabajo nuevo, que no se
   empieza);
 - ``Parada.esperar``: en el ``lifespan`` de parada, espera (hasta el mismo plazo, contado
@@ -91,7 +91,7 @@ class Parada:
         """Espera, dentro del plazo, a las ejecuciones en curso y a los hilos dados.
 
         ``limitador``: cualquiera con ``borrowed_tokens`` (las ejecuciones en curso), p. ej.
-        los ``HilosDelAgente`` de la web.
+        los ``HebrasDelAgente`` de la web.
         """
         self.marcar("fin del servidor")
         while limitador.borrowed_tokens and self.restante() > 0:

@@ -17,7 +17,7 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from agente.web.infra.dependencias import AjustesWeb, Limitador, ServicioWeb
-from agente.web.infra.hilos import en_hilo_del_agente
+from agente.web.infra.hebras import en_hebra_del_agente
 from agente.web.protocolo_langgraph import vistas
 from agente.web.protocolo_langgraph.comun import ERRORES, SSE
 from agente.web.protocolo_langgraph.ejecutar import (
@@ -57,7 +57,7 @@ async def _ejecutar(thread_id: str, cuerpo: EjecucionEntrada, servicio, ajustes,
         raise HiloNoEncontrado(f"asistente no encontrado: {cuerpo.assistant_id}")
     antes = await run_in_threadpool(hilo_de, servicio, thread_id, quien)  # 404/403 antes de nada
     operacion = leer_peticion(cuerpo, quien, antes)
-    return await en_hilo_del_agente(limitador, ejecutar, servicio, ajustes, thread_id, quien,
+    return await en_hebra_del_agente(limitador, ejecutar, servicio, ajustes, thread_id, quien,
                                     operacion, antes, cuerpo.metadata)
 
 

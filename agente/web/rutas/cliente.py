@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from agente.web.en_vivo.directo import ejecutar_turno, en_hilo_del_agente, turno_en_directo
+from agente.web.en_vivo.directo import ejecutar_turno, en_hebra_del_agente, turno_en_directo
 from agente.web.entrada.auth import ClienteActual, ClienteDeEventos, VigenciaCliente
 from agente.web.esquemas import comun as esquemas
 from agente.web.infra.dependencias import AjustesWeb, Limitador, OyenteWeb, ServicioWeb
@@ -72,7 +72,7 @@ async def enviar_mensaje(
             servicio, thread_id, cuerpo.texto, ctx, esquemas.respuesta_turno, limitador, vigencia
         )
         return EventSourceResponse(flujo, ping=15)
-    respuesta = await en_hilo_del_agente(
+    respuesta = await en_hebra_del_agente(
         limitador, ejecutar_turno, servicio, thread_id, cuerpo.texto, ctx
     )
     return esquemas.respuesta_turno(respuesta)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Response
 from sse_starlette import EventSourceResponse
 
 from agente.web.en_vivo.bandeja import flujo_bandeja
-from agente.web.en_vivo.directo import ejecutar_decision, en_hilo_del_agente
+from agente.web.en_vivo.directo import ejecutar_decision, en_hebra_del_agente
 from agente.web.entrada.auth import CanalActual, EncargadoActual, EncargadoDeEventos
 from agente.web.esquemas import bandeja as esquemas_bandeja
 from agente.web.esquemas import comun as esquemas
@@ -147,7 +147,7 @@ async def decidir(
     que el cliente escribió mientras esperaba se contestan a continuación); si aún falta otra
     firma, ``{"estado": "esperando_firmas", "firmas", "firmas_necesarias"}``. Con un 4xx no
     cambia nada."""
-    respuesta = await en_hilo_del_agente(
+    respuesta = await en_hebra_del_agente(
         limitador, ejecutar_decision, servicio, thread_id,
         encargado.encargado_id, encargado.tiendas, cuerpo.como_lista(), cuerpo.nota, canal,
     )

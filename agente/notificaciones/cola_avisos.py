@@ -1,4 +1,4 @@
-"""La bandeja de salida (outbox) de avisos: encolar dentro de la transacción de quien
+"""La cola de avisos (outbox): encolar dentro de la transacción de quien
 avisa, reclamar un lote para entregar y marcar el resultado.
 
 - ``encolar_aviso`` se llama dentro de la transacción de la pausa: el aviso existe si y

@@ -5,7 +5,7 @@ El límite de ejecuciones a la vez es uno y lo pone el servicio
 ejecuta, quién espera sitio (``AGENTE_ESPERA_EJECUCION`` como mucho) y quién recibe el 503
 ``Saturado`` con ``Retry-After``. La web no vuelve a contar: solo reparte hilos, con un
 único ``anyio.CapacityLimiter`` (fuera del limitador por defecto de anyio, de 40 hilos, que
-usan las rutas síncronas). :class:`HilosDelAgente` da el doble del máximo: los que ejecutan
+usan las rutas síncronas). :class:`HebrasDelAgente` da el doble del máximo: los que ejecutan
 y los que esperan sitio en el servicio. Un hilo que espera sitio lo suelta en
 ``AGENTE_ESPERA_EJECUCION`` segundos como mucho (sitio o 503), así que una petición que
 espera hilo lo recibe pronto y es el servicio quien le contesta.
@@ -29,10 +29,10 @@ import anyio.to_thread
 from agente.web.infra.parada import DETALLE_PARANDO, Parada
 from nucleo.errores import NoDisponible
 
-__all__ = ["HilosDelAgente", "en_hilo_del_agente"]
+__all__ = ["HebrasDelAgente", "en_hebra_del_agente"]
 
 
-class HilosDelAgente:
+class HebrasDelAgente:
     """Hilos para las ejecuciones del agente de un proceso web (ver el docstring del módulo).
 
     No es otro límite de ejecuciones (ese es ``LimiteEjecuciones`` del servicio): es la
@@ -66,6 +66,6 @@ class HilosDelAgente:
                                               limiter=self._limitador)
 
 
-async def en_hilo_del_agente(hilos: HilosDelAgente, funcion: Callable[..., Any], *args: Any) -> Any:
+async def en_hebra_del_agente(hilos: HebrasDelAgente, funcion: Callable[..., Any], *args: Any) -> Any:
     """Ejecuta ``funcion`` en uno de los hilos del agente (el 503 por exceso es del servicio)."""
     return await hilos.ejecutar(funcion, *args)
