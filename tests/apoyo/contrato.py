@@ -9,6 +9,7 @@ que no quería, entre ellas un flujo SSE sin fin. Aquí se filtra excluyendo lo 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -25,6 +26,12 @@ from schemathesis.checks import CHECKS
 
 __all__ = ["AJUSTES_HYPOTHESIS", "COMPROBACIONES", "SIN_ACEPTACION", "SIN_FIN", "operaciones", "probar_operaciones",
            "schemathesis_run", "servidor_contrato", "solo"]
+
+# Ejemplos por operación de ``schemathesis run`` (fuzzing y recorridos con estado; las fases de
+# ejemplos y de cobertura no dependen de este número). 10 en ``make test`` y en CI: con la
+# semilla fija los casos son siempre los mismos; ``AGENTE_HYPOTHESIS_LARGO=1`` (noche o
+# ``make bench``, como test_libro_estados.py) pide los 25 de antes, tres veces más lentos.
+EJEMPLOS_RUN = 25 if os.environ.get("AGENTE_HYPOTHESIS_LARGO") == "1" else 10
 
 # Los flujos SSE sin fin: /eventos (los prueban test_web_api y test_web_workers) y el hilo en
 # vivo del protocolo de LangGraph (test_protocolo_langgraph).
@@ -98,7 +105,7 @@ def schemathesis_run(servidor: dict, sujeto: str) -> None:
     rol = "cliente" if sujeto.startswith("C-") else "encargado"
     credencial = emitir_token(servidor["ajustes"], rol=rol, sujeto=sujeto, tienda="talavera")
     orden = [str(Path(sys.executable).with_name("schemathesis")), "run", f"{servidor['base']}/openapi.json",
-             "--checks", "all", "--max-examples", "25", "--seed", "20261202", "--generation-database", "none",
+             "--checks", "all", "--max-examples", str(EJEMPLOS_RUN), "--seed", "20261202", "--generation-database", "none",
              "--exclude-path-regex", SIN_FIN, "--header", f"Authorization: Bearer {credencial}",
              "--workers", "1", "--no-color"]
     hecho = subprocess.run(orden, capture_output=True, text=True, timeout=600)
