@@ -27,6 +27,32 @@ from agente.bd.url import arrancar_embebido
 from agente.demo.carga import cargar_demo
 from tests.apoyo.afirmaciones import comprobar_afirmaciones
 from tests.apoyo.bases import borrar_base, crear_base
+from tests.apoyo.rutas import RAIZ
+
+# Lo que depende del servidor de base de datos (SQL propio, candados, aislamiento serializable,
+# migraciones, concurrencia y caídas): ``@pytest.mark.servidor_bd``. .ci/run lo pasa otra vez
+# sobre el PostgreSQL de Debian; lo demás (la API, la CLI, el modelo, las trazas) habla con la
+# base a través del mismo servicio y no cambia de un servidor a otro.
+SERVIDOR_BD = frozenset({
+    *(f"tests/integracion/test_{n}.py" for n in (
+        "auditoria_serie", "caos", "capacidad", "cimientos", "demo_una_vez", "derivados", "herramientas",
+        "historias_concurrentes", "ingesta_concurrencia", "ingesta_contra_el_chat", "libro", "libro_auditoria",
+        "libro_estados", "libro_historias", "libro_liquidacion", "libro_migracion", "libro_pendientes",
+        "notificaciones", "notificaciones_canales", "politica_serializable", "politicas", "precios_migracion",
+        "retencion", "servicio")),
+    *(f"tests/procesos/test_{n}.py" for n in (
+        "avisos_cliente_caida", "bd_caida", "bench_serializable", "candados", "parada", "reembolso_crash",
+        "stripe_crash", "turno_sin_cerrar", "turno_sin_respuesta")),
+    "tests/trampas/test_trampas.py",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    faltan = sorted(r for r in SERVIDOR_BD if not (RAIZ / r).exists())
+    assert not faltan, f"SERVIDOR_BD (tests/conftest.py) nombra ficheros que no existen: {faltan}"
+    for item in items:
+        if Path(item.path).resolve().relative_to(RAIZ).as_posix() in SERVIDOR_BD:
+            item.add_marker(pytest.mark.servidor_bd)
 
 
 @pytest.fixture(scope="session")

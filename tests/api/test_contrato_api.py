@@ -1,6 +1,9 @@
 """La API cumple su documento OpenAPI: Schemathesis contra el servidor de verdad (uvicorn en un
 puerto local) con tokens de cliente, de encargado y de gerente, sin estado y con estado (los
 enlaces de OpenAPI llevan de la conversación a sus mensajes y a la aprobación real que abren).
+``schemathesis run`` con el token de cada rol está en ``test_contrato_api_cliente.py``,
+``test_contrato_api_encargado.py`` y ``test_contrato_api_gerente.py`` (un fichero cada uno, para que
+``--dist loadfile`` reparta los tres barridos entre los procesos).
 
 Con todas las comprobaciones de Schemathesis (``--checks all``): un 5xx, un código que el
 documento no declara, una respuesta o una cabecera que no cumple su esquema, un ``Allow``
@@ -11,13 +14,6 @@ que la suite siga siendo rápida; la semilla fija lo hace reproducible.
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-import uuid
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
 import schemathesis
 from hypothesis import Phase, settings
@@ -25,16 +21,17 @@ from hypothesis.errors import FlakyStrategyDefinition
 
 from agente.web.app import crear_app
 from agente.web.rutas.demo import EJEMPLOS
-from tests.apoyo.bases import borrar_base, crear_base
 from tests.apoyo.contrato import (
     AJUSTES_HYPOTHESIS,
     COMPROBACIONES,
     SIN_ACEPTACION,
+    SIN_FIN,
     operaciones,
     probar_operaciones,
+    servidor_contrato,
     solo,
 )
-from tests.apoyo.web_util import ajustes_web, servidor_en_hilo, sql, token
+from tests.apoyo.web_util import ajustes_web, sql, token
 
 pytestmark = pytest.mark.lento
 
@@ -42,63 +39,17 @@ pytestmark = pytest.mark.lento
 CASOS = [("C-0001", "enc-talavera"), ("C-0005", "enc-talavera"), ("C-0003", "enc-madrid-centro")]
 
 
-@contextmanager
-def _servidor_nuevo(url_admin, plantillas):
-    nombre = f"t_contrato_{uuid.uuid4().hex[:8]}"
-    url = crear_base(url_admin, nombre, plantilla=plantillas["demo"])
-    ajustes = ajustes_web(url, mensajes_por_minuto=1_000_000)
-    with servidor_en_hilo(crear_app(ajustes)) as base:
-        yield {"base": base, "url": url, "ajustes": ajustes}
-    borrar_base(url_admin, nombre)
-
-
-@pytest.fixture(scope="module")
-def servidor(url_admin, plantillas):
-    with _servidor_nuevo(url_admin, plantillas) as datos:
-        yield datos
-
-
 @pytest.fixture
 def servidor_propio(url_admin, plantillas):
     """Uno para la prueba: lo que cambia (la política que aplica un gerente, las decisiones)
     no lo ven las demás del módulo, ni ella lo que cambiaron las otras."""
-    with _servidor_nuevo(url_admin, plantillas) as datos:
+    with servidor_contrato(url_admin, plantillas) as datos:
         yield datos
-
-
-# Los flujos SSE sin fin: /eventos (los prueban test_web_api y test_web_workers) y el hilo en
-# vivo del protocolo de LangGraph (test_protocolo_langgraph).
-_SIN_FIN = r"(/eventos|/langgraph/threads/[^/]+/stream)$"
-
-
-@pytest.fixture(scope="module")
-def esquema_api(servidor):
-    return schemathesis.openapi.from_url(f"{servidor['base']}/openapi.json").exclude(path_regex=_SIN_FIN)
 
 
 def _cabeceras(case, servidor, cliente: str, encargado: str) -> None:
     sujeto = encargado if case.path.startswith(("/api/aprobaciones", "/api/decisiones")) else cliente
     case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token(servidor['ajustes'], sujeto)}"}
-
-
-@pytest.mark.parametrize("sujeto", ["C-0001", "enc-talavera", "ger-talavera"])
-def test_schemathesis_con_todas_las_comprobaciones_no_encuentra_nada(servidor, sujeto):
-    """``schemathesis run --checks all`` tal cual lo correría quien evalúa la API: todas las
-    fases (ejemplos, cobertura, fuzzing sin y con datos no válidos, con estado) con el token
-    de un cliente, de un encargado y de un gerente. Sin caché de ejemplos (``.schemathesis/``)."""
-    rol = "cliente" if sujeto.startswith("C-") else "encargado"
-    from agente.web.entrada.auth import emitir_token
-
-    credencial = emitir_token(servidor["ajustes"], rol=rol, sujeto=sujeto, tienda="talavera")
-    orden = [str(Path(sys.executable).with_name("schemathesis")), "run", f"{servidor['base']}/openapi.json",
-             "--checks", "all", "--max-examples", "25", "--seed", "20261202", "--generation-database", "none",
-             "--exclude-path-regex", _SIN_FIN, "--header", f"Authorization: Bearer {credencial}",
-             "--workers", "1", "--no-color"]
-    hecho = subprocess.run(orden, capture_output=True, text=True, timeout=600)
-    salida = hecho.stdout + hecho.stderr
-    assert hecho.returncode == 0, salida[-8000:]
-    # Y de verdad probó algo: casos generados y pasados, no solo operaciones saltadas.
-    assert re.search(r"\b[1-9][0-9]* generated, [1-9][0-9]* passed", salida), salida[-2000:]
 
 
 def test_las_rutas_de_la_politica_no_dan_500_a_un_gerente_con_los_dominios_del_esquema(servidor_propio):
@@ -137,7 +88,7 @@ def test_los_recorridos_con_estado_llegan_a_aprobaciones_reales_y_cumplen_el_con
     # Un servidor propio: tras los barridos de Schemathesis sobre el del módulo (firmas,
     # decisiones, cambios de política) los pedidos de CASOS pueden no pedir ya firma.
     servidor = servidor_propio
-    esquema_api = schemathesis.openapi.from_url(f"{servidor['base']}/openapi.json").exclude(path_regex=_SIN_FIN)
+    esquema_api = schemathesis.openapi.from_url(f"{servidor['base']}/openapi.json").exclude(path_regex=SIN_FIN)
     # Solo lo que une los enlaces (conversación -> mensajes -> aprobación -> decisión): con las
     # rutas de la política y el historial, o con reclamar y soltar (que barren las pruebas sin
     # estado), los recorridos de 6 pasos casi nunca llegaban a una decisión.

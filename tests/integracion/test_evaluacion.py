@@ -1,4 +1,5 @@
-"""``agente evaluar``: el estimador, las comprobaciones, la suite con el modelo offline y
+"""``agente evaluar``: el estimador, las comprobaciones, la suite con el modelo offline
+(que corre por partes en ``test_evaluacion_suite_1.py`` y sus hermanas) y
 con el servidor compatible con OpenAI, y el dataset run de Langfuse contra el receptor local."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agente.evaluacion.langfuse_conjunto import ConjuntoLangfuse
 from agente.evaluacion.suite import omision
 from agente.evaluacion.tareas import TareaNoValida
 from nucleo.ajustes import Ajustes
+from tests.apoyo.evaluacion import PARTES, parte
 from tests.apoyo.receptor_langfuse import ReceptorLangfuse
 from tests.apoyo.rutas import RAIZ
 from tests.apoyo.servidor_openai import ServidorOpenAI
@@ -112,17 +114,17 @@ def test_un_reintento_tras_un_rechazo_es_un_fallo():
 # ------------------------------------------------------------------ la suite con el modelo offline
 
 
-def test_el_modelo_offline_pasa_toda_su_suite(url_admin, plantillas):
+def test_las_partes_de_la_suite_offline_cubren_cada_tarea_una_vez():
+    """La suite con el modelo offline corre en tres ficheros (test_evaluacion_suite_1.py...),
+    uno por parte, para repartirse entre los procesos: juntas son todas las tareas, sin repetir."""
     tareas = cargar_tareas()
-    informe = _evaluar(url_admin, plantillas, tareas, ajustes=Ajustes(modelo="offline"), k=1)
-    datos = informe.como_json()
-    fallidas = {t["id"]: t["fallos"][0]["motivos"] for t in datos["tareas"] if t["fallos"]}
-    assert fallidas == {}
-    assert len(datos["tareas"]) >= 40
-    assert datos["pass_k"] == {"1": 1.0}
-    assert datos["escalado"] == {"precision": 1.0, "recall": 1.0}
-    assert datos["afirmaciones_falsas"] == 0  # nada de lo que dijo el agente dejó de pasar
-    assert {o["id"] for o in datos["omitidas"]} == {t.id for t in tareas if omision(t)}
+    partes = [parte(n, tareas) for n in range(1, PARTES + 1)]
+    ids = sorted(t.id for p in partes for t in p)
+    assert ids == sorted(t.id for t in tareas)
+    assert len([t for t in tareas if not omision(t)]) >= 40
+    assert all(p for p in partes)
+    ficheros = sorted(f.name for f in (RAIZ / "tests" / "integracion").glob("test_evaluacion_suite_*.py"))
+    assert ficheros == [f"test_evaluacion_suite_{n}.py" for n in range(1, PARTES + 1)]
 
 
 def test_el_modelo_offline_da_pass_2_igual_a_1_en_una_tarea_de_cada_rama(url_admin, plantillas):
