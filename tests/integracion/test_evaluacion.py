@@ -146,9 +146,10 @@ def test_agente_evaluar_escribe_el_contrato_json_y_sale_con_0(bd_url, tmp_path):
     datos = json.loads(salida.read_text())
     assert {"modelo", "k", "tareas", "pass_k", "escalado"} <= set(datos)
     assert datos["modelo"] == "offline" and datos["k"] == 2
-    # En el orden de los ficheros: los de agente/evaluacion/tareas y, detrás, el tareas.yaml de cada carpeta.
+    # En el orden de los ficheros: los de agente/evaluacion/tareas y, detrás, el tareas.yaml de
+    # cada carpeta por orden alfabético (reembolso antes que sustitucion).
     assert [(t["id"], t["intentos"], t["exitos"], t["fallos"]) for t in datos["tareas"]] == [
-        ("cambio-por-sku", 2, 2, []), ("reembolso-sin-firma", 2, 2, [])]
+        ("reembolso-sin-firma", 2, 2, []), ("cambio-por-sku", 2, 2, [])]
     assert datos["pass_k"] == {"1": 1.0, "2": 1.0}
     assert "| 2 | 1,000 |" in (tmp_path / "e.md").read_text()  # la fila de pass^2
 

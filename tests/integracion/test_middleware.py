@@ -173,18 +173,23 @@ def test_error_transitorio_de_base_de_datos_se_reintenta_sin_pagar_dos_veces(bd_
 
 def test_cada_herramienta_firmable_lista_sus_decisiones_y_las_de_lectura_no_se_firman():
     from herramientas import REGISTRO
+    from nucleo.operaciones import OPERACIONES
 
-    # «respond» finge un resultado sin ejecutar: solo para la consulta al encargado. Editar,
-    # solo donde hay un importe que tenga sentido rebajar (reembolso y vale).
-    assert REGISTRO.decisiones_permitidas() == {
-        "reembolsar": ["approve", "edit", "reject"],
-        "sustituir": ["approve", "reject"],
-        "reenviar": ["approve", "reject"],
-        "consultar_encargado": ["respond"],
-        "cancelar_pedido": ["approve", "reject"],
-        "cambiar_direccion": ["approve", "reject"],
-        "compensar_con_vale": ["approve", "edit", "reject"],
-    }
+    permitidas = REGISTRO.decisiones_permitidas()
+    # «respond» finge un resultado sin ejecutar: solo la consulta al encargado lo admite.
+    assert permitidas.pop("consultar_encargado") == ["respond"]
+    assert not any("respond" in d for d in permitidas.values())
+    # Cada herramienta de una operación, las de su declaración: aprobar y rechazar siempre;
+    # editar, solo donde el encargado puede rebajar un campo (un importe).
+    por_operacion = {h: sorted(op.decisiones) for op in OPERACIONES for h in op.herramientas}
+    assert permitidas == por_operacion
+    for op in OPERACIONES:
+        assert {"approve", "reject"} <= set(op.decisiones)
+        assert ("edit" in op.decisiones) == bool(op.campos_editables)
+    assert permitidas["reembolsar"] == ["approve", "edit", "reject"]
+    assert permitidas["cancelar_pedido"] == ["approve", "reject"]
+    # Las de lectura nunca se firman.
+    assert not {"consultar_pedido", "consultar_politica", "stock_alternativas"} & set(permitidas)
 
 
 def test_proveedor_caido_da_una_disculpa_corta_y_marca_el_hilo(bd_url, caplog):
