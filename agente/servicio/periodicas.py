@@ -8,8 +8,10 @@ nunca la caducidad ni la conciliación; y en varios servidores a la vez cada tar
 uno solo (los demás se la saltan en esa vuelta). Dentro, cada hilo de conversación se toca
 solo con su propio candado de hilo libre.
 
-Trampa: el candado es de sesión; se suelta en la misma conexión del pool que lo tomó,
-antes de devolverla (si no, la conexión vuelve al pool con el candado puesto).
+Trampa: el candado de una tarea no puede retener una conexión del pool mientras la tarea
+trabaja (sus consultas necesitan el pool: con seis tareas y un pool pequeño, se lo comen y
+las peticiones dan 503). Va en la conexión propia de los candados de hilo del proceso
+(``CandadosHilo.exclusivo``), que ya cuenta en ``AGENTE_POOL_MAX``.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ __all__ = ["Tarea", "arrancar", "tareas", "una_pasada"]
 
 logger = logging.getLogger(__name__)
 
-TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(%(espacio)s, hashtext(%(nombre)s)) AS ok"
-UNLOCK_SQL = "SELECT pg_advisory_unlock(%(espacio)s, hashtext(%(nombre)s))"
 # La retención borra checkpoints viejos: no hace falta cada pocos segundos.
 RETENCION_CADA_MINIMO = 600.0
 
@@ -70,14 +70,10 @@ def tareas(
 
 def _bajo_candado(servicio: Servicio, tarea: Tarea) -> tuple[bool, object]:
     """``(False, None)`` si otro servidor la está haciendo; si no, ``(True, resultado)``."""
-    clave = {"espacio": ESPACIO_TAREAS, "nombre": tarea.nombre}
-    with servicio.pool.connection() as conexion:
-        if not conexion.execute(TRY_LOCK_SQL, clave).fetchone()["ok"]:
+    with servicio.candados.exclusivo(ESPACIO_TAREAS, tarea.nombre) as obtenido:
+        if not obtenido:
             return False, None
-        try:
-            return True, tarea.hacer()
-        finally:
-            conexion.execute(UNLOCK_SQL, clave)
+        return True, tarea.hacer()
 
 
 def una_pasada(

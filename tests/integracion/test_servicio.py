@@ -369,6 +369,35 @@ def test_una_tarea_periodica_lenta_no_retrasa_a_las_demas(servicio):
     assert not any(h.is_alive() for h in hilos)
 
 
+def test_las_tareas_periodicas_no_retienen_conexiones_del_pool_mientras_trabajan(servicio):
+    import threading
+
+    from agente.servicio.periodicas import Tarea, arrancar
+
+    # Tantas tareas bloqueadas a la vez como conexiones tiene el pool: si cada una retuviera
+    # la de su candado, el pool quedaría vacío y las peticiones darían 503.
+    soltar, dentro = threading.Event(), threading.Semaphore(0)
+
+    def bloqueada():
+        dentro.release()
+        soltar.wait(30)
+
+    tamano = servicio.pool.max_size
+    lista = [Tarea(nombre=f"bloqueada_{i}", hacer=bloqueada, cada=60) for i in range(tamano)]
+    hilos, parar = arrancar(servicio, cada=60, al_arrancar=True, lista=lista)
+    try:
+        for _ in range(tamano):
+            assert dentro.acquire(timeout=10)
+        conexiones = [servicio.pool.getconn(timeout=2) for _ in range(tamano)]
+        for conexion in conexiones:
+            servicio.pool.putconn(conexion)
+    finally:
+        parar.set()
+        soltar.set()
+        for hilo in hilos:
+            hilo.join(timeout=10)
+
+
 def test_mensaje_nuevo_con_la_fila_de_la_cola_perdida_no_borra_la_pausa(servicio, bd_url):
     ctx = servicio.contexto_de_cliente("C-0001")
     hilo = servicio.iniciar_conversacion(ctx)

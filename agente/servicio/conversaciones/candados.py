@@ -90,6 +90,7 @@ class CandadosHilo:
         self._mutex = threading.Lock()  # la conexión: una sentencia a la vez
         self._registro = threading.Condition()  # las tenencias del proceso
         self._tenencias: dict[str, Tenencia] = {}
+        self._exclusivos: dict[tuple[int, str], threading.Lock] = {}  # los de ``exclusivo``
         self._conexion: psycopg.Connection | None = None
         self._epoca = 0  # sube al conectar y al perder la conexión
         self._epoca_conexion = 0
@@ -173,6 +174,40 @@ class CandadosHilo:
                 thread_id=thread_id, reintentar_en=1,
             )
 
+    @contextmanager
+    def exclusivo(self, espacio: int, clave: str) -> Iterator[bool]:
+        """Un candado de sesión de otro espacio (``espacio``, ``hashtext(clave)``) en esta misma
+        conexión, sin esperar: cede ``False`` si lo tiene otro proceso u otra hebra de este.
+
+        Para las tareas periódicas (``agente.servicio.periodicas``): mientras trabajan no
+        retienen ninguna conexión del pool, que sus propias consultas necesitan. Sin
+        *fencing*: si la conexión se pierde, PostgreSQL suelta el candado y otro servidor
+        puede hacer la misma tarea a la vez (cada tarea toma después el candado de cada hilo).
+        """
+        with self._registro:
+            local = self._exclusivos.setdefault((espacio, clave), threading.Lock())
+        if not local.acquire(blocking=False):  # reentrante en la sesión: se excluye aquí
+            yield False
+            return
+        try:
+            with self._mutex:
+                obtenido = self._ejecutar(TRY_LOCK_HILO_SQL, clave, espacio)
+                epoca = self._epoca_conexion
+            if not obtenido:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                with self._mutex:
+                    if self._conexion is not None and epoca == self._epoca_conexion:
+                        try:
+                            self._ejecutar(UNLOCK_HILO_SQL, clave, espacio)
+                        except CandadoPerdido:
+                            pass  # conexión perdida: PostgreSQL ya lo soltó
+        finally:
+            local.release()
+
     def en_curso(self) -> int:
         return len(self._tenencias)
 
@@ -187,11 +222,12 @@ class CandadosHilo:
 
     # -- la conexión (siempre con el mutex tomado) -----------------------------------------
 
-    def _ejecutar(self, consulta: str, thread_id: str) -> bool:
+    def _ejecutar(self, consulta: str, thread_id: str, espacio: int | None = None) -> bool:
         if self._conexion is None:
             self._conectar()
         try:
-            fila = self._conexion.execute(consulta, {"espacio": self._espacio, "hilo": thread_id}).fetchone()
+            fila = self._conexion.execute(
+                consulta, {"espacio": self._espacio if espacio is None else espacio, "hilo": thread_id}).fetchone()
         except psycopg.OperationalError as exc:
             self._perdida(exc)
             raise CandadoPerdido("la base de datos no responde; inténtalo en unos segundos",
