@@ -80,8 +80,9 @@ class EnMatriz:
 
     ``singular``: «este reembolso» (el motivo de una firma que no vale); ``plural``:
     «reembolsos» («Límite de gerente en reembolsos»). ``limites`` (rol -> importe, None =
-    sin límite) y ``dos_firmas_por_encima``: las filas de la matriz por defecto (las que
-    escribe su migración); sin ellas en la base, el servicio no arranca.
+    sin límite) y ``dos_firmas_por_encima``: las filas de la matriz por defecto (las escribe
+    ``migrar`` en cada matriz vigente, ``agente/bd/derivados.py``); sin ellas en la base, el
+    servicio no arranca.
     """
 
     singular: str

@@ -352,7 +352,7 @@ def test_una_matriz_de_tienda_sin_una_regla_no_arranca_el_servicio(conexion, bd_
         "de la operación sustitucion: sin ellas pediría un regional para cualquier importe"]
     with pytest.raises(ErrorConfiguracion, match="tienda talavera .* «sustitucion»"):
         comprobar_operaciones(conexion)
-    with pytest.raises(ErrorConfiguracion, match="Añade una migración"):
+    with pytest.raises(ErrorConfiguracion, match="Si la operación es nueva, migra"):
         crear_servicio(ajustes_prueba(bd_url), url=bd_url)
 
     (nueva,) = completar_matrices(conexion, autor="ger-talavera")

@@ -82,8 +82,8 @@ def comprobar_operaciones(
     if faltas:
         raise ErrorConfiguracion(
             "operaciones con efecto sin lo que necesitan en la base de datos: " + "; ".join(faltas)
-            + ". Añade una migración con sus filas por defecto (nucleo.operaciones, EnMatriz) "
-            "y vuelve a migrar: la vista efectos se genera de las declaraciones (agente/bd/derivados.py)."
+            + ". Si la operación es nueva, migra (agente db migrate): escribe sus filas por defecto "
+            "y la vista efectos desde su declaración (agente/bd/derivados.py)."
         )
 
 

@@ -64,35 +64,3 @@ ALTER TABLE politicas_tienda
     ADD COLUMN umbral_modificacion_articulos numeric(12,2) NOT NULL DEFAULT 60.00
         CONSTRAINT politicas_tienda_dominio_umbral_modificacion_articulos
         CHECK (umbral_modificacion_articulos BETWEEN 0 AND 1000000);
-
--- 5. La regla «modificar_articulos» en cada matriz vigente (la por defecto y la de cada tienda):
---    una versión nueva con todo lo que tenía más sus filas por defecto (la declaración:
---    encargado hasta 1.000,00 EUR de diferencia, gerente y regional sin límite; nunca dos
---    firmas). Las versiones no se modifican (sql/008).
-DO $$
-DECLARE
-    vigente record;
-    nueva bigint;
-BEGIN
-    FOR vigente IN
-        SELECT DISTINCT ON (tienda) id, tienda, version
-        FROM matrices_autoridad ORDER BY tienda, version DESC
-    LOOP
-        CONTINUE WHEN EXISTS (SELECT 1 FROM reglas_autoridad
-                              WHERE matriz_id = vigente.id AND regla = 'modificar_articulos');
-        INSERT INTO matrices_autoridad (tienda, version, creada_por, motivo)
-        VALUES (vigente.tienda, vigente.version + 1, 'sistema',
-                'filas por defecto de modificar_articulos (operaciones/modificar_articulos/sql/045_modificar_articulos.sql)')
-        RETURNING id INTO nueva;
-        INSERT INTO reglas_autoridad (matriz_id, regla, dos_firmas_por_encima)
-        SELECT nueva, regla, dos_firmas_por_encima FROM reglas_autoridad WHERE matriz_id = vigente.id
-        UNION ALL SELECT nueva, 'modificar_articulos', NULL;
-        INSERT INTO limites_autoridad (matriz_id, regla, rol, limite)
-        SELECT nueva, regla, rol, limite FROM limites_autoridad WHERE matriz_id = vigente.id
-        UNION ALL
-        SELECT nueva, 'modificar_articulos', l.rol, l.limite
-        FROM (VALUES ('encargado', 1000.00), ('gerente', NULL::numeric), ('regional', NULL::numeric))
-             AS l(rol, limite);
-    END LOOP;
-END
-$$;
