@@ -25,12 +25,16 @@ capas de ``pyproject.toml`` sigan valiendo módulo a módulo):
 
 Piezas opcionales (sin ellas la carpeta está completa):
 
-- ``sql/NNN_<op>.sql``: sus migraciones (tabla, valores por tienda, filas de la matriz);
+- ``sql/NNN_<op>.sql``: sus migraciones (tabla, valores por tienda); las filas de la
+  matriz las escribe ``migrar`` de su declaración;
   ``agente/bd/migraciones.py`` las aplica con las de ``sql/`` en un solo orden por número.
 - ``HECHOS`` en ``politica.py``: los hechos propios de su regla, como datos (los
   argumentos de ``politicas.hechos.Hecho``); ``politicas/hechos.py`` los junta.
 - ``demo.sql``: sus datos de demo (productos, stock, pedidos), idempotentes;
   ``agente/demo/carga.py`` los carga detrás de los demás.
+- ``describir(args, datos, cliente)`` en ``regla.py``: lo que lee quien firma, si sus
+  campos con sus etiquetas no bastan (``politicas.descripcion``; las piezas de texto, en
+  ``politicas.redaccion``).
 
 Quien necesita una pieza de todas las operaciones llama a ``piezas("regla")``; el
 import es dinámico, así que esta lista no crea dependencias entre capas.

@@ -6,8 +6,9 @@ el encargado necesita para decidir: cliente, pedido y fechas, líneas afectadas 
 productos original y nuevo con sus precios en la tienda del pedido), importe, motivo del
 cliente y los motivos de la política. Qué se redacta depende de la regla de la herramienta
 (``politica.regla_de``), no de su nombre; el dinero, con ``nucleo.dinero.eur``. Una
-operación declarada (``nucleo.operaciones``) sin redacción propia se describe con
-su título, el pedido y sus campos con las etiquetas de la declaración.
+operación con redacción propia la trae en su carpeta (``describir`` en su ``regla.py``, con
+las piezas de ``politicas.redaccion``); sin ella, se describe con su título, el pedido y
+sus campos con las etiquetas de la declaración.
 
 Los motivos salen del veredicto guardado de ese ``tool_call_id``: en ``after_model`` el
 ``when`` corre antes que la descripción, así que ya está guardado y coincide con lo que
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
@@ -28,7 +28,9 @@ from nucleo import dinero
 from nucleo.contexto import contexto_de
 from nucleo.fechas import ZONA_TIENDAS
 from nucleo.operacion import OperacionConEfecto
-from nucleo.operaciones import CAMBIO, OPERACIONES, REEMBOLSO
+from nucleo.operaciones import OPERACIONES
+from operaciones import carpetas
+from politicas import redaccion
 from politicas.aprobacion import PoliticaAprobacion, hilo_de
 from politicas.veredicto import Veredicto
 
@@ -56,7 +58,6 @@ def _fijada(tool_call_id: Any) -> str | None:
         return None
     return (configurable.get(CLAVE_DESCRIPCIONES_FIJADAS) or {}).get(tool_call_id)
 
-_MAX_TEXTO_CLIENTE = 300
 
 SELECT_DATOS_DESCRIPCION_SQL = """
 SELECT c.nombre AS cliente,
@@ -80,38 +81,6 @@ FROM (VALUES (1)) AS una (fila)
 LEFT JOIN clientes c ON c.id = %(cliente_id)s::text
 LEFT JOIN pedidos p ON p.id = %(pedido)s::text AND p.cliente_id = %(cliente_id)s::text
 """
-
-_ESTADOS = {"pendiente": "pendiente de envío", "enviado": "enviado, sin entregar", "cancelado": "cancelado"}
-
-
-def _del_cliente(valor: Any) -> str:
-    """Texto del cliente o del modelo, en una línea y acotado (no es un volcado de args)."""
-    texto = " ".join(str(valor).split())
-    if len(texto) > _MAX_TEXTO_CLIENTE:
-        texto = texto[: _MAX_TEXTO_CLIENTE - 1] + "…"
-    return texto
-
-
-def _diferencia(diferencia: Decimal) -> str:
-    """La diferencia de un cambio sin signo: quién la paga lo dice el texto."""
-    if diferencia > 0:
-        return f"Diferencia de precio: {dinero.eur(diferencia)}, la paga el cliente."
-    if diferencia < 0:
-        return f"Diferencia de precio: {dinero.eur(-diferencia)}, se le devuelve al cliente."
-    return "Diferencia de precio: ninguna (mismo precio)."
-
-
-def _hace(dias: int) -> str:
-    return "hoy" if dias <= 0 else ("hace 1 día" if dias == 1 else f"hace {dias} días")
-
-
-def _lineas_pedidas(valor: Any) -> list[int] | None:
-    if not isinstance(valor, list | tuple) or not valor:
-        return None
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in valor):
-        return None
-    return list(valor)
-
 
 class DescripcionEncargado:
     """``InterruptOnConfig.description``: ``(tool_call, state, runtime) -> str``.
@@ -140,14 +109,12 @@ class DescripcionEncargado:
         self._pool = pool
         self._politica = politica
         self._titulos = dict(titulos or {})
+        # La redacción propia de una operación (``describir`` en su regla.py) o sus campos.
+        propias = {n: getattr(carpetas.pieza(n, "regla"), "describir", None) for n in carpetas.nombres()}
         self._redactores: dict[str, Callable[..., list[str]]] = {
-            op.regla: functools.partial(self._por_campos, op) for op in operaciones
+            op.regla: propias.get(op.nombre) or functools.partial(self._por_campos, op) for op in operaciones
         }
-        self._redactores.update({
-            REEMBOLSO.regla: self._reembolso,
-            CAMBIO.regla: self._sustitucion,
-            "consulta": self._consulta,
-        })
+        self._redactores["consulta"] = self._consulta
 
     def __call__(self, tool_call: Mapping[str, Any], state: Any, runtime: Any) -> str:
         fijada = _fijada(tool_call.get("id"))
@@ -181,83 +148,19 @@ class DescripcionEncargado:
         lineas.append(self._motivos(veredicto))
         return "\n".join(lineas)
 
-    @staticmethod
-    def _pedido(args: Mapping[str, Any], datos: Mapping[str, Any]) -> str:
-        if datos["pedido"] is None:
-            return f"Pedido {_del_cliente(args.get('pedido', '(sin indicar)'))}: no encontrado para este cliente."
-        if datos["entregado_en"]:
-            entrega = f"entregado {datos['entregado_en']} ({_hace(datos['dias_entrega'])})"
-        else:
-            entrega = f"entrega: {_ESTADOS.get(datos['estado'], datos['estado'])}"
-        return (
-            f"Pedido {datos['pedido']}: compra {datos['fecha']}, {entrega}; "
-            f"total {dinero.eur(datos['importe'])}."
-        )
-
-    def _reembolso(self, args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str) -> list[str]:
-        importe = dinero.importe_o_none(args.get("importe"))
-        pedido = f"Reembolso de {dinero.eur(importe)}" if importe is not None else (
-            f"Reembolso de importe no válido («{_del_cliente(args.get('importe'))}»)"
-        )
-        texto = [f"{pedido} para {cliente}.", self._pedido(args, datos)]
-        if datos["pedido"] is not None:
-            todas: Sequence[Mapping[str, Any]] = datos["lineas"]
-            pedidas = _lineas_pedidas(args.get("lineas"))
-            elegidas = [ln for ln in todas if pedidas is None or ln["linea"] in pedidas]
-            faltan = sorted(set(pedidas or ()) - {ln["linea"] for ln in todas})
-            titulo = "Líneas a reembolsar" if pedidas is not None else "Líneas (todo el pedido)"
-            detalle = "; ".join(
-                f"línea {ln['linea']}: {ln['unidades']} × {ln['nombre']} ({ln['sku']}), {dinero.eur(ln['importe'])}"
-                for ln in elegidas
-            )
-            if faltan:
-                detalle += ("; " if detalle else "") + "líneas que no existen en el pedido: " + ", ".join(
-                    str(n) for n in faltan
-                )
-            texto.append(f"{titulo}: {detalle or 'ninguna'}.")
-        motivo = args.get("motivo")
-        texto.append(
-            f"Motivo del cliente: «{_del_cliente(motivo)}»." if motivo else "Motivo del cliente: no indicado."
-        )
-        return texto
-
-    def _sustitucion(self, args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str) -> list[str]:
-        productos: Mapping[str, Mapping[str, Any]] = datos["productos"]
-        texto = [f"Sustitución de producto para {cliente}.", self._pedido(args, datos)]
-
-        def producto(clave: str, rotulo: str) -> Decimal | None:
-            sku = args.get(clave)
-            datos_sku = productos.get(sku) if isinstance(sku, str) else None
-            if datos_sku is None:
-                texto.append(f"{rotulo}: {_del_cliente(sku or '(sin indicar)')} (no existe en el catálogo).")
-                return None
-            if datos_sku["pvp"] is None:  # la tienda del pedido no lo vende (sql/030)
-                texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), sin precio en la tienda del pedido.")
-                return None
-            texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), {dinero.eur(datos_sku['pvp'])}.")
-            return dinero.cuantizar(datos_sku["pvp"])
-
-        original = producto("sku_original", "Original")
-        nuevo = producto("sku_nuevo", "Nuevo")
-        if original is not None and nuevo is not None:
-            texto.append(_diferencia(nuevo - original))
-        if args.get("motivo"):
-            texto.append(f"Motivo del cliente: «{_del_cliente(args['motivo'])}».")
-        return texto
-
     def _por_campos(
         self, operacion: OperacionConEfecto, args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str
     ) -> list[str]:
         """Una operación sin redacción propia: su título, el pedido y cada campo declarado."""
         texto = [f"{operacion.titulo} para {cliente}."]
         if "pedido" in args:
-            texto.append(self._pedido(args, datos))
+            texto.append(redaccion.pedido(args, datos))
         for campo in operacion.campos:
             valor = args.get(campo.nombre)
             if campo.nombre == "pedido" or valor in (None, "", [], {}):
                 continue
             importe = dinero.importe_o_none(valor) if campo.dinero else None
-            legible = dinero.eur(importe) if importe is not None else _del_cliente(
+            legible = dinero.eur(importe) if importe is not None else redaccion.del_cliente(
                 ", ".join(map(str, valor)) if isinstance(valor, list | tuple) else valor)
             texto.append(f"{campo.etiqueta}: {legible}.")
         return texto
@@ -267,7 +170,7 @@ class DescripcionEncargado:
         del datos  # una consulta no va de un pedido
         return [
             f"Consulta de {cliente} para el encargado:",
-            f"«{_del_cliente(args.get('pregunta', ''))}»",
+            f"«{redaccion.del_cliente(args.get('pregunta', ''))}»",
         ]
 
     @staticmethod

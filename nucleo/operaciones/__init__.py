@@ -9,15 +9,14 @@ filas de la matriz, su tabla, sus etiquetas, su texto para el cliente...) lo lee
 y recorre ``OPERACIONES`` en vez de nombrar «reembolso» o «sustitución».
 
 Añadir una operación: su carpeta en ``operaciones/`` con sus piezas
-(``operaciones.carpetas.PIEZAS``) y una migración con su tabla, sus valores y las filas
-de la matriz por defecto (``EnMatriz``). La vista ``efectos`` y la CHECK de
-``compensaciones_unidad`` se generan de las declaraciones al migrar
-(``agente.bd.derivados``). Lo que falte lo nombran el arranque del servicio
+(``operaciones.carpetas.PIEZAS``) y una migración con su tabla y sus valores. La vista
+``efectos``, la CHECK de ``compensaciones_unidad`` y las filas de la matriz por defecto
+(``EnMatriz``) se generan de las declaraciones al migrar (``agente.bd.derivados``). Lo que
+falte lo nombran el arranque del servicio
 (``agente.servicio.politica.comprobar_operaciones``) y
 ``tests/integracion/test_operaciones_declaradas.py``. ``CAMBIO``, ``REEMBOLSO`` y los
-``VALE_*`` de aquí son un reenvío de compatibilidad: los leen la CLI, la auditoría y la
-descripción de la tarjeta (``politicas.descripcion``, que no puede importar una
-declaración de carpeta).
+``VALE_*`` de aquí son un reenvío de compatibilidad: los leen las pruebas y, de ``VALE_*``,
+la CLI y la auditoría de series (la ventana de un vale por cliente).
 """
 
 from nucleo.operaciones.lista import (

@@ -10,11 +10,12 @@ tiempo.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nucleo import dinero
 from operaciones.reembolso.declaracion import OPERACION
+from politicas import redaccion
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -27,7 +28,7 @@ from politicas.reglas.base import (
     razon_imposible,
 )
 
-__all__ = ["MOTIVO_IMPORTE_NO_VALIDO", "REEMBOLSO", "REGLA"]
+__all__ = ["MOTIVO_IMPORTE_NO_VALIDO", "REEMBOLSO", "REGLA", "describir"]
 
 MOTIVO_IMPORTE_NO_VALIDO = "importe no válido"
 
@@ -101,3 +102,33 @@ def _umbrales(h: Mapping[str, Any]) -> dict[str, Any]:
 # Nombre y hechos, los de la operación declarada (declaracion.py).
 REEMBOLSO = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, decidir=decidir)
 REGLA = REEMBOLSO
+
+
+def describir(args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str) -> list[str]:
+    """Lo que lee quien firma: importe, pedido, las líneas a reembolsar (o todo el pedido) y el
+    motivo del cliente (``politicas.descripcion``; ``datos``: su consulta del pedido)."""
+    importe = dinero.importe_o_none(args.get("importe"))
+    pedido = f"Reembolso de {dinero.eur(importe)}" if importe is not None else (
+        f"Reembolso de importe no válido («{redaccion.del_cliente(args.get('importe'))}»)"
+    )
+    texto = [f"{pedido} para {cliente}.", redaccion.pedido(args, datos)]
+    if datos["pedido"] is not None:
+        todas: Sequence[Mapping[str, Any]] = datos["lineas"]
+        pedidas = redaccion.lineas_pedidas(args.get("lineas"))
+        elegidas = [ln for ln in todas if pedidas is None or ln["linea"] in pedidas]
+        faltan = sorted(set(pedidas or ()) - {ln["linea"] for ln in todas})
+        titulo = "Líneas a reembolsar" if pedidas is not None else "Líneas (todo el pedido)"
+        detalle = "; ".join(
+            f"línea {ln['linea']}: {ln['unidades']} × {ln['nombre']} ({ln['sku']}), {dinero.eur(ln['importe'])}"
+            for ln in elegidas
+        )
+        if faltan:
+            detalle += ("; " if detalle else "") + "líneas que no existen en el pedido: " + ", ".join(
+                str(n) for n in faltan
+            )
+        texto.append(f"{titulo}: {detalle or 'ninguna'}.")
+    motivo = args.get("motivo")
+    texto.append(
+        f"Motivo del cliente: «{redaccion.del_cliente(motivo)}»." if motivo else "Motivo del cliente: no indicado."
+    )
+    return texto

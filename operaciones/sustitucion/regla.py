@@ -15,10 +15,12 @@ si cambian antes de ejecutarse.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from nucleo import dinero
 from operaciones.sustitucion.declaracion import OPERACION
+from politicas import redaccion
 from politicas.reglas.base import (
     MOTIVO_PEDIDO_NO_ENCONTRADO,
     Dictamen,
@@ -32,7 +34,7 @@ from politicas.reglas.base import (
     texto_de,
 )
 
-__all__ = ["REGLA", "SUSTITUCION"]
+__all__ = ["REGLA", "SUSTITUCION", "describir"]
 
 
 def parametros(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,3 +112,30 @@ def decidir(h: Mapping[str, Any], args: Mapping[str, Any]) -> Dictamen:
 # Nombre y hechos, los de la operación declarada (operaciones/sustitucion/declaracion.py).
 SUSTITUCION = Regla(nombre=OPERACION.regla, hechos=OPERACION.hechos, parametros=parametros, decidir=decidir)
 REGLA = SUSTITUCION
+
+
+def describir(args: Mapping[str, Any], datos: Mapping[str, Any], cliente: str) -> list[str]:
+    """Lo que lee quien firma: el pedido, los productos original y nuevo con su precio en la
+    tienda del pedido y quién paga la diferencia (``politicas.descripcion``)."""
+    productos: Mapping[str, Mapping[str, Any]] = datos["productos"]
+    texto = [f"Sustitución de producto para {cliente}.", redaccion.pedido(args, datos)]
+
+    def producto(clave: str, rotulo: str) -> Decimal | None:
+        sku = args.get(clave)
+        datos_sku = productos.get(sku) if isinstance(sku, str) else None
+        if datos_sku is None:
+            texto.append(f"{rotulo}: {redaccion.del_cliente(sku or '(sin indicar)')} (no existe en el catálogo).")
+            return None
+        if datos_sku["pvp"] is None:  # la tienda del pedido no lo vende (sql/030)
+            texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), sin precio en la tienda del pedido.")
+            return None
+        texto.append(f"{rotulo}: {datos_sku['nombre']} ({sku}), {dinero.eur(datos_sku['pvp'])}.")
+        return dinero.cuantizar(datos_sku["pvp"])
+
+    original = producto("sku_original", "Original")
+    nuevo = producto("sku_nuevo", "Nuevo")
+    if original is not None and nuevo is not None:
+        texto.append(redaccion.diferencia(nuevo - original))
+    if args.get("motivo"):
+        texto.append(f"Motivo del cliente: «{redaccion.del_cliente(args['motivo'])}».")
+    return texto
