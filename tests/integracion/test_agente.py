@@ -172,3 +172,23 @@ def test_sustitucion_aprobada_tras_cambiar_el_precio_caduca_y_no_mueve_stock(ser
     assert "caducado" in final.mensaje_cliente
     assert uno(bd_url, "SELECT count(*) FROM sustituciones") == 0
     assert (uno(bd_url, stock, {"s": "CAF-004"}), uno(bd_url, stock, {"s": "CAF-001"})) == antes
+
+
+def test_cada_checkpoint_guarda_solo_lo_que_anade_su_paso_y_la_conversacion_sigue_entera(servicio, bd_url):
+    # DeltaChannel en ``messages`` (agente/construir.py): sin él, cada paso guardaba la
+    # conversación entera otra vez y los bytes del hilo crecían con el cuadrado de los turnos.
+    from langgraph.channels.delta import DeltaChannel
+
+    assert isinstance(servicio.ejecutor.agente.channels["messages"], DeltaChannel)
+    textos = [f"¿Dónde está mi pedido {PEDIDO_PEQUENO}?"] * 4
+    hilo, respuesta = conversacion(servicio, "C-0001", *textos)
+    assert respuesta.estado == "respondida" and PEDIDO_PEQUENO in respuesta.mensaje_cliente
+    mensajes = servicio.ejecutor.estado(hilo).values["messages"]
+    assert sum(1 for m in mensajes if m.type == "human") == 4
+    # Ningún blob de messages lleva la conversación entera (4 turnos ya pasan de 2 KiB): lo
+    # que añade cada paso está en checkpoint_writes.
+    mayor = uno(bd_url, "SELECT max(length(blob)) FROM checkpoint_blobs WHERE thread_id = %(t)s "
+                        "AND channel = 'messages'", {"t": hilo})
+    entera = uno(bd_url, "SELECT max(length(blob)) FROM checkpoint_writes WHERE thread_id = %(t)s "
+                         "AND channel = 'messages'", {"t": hilo})
+    assert entera is not None and (mayor or 0) < 200, (mayor, entera)
