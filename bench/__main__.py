@@ -317,9 +317,11 @@ def _seccion_crecimiento(r: dict) -> list[str]:
         "",
         *_tabla(["turnos", "B p50 ms", "C p50 ms", "C/B", "B KiB", "C KiB", "C filas checkpoints",
                  "C filas blobs", "C filas writes"], filas),
-        f"Tras `PostgresSaver.prune([hilo], strategy=\"keep_latest\")` el hilo de C queda en "
-        f"{kl['bytes_total'] / 1024:.0f} KiB ({kl['filas_checkpoints']} checkpoint, {kl['filas_blobs']} blobs, "
-        f"{kl['filas_writes']} writes).",
+        (f"`PostgresSaver.prune([hilo], strategy=\"keep_latest\")` no se aplica al hilo de C: «{kl['no_aplica']}» "
+         "(el canal messages del producto es un DeltaChannel: `bench.delta`)." if "no_aplica" in kl else
+         f"Tras `PostgresSaver.prune([hilo], strategy=\"keep_latest\")` el hilo de C queda en "
+         f"{kl['bytes_total'] / 1024:.0f} KiB ({kl['filas_checkpoints']} checkpoint, {kl['filas_blobs']} blobs, "
+         f"{kl['filas_writes']} writes)."),
         "",
     ]
     b = g["bandeja"]
@@ -432,17 +434,18 @@ def markdown(r: dict) -> str:
         "## Cómo reproducir",
         "",
         "```bash",
-        "make bench                 # todo (≈22-25 min en 2 CPU con los pares); escribe bench/resultados.json y este documento",
+        "make bench                 # todo (≈20 min en 2 CPU con los pares); escribe bench/resultados.json y este documento",
         "BENCH_RAPIDO=1 make bench  # humo (1-2 min): bench/resultados-rapido.json, no toca este documento",
         ".venv/bin/python -m bench --solo turnos,carga   # partes sueltas: bench/resultados-parcial.json",
         ".venv/bin/python -m bench --solo ingesta        # agente importar de 100.000 pedidos (no va por defecto)",
         ".venv/bin/python -m bench --solo serializable   # historias concurrentes contra la política (no va por defecto)",
         ".venv/bin/python -m bench --solo caos           # el modelo del caos, 2000 conversaciones (no va por defecto)",
-        ".venv/bin/python -m bench --solo pares          # producto, aegra y langgraph-api (≈8 min; reescribe su sección)",
+        ".venv/bin/python -m bench --solo pares          # producto, aegra y langgraph-api (≈6-10 min; reescribe su sección)",
         ".venv/bin/python -m bench.variantes             # segunda medida y variantes (bench/variantes.json)",
         ".venv/bin/python -m bench.perfil B C D          # perfiles con py-spy (pip install py-spy)",
         ".venv/bin/python -m bench.transacciones         # µs de una sentencia, transacción, pipeline, savepoint",
         ".venv/bin/python -m bench.serializacion         # lo que cuesta la política serializable por turno (bench/serializacion.json)",
+        ".venv/bin/python -m bench.delta                 # A/B del canal messages (DeltaChannel) en un hilo largo (bench/delta.json)",
         "```",
         "",
         "El bench arranca su propio PostgreSQL embebido en una carpeta temporal; no toca "

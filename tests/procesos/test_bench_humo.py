@@ -67,3 +67,16 @@ def test_el_guion_de_los_pares_corre_contra_el_producto_y_da_las_lineas_del_docu
     assert re.fullmatch(r"- Pares, un cliente, modelo instantáneo: producto p50 \d+ ms p99 \d+ ms", un_cliente)
     assert re.fullmatch(r"- Pares: 1 conversaciones, modelo 0,0 s: producto \d+,\d\d turnos/s "
                         r"\(p99 \d+ ms, CPU \d+,\d ms/turno\)", nivel)
+
+
+def test_el_ab_del_canal_de_mensajes_corre_y_el_delta_ocupa_menos(tmp_path):
+    # python -m bench.delta en pequeño: el mismo hilo con y sin DeltaChannel (agente/construir.py).
+    r = subprocess.run([sys.executable, "-c", "import json; from bench import delta; "
+                        "print(json.dumps(delta.medir(turnos=4)))"],
+                       cwd=RAIZ, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    resultado = json.loads(r.stdout.strip().splitlines()[-1])
+    (fila,) = resultado["marcas"]
+    assert fila["turnos"] == 4
+    assert 0 < fila["delta"]["kib"] < fila["serie"]["kib"], fila
+    assert resultado["lectura"]["serie"]["mensajes"] == resultado["lectura"]["delta"]["mensajes"] >= 16
