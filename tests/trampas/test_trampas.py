@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+import typing
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -1239,3 +1240,34 @@ def test_cada_prueba_citada_en_docs_trampas_existe():
     propias = {p for f, p in citas if f == "tests/trampas/test_trampas.py"}
     aqui = {n for n, v in globals().items() if n.startswith("test_") and callable(v)}
     assert aqui - propias - {"test_cada_prueba_citada_en_docs_trampas_existe"} == set()
+
+
+def test_delta_channel_con_add_messages_falla_y_con_su_reductor_no():
+    from typing import Annotated, TypedDict
+
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.channels.delta import DeltaChannel
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph.message import _messages_delta_reducer, add_messages
+
+    from agente.construir import EstadoAgente
+
+    def hilo(reductor):
+        # Forma funcional: con ``from __future__ import annotations`` la de clase no ve DeltaChannel.
+        estado = TypedDict("Estado", {"messages": Annotated[list, DeltaChannel(reductor)]})  # noqa: UP013
+        grafo = StateGraph(estado)
+        grafo.add_node("responder", lambda _estado: {"messages": [AIMessage("hola")]})
+        grafo.add_edge(START, "responder")
+        grafo.add_edge("responder", END)
+        app = grafo.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        app.invoke({"messages": [HumanMessage("uno")]}, config)
+        return app.invoke({"messages": [HumanMessage("dos")]}, config)["messages"]
+
+    with pytest.raises(NotImplementedError, match="role string"):
+        hilo(add_messages)
+    assert [m.content for m in hilo(_messages_delta_reducer)] == ["uno", "hola", "dos", "hola"]
+    # El producto usa ese reductor, no add_messages.
+    canal = typing.get_type_hints(EstadoAgente, include_extras=True)["messages"].__metadata__[0]
+    assert isinstance(canal, DeltaChannel) and canal.reducer is _messages_delta_reducer
