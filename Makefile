@@ -3,8 +3,10 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 # Procesos de pytest-xdist: cada uno con su PostgreSQL embebido; por archivo, para que las
-# fixtures de módulo (un servidor por archivo) no se repitan.
-PROCESOS ?= 2
+# fixtures de módulo (un servidor por archivo) no se repitan. Tres en 2 núcleos: con dos, la
+# CPU estaba ocupada el 59 % del tiempo (las pruebas esperan a servidores, subprocesos y
+# Chromium); el tercero llena esas esperas.
+PROCESOS ?= 3
 # Puerto de make demo: make demo PUERTO=8080.
 PUERTO ?= 8000
 SELLO  := $(VENV)/.instalado

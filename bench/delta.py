@@ -17,6 +17,7 @@ import argparse
 import json
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -103,11 +104,12 @@ def medir(turnos: int = max(MARCAS)) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turnos", type=int, default=max(MARCAS))
+    parser.add_argument("--salida", type=Path, default=util.RAIZ / "bench" / "delta.json",
+                        help="dónde escribir el JSON (por defecto bench/delta.json)")
     args = parser.parse_args(argv)
     resultado = medir(args.turnos)
-    destino = util.RAIZ / "bench" / "delta.json"
-    destino.write_text(json.dumps(resultado, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"Resultados: {destino.relative_to(util.RAIZ)}")
+    args.salida.write_text(json.dumps(resultado, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"Resultados: {args.salida}")
 
 
 if __name__ == "__main__":

@@ -72,11 +72,11 @@ def test_el_guion_de_los_pares_corre_contra_el_producto_y_da_las_lineas_del_docu
 
 def test_el_ab_del_canal_de_mensajes_corre_y_el_delta_ocupa_menos(tmp_path):
     # python -m bench.delta en pequeño: el mismo hilo con y sin DeltaChannel (agente/construir.py).
-    r = subprocess.run([sys.executable, "-c", "import json; from bench import delta; "
-                        "print(json.dumps(delta.medir(turnos=4)))"],
+    salida = tmp_path / "delta.json"
+    r = subprocess.run([sys.executable, "-m", "bench.delta", "--turnos", "4", "--salida", str(salida)],
                        cwd=RAIZ, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    resultado = json.loads(r.stdout.strip().splitlines()[-1])
+    resultado = json.loads(salida.read_text(encoding="utf-8"))
     (fila,) = resultado["marcas"]
     assert fila["turnos"] == 4
     assert 0 < fila["delta"]["kib"] < fila["serie"]["kib"], fila
