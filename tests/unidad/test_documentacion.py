@@ -22,7 +22,7 @@ def test_el_readme_conserva_las_dos_ordenes_de_empezar():
     assert [linea.split("#", 1)[0].strip() for linea in bloque.splitlines()] == ["make demo", "make test"]
 
 
-def test_make_demo_en_otro_puerto_y_make_test_en_dos_procesos():
+def test_make_demo_en_otro_puerto_y_make_test_en_tres_procesos():
     import subprocess
 
     def orden(*args: str) -> str:
@@ -32,4 +32,4 @@ def test_make_demo_en_otro_puerto_y_make_test_en_dos_procesos():
 
     assert "agente demo --port 8123" in orden("demo", "PUERTO=8123")
     assert "agente demo --port 8000" in orden("demo")
-    assert "pytest -n 2 --dist loadfile" in orden("test")
+    assert "pytest -n 3 --dist loadfile" in orden("test")
