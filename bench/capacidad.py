@@ -478,11 +478,11 @@ def ejecutar(url_admin: str, niveles: tuple[int, ...] | None = None, *, tope: fl
 
     Los niveles de ``REPETIDOS`` se miden dos veces, la segunda tras todos los demás (así las dos
     pasadas de un nivel no comparten el mismo rato de la máquina)."""
-    # 15 s por nivel y 6 de calentamiento (antes 20 y 8): con los pares dentro, make bench
-    # pasaba de 20 min (1201,6 s el 2026-12-07); a 1,2 s por llamada al modelo, 15 s siguen
-    # siendo 80 turnos o más por nivel desde 25 clientes.
-    duracion = util.segun_modo(15.0, 6.0)
-    calentamiento = util.segun_modo(6.0, 4.0)
+    # 12 s por nivel y 5 de calentamiento (antes 20 y 8): con los pares dentro, make bench
+    # pasaba de 20 min desde un clon nuevo (1201,6 s el 2026-12-07 más la instalación); a
+    # 1,2 s por llamada al modelo, 12 s siguen siendo 70 turnos o más por nivel desde 25 clientes.
+    duracion = util.segun_modo(12.0, 6.0)
+    calentamiento = util.segun_modo(5.0, 4.0)
     niveles = niveles or util.segun_modo(NIVELES, (25, 50))
     latencia = Latencia()
     resultado: dict[str, Any] = {
