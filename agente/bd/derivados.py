@@ -33,7 +33,7 @@ from nucleo.operaciones import (
     vista_efectos_sql,
 )
 
-__all__ = ["CONCEPTOS_SQL", "FILAS_POR_DEFECTO", "RESERVAN_SQL", "aplicar_derivados", "completar_filas_por_defecto",
+__all__ = ["CONCEPTOS_SQL", "FILAS_POR_DEFECTO", "INSERT_LIMITE_SQL", "INSERT_REGLA_SQL", "RESERVAN_SQL", "aplicar_derivados", "completar_filas_por_defecto",
            "conceptos_reembolso_sql", "derivados", "reservas_pendientes_sql"]
 
 # Los conceptos de reembolso que escribieron las migraciones de ``sql/`` (007 y 016); los de

@@ -15,6 +15,8 @@ from decimal import Decimal
 
 import psycopg
 
+# Las filas de una versión se escriben igual que las de alta que escribe migrar.
+from agente.bd.derivados import INSERT_LIMITE_SQL, INSERT_REGLA_SQL
 from nucleo.claves_candado import CANDADO_MATRIZ_SQL
 from nucleo.errores import Prohibido
 from nucleo.operaciones import OPERACIONES
@@ -37,14 +39,6 @@ INSERT_MATRIZ_SQL = """
 INSERT INTO matrices_autoridad (tienda, version, creada_por, motivo, firmada_por, solicitud_id)
 VALUES (%(tienda)s, %(version)s, %(autor)s, %(motivo)s, %(firmada_por)s, %(solicitud_id)s)
 RETURNING id
-"""
-INSERT_REGLA_SQL = """
-INSERT INTO reglas_autoridad (matriz_id, regla, dos_firmas_por_encima)
-VALUES (%(matriz_id)s, %(regla)s, %(umbral)s)
-"""
-INSERT_LIMITE_SQL = """
-INSERT INTO limites_autoridad (matriz_id, regla, rol, limite)
-VALUES (%(matriz_id)s, %(regla)s, %(rol)s, %(limite)s)
 """
 SELECT_HISTORIAL_SQL = """
 SELECT id, tienda, version, creada, creada_por, motivo, firmada_por, solicitud_id
